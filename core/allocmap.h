@@ -1,0 +1,92 @@
+/*
+ * allocmap.h - the allocation map of one image: which blocks hold data.
+ *
+ * A set bit means "the backing file holds this block's contents"; a clear
+ * bit means "never written (or discarded): reads as zeros, whatever the
+ * backing file holds".  The on-disk format and the crash-ordering rule
+ * are described at the top of allocmap.c.
+ *
+ * Bits are tested and set with atomics and no lock.  Persisting is a
+ * two-step flush so that the caller can put the data barrier in between:
+ *     sfs_map_flush_begin()   snapshot the dirty bitmap pages
+ *     fdatasync(data)         make the data those bits point at durable
+ *     sfs_map_flush_end()     write the snapshot, fdatasync the map
+ * sfs_map_flush() does the three steps with the given data fd.
+ */
+#ifndef SFS_ALLOCMAP_H
+#define SFS_ALLOCMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "geometry.h"
+#include "sidecar.h"
+
+struct sfs_map;
+
+/* What the map header records about its image. */
+struct sfs_map_info {
+	struct sfs_geom geom;
+	enum sfs_prov prov;
+	uint32_t flags;          /* SFS_MAP_F_* */
+};
+
+/* Eager zeroing of the whole image has completed (eagerzeroedthick). */
+#define SFS_MAP_F_ZEROED 0x1u
+
+/* Create dirfd/fname with all bits clear (atomically: temp file + rename). 0 or -errno. */
+int sfs_map_create(int dirfd, const char *fname, const struct sfs_map_info *info,
+		   struct sfs_map **out);
+
+/* Open and validate dirfd/fname; corrupt, truncated or foreign files give -EUCLEAN with err. */
+int sfs_map_open(int dirfd, const char *fname, struct sfs_map **out, char *err, size_t errlen);
+
+/* Close without flushing (what a crash looks like to the file); NULL is fine. */
+void sfs_map_close(struct sfs_map *m);
+
+/* The header as recorded. */
+const struct sfs_map_info *sfs_map_info(const struct sfs_map *m);
+
+/* Number of blocks the map covers. */
+uint64_t sfs_map_nblocks(const struct sfs_map *m);
+
+/* Is block blk allocated?  (Acquire load; blk must be < nblocks.) */
+bool sfs_map_test(const struct sfs_map *m, uint64_t blk);
+
+/* Mark block blk allocated (in memory; durable after the next flush). */
+void sfs_map_set(struct sfs_map *m, uint64_t blk);
+
+/* Mark block blk not allocated (in memory; durable after the next flush). */
+void sfs_map_clear(struct sfs_map *m, uint64_t blk);
+
+/* Mark blocks [first, end) allocated (in memory; durable after the next flush). */
+void sfs_map_set_range(struct sfs_map *m, uint64_t first, uint64_t end);
+
+/* Number of allocated blocks (maintained, O(1)). */
+uint64_t sfs_map_count(const struct sfs_map *m);
+
+/* First allocated block >= from, or nblocks when none. */
+uint64_t sfs_map_next_set(const struct sfs_map *m, uint64_t from);
+
+/* First unallocated block >= from, or nblocks when none. */
+uint64_t sfs_map_next_clear(const struct sfs_map *m, uint64_t from);
+
+/* Step 1 of a flush: snapshot dirty pages (serialises flushes until _end). 0 or -ENOMEM. */
+int sfs_map_flush_begin(struct sfs_map *m);
+
+/* Step 2 of a flush: write the snapshot and fdatasync the map file. 0 or -errno (dirty again). */
+int sfs_map_flush_end(struct sfs_map *m);
+
+/* Whole flush: begin, fdatasync(data_fd) (skipped when < 0), end. 0 or -errno. */
+int sfs_map_flush(struct sfs_map *m, int data_fd);
+
+/* Grow the map to cover new_size (new blocks clear; bitmap extended and synced before the
+ * header is rewritten).  The caller must keep set/clear/flush out while it runs (tests are
+ * safe: the old bitmap stays readable until close).  0 or -errno. */
+int sfs_map_grow(struct sfs_map *m, uint64_t new_size);
+
+/* Set header flags and rewrite the header durably. 0 or -errno. */
+int sfs_map_set_flags(struct sfs_map *m, uint32_t flags);
+
+#endif

@@ -1,0 +1,721 @@
+/*
+ * image.c - one disk image: I/O at disk offsets onto the backing file,
+ * with lazy zeroing, the allocation map and statistics.
+ *
+ * A request is walked block by block (block = the image's allocation
+ * unit).  Runs of allocated blocks go to the backing file in one pread or
+ * pwrite; never-written blocks read as zeros from memory; the first write
+ * to a block takes the block's stripe lock, re-tests the bit, zeroes the
+ * parts of the block the write does not cover, writes its part and only
+ * then sets the bit:
+ *
+ *        block b                          block b+1
+ *   |<--------------- block_size --------->|<----- ...
+ *   [ zero head ][ data of this write ][ zero tail ]
+ *                 ^ off                ^ off+len
+ *
+ * so a concurrent reader sees either zeros (bit clear) or the finished
+ * block, and a crash before the next flush leaves the bit clear on disk
+ * (see allocmap.c for the ordering of the flush).  Writes to allocated
+ * blocks and all reads take no lock.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/falloc.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "image.h"
+
+#define NSTRIPES 256
+#define ZEROBUF_MAX (1u << 20)
+#define MAP_SUFFIX ".map"
+
+struct sfs_image {
+	char name[256];              /* rewritten in place on rename */
+	int fd;
+	struct sfs_map *map;
+	struct sfs_geom geom;        /* geom.size read atomically: grow changes it */
+	struct sfs_sidecar sc;
+	struct sfs_stats *stats;
+	struct sfs_log log;
+	int no_zero_range;           /* backing filesystem lacks ZERO_RANGE (atomic) */
+	void *zerobuf;
+	size_t zerolen;
+	pthread_mutex_t stripe[NSTRIPES];
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static struct sfs_geom cur_geom(const struct sfs_image *im)
+{
+	struct sfs_geom g = im->geom;
+
+	g.size = __atomic_load_n(&im->geom.size, __ATOMIC_ACQUIRE);
+	return g;
+}
+
+static pthread_mutex_t *stripe_of(struct sfs_image *im, uint64_t blk)
+{
+	return &im->stripe[(blk * 0x9e3779b97f4a7c15ull) >> 56];
+}
+
+static int pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = pread(fd, p, len, (off_t)off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0) {            /* backing file shorter than the disk: zeros */
+			memset(p, 0, len);
+			return 0;
+		}
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Make [off, off+len) of the backing file zeros, offloaded when possible. */
+static int zero_backing(struct sfs_image *im, uint64_t off, uint64_t len)
+{
+	int rc = 0;
+
+	if (!len)
+		return 0;
+	if (im->sc.zero_offload && !__atomic_load_n(&im->no_zero_range, __ATOMIC_RELAXED)) {
+		if (fallocate(im->fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) == 0)
+			goto done;
+		if (errno != EOPNOTSUPP && errno != ENOSYS && errno != EINVAL)
+			return -errno;
+		if (!__atomic_exchange_n(&im->no_zero_range, 1, __ATOMIC_RELAXED))
+			sfs_logf(&im->log, SFS_LOG_INFO,
+				 "%s: backing filesystem has no FALLOC_FL_ZERO_RANGE; zeroing by writing",
+				 im->name);
+	}
+	for (uint64_t done_len = 0; done_len < len && rc == 0;) {
+		size_t n = len - done_len > im->zerolen ? im->zerolen : (size_t)(len - done_len);
+
+		rc = pwrite_all(im->fd, im->zerobuf, n, off + done_len);
+		done_len += n;
+	}
+	if (rc < 0)
+		return rc;
+done:
+	if (im->stats)
+		sfs_stats_zeroed(im->stats, len);
+	return 0;
+}
+
+/* ---- open / create ---- */
+
+static int create_backing(int store_fd, const char *name, const struct sfs_sidecar *sc,
+			  const struct sfs_log *log, int *fd_out)
+{
+	int fd = openat(store_fd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)sc->size) < 0) {
+		int rc = -errno;
+
+		close(fd);
+		unlinkat(store_fd, name, 0);
+		return rc;
+	}
+	if (sc->prov != SFS_PROV_THIN && sc->size && fallocate(fd, 0, 0, (off_t)sc->size) < 0) {
+		int rc = -errno;
+
+		if (rc != -EOPNOTSUPP) {
+			close(fd);
+			unlinkat(store_fd, name, 0);
+			return rc;
+		}
+		sfs_logf(log, SFS_LOG_WARN, "%s: backing filesystem cannot reserve space; image stays sparse", name);
+	}
+	*fd_out = fd;
+	return 0;
+}
+
+/* Mark the blocks of an existing raw file that hold data (SEEK_DATA/SEEK_HOLE). */
+static void import_extents(struct sfs_image *im, uint64_t file_size)
+{
+	struct sfs_geom g = cur_geom(im);
+	uint64_t end = file_size < g.size ? file_size : g.size;
+	off_t pos = 0;
+
+	while ((uint64_t)pos < end) {
+		off_t data = lseek(im->fd, pos, SEEK_DATA), hole;
+
+		if (data < 0 || (uint64_t)data >= end)
+			break;
+		hole = lseek(im->fd, data, SEEK_HOLE);
+		if (hole < 0 || (uint64_t)hole > end)
+			hole = (off_t)end;
+		sfs_map_set_range(im->map, (uint64_t)data / g.block_size,
+				  ((uint64_t)hole + g.block_size - 1) / g.block_size);
+		pos = hole;
+	}
+}
+
+/* Zero every block not yet allocated and mark it: eager zeroing, resumable. */
+static int eager_zero(struct sfs_image *im)
+{
+	struct sfs_geom g = cur_geom(im);
+	uint64_t nb = sfs_map_nblocks(im->map);
+	int rc;
+
+	for (uint64_t b = sfs_map_next_clear(im->map, 0); b < nb;) {
+		uint64_t e = sfs_map_next_set(im->map, b), s0, e0, s1, e1;
+
+		sfs_geom_block_range(&g, b, &s0, &e0);
+		sfs_geom_block_range(&g, e - 1, &s1, &e1);
+		rc = zero_backing(im, s0, e1 - s0);
+		if (rc < 0)
+			return rc;
+		sfs_map_set_range(im->map, b, e);
+		b = e < nb ? sfs_map_next_clear(im->map, e) : nb;
+	}
+	rc = sfs_map_flush(im->map, im->fd);
+	if (rc == 0)
+		rc = sfs_map_set_flags(im->map, sfs_map_info(im->map)->flags | SFS_MAP_F_ZEROED);
+	return rc;
+}
+
+static int image_alloc(const char *name, const struct sfs_sidecar *sc, bool with_stats,
+		       const struct sfs_log *log, struct sfs_image **out)
+{
+	struct sfs_image *im = calloc(1, sizeof(*im));
+
+	if (!im)
+		return -ENOMEM;
+	im->fd = -1;
+	snprintf(im->name, sizeof(im->name), "%s", name);
+	im->sc = *sc;
+	im->geom = (struct sfs_geom){ sc->size, sc->lss, sc->pss, sc->block_size };
+	if (log)
+		im->log = *log;
+	im->zerolen = sc->block_size < ZEROBUF_MAX ? (size_t)sc->block_size : ZEROBUF_MAX;
+	im->zerobuf = calloc(1, im->zerolen);
+	if (!im->zerobuf || (with_stats && sfs_stats_new(&im->stats) < 0)) {
+		free(im->zerobuf);
+		free(im);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < NSTRIPES; i++)
+		pthread_mutex_init(&im->stripe[i], NULL);
+	*out = im;
+	return 0;
+}
+
+static void image_free(struct sfs_image *im)
+{
+	if (im->map)
+		sfs_map_close(im->map);
+	if (im->fd >= 0)
+		close(im->fd);
+	for (int i = 0; i < NSTRIPES; i++)
+		pthread_mutex_destroy(&im->stripe[i]);
+	sfs_stats_free(im->stats);
+	free(im->zerobuf);
+	free(im);
+}
+
+/* Reconcile the sidecar with the geometry the map records: the recorded one wins. */
+static int reconcile(struct sfs_image *im, const char *name, char *err, size_t errlen)
+{
+	const struct sfs_map_info *mi = sfs_map_info(im->map);
+	struct sfs_sidecar *sc = &im->sc;
+
+	if (mi->geom.lss != sc->lss || mi->geom.pss != sc->pss)
+		return sfs_err(err, errlen, -EINVAL,
+			       "%s.json: key 'sector': the image was made with logical %u / physical %u "
+			       "sectors and its sector format never changes (sidecar says %u / %u)",
+			       name, mi->geom.lss, mi->geom.pss, sc->lss, sc->pss);
+	if (mi->prov != sc->prov)
+		sfs_logf(&im->log, SFS_LOG_WARN, "%s: sidecar says provisioning %s, image is %s; keeping %s",
+			 name, sfs_prov_name(sc->prov), sfs_prov_name(mi->prov), sfs_prov_name(mi->prov));
+	if (mi->geom.block_size != sc->block_size)
+		sfs_logf(&im->log, SFS_LOG_WARN, "%s: sidecar says block_size %llu, image has %llu; keeping %llu",
+			 name, (unsigned long long)sc->block_size, (unsigned long long)mi->geom.block_size,
+			 (unsigned long long)mi->geom.block_size);
+	if (mi->geom.size > sc->size)
+		sfs_logf(&im->log, SFS_LOG_WARN, "%s: sidecar size %llu is smaller than the image (%llu); "
+			 "images never shrink, keeping %llu", name, (unsigned long long)sc->size,
+			 (unsigned long long)mi->geom.size, (unsigned long long)mi->geom.size);
+	sc->prov = mi->prov;
+	sc->block_size = mi->geom.block_size;
+	im->geom = mi->geom;
+	return 0;
+}
+
+int sfs_image_open(int store_fd, int state_fd, const char *name, const struct sfs_sidecar *sc,
+		   bool with_stats, const struct sfs_log *log, struct sfs_image **out,
+		   char *err, size_t errlen)
+{
+	struct sfs_map_info mi = { { sc->size, sc->lss, sc->pss, sc->block_size }, sc->prov, 0 };
+	char mapname[300];
+	struct sfs_image *im;
+	struct stat st;
+	bool fresh = false;
+	int rc;
+
+	snprintf(mapname, sizeof(mapname), "%s" MAP_SUFFIX, name);
+	rc = image_alloc(name, sc, with_stats, log, &im);
+	if (rc < 0)
+		return sfs_err(err, errlen, rc, "%s: out of memory", name);
+
+	im->fd = openat(store_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (im->fd < 0 && errno == ENOENT) {
+		/* The sidecar declares an image that does not exist yet: make it. */
+		rc = sfs_map_create(state_fd, mapname, &mi, &im->map);
+		if (rc == 0)
+			rc = create_backing(store_fd, name, sc, log, &im->fd);
+		if (rc < 0) {
+			image_free(im);
+			return sfs_err(err, errlen, rc, "%s: cannot create image: %s", name, strerror(-rc));
+		}
+		fresh = true;
+	} else if (im->fd < 0) {
+		rc = -errno;
+		image_free(im);
+		if (rc == -ELOOP)
+			return sfs_err(err, errlen, -EPERM, "%s: backing file is a symbolic link; refused", name);
+		return sfs_err(err, errlen, rc, "%s: cannot open backing file: %s", name, strerror(-rc));
+	}
+	if (fstat(im->fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		image_free(im);
+		return sfs_err(err, errlen, -EPERM, "%s: backing file is %s; refused", name,
+			       !S_ISREG(st.st_mode) ? "not a regular file" : "hard-linked elsewhere");
+	}
+
+	if (!fresh) {
+		rc = sfs_map_open(state_fd, mapname, &im->map, err, errlen);
+		if (rc == -ENOENT) {
+			/* A raw file with a sidecar and no map: import it as it is. */
+			if ((uint64_t)st.st_size > sc->size) {
+				image_free(im);
+				return sfs_err(err, errlen, -EINVAL, "%s.json: key 'size': %llu is smaller than the "
+					       "existing backing file (%lld bytes)", name,
+					       (unsigned long long)sc->size, (long long)st.st_size);
+			}
+			rc = sfs_map_create(state_fd, mapname, &mi, &im->map);
+			if (rc < 0) {
+				image_free(im);
+				return sfs_err(err, errlen, rc, "%s: cannot create map: %s", name, strerror(-rc));
+			}
+			import_extents(im, (uint64_t)st.st_size);
+			sfs_logf(&im->log, SFS_LOG_INFO, "%s: imported existing backing file (%llu blocks hold data)",
+				 name, (unsigned long long)sfs_map_count(im->map));
+		} else if (rc < 0) {
+			image_free(im);
+			return rc;
+		} else {
+			rc = reconcile(im, name, err, errlen);
+			if (rc < 0) {
+				image_free(im);
+				return rc;
+			}
+		}
+	}
+
+	/* Backing shorter than the disk (a crash during grow, a copied file): extend it. */
+	if ((uint64_t)st.st_size < im->geom.size) {
+		if (ftruncate(im->fd, (off_t)im->geom.size) < 0) {
+			rc = -errno;
+			image_free(im);
+			return sfs_err(err, errlen, rc, "%s: cannot extend backing file: %s", name, strerror(-rc));
+		}
+		if (im->sc.prov != SFS_PROV_THIN)
+			fallocate(im->fd, 0, st.st_size, (off_t)(im->geom.size - (uint64_t)st.st_size));
+	}
+	if (im->sc.prov == SFS_PROV_EAGERZEROEDTHICK && !(sfs_map_info(im->map)->flags & SFS_MAP_F_ZEROED)) {
+		rc = eager_zero(im);
+		if (rc < 0) {
+			image_free(im);
+			return sfs_err(err, errlen, rc, "%s: eager zeroing failed: %s", name, strerror(-rc));
+		}
+	}
+	if (im->geom.size < sc->size) {
+		rc = sfs_image_grow(im, sc->size);
+		if (rc < 0) {
+			image_free(im);
+			return sfs_err(err, errlen, rc, "%s: cannot grow to the sidecar's size: %s", name, strerror(-rc));
+		}
+	}
+	im->sc.size = im->geom.size;
+	*out = im;
+	return 0;
+}
+
+int sfs_image_close(struct sfs_image *im)
+{
+	int rc;
+
+	if (!im)
+		return 0;
+	rc = sfs_map_flush(im->map, im->fd);
+	image_free(im);
+	return rc;
+}
+
+/* ---- I/O ---- */
+
+ssize_t sfs_image_read(struct sfs_image *im, void *buf, size_t len, uint64_t off)
+{
+	struct sfs_geom g = cur_geom(im);
+	uint64_t t0 = im->stats ? now_ns() : 0, first, last, pos;
+	char *p = buf;
+	size_t n;
+	int rc = sfs_geom_check_read(&g, off, len, &n);
+
+	if (rc < 0) {
+		if (im->stats)
+			sfs_stats_misaligned(im->stats, off, len);
+		return rc;
+	}
+	if (n == 0)
+		return 0;
+	sfs_geom_block_span(&g, off, n, &first, &last);
+	pos = off;
+	for (uint64_t b = first; b <= last;) {
+		bool set = sfs_map_test(im->map, b);
+		uint64_t e = b + 1, rs, re;
+
+		while (e <= last && sfs_map_test(im->map, e) == set)
+			e++;
+		sfs_geom_block_range(&g, e - 1, &rs, &re);
+		if (re > off + n)
+			re = off + n;
+		if (set) {
+			rc = pread_all(im->fd, p + (pos - off), re - pos, pos);
+			if (rc < 0)
+				return rc;
+		} else {
+			memset(p + (pos - off), 0, re - pos);
+		}
+		pos = re;
+		b = e;
+	}
+	if (im->stats)
+		sfs_stats_read(im->stats, off, n, now_ns() - t0);
+	return (ssize_t)n;
+}
+
+/* First write to block b: zero what [s, e) leaves of it, write, then mark it. */
+static int first_write(struct sfs_image *im, const struct sfs_geom *g, uint64_t b,
+		       const char *data, uint64_t s, uint64_t e, bool *was_first)
+{
+	pthread_mutex_t *lk = stripe_of(im, b);
+	uint64_t bs, be;
+	int rc;
+
+	pthread_mutex_lock(lk);
+	if (sfs_map_test(im->map, b)) {          /* another writer got there first */
+		pthread_mutex_unlock(lk);
+		return pwrite_all(im->fd, data, e - s, s);
+	}
+	sfs_geom_block_range(g, b, &bs, &be);
+	rc = zero_backing(im, bs, s - bs);
+	if (rc == 0)
+		rc = zero_backing(im, e, be - e);
+	if (rc == 0)
+		rc = pwrite_all(im->fd, data, e - s, s);
+	if (rc == 0) {
+		sfs_map_set(im->map, b);
+		*was_first = true;
+	}
+	pthread_mutex_unlock(lk);
+	return rc;
+}
+
+ssize_t sfs_image_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off)
+{
+	struct sfs_geom g = cur_geom(im);
+	uint64_t t0 = im->stats ? now_ns() : 0, first, last, run = off, end = off + len;
+	const char *p = buf;
+	bool was_first = false;
+	int rc = sfs_geom_check_write(&g, off, len);
+
+	if (rc < 0) {
+		if (im->stats) {
+			if (rc == -EINVAL)
+				sfs_stats_misaligned(im->stats, off, len);
+			else
+				sfs_stats_out_of_range(im->stats);
+		}
+		return rc;
+	}
+	if (len == 0)
+		return 0;
+	sfs_geom_block_span(&g, off, len, &first, &last);
+	for (uint64_t b = first; b <= last; b++) {
+		uint64_t bs, be;
+
+		if (sfs_map_test(im->map, b))
+			continue;                /* part of the current run of allocated blocks */
+		sfs_geom_block_range(&g, b, &bs, &be);
+		if (bs < off)
+			bs = off;
+		if (be > end)
+			be = end;
+		if (bs > run) {
+			rc = pwrite_all(im->fd, p + (run - off), bs - run, run);
+			if (rc < 0)
+				return rc;
+		}
+		rc = first_write(im, &g, b, p + (bs - off), bs, be, &was_first);
+		if (rc < 0)
+			return rc;
+		run = be;
+	}
+	if (run < end) {
+		rc = pwrite_all(im->fd, p + (run - off), end - run, run);
+		if (rc < 0)
+			return rc;
+	}
+	if (im->stats)
+		sfs_stats_write(im->stats, off, len, now_ns() - t0, was_first, sfs_geom_is_rmw(&g, off, len));
+	return (ssize_t)len;
+}
+
+int sfs_image_flush(struct sfs_image *im)
+{
+	uint64_t t0 = im->stats ? now_ns() : 0;
+	int rc = sfs_map_flush(im->map, im->fd);
+
+	if (im->stats && rc == 0)
+		sfs_stats_flush(im->stats, now_ns() - t0);
+	return rc;
+}
+
+enum range_op { OP_DISCARD, OP_ZERO, OP_ALLOCATE };
+
+/* Apply op to every block touching [off, off+len), each under its stripe lock. */
+static int range_op(struct sfs_image *im, uint64_t off, uint64_t len, enum range_op op)
+{
+	struct sfs_geom g = cur_geom(im);
+	uint64_t first, last;
+	int rc = 0;
+
+	if (len == 0)
+		return 0;
+	sfs_geom_block_span(&g, off, len, &first, &last);
+	for (uint64_t b = first; b <= last && rc == 0; b++) {
+		pthread_mutex_t *lk = stripe_of(im, b);
+		uint64_t bs, be, s, e;
+
+		sfs_geom_block_range(&g, b, &bs, &be);
+		s = bs < off ? off : bs;
+		e = be > off + len ? off + len : be;
+		pthread_mutex_lock(lk);
+		if (op == OP_ALLOCATE) {
+			if (!sfs_map_test(im->map, b)) {
+				rc = zero_backing(im, bs, be - bs);
+				if (rc == 0)
+					sfs_map_set(im->map, b);
+			}
+		} else if (!sfs_map_test(im->map, b)) {
+			/* never written: reads as zeros already */
+		} else if (op == OP_DISCARD && im->sc.prov == SFS_PROV_THIN && s == bs && e == be) {
+			sfs_map_clear(im->map, b);
+			if (fallocate(im->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				      (off_t)bs, (off_t)(be - bs)) < 0 && errno != EOPNOTSUPP)
+				rc = -errno;
+		} else {
+			rc = zero_backing(im, s, e - s);
+		}
+		pthread_mutex_unlock(lk);
+	}
+	return rc;
+}
+
+int sfs_image_discard(struct sfs_image *im, uint64_t off, uint64_t len)
+{
+	struct sfs_geom g = cur_geom(im);
+	int rc = sfs_geom_check_write(&g, off, len);
+
+	if (rc == -EINVAL && im->stats)
+		sfs_stats_misaligned(im->stats, off, len);
+	if (rc < 0)
+		return rc;
+	if (im->stats)
+		sfs_stats_discard(im->stats, len);
+	return range_op(im, off, len, OP_DISCARD);
+}
+
+int sfs_image_write_zeroes(struct sfs_image *im, uint64_t off, uint64_t len)
+{
+	struct sfs_geom g = cur_geom(im);
+	int rc = sfs_geom_check_write(&g, off, len);
+
+	if (rc == -EINVAL && im->stats)
+		sfs_stats_misaligned(im->stats, off, len);
+	if (rc < 0)
+		return rc;
+	if (im->stats)
+		sfs_stats_write_zeroes(im->stats, len);
+	return range_op(im, off, len, OP_ZERO);
+}
+
+int sfs_image_allocate(struct sfs_image *im, uint64_t off, uint64_t len)
+{
+	struct sfs_geom g = cur_geom(im);
+
+	if (off > g.size || len > g.size - off)
+		return -ENOSPC;
+	return range_op(im, off, len, OP_ALLOCATE);
+}
+
+int sfs_image_grow(struct sfs_image *im, uint64_t new_size)
+{
+	struct sfs_geom g = cur_geom(im);
+	uint64_t old = g.size, nb_old;
+	struct stat st;
+	int rc = 0;
+
+	if (new_size % g.lss || new_size < old || new_size > SFS_SIZE_MAX)
+		return -EINVAL;
+	if (new_size == old)
+		return 0;
+	for (int i = 0; i < NSTRIPES; i++)
+		pthread_mutex_lock(&im->stripe[i]);
+	nb_old = sfs_geom_nblocks(&g);
+	if (fstat(im->fd, &st) < 0)
+		rc = -errno;
+	if (rc == 0 && (uint64_t)st.st_size < new_size && ftruncate(im->fd, (off_t)new_size) < 0)
+		rc = -errno;
+	/* The old last block may be partial and allocated: what grows into it must read zero. */
+	if (rc == 0 && old % g.block_size && sfs_map_test(im->map, nb_old - 1)) {
+		uint64_t tail_end = (old / g.block_size + 1) * g.block_size;
+
+		rc = zero_backing(im, old, (tail_end < new_size ? tail_end : new_size) - old);
+	}
+	if (rc == 0 && im->sc.prov != SFS_PROV_THIN &&
+	    fallocate(im->fd, 0, (off_t)old, (off_t)(new_size - old)) < 0 && errno != EOPNOTSUPP)
+		rc = -errno;
+	if (rc == 0 && fdatasync(im->fd) < 0)
+		rc = -errno;
+	if (rc == 0)
+		rc = sfs_map_grow(im->map, new_size);
+	if (rc == 0) {
+		__atomic_store_n(&im->geom.size, new_size, __ATOMIC_RELEASE);
+		im->sc.size = new_size;
+	}
+	if (rc == 0 && im->sc.prov == SFS_PROV_EAGERZEROEDTHICK) {
+		g.size = new_size;
+		for (uint64_t b = nb_old; b < sfs_geom_nblocks(&g) && rc == 0; b++) {
+			uint64_t bs, be;
+
+			sfs_geom_block_range(&g, b, &bs, &be);
+			rc = zero_backing(im, bs, be - bs);
+			if (rc == 0)
+				sfs_map_set(im->map, b);
+		}
+	}
+	for (int i = NSTRIPES - 1; i >= 0; i--)
+		pthread_mutex_unlock(&im->stripe[i]);
+	if (rc == 0)
+		rc = sfs_map_flush(im->map, im->fd);
+	return rc;
+}
+
+/* ---- accessors ---- */
+
+int sfs_image_stat(struct sfs_image *im, struct stat *st)
+{
+	if (fstat(im->fd, st) < 0)
+		return -errno;
+	st->st_size = (off_t)__atomic_load_n(&im->geom.size, __ATOMIC_ACQUIRE);
+	st->st_blksize = (blksize_t)im->geom.pss;
+	return 0;
+}
+
+struct sfs_geom sfs_image_geom(const struct sfs_image *im)
+{
+	return cur_geom(im);
+}
+
+struct sfs_sidecar sfs_image_sidecar(const struct sfs_image *im)
+{
+	struct sfs_sidecar sc = im->sc;
+
+	sc.size = __atomic_load_n(&im->geom.size, __ATOMIC_ACQUIRE);
+	return sc;
+}
+
+struct sfs_map *sfs_image_map(struct sfs_image *im)
+{
+	return im->map;
+}
+
+struct sfs_stats *sfs_image_stats(struct sfs_image *im)
+{
+	return im->stats;
+}
+
+void sfs_image_stats_info(const struct sfs_image *im, struct sfs_stats_info *info)
+{
+	info->name = im->name;
+	info->geom = cur_geom(im);
+	info->prov = im->sc.prov;
+	info->zero_offload = im->sc.zero_offload;
+	info->allocated_blocks = sfs_map_count(im->map);
+	info->total_blocks = sfs_map_nblocks(im->map);
+}
+
+const char *sfs_image_name(const struct sfs_image *im)
+{
+	return im->name;
+}
+
+int sfs_image_set_name(struct sfs_image *im, const char *name)
+{
+	if (strlen(name) >= sizeof(im->name))
+		return -ENAMETOOLONG;
+	snprintf(im->name, sizeof(im->name), "%s", name);
+	return 0;
+}
+
+int sfs_image_fd(const struct sfs_image *im)
+{
+	return im->fd;
+}

@@ -1,0 +1,95 @@
+/*
+ * image.h - one disk image: backing file + allocation map + stats.
+ *
+ * The image turns reads and writes at disk offsets into I/O on the
+ * backing file with the disk's rules: alignment and range are checked
+ * (geometry.h), never-written blocks read as zeros without touching the
+ * backing file, and the first write to a block zeroes the rest of the
+ * block (lazy zeroing, with FALLOC_FL_ZERO_RANGE when zero_offload is on
+ * and the backing filesystem supports it, else by writing zeros).  First
+ * writes to one block are serialised by a striped lock; everything else
+ * runs in parallel without locks.
+ *
+ * All functions return 0 (or a byte count) or a negative errno.
+ */
+#ifndef SFS_IMAGE_H
+#define SFS_IMAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "allocmap.h"
+#include "geometry.h"
+#include "log.h"
+#include "sidecar.h"
+#include "stats.h"
+
+struct sfs_image;
+
+/* Open (or create, when the backing file is missing) image name.
+ * store_fd: the store directory, holding name (backing file);
+ * state_fd: STORE/.sectorfs, holding name.map.  sc is the parsed sidecar.
+ * The recorded geometry wins: a sidecar whose sector sizes differ from the
+ * map's is refused (-EINVAL, err says both).  with_stats allocates stats.
+ * Bad state gives -EUCLEAN, a backing file that is not a regular file or
+ * has other hard links -EPERM, each with err filled. */
+int sfs_image_open(int store_fd, int state_fd, const char *name,
+		   const struct sfs_sidecar *sc, bool with_stats,
+		   const struct sfs_log *log, struct sfs_image **out,
+		   char *err, size_t errlen);
+
+/* Flush (data then map) and free the image; returns the flush result. */
+int sfs_image_close(struct sfs_image *im);
+
+/* Read len bytes at off into buf: bytes read (0 at/after the end) or -EINVAL/-EIO. */
+ssize_t sfs_image_read(struct sfs_image *im, void *buf, size_t len, uint64_t off);
+
+/* Write len bytes at off: len, or -EINVAL/-ENOSPC/-EIO (nothing written when refused). */
+ssize_t sfs_image_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off);
+
+/* Make every write before it durable: data fdatasync, then the map. */
+int sfs_image_flush(struct sfs_image *im);
+
+/* Discard [off, off+len): thin frees whole blocks and zeroes partial ones, thick zeroes. */
+int sfs_image_discard(struct sfs_image *im, uint64_t off, uint64_t len);
+
+/* Make [off, off+len) read as zeros. */
+int sfs_image_write_zeroes(struct sfs_image *im, uint64_t off, uint64_t len);
+
+/* Allocate (zero and mark written) every block touching [off, off+len). */
+int sfs_image_allocate(struct sfs_image *im, uint64_t off, uint64_t len);
+
+/* Grow the disk to new_size (multiple of the logical sector, >= size); -EINVAL otherwise. */
+int sfs_image_grow(struct sfs_image *im, uint64_t new_size);
+
+/* stat of the backing file with st_size = disk size, st_blksize = physical sector. */
+int sfs_image_stat(struct sfs_image *im, struct stat *st);
+
+/* The geometry (size changes only through sfs_image_grow). */
+struct sfs_geom sfs_image_geom(const struct sfs_image *im);
+
+/* The sidecar the image runs with (recorded geometry, current size). */
+struct sfs_sidecar sfs_image_sidecar(const struct sfs_image *im);
+
+/* The allocation map (for tools and tests). */
+struct sfs_map *sfs_image_map(struct sfs_image *im);
+
+/* The stats, or NULL when opened without. */
+struct sfs_stats *sfs_image_stats(struct sfs_image *im);
+
+/* Fill info for the stats renderers (name, geometry, allocation). */
+void sfs_image_stats_info(const struct sfs_image *im, struct sfs_stats_info *info);
+
+/* The image's name (as opened, or as last renamed). */
+const char *sfs_image_name(const struct sfs_image *im);
+
+/* Change the name the image reports (after a rename by the store); 0 or -ENAMETOOLONG. */
+int sfs_image_set_name(struct sfs_image *im, const char *name);
+
+/* The backing file descriptor (for tools and tests; do not close). */
+int sfs_image_fd(const struct sfs_image *im);
+
+#endif

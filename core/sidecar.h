@@ -1,0 +1,77 @@
+/*
+ * sidecar.h - the JSON sidecar NAME.json that declares a disk image.
+ *
+ * Keys (see sectorfs.json(5)): size (required), sector | logical_sector_size
+ * + physical_sector_size, provisioning, block_size, zero_offload.  Every
+ * rule of the contract is enforced here, once: unknown keys, wrong types,
+ * overflowing sizes, non-powers of two, physical < logical, sizes outside
+ * 512..65536, block_size < physical or > 64M, size not a multiple of the
+ * logical sector.  Each error message names the file, the key and the
+ * reason, e.g. "disk.json: key 'size': 1000 is not a multiple of the
+ * logical sector size 512".
+ */
+#ifndef SFS_SIDECAR_H
+#define SFS_SIDECAR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum sfs_prov {
+	SFS_PROV_THIN = 0,
+	SFS_PROV_ZEROEDTHICK = 1,
+	SFS_PROV_EAGERZEROEDTHICK = 2,
+};
+
+#define SFS_SECTOR_MIN 512u
+#define SFS_SECTOR_MAX 65536u
+#define SFS_BLOCK_MAX (64ull << 20)
+#define SFS_BLOCK_DEFAULT (1ull << 20)
+/* Largest disk size accepted: 2^62 bytes (4 EiB), so offsets never overflow off_t. */
+#define SFS_SIZE_MAX (1ull << 62)
+/* Largest sidecar file read; anything bigger is refused unread. */
+#define SFS_SIDECAR_MAX_BYTES 65536
+
+struct sfs_sidecar {
+	uint64_t size;          /* bytes, multiple of lss */
+	uint32_t lss;           /* logical sector size */
+	uint32_t pss;           /* physical sector size, >= lss */
+	enum sfs_prov prov;
+	uint64_t block_size;    /* allocation/zeroing unit, >= pss, <= 64M */
+	bool zero_offload;
+};
+
+/* Fill sc with the defaults of the contract (512n, thin, 1M, offload on, size 0). */
+void sfs_sidecar_defaults(struct sfs_sidecar *sc);
+
+/* Parse JSON text; fname is only used in messages.  0 or -EINVAL/-ERANGE with err filled. */
+int sfs_sidecar_parse(const char *text, size_t len, const char *fname,
+		      struct sfs_sidecar *out, char *err, size_t errlen);
+
+/* Read and parse dirfd/fname (O_NOFOLLOW, regular file, <= 64 KiB). 0 or -errno with err filled. */
+int sfs_sidecar_load(int dirfd, const char *fname, struct sfs_sidecar *out,
+		     char *err, size_t errlen);
+
+/* Serialise sc as JSON (named sector format when it is one) into a malloc'd string; NULL on ENOMEM. */
+char *sfs_sidecar_dump(const struct sfs_sidecar *sc);
+
+/* Write dirfd/fname atomically (temp file, fsync, rename, fsync dir). 0 or -errno. */
+int sfs_sidecar_save(int dirfd, const char *fname, const struct sfs_sidecar *sc);
+
+/* Validate the fields of sc as the parser would; 0 or -EINVAL with err naming the key. */
+int sfs_sidecar_validate(const struct sfs_sidecar *sc, const char *fname,
+			 char *err, size_t errlen);
+
+/* Name of a provisioning mode ("thin", "zeroedthick", "eagerzeroedthick"). */
+const char *sfs_prov_name(enum sfs_prov p);
+
+/* Parse a provisioning mode name; 0 or -EINVAL. */
+int sfs_prov_parse(const char *s, enum sfs_prov *out);
+
+/* Parse "512n", "512e" or "4kn" (case-insensitive) into sector sizes; 0 or -EINVAL. */
+int sfs_sector_parse(const char *s, uint32_t *lss, uint32_t *pss);
+
+/* Name of a sector format ("512n", "512e", "4kn") or NULL when it has none. */
+const char *sfs_sector_name(uint32_t lss, uint32_t pss);
+
+#endif

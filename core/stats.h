@@ -1,0 +1,121 @@
+/*
+ * stats.h - per-image I/O statistics: counters, histograms, latency.
+ *
+ * The image layer records every I/O here; the daemon's .stats files and
+ * sectorfs-stat read snapshots.  Recording is lock-free: counters live in
+ * a few cache-line-aligned shards picked by the calling CPU, so threads
+ * on different CPUs never write the same cache line; a snapshot sums the
+ * shards.  Counts are exact under concurrency (atomic adds); a snapshot
+ * taken during I/O may mix I/Os in flight but never tears a counter.
+ *
+ * Latency is kept per class in log-linear histograms of nanoseconds
+ * (each power of two split into SFS_LAT_SUB linear sub-buckets), so a
+ * percentile read from the histogram is within 1/SFS_LAT_SUB/2 of the
+ * true value (about 3%).  The mean and max are exact.
+ */
+#ifndef SFS_STATS_H
+#define SFS_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "geometry.h"
+#include "sidecar.h"
+
+enum sfs_lat_class {
+	SFS_LAT_READ = 0,
+	SFS_LAT_WRITE_OVERWRITE = 1,
+	SFS_LAT_WRITE_FIRST = 2,
+	SFS_LAT_FLUSH = 3,
+	SFS_LAT_NCLASS = 4,
+};
+
+/* I/O size histogram: bucket i holds sizes in [512 << i, 512 << (i+1)), last is >= 1 MiB. */
+#define SFS_SIZE_NBUCKET 12   /* <1K(512..), 1K, 2K, 4K, ... 512K, >=1M */
+#define SFS_LAT_SUB_BITS 4
+#define SFS_LAT_SUB (1u << SFS_LAT_SUB_BITS)
+#define SFS_LAT_NBUCKET 640   /* covers 0 .. 2^40 ns (~18 min); larger values go in the last bucket */
+
+struct sfs_stats;  /* opaque, recorded into concurrently */
+
+/* Everything a snapshot holds; plain numbers, safe to copy. */
+struct sfs_stats_snap {
+	uint64_t reads, writes, bytes_read, bytes_written;
+	uint64_t flushes, discards, write_zeroes, discard_bytes, write_zeroes_bytes;
+	uint64_t first_writes, overwrites, zeroed_bytes;
+	uint64_t misaligned_rejected, rmw_writes, out_of_range;
+	uint64_t size_hist[SFS_SIZE_NBUCKET];        /* reads + writes, accepted I/O */
+	uint64_t align_hist[SFS_ALIGN_NCLASS];       /* every I/O, rejected ones too */
+	struct {
+		uint64_t count, sum_ns, max_ns;
+		uint64_t hist[SFS_LAT_NBUCKET];
+	} lat[SFS_LAT_NCLASS];
+	uint64_t elapsed_ns;  /* since creation or last reset */
+};
+
+/* What the renderers print besides the counters. */
+struct sfs_stats_info {
+	const char *name;
+	struct sfs_geom geom;
+	enum sfs_prov prov;
+	bool zero_offload;
+	uint64_t allocated_blocks, total_blocks;
+};
+
+/* Allocate zeroed stats; 0 or -ENOMEM. */
+int sfs_stats_new(struct sfs_stats **out);
+
+/* Free stats (NULL is fine). */
+void sfs_stats_free(struct sfs_stats *st);
+
+/* Zero every counter and restart the elapsed clock. */
+void sfs_stats_reset(struct sfs_stats *st);
+
+/* Record an accepted read of len bytes at off that took lat_ns. */
+void sfs_stats_read(struct sfs_stats *st, uint64_t off, uint64_t len, uint64_t lat_ns);
+
+/* Record an accepted write; first = touched a never-written block, rmw = partial physical sector. */
+void sfs_stats_write(struct sfs_stats *st, uint64_t off, uint64_t len, uint64_t lat_ns,
+		     bool first, bool rmw);
+
+/* Record an I/O refused for alignment (counted in misaligned_rejected and the alignment histogram). */
+void sfs_stats_misaligned(struct sfs_stats *st, uint64_t off, uint64_t len);
+
+/* Record an I/O refused for range (past the end). */
+void sfs_stats_out_of_range(struct sfs_stats *st);
+
+/* Record a flush (fsync/fdatasync) that took lat_ns. */
+void sfs_stats_flush(struct sfs_stats *st, uint64_t lat_ns);
+
+/* Record a discard of len bytes. */
+void sfs_stats_discard(struct sfs_stats *st, uint64_t len);
+
+/* Record a write-zeroes request of len bytes. */
+void sfs_stats_write_zeroes(struct sfs_stats *st, uint64_t len);
+
+/* Add bytes zeroed by lazy zeroing or zero-range to zeroed_bytes. */
+void sfs_stats_zeroed(struct sfs_stats *st, uint64_t bytes);
+
+/* Sum the shards into snap. */
+void sfs_stats_snapshot(const struct sfs_stats *st, struct sfs_stats_snap *snap);
+
+/* Percentile q (0..1) of a latency class from a snapshot, in nanoseconds (0 when empty). */
+uint64_t sfs_stats_percentile(const struct sfs_stats_snap *snap, enum sfs_lat_class c, double q);
+
+/* Size-histogram bucket of an I/O length. */
+unsigned sfs_stats_size_bucket(uint64_t len);
+
+/* Latency-histogram bucket of a value in ns, and the lower bound of a bucket. */
+unsigned sfs_stats_lat_bucket(uint64_t ns);
+uint64_t sfs_stats_lat_bucket_low(unsigned b);
+
+/* Render the text file for people into a malloc'd NUL-terminated string (*out, *len); 0 or -ENOMEM. */
+int sfs_stats_render_text(const struct sfs_stats_snap *snap, const struct sfs_stats_info *info,
+			  char **out, size_t *len);
+
+/* Render the JSON file into a malloc'd NUL-terminated string; 0 or -ENOMEM. */
+int sfs_stats_render_json(const struct sfs_stats_snap *snap, const struct sfs_stats_info *info,
+			  char **out, size_t *len);
+
+#endif

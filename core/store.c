@@ -1,0 +1,697 @@
+/*
+ * store.c - a directory of disk images and the daemon state beside them.
+ *
+ *   STORE/
+ *     NAME            backing file (raw disk contents)
+ *     NAME.json       sidecar: the user's declaration of the image
+ *     .sectorfs/
+ *       lock          flock()ed by the serving daemon; holds its description
+ *       NAME.map      allocation map (allocmap.c)
+ *       rename        journal of a rename in progress: "FROM\0TO\0"
+ *
+ * The table of open images is a sorted array under one mutex; it is only
+ * touched by lookups, create, unlink and rename, never by I/O (the FUSE
+ * layer keeps image pointers in its file handles).
+ *
+ * Multi-file operations are ordered so that a crash leaves no image
+ * pointing at the wrong data:
+ *   create:  backing file + map, then the sidecar (the sidecar declares it);
+ *   unlink:  the sidecar first, then backing file and map (leftovers of an
+ *            interrupted unlink are undeclared and ignored);
+ *   rename:  journal, then map, backing, sidecar, then the journal goes;
+ *            an interrupted rename is finished when the store is opened.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store.h"
+
+#define LOCK_FILE "lock"
+#define JOURNAL_FILE "rename"
+
+struct entry {
+	char name[SFS_NAME_MAX + 1];
+	struct sfs_image *im;
+	int refs;                  /* the table's own reference counts as one */
+};
+
+struct bad_sidecar {
+	char name[SFS_NAME_MAX + 1];
+	struct timespec mtime;
+	off_t size;
+};
+
+struct sfs_store {
+	int dirfd, statefd, lockfd;
+	struct sfs_store_opts opts;
+	pthread_mutex_t lock;
+	struct entry *ents;        /* sorted by name */
+	size_t nents, capents;
+	struct bad_sidecar *bad;   /* sidecars already reported, to report each change once */
+	size_t nbad, capbad;
+	struct entry *orphans;     /* unlinked or replaced images still held open */
+	size_t norphans, caporphans;
+};
+
+int sfs_name_valid(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > SFS_NAME_MAX || name[0] == '.' || strchr(name, '/'))
+		return -EINVAL;
+	if (n >= 5 && strcmp(name + n - 5, ".json") == 0)
+		return -EINVAL;
+	return 0;
+}
+
+/* ---- table ---- */
+
+static struct entry *find(struct sfs_store *s, const char *name, size_t *pos)
+{
+	size_t lo = 0, hi = s->nents;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int c = strcmp(s->ents[mid].name, name);
+
+		if (c == 0) {
+			if (pos)
+				*pos = mid;
+			return &s->ents[mid];
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (pos)
+		*pos = lo;
+	return NULL;
+}
+
+static int grow_array(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	void *p;
+	size_t ncap;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 16;
+	while (ncap < need)
+		ncap *= 2;
+	p = realloc(*arr, ncap * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+/* Put e into the table at its sorted place. */
+static int put_in(struct sfs_store *s, const struct entry *e)
+{
+	size_t pos;
+
+	if (find(s, e->name, &pos))
+		return -EEXIST;
+	if (grow_array((void **)&s->ents, &s->capents, s->nents + 1, sizeof(*s->ents)) < 0)
+		return -ENOMEM;
+	memmove(&s->ents[pos + 1], &s->ents[pos], (s->nents - pos) * sizeof(*s->ents));
+	s->ents[pos] = *e;
+	s->nents++;
+	return 0;
+}
+
+static int insert(struct sfs_store *s, const char *name, struct sfs_image *im, int refs)
+{
+	struct entry e = { .im = im, .refs = refs };
+
+	snprintf(e.name, sizeof(e.name), "%s", name);
+	return put_in(s, &e);
+}
+
+/* Take e out of the table and return it. */
+static struct entry take_out(struct sfs_store *s, struct entry *e)
+{
+	size_t pos = (size_t)(e - s->ents);
+	struct entry old = *e;
+
+	memmove(&s->ents[pos], &s->ents[pos + 1], (s->nents - pos - 1) * sizeof(*s->ents));
+	s->nents--;
+	return old;
+}
+
+/* Take e out of the table; an image still held open moves to the orphans. */
+static void remove_entry(struct sfs_store *s, struct entry *e)
+{
+	struct entry old = take_out(s, e);
+
+	if (--old.refs == 0) {
+		sfs_image_close(old.im);
+		return;
+	}
+	if (grow_array((void **)&s->orphans, &s->caporphans, s->norphans + 1, sizeof(old)) == 0)
+		s->orphans[s->norphans++] = old;
+	/* else: leaked until exit rather than freed under its users */
+}
+
+/* ---- sidecar loading ---- */
+
+static bool already_reported(struct sfs_store *s, const char *name, const struct stat *st)
+{
+	for (size_t i = 0; i < s->nbad; i++) {
+		struct bad_sidecar *b = &s->bad[i];
+
+		if (strcmp(b->name, name) == 0) {
+			bool same = b->size == st->st_size && b->mtime.tv_sec == st->st_mtim.tv_sec &&
+				    b->mtime.tv_nsec == st->st_mtim.tv_nsec;
+
+			b->size = st->st_size;
+			b->mtime = st->st_mtim;
+			return same;
+		}
+	}
+	if (grow_array((void **)&s->bad, &s->capbad, s->nbad + 1, sizeof(*s->bad)) == 0) {
+		snprintf(s->bad[s->nbad].name, sizeof(s->bad[s->nbad].name), "%s", name);
+		s->bad[s->nbad].size = st->st_size;
+		s->bad[s->nbad].mtime = st->st_mtim;
+		s->nbad++;
+	}
+	return false;
+}
+
+static void forget_reported(struct sfs_store *s, const char *name)
+{
+	for (size_t i = 0; i < s->nbad; i++) {
+		if (strcmp(s->bad[i].name, name) == 0) {
+			s->bad[i] = s->bad[--s->nbad];
+			return;
+		}
+	}
+}
+
+/* Load image name from its sidecar into the table (store lock held). -ENOENT when undeclared. */
+static int load_locked(struct sfs_store *s, const char *name, struct entry **out)
+{
+	char scname[SFS_NAME_MAX + 8], err[512];
+	struct sfs_sidecar sc;
+	struct sfs_image *im;
+	struct stat st;
+	size_t pos;
+	int rc;
+
+	if (sfs_name_valid(name) < 0)
+		return -ENOENT;
+	snprintf(scname, sizeof(scname), "%s.json", name);
+	if (fstatat(s->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -ENOENT;
+	rc = sfs_sidecar_load(s->dirfd, scname, &sc, err, sizeof(err));
+	if (rc == 0)
+		rc = sfs_image_open(s->dirfd, s->statefd, name, &sc, s->opts.stats, &s->opts.log,
+				    &im, err, sizeof(err));
+	if (rc < 0) {
+		if (!already_reported(s, name, &st))
+			sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s (image not served)", err);
+		return -ENOENT;
+	}
+	forget_reported(s, name);
+	rc = insert(s, name, im, 1);
+	if (rc < 0) {
+		sfs_image_close(im);
+		return rc;
+	}
+	if (out)
+		*out = find(s, name, &pos);
+	return 0;
+}
+
+static int scan_locked(struct sfs_store *s)
+{
+	int fd = openat(s->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *de;
+	DIR *d;
+
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		char name[SFS_NAME_MAX + 1];
+		size_t n = strlen(de->d_name);
+
+		if (de->d_name[0] == '.' || n <= 5 || strcmp(de->d_name + n - 5, ".json") != 0)
+			continue;
+		if (n - 5 > SFS_NAME_MAX) {
+			sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s: image name too long (image not served)", de->d_name);
+			continue;
+		}
+		memcpy(name, de->d_name, n - 5);
+		name[n - 5] = '\0';
+		if (!find(s, name, NULL))
+			load_locked(s, name, NULL);
+	}
+	closedir(d);
+	return 0;
+}
+
+/* ---- lock and journal ---- */
+
+static int take_lock(struct sfs_store *s, const char *dir, char *err, size_t errlen)
+{
+	char holder[512];
+	ssize_t n;
+
+	s->lockfd = openat(s->statefd, LOCK_FILE, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (s->lockfd < 0)
+		return sfs_err(err, errlen, -errno, "%s: cannot open lock file: %s", dir, strerror(errno));
+	if (flock(s->lockfd, LOCK_EX | LOCK_NB) < 0) {
+		int rc = errno == EWOULDBLOCK ? -EBUSY : -errno;
+
+		n = pread(s->lockfd, holder, sizeof(holder) - 1, 0);
+		holder[n > 0 ? n : 0] = '\0';
+		holder[strcspn(holder, "\n")] = '\0';
+		return sfs_err(err, errlen, rc, "%s: store is already served by another sectorfs (%s)",
+			       dir, holder[0] ? holder : "holder unknown");
+	}
+	n = sfs_store_set_holder(s, s->opts.holder);
+	if (n < 0)
+		return sfs_err(err, errlen, (int)n, "%s: cannot write lock file: %s", dir, strerror((int)-n));
+	return 0;
+}
+
+int sfs_store_set_holder(struct sfs_store *s, const char *holder)
+{
+	char buf[512];
+	int n = snprintf(buf, sizeof(buf), "%s\n", holder ? holder : "unknown");
+
+	if (ftruncate(s->lockfd, 0) < 0 || pwrite(s->lockfd, buf, (size_t)n, 0) != n || fsync(s->lockfd) < 0)
+		return -errno;
+	return 0;
+}
+
+int sfs_store_holder(const char *dir, char *buf, size_t len)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd;
+	ssize_t n;
+
+	if (dfd < 0)
+		return -errno;
+	fd = openat(dfd, SFS_STATE_DIR "/" LOCK_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	close(dfd);
+	if (fd < 0)
+		return errno == ENOENT ? -ENOENT : -errno;
+	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+		close(fd);
+		return -ENOENT;
+	}
+	n = pread(fd, buf, len ? len - 1 : 0, 0);
+	close(fd);
+	if (len) {
+		buf[n > 0 ? n : 0] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+	}
+	return 0;
+}
+
+static int sync_dirs(struct sfs_store *s)
+{
+	if (fsync(s->statefd) < 0 || fsync(s->dirfd) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Rename the three files of an image; files already moved are skipped. */
+static int move_files(struct sfs_store *s, const char *from, const char *to)
+{
+	char a[SFS_NAME_MAX + 8], b[SFS_NAME_MAX + 8];
+
+	snprintf(a, sizeof(a), "%s.map", from);
+	snprintf(b, sizeof(b), "%s.map", to);
+	if (renameat(s->statefd, a, s->statefd, b) < 0 && errno != ENOENT)
+		return -errno;
+	if (renameat(s->dirfd, from, s->dirfd, to) < 0 && errno != ENOENT)
+		return -errno;
+	snprintf(a, sizeof(a), "%s.json", from);
+	snprintf(b, sizeof(b), "%s.json", to);
+	if (renameat(s->dirfd, a, s->dirfd, b) < 0 && errno != ENOENT)
+		return -errno;
+	return sync_dirs(s);
+}
+
+static int replay_journal(struct sfs_store *s)
+{
+	char buf[2 * (SFS_NAME_MAX + 1)];
+	int fd = openat(s->statefd, JOURNAL_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	ssize_t n;
+	int rc = 0;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n > 0 && memchr(buf, '\0', (size_t)n)) {
+		const char *from = buf, *to = buf + strlen(buf) + 1;
+
+		if (to < buf + n && memchr(to, '\0', (size_t)(buf + n - to)) &&
+		    sfs_name_valid(from) == 0 && sfs_name_valid(to) == 0) {
+			sfs_logf(&s->opts.log, SFS_LOG_WARN, "finishing interrupted rename of %s to %s", from, to);
+			rc = move_files(s, from, to);
+		}
+	}
+	if (rc == 0 && unlinkat(s->statefd, JOURNAL_FILE, 0) < 0)
+		rc = -errno;
+	return rc;
+}
+
+/* ---- open / close ---- */
+
+int sfs_store_open(const char *dir, const struct sfs_store_opts *o, struct sfs_store **out,
+		   char *err, size_t errlen)
+{
+	struct sfs_store *s = calloc(1, sizeof(*s));
+	int rc;
+
+	if (!s)
+		return sfs_err(err, errlen, -ENOMEM, "out of memory");
+	s->opts = *o;
+	s->statefd = s->lockfd = -1;
+	pthread_mutex_init(&s->lock, NULL);
+	s->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s->dirfd < 0) {
+		rc = sfs_err(err, errlen, -errno, "%s: cannot open store: %s", dir, strerror(errno));
+		goto fail;
+	}
+	if (mkdirat(s->dirfd, SFS_STATE_DIR, 0700) < 0 && errno != EEXIST) {
+		rc = sfs_err(err, errlen, -errno, "%s/%s: cannot create: %s", dir, SFS_STATE_DIR, strerror(errno));
+		goto fail;
+	}
+	s->statefd = openat(s->dirfd, SFS_STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s->statefd < 0) {
+		rc = sfs_err(err, errlen, -errno, "%s/%s: cannot open state directory: %s", dir, SFS_STATE_DIR,
+			     strerror(errno));
+		goto fail;
+	}
+	rc = take_lock(s, dir, err, errlen);
+	if (rc < 0)
+		goto fail;
+	rc = replay_journal(s);
+	if (rc < 0) {
+		sfs_err(err, errlen, rc, "%s: cannot finish an interrupted rename: %s", dir, strerror(-rc));
+		goto fail;
+	}
+	rc = scan_locked(s);
+	if (rc < 0) {
+		sfs_err(err, errlen, rc, "%s: cannot read store: %s", dir, strerror(-rc));
+		goto fail;
+	}
+	*out = s;
+	return 0;
+fail:
+	sfs_store_close(s);
+	return rc;
+}
+
+int sfs_store_close(struct sfs_store *s)
+{
+	int rc = 0, r;
+
+	if (!s)
+		return 0;
+	for (size_t i = 0; i < s->nents; i++) {
+		r = sfs_image_close(s->ents[i].im);
+		if (r < 0 && rc == 0)
+			rc = r;
+	}
+	for (size_t i = 0; i < s->norphans; i++)
+		sfs_image_close(s->orphans[i].im);
+	if (s->lockfd >= 0) {
+		if (ftruncate(s->lockfd, 0) < 0 && rc == 0)
+			rc = -errno;
+		close(s->lockfd);
+	}
+	if (s->statefd >= 0)
+		close(s->statefd);
+	if (s->dirfd >= 0)
+		close(s->dirfd);
+	pthread_mutex_destroy(&s->lock);
+	free(s->ents);
+	free(s->orphans);
+	free(s->bad);
+	free(s);
+	return rc;
+}
+
+/* ---- lookups ---- */
+
+int sfs_store_get(struct sfs_store *s, const char *name, struct sfs_image **out)
+{
+	struct entry *e;
+	int rc = 0;
+
+	pthread_mutex_lock(&s->lock);
+	e = find(s, name, NULL);
+	if (!e)
+		rc = load_locked(s, name, &e);
+	if (rc == 0) {
+		e->refs++;
+		*out = e->im;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+void sfs_store_put(struct sfs_store *s, struct sfs_image *im)
+{
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->nents; i++) {
+		if (s->ents[i].im == im) {
+			s->ents[i].refs--;
+			pthread_mutex_unlock(&s->lock);
+			return;
+		}
+	}
+	for (size_t i = 0; i < s->norphans; i++) {
+		if (s->orphans[i].im == im) {
+			if (--s->orphans[i].refs == 0) {
+				s->orphans[i] = s->orphans[--s->norphans];
+				pthread_mutex_unlock(&s->lock);
+				sfs_image_close(im);
+				return;
+			}
+			break;
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+int sfs_store_list(struct sfs_store *s, int (*cb)(void *ctx, const char *name), void *ctx)
+{
+	char (*names)[SFS_NAME_MAX + 1];
+	size_t n;
+	int rc = 0;
+
+	pthread_mutex_lock(&s->lock);
+	n = s->nents;
+	names = malloc((n ? n : 1) * sizeof(*names));
+	if (!names) {
+		pthread_mutex_unlock(&s->lock);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		memcpy(names[i], s->ents[i].name, sizeof(names[i]));
+	pthread_mutex_unlock(&s->lock);
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = cb(ctx, names[i]);
+	free(names);
+	return rc;
+}
+
+int sfs_store_rescan(struct sfs_store *s)
+{
+	int rc;
+
+	pthread_mutex_lock(&s->lock);
+	rc = scan_locked(s);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+/* ---- changes ---- */
+
+static bool name_taken(struct sfs_store *s, const char *name)
+{
+	char scname[SFS_NAME_MAX + 8];
+	struct stat st;
+
+	snprintf(scname, sizeof(scname), "%s.json", name);
+	return find(s, name, NULL) || fstatat(s->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+	       fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+int sfs_store_create(struct sfs_store *s, const char *name, struct sfs_image **out)
+{
+	char scname[SFS_NAME_MAX + 8], err[512];
+	struct sfs_sidecar sc = s->opts.defaults;
+	struct sfs_image *im;
+	int rc;
+
+	if (sfs_name_valid(name) < 0)
+		return -EINVAL;
+	sc.size = 0;
+	snprintf(scname, sizeof(scname), "%s.json", name);
+	pthread_mutex_lock(&s->lock);
+	if (name_taken(s, name)) {
+		pthread_mutex_unlock(&s->lock);
+		return -EEXIST;
+	}
+	rc = sfs_image_open(s->dirfd, s->statefd, name, &sc, s->opts.stats, &s->opts.log, &im, err, sizeof(err));
+	if (rc < 0) {
+		sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s", err);
+		pthread_mutex_unlock(&s->lock);
+		return rc;
+	}
+	rc = sfs_sidecar_save(s->dirfd, scname, &sc);
+	if (rc == 0)
+		rc = insert(s, name, im, 2);   /* the table's reference and the caller's */
+	if (rc < 0) {
+		char mapname[SFS_NAME_MAX + 8];
+
+		sfs_image_close(im);
+		snprintf(mapname, sizeof(mapname), "%s.map", name);
+		unlinkat(s->dirfd, scname, 0);
+		unlinkat(s->dirfd, name, 0);
+		unlinkat(s->statefd, mapname, 0);
+		pthread_mutex_unlock(&s->lock);
+		return rc;
+	}
+	*out = im;
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+int sfs_store_unlink(struct sfs_store *s, const char *name)
+{
+	char scname[SFS_NAME_MAX + 8], mapname[SFS_NAME_MAX + 8];
+	struct entry *e;
+	int rc = 0;
+
+	pthread_mutex_lock(&s->lock);
+	e = find(s, name, NULL);
+	if (!e) {
+		pthread_mutex_unlock(&s->lock);
+		return -ENOENT;
+	}
+	snprintf(scname, sizeof(scname), "%s.json", name);
+	snprintf(mapname, sizeof(mapname), "%s.map", name);
+	if (unlinkat(s->dirfd, scname, 0) < 0)
+		rc = -errno;
+	if (rc == 0 && unlinkat(s->dirfd, name, 0) < 0 && errno != ENOENT)
+		rc = -errno;
+	if (rc == 0 && unlinkat(s->statefd, mapname, 0) < 0 && errno != ENOENT)
+		rc = -errno;
+	if (rc == 0)
+		rc = sync_dirs(s);
+	remove_entry(s, e);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool noreplace)
+{
+	char journal[2 * (SFS_NAME_MAX + 1)];
+	struct entry *e, *t, moved;
+	size_t jl;
+	int fd, rc;
+
+	if (sfs_name_valid(to) < 0)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	e = find(s, from, NULL);
+	if (!e) {
+		pthread_mutex_unlock(&s->lock);
+		return -ENOENT;
+	}
+	if (strcmp(from, to) == 0) {
+		pthread_mutex_unlock(&s->lock);
+		return 0;
+	}
+	t = find(s, to, NULL);
+	if (noreplace && name_taken(s, to)) {
+		pthread_mutex_unlock(&s->lock);
+		return -EEXIST;
+	}
+	jl = (size_t)snprintf(journal, sizeof(journal), "%s%c%s", from, '\0', to) + 1;
+	fd = openat(s->statefd, JOURNAL_FILE, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, journal, jl) != (ssize_t)jl || fsync(fd) < 0) {
+		rc = -errno;
+		if (fd >= 0)
+			close(fd);
+		pthread_mutex_unlock(&s->lock);
+		return rc;
+	}
+	close(fd);
+	rc = sync_dirs(s);
+	if (rc == 0)
+		rc = move_files(s, from, to);
+	if (rc == 0 && unlinkat(s->statefd, JOURNAL_FILE, 0) < 0)
+		rc = -errno;
+	if (rc < 0) {
+		pthread_mutex_unlock(&s->lock);
+		return rc;
+	}
+	if (t)
+		remove_entry(s, t);
+	moved = take_out(s, find(s, from, NULL));
+	snprintf(moved.name, sizeof(moved.name), "%s", to);
+	sfs_image_set_name(moved.im, to);
+	rc = put_in(s, &moved);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+int sfs_store_resize(struct sfs_store *s, struct sfs_image *im, uint64_t new_size)
+{
+	char scname[SFS_NAME_MAX + 8];
+	struct sfs_sidecar sc;
+	int rc = sfs_image_grow(im, new_size);
+
+	if (rc < 0)
+		return rc;
+	sc = sfs_image_sidecar(im);
+	pthread_mutex_lock(&s->lock);
+	snprintf(scname, sizeof(scname), "%s.json", sfs_image_name(im));
+	rc = sfs_sidecar_save(s->dirfd, scname, &sc);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+int sfs_store_flush_all(struct sfs_store *s)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->nents; i++) {
+		int r = sfs_image_flush(s->ents[i].im);
+
+		if (r < 0 && rc == 0)
+			rc = r;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+int sfs_store_fd(const struct sfs_store *s)
+{
+	return s->dirfd;
+}

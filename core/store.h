@@ -1,0 +1,84 @@
+/*
+ * store.h - a directory of disk images, served by one daemon at a time.
+ *
+ * STORE/NAME is a backing file, STORE/NAME.json its sidecar, and
+ * STORE/.sectorfs/ holds daemon state: NAME.map allocation maps, the
+ * "lock" file (flock + holder description) and a rename journal.
+ * Opening a store takes the lock; a second opener gets -EBUSY and a
+ * message naming the holder.  Bad sidecars are logged (one line naming
+ * file, key and reason) and their images left out; the rest is served.
+ *
+ * Images are reference counted: sfs_store_get() / sfs_store_put().  An
+ * unlinked image keeps working for those holding it, as an unlinked file
+ * does.
+ */
+#ifndef SFS_STORE_H
+#define SFS_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "image.h"
+#include "log.h"
+#include "sidecar.h"
+
+#define SFS_STATE_DIR ".sectorfs"
+#define SFS_NAME_MAX 200
+
+struct sfs_store;
+
+struct sfs_store_opts {
+	struct sfs_sidecar defaults;  /* for images created through the mount (size ignored) */
+	bool stats;                   /* keep per-image statistics */
+	struct sfs_log log;
+	const char *holder;           /* description written in the lock file, e.g. "pid 42 mount /mnt" */
+};
+
+/* Check an image name: 0, or -EINVAL for "", ".", "..", "/", leading '.', ".json" suffix, too long. */
+int sfs_name_valid(const char *name);
+
+/* Open dir as a store: lock it, finish an interrupted rename, load every sidecar. */
+int sfs_store_open(const char *dir, const struct sfs_store_opts *o, struct sfs_store **out,
+		   char *err, size_t errlen);
+
+/* Flush and close every image, release the lock and free; returns the first flush error. */
+int sfs_store_close(struct sfs_store *s);
+
+/* Rewrite the holder description in the lock file (after daemonising, the pid changes). */
+int sfs_store_set_holder(struct sfs_store *s, const char *holder);
+
+/* Who holds dir's lock: 0 with the holder's description in buf, -ENOENT when free, -errno. */
+int sfs_store_holder(const char *dir, char *buf, size_t len);
+
+/* Look an image up by name (loading a sidecar added since); takes a reference. 0 or -ENOENT. */
+int sfs_store_get(struct sfs_store *s, const char *name, struct sfs_image **out);
+
+/* Drop a reference taken by get or create. */
+void sfs_store_put(struct sfs_store *s, struct sfs_image *im);
+
+/* Create an empty image with the store defaults and write its sidecar; takes a reference. */
+int sfs_store_create(struct sfs_store *s, const char *name, struct sfs_image **out);
+
+/* Remove an image: sidecar, backing file and map. */
+int sfs_store_unlink(struct sfs_store *s, const char *name);
+
+/* Rename an image with its sidecar and map (journalled); replaces the target unless noreplace. */
+int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool noreplace);
+
+/* Grow an image and rewrite its sidecar. */
+int sfs_store_resize(struct sfs_store *s, struct sfs_image *im, uint64_t new_size);
+
+/* Call cb for every image name, sorted; stops at and returns cb's first non-zero result. */
+int sfs_store_list(struct sfs_store *s, int (*cb)(void *ctx, const char *name), void *ctx);
+
+/* Pick up sidecars added to the store directory since it was opened. */
+int sfs_store_rescan(struct sfs_store *s);
+
+/* Flush every image; returns the first error. */
+int sfs_store_flush_all(struct sfs_store *s);
+
+/* The store directory's fd (for statfs). */
+int sfs_store_fd(const struct sfs_store *s);
+
+#endif

@@ -1,0 +1,625 @@
+/*
+ * ops.c - the FUSE operations: check the path, call core, map the result.
+ *
+ * The namespace of a mount:
+ *
+ *   /              images of the store, as regular files
+ *   /NAME          one disk (core/image.c does the I/O)
+ *   /.stats/       hidden directory, present unless -o nostats
+ *   /.stats/NAME       stats for people; writing "reset" zeroes them
+ *   /.stats/NAME.json  the same stats as JSON
+ *
+ * Every open file gets a struct handle in fi->fh.  Image files are opened
+ * with direct_io so each read and write reaches the daemon as the
+ * application issued it (no page cache, no merging).  A stats file
+ * renders one snapshot at open, so every read of that open file sees the
+ * same bytes.  Errors come from core as negative errno values and are
+ * passed on unchanged.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "ops.h"
+
+#define STATS_DIR ".stats"
+#define XATTR_PREFIX "user.sectorfs."
+
+enum kind { K_NONE, K_ROOT, K_STATSDIR, K_IMAGE, K_STATS_TEXT, K_STATS_JSON };
+
+struct handle {
+	enum kind kind;
+	struct sfs_image *im;
+	char *buf;       /* stats snapshot */
+	size_t len;
+};
+
+static struct sfs_fs *fs_of_ctx(void)
+{
+	return fuse_get_context()->private_data;
+}
+
+/* Split a path into its kind and image name (name points into path). */
+static enum kind classify(const struct sfs_fs *fs, const char *path, char *name, size_t len)
+{
+	const char *p = path + 1;
+	size_t n;
+
+	if (strcmp(path, "/") == 0)
+		return K_ROOT;
+	if (strncmp(p, STATS_DIR, sizeof(STATS_DIR) - 1) == 0 &&
+	    (p[sizeof(STATS_DIR) - 1] == '\0' || p[sizeof(STATS_DIR) - 1] == '/')) {
+		if (!fs->stats)
+			return K_NONE;
+		p += sizeof(STATS_DIR) - 1;
+		if (*p == '\0')
+			return K_STATSDIR;
+		p++;
+		if (strchr(p, '/'))
+			return K_NONE;
+		n = strlen(p);
+		if (n > 5 && strcmp(p + n - 5, ".json") == 0) {
+			snprintf(name, len, "%.*s", (int)(n - 5), p);
+			return K_STATS_JSON;
+		}
+		snprintf(name, len, "%s", p);
+		return K_STATS_TEXT;
+	}
+	if (strchr(p, '/') || strlen(p) >= len)
+		return K_NONE;
+	snprintf(name, len, "%s", p);
+	return K_IMAGE;
+}
+
+static int render(struct sfs_image *im, enum kind k, char **buf, size_t *len)
+{
+	struct sfs_stats_snap *snap = malloc(sizeof(*snap));
+	struct sfs_stats_info info;
+	int rc;
+
+	if (!snap)
+		return -ENOMEM;
+	sfs_stats_snapshot(sfs_image_stats(im), snap);
+	sfs_image_stats_info(im, &info);
+	rc = k == K_STATS_JSON ? sfs_stats_render_json(snap, &info, buf, len)
+			       : sfs_stats_render_text(snap, &info, buf, len);
+	free(snap);
+	return rc;
+}
+
+static int stat_image(struct sfs_fs *fs, const char *name, struct stat *st)
+{
+	struct sfs_image *im;
+	int rc = sfs_store_get(fs->store, name, &im);
+
+	if (rc < 0)
+		return rc;
+	rc = sfs_image_stat(im, st);
+	sfs_store_put(fs->store, im);
+	return rc;
+}
+
+static int sfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
+{
+	struct sfs_fs *fs = fs_of_ctx();
+	struct handle *h = fi ? (struct handle *)(uintptr_t)fi->fh : NULL;
+	char name[SFS_NAME_MAX + 1];
+	enum kind k;
+	int rc;
+
+	if (h && h->kind == K_IMAGE)
+		return sfs_image_stat(h->im, st);
+	if (!path)
+		return -ESTALE;
+	k = classify(fs, path, name, sizeof(name));
+	memset(st, 0, sizeof(*st));
+	switch (k) {
+	case K_ROOT:
+	case K_STATSDIR:
+		if (fstat(sfs_store_fd(fs->store), st) < 0)
+			return -errno;
+		st->st_mode = S_IFDIR | (k == K_ROOT ? (st->st_mode & 07777) : 0555);
+		st->st_nlink = 2;
+		return 0;
+	case K_IMAGE:
+		return stat_image(fs, name, st);
+	case K_STATS_TEXT:
+	case K_STATS_JSON: {
+		struct sfs_image *im;
+		char *buf;
+		size_t len;
+
+		rc = sfs_store_get(fs->store, name, &im);
+		if (rc < 0)
+			return rc;
+		rc = sfs_image_stat(im, st);
+		if (rc == 0)
+			rc = render(im, k, &buf, &len);
+		sfs_store_put(fs->store, im);
+		if (rc < 0)
+			return rc;
+		free(buf);
+		st->st_mode = S_IFREG | (k == K_STATS_TEXT ? 0644 : 0444);
+		st->st_size = (off_t)len;
+		st->st_blocks = 0;
+		st->st_nlink = 1;
+		return 0;
+	}
+	default:
+		return -ENOENT;
+	}
+}
+
+struct fill_ctx {
+	void *buf;
+	fuse_fill_dir_t filler;
+	bool stats_dir;
+};
+
+static int fill_one(void *ctx, const char *name)
+{
+	struct fill_ctx *c = ctx;
+	char json[SFS_NAME_MAX + 8];
+
+	if (c->filler(c->buf, name, NULL, 0, 0))
+		return 1;
+	if (c->stats_dir) {
+		snprintf(json, sizeof(json), "%s.json", name);
+		if (c->filler(c->buf, json, NULL, 0, 0))
+			return 1;
+	}
+	return 0;
+}
+
+static int sfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t off,
+		       struct fuse_file_info *fi, enum fuse_readdir_flags flags)
+{
+	struct sfs_fs *fs = fs_of_ctx();
+	enum kind k = (enum kind)fi->fh;
+	struct fill_ctx c = { buf, filler, k == K_STATSDIR };
+	int rc;
+
+	filler(buf, ".", NULL, 0, 0);
+	filler(buf, "..", NULL, 0, 0);
+	if (k == K_ROOT && fs->stats)
+		filler(buf, STATS_DIR, NULL, 0, 0);
+	sfs_store_rescan(fs->store);
+	rc = sfs_store_list(fs->store, fill_one, &c);
+	return rc < 0 ? rc : 0;
+}
+
+/* Directories keep their kind in fi->fh: readdir gets no path (nullpath_ok). */
+static int sfs_opendir(const char *path, struct fuse_file_info *fi)
+{
+	char name[SFS_NAME_MAX + 1];
+	enum kind k = classify(fs_of_ctx(), path, name, sizeof(name));
+
+	if (k == K_NONE)
+		return -ENOENT;
+	if (k != K_ROOT && k != K_STATSDIR)
+		return -ENOTDIR;
+	fi->fh = (uint64_t)k;
+	return 0;
+}
+
+static int new_handle(struct fuse_file_info *fi, enum kind k, struct sfs_image *im)
+{
+	struct handle *h = calloc(1, sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	h->kind = k;
+	h->im = im;
+	fi->fh = (uint64_t)(uintptr_t)h;
+	return 0;
+}
+
+static int sfs_open(const char *path, struct fuse_file_info *fi)
+{
+	struct sfs_fs *fs = fs_of_ctx();
+	char name[SFS_NAME_MAX + 1];
+	enum kind k = classify(fs, path, name, sizeof(name));
+	struct sfs_image *im;
+	struct handle *h;
+	int rc;
+
+	if (k == K_ROOT || k == K_STATSDIR)
+		return -EISDIR;
+	if (k == K_NONE)
+		return -ENOENT;
+	if (k == K_STATS_JSON && (fi->flags & O_ACCMODE) != O_RDONLY)
+		return -EACCES;
+	rc = sfs_store_get(fs->store, name, &im);
+	if (rc < 0)
+		return rc;
+	rc = new_handle(fi, k, im);
+	if (rc < 0) {
+		sfs_store_put(fs->store, im);
+		return rc;
+	}
+	/* O_TRUNC is ignored, as a block device ignores it (atomic_o_trunc is on). */
+	fi->direct_io = 1;
+	fi->keep_cache = 0;
+	if (k == K_IMAGE)
+		return 0;
+	h = (struct handle *)(uintptr_t)fi->fh;
+	fi->nonseekable = 0;
+	if ((fi->flags & O_ACCMODE) == O_WRONLY)
+		return 0;
+	rc = render(im, k, &h->buf, &h->len);
+	if (rc < 0) {
+		sfs_store_put(fs->store, im);
+		free(h);
+	}
+	return rc;
+}
+
+static int sfs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	struct sfs_fs *fs = fs_of_ctx();
+	char name[SFS_NAME_MAX + 1];
+	struct sfs_image *im;
+	int rc;
+
+	if (classify(fs, path, name, sizeof(name)) != K_IMAGE || sfs_name_valid(name) < 0)
+		return -EPERM;
+	if (!S_ISREG(mode))
+		return -EPERM;
+	rc = sfs_store_create(fs->store, name, &im);
+	if (rc < 0)
+		return rc;
+	if (fchmod(sfs_image_fd(im), mode & 07777) < 0 ||
+	    fchown(sfs_image_fd(im), fuse_get_context()->uid, fuse_get_context()->gid) < 0)
+		sfs_logf(fs->log, SFS_LOG_WARN, "%s: cannot set owner or mode: %s", name, strerror(errno));
+	rc = new_handle(fi, K_IMAGE, im);
+	if (rc < 0) {
+		sfs_store_put(fs->store, im);
+		return rc;
+	}
+	fi->direct_io = 1;
+	return 0;
+}
+
+static int sfs_release(const char *path, struct fuse_file_info *fi)
+{
+	struct sfs_fs *fs = fs_of_ctx();
+	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
+
+	if (h->im)
+		sfs_store_put(fs->store, h->im);
+	free(h->buf);
+	free(h);
+	return 0;
+}
+
+static int sfs_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
+
+	if (h->kind == K_IMAGE)
+		return (int)sfs_image_read(h->im, buf, size, (uint64_t)off);
+	if (!h->buf)
+		return -EBADF;
+	if ((size_t)off >= h->len)
+		return 0;
+	if (size > h->len - (size_t)off)
+		size = h->len - (size_t)off;
+	memcpy(buf, h->buf + off, size);
+	return (int)size;
+}
+
+static int sfs_write(const char *path, const char *buf, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
+	size_t n = size;
+
+	if (h->kind == K_IMAGE)
+		return (int)sfs_image_write(h->im, buf, size, (uint64_t)off);
+	if (h->kind != K_STATS_TEXT)
+		return -EACCES;
+	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		n--;
+	if (off != 0 || n != 5 || memcmp(buf, "reset", 5) != 0)
+		return -EINVAL;
+	sfs_stats_reset(sfs_image_stats(h->im));
+	return (int)size;
+}
+
+static int sfs_fsync(const char *path, int datasync, struct fuse_file_info *fi)
+{
+	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
+
+	return h->kind == K_IMAGE ? sfs_image_flush(h->im) : 0;
+}
+
+static int sfs_fallocate(const char *path, int mode, off_t off, off_t len, struct fuse_file_info *fi)
+{
+	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
+
+	if (h->kind != K_IMAGE)
+		return -EOPNOTSUPP;
+	if (off < 0 || len <= 0)
+		return -EINVAL;
+	if (mode == (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE))
+		return sfs_image_discard(h->im, (uint64_t)off, (uint64_t)len);
+	if (mode == FALLOC_FL_ZERO_RANGE || mode == (FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE))
+		return sfs_image_write_zeroes(h->im, (uint64_t)off, (uint64_t)len);
+	if (mode == 0 || mode == FALLOC_FL_KEEP_SIZE)
+		return sfs_image_allocate(h->im, (uint64_t)off, (uint64_t)len);
+	return -EOPNOTSUPP;
+}
+
+/* Run fn on the image at path (or the open handle). */
+static int with_image(const char *path, struct fuse_file_info *fi,
+		      int (*fn)(struct sfs_fs *, struct sfs_image *, const void *), const void *arg)
+{
+	struct sfs_fs *fs = fs_of_ctx();
+	struct handle *h = fi ? (struct handle *)(uintptr_t)fi->fh : NULL;
+	char name[SFS_NAME_MAX + 1];
+	struct sfs_image *im;
+	enum kind k;
+	int rc;
+
+	if (h && h->kind == K_IMAGE)
+		return fn(fs, h->im, arg);
+	if (!path)
+		return -ESTALE;
+	k = classify(fs, path, name, sizeof(name));
+	if (k == K_NONE)
+		return -ENOENT;
+	if (k != K_IMAGE)
+		return fn(fs, NULL, arg);   /* directories and stats files */
+	rc = sfs_store_get(fs->store, name, &im);
+	if (rc < 0)
+		return rc;
+	rc = fn(fs, im, arg);
+	sfs_store_put(fs->store, im);
+	return rc;
+}
+
+static int do_truncate(struct sfs_fs *fs, struct sfs_image *im, const void *arg)
+{
+	uint64_t size = *(const off_t *)arg, cur;
+	int rc;
+
+	if (!im)
+		return 0;      /* stats files: "echo reset >" may truncate first */
+	cur = sfs_image_geom(im).size;
+	if (size == cur)
+		return 0;
+	if (size < cur) {
+		sfs_logf(fs->log, SFS_LOG_WARN, "%s: refusing to shrink from %llu to %llu bytes (disks only grow)",
+			 sfs_image_name(im), (unsigned long long)cur, (unsigned long long)size);
+		return -EINVAL;
+	}
+	rc = sfs_store_resize(fs->store, im, size);
+	if (rc == -EINVAL)
+		sfs_logf(fs->log, SFS_LOG_WARN, "%s: size %llu is not a multiple of the logical sector %u",
+			 sfs_image_name(im), (unsigned long long)size, sfs_image_geom(im).lss);
+	return rc;
+}
+
+static int sfs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
+{
+	if (size < 0)
+		return -EINVAL;
+	return with_image(path, fi, do_truncate, &size);
+}
+
+static int do_chmod(struct sfs_fs *fs, struct sfs_image *im, const void *arg)
+{
+	if (!im)
+		return -EPERM;
+	return fchmod(sfs_image_fd(im), *(const mode_t *)arg & 07777) < 0 ? -errno : 0;
+}
+
+static int sfs_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
+{
+	return with_image(path, fi, do_chmod, &mode);
+}
+
+static int do_chown(struct sfs_fs *fs, struct sfs_image *im, const void *arg)
+{
+	const uid_t *ids = arg;
+
+	if (!im)
+		return -EPERM;
+	return fchown(sfs_image_fd(im), ids[0], (gid_t)ids[1]) < 0 ? -errno : 0;
+}
+
+static int sfs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
+{
+	uid_t ids[2] = { uid, (uid_t)gid };
+
+	return with_image(path, fi, do_chown, ids);
+}
+
+static int do_utimens(struct sfs_fs *fs, struct sfs_image *im, const void *arg)
+{
+	if (!im)
+		return 0;
+	return futimens(sfs_image_fd(im), arg) < 0 ? -errno : 0;
+}
+
+static int sfs_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi)
+{
+	return with_image(path, fi, do_utimens, tv);
+}
+
+static int sfs_unlink(const char *path)
+{
+	struct sfs_fs *fs = fs_of_ctx();
+	char name[SFS_NAME_MAX + 1];
+	enum kind k = classify(fs, path, name, sizeof(name));
+
+	if (k != K_IMAGE)
+		return k == K_NONE ? -ENOENT : -EPERM;
+	return sfs_store_unlink(fs->store, name);
+}
+
+static int sfs_rename(const char *from, const char *to, unsigned int flags)
+{
+	struct sfs_fs *fs = fs_of_ctx();
+	char a[SFS_NAME_MAX + 1], b[SFS_NAME_MAX + 1];
+
+	if (flags & ~RENAME_NOREPLACE)
+		return -EINVAL;
+	if (classify(fs, from, a, sizeof(a)) != K_IMAGE || classify(fs, to, b, sizeof(b)) != K_IMAGE)
+		return -EPERM;
+	if (sfs_name_valid(b) < 0)
+		return -EPERM;
+	return sfs_store_rename(fs->store, a, b, flags & RENAME_NOREPLACE);
+}
+
+static int sfs_mkdir(const char *path, mode_t mode)
+{
+	return -EPERM;
+}
+
+static int sfs_link(const char *from, const char *to)
+{
+	return -EPERM;
+}
+
+static int sfs_symlink(const char *target, const char *path)
+{
+	return -EPERM;
+}
+
+static int sfs_statfs(const char *path, struct statvfs *sv)
+{
+	return fstatvfs(sfs_store_fd(fs_of_ctx()->store), sv) < 0 ? -errno : 0;
+}
+
+/* ---- xattrs: the geometry for scripts ---- */
+
+static int xattr_value(struct sfs_image *im, const char *attr, char *buf, size_t len)
+{
+	struct sfs_sidecar sc = sfs_image_sidecar(im);
+
+	if (strncmp(attr, XATTR_PREFIX, sizeof(XATTR_PREFIX) - 1) != 0)
+		return -ENODATA;
+	attr += sizeof(XATTR_PREFIX) - 1;
+	if (strcmp(attr, "logical_sector_size") == 0)
+		return snprintf(buf, len, "%u", sc.lss);
+	if (strcmp(attr, "physical_sector_size") == 0)
+		return snprintf(buf, len, "%u", sc.pss);
+	if (strcmp(attr, "provisioning") == 0)
+		return snprintf(buf, len, "%s", sfs_prov_name(sc.prov));
+	if (strcmp(attr, "block_size") == 0)
+		return snprintf(buf, len, "%llu", (unsigned long long)sc.block_size);
+	return -ENODATA;
+}
+
+struct xattr_req {
+	const char *name;
+	char *value;
+	size_t size;
+};
+
+static int do_getxattr(struct sfs_fs *fs, struct sfs_image *im, const void *arg)
+{
+	const struct xattr_req *r = arg;
+	char v[64];
+	int n;
+
+	if (!im)
+		return -ENODATA;
+	n = xattr_value(im, r->name, v, sizeof(v));
+	if (n < 0 || r->size == 0)
+		return n;
+	if ((size_t)n > r->size)
+		return -ERANGE;
+	memcpy(r->value, v, (size_t)n);
+	return n;
+}
+
+static int sfs_getxattr(const char *path, const char *name, char *value, size_t size)
+{
+	struct xattr_req r = { name, value, size };
+
+	return with_image(path, NULL, do_getxattr, &r);
+}
+
+static const char xattr_list[] =
+	XATTR_PREFIX "logical_sector_size\0" XATTR_PREFIX "physical_sector_size\0"
+	XATTR_PREFIX "provisioning\0" XATTR_PREFIX "block_size";
+
+static int do_listxattr(struct sfs_fs *fs, struct sfs_image *im, const void *arg)
+{
+	const struct xattr_req *r = arg;
+
+	if (!im)
+		return 0;
+	if (r->size == 0)
+		return sizeof(xattr_list);
+	if (r->size < sizeof(xattr_list))
+		return -ERANGE;
+	memcpy(r->value, xattr_list, sizeof(xattr_list));
+	return sizeof(xattr_list);
+}
+
+static int sfs_listxattr(const char *path, char *list, size_t size)
+{
+	struct xattr_req r = { NULL, list, size };
+
+	return with_image(path, NULL, do_listxattr, &r);
+}
+
+static int sfs_setxattr(const char *path, const char *name, const char *value, size_t size, int flags)
+{
+	return strncmp(name, XATTR_PREFIX, sizeof(XATTR_PREFIX) - 1) == 0 ? -EPERM : -ENOTSUP;
+}
+
+static int sfs_removexattr(const char *path, const char *name)
+{
+	return strncmp(name, XATTR_PREFIX, sizeof(XATTR_PREFIX) - 1) == 0 ? -EPERM : -ENOTSUP;
+}
+
+static void *sfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
+{
+	cfg->nullpath_ok = 1;
+	cfg->use_ino = 0;
+	cfg->attr_timeout = 1.0;
+	cfg->entry_timeout = 1.0;
+	cfg->negative_timeout = 0;
+	cfg->hard_remove = 1;
+	conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+	if (conn->max_write < (1u << 20))
+		conn->max_write = 1u << 20;
+	return fuse_get_context()->private_data;
+}
+
+const struct fuse_operations sfs_fs_ops = {
+	.init = sfs_init,
+	.getattr = sfs_getattr,
+	.opendir = sfs_opendir,
+	.readdir = sfs_readdir,
+	.open = sfs_open,
+	.create = sfs_create,
+	.release = sfs_release,
+	.read = sfs_read,
+	.write = sfs_write,
+	.fsync = sfs_fsync,
+	.fallocate = sfs_fallocate,
+	.truncate = sfs_truncate,
+	.chmod = sfs_chmod,
+	.chown = sfs_chown,
+	.utimens = sfs_utimens,
+	.unlink = sfs_unlink,
+	.rename = sfs_rename,
+	.mkdir = sfs_mkdir,
+	.link = sfs_link,
+	.symlink = sfs_symlink,
+	.statfs = sfs_statfs,
+	.getxattr = sfs_getxattr,
+	.listxattr = sfs_listxattr,
+	.setxattr = sfs_setxattr,
+	.removexattr = sfs_removexattr,
+};

@@ -1,0 +1,262 @@
+/*
+ * sectorfs.c - the daemon: parse the command line, open (and lock) the
+ * store, mount, serve, and unwind in reverse order.
+ *
+ *   sectorfs [FUSE options] [-o sector=,provisioning=,block_size=,nostats,pidfile=]
+ *            STORE MOUNTPOINT
+ *
+ * The store is opened before mounting so that a second daemon on the
+ * same store fails without touching the mount point.  Readiness: once the
+ * mount is up (and the daemon has gone to the background unless -f) the
+ * pid file, if asked for, is written.  SIGINT, SIGTERM and SIGHUP end the
+ * loop; the mount is then removed and every image flushed before exit.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "fuse_version.h"
+#include <fuse_lowlevel.h>
+
+#include "ops.h"
+#include "units.h"
+
+struct options {
+	char *store;
+	char *sector;
+	char *provisioning;
+	char *block_size;
+	char *pidfile;
+	int nostats;
+	int no_default_permissions;
+	int no_zero_offload;
+	int threads;
+	int show_help;
+	int show_version;
+};
+
+#define OPT(t, p) { t, offsetof(struct options, p), 1 }
+static const struct fuse_opt option_spec[] = {
+	OPT("sector=%s", sector),
+	OPT("provisioning=%s", provisioning),
+	OPT("block_size=%s", block_size),
+	OPT("pidfile=%s", pidfile),
+	OPT("threads=%d", threads),
+	OPT("nostats", nostats),
+	OPT("no_zero_offload", no_zero_offload),
+	OPT("nodefault_permissions", no_default_permissions),
+	OPT("-h", show_help),
+	OPT("--help", show_help),
+	OPT("-V", show_version),
+	OPT("--version", show_version),
+	FUSE_OPT_END
+};
+
+static void usage(const char *prog)
+{
+	printf("usage: %s [options] STORE MOUNTPOINT\n"
+	       "\n"
+	       "Serve the disk images of STORE (raw files NAME with sidecars NAME.json) at\n"
+	       "MOUNTPOINT, each behaving like a disk of its sector format and provisioning.\n"
+	       "\n"
+	       "sectorfs options:\n"
+	       "    -o sector=FORMAT        512n, 512e or 4kn for images created in the mount (512n)\n"
+	       "    -o provisioning=MODE    thin, zeroedthick or eagerzeroedthick for new images (thin)\n"
+	       "    -o block_size=SIZE      allocation unit of new images, e.g. 64K, 1M (1M)\n"
+	       "    -o no_zero_offload      new images zero by writing, not FALLOC_FL_ZERO_RANGE\n"
+	       "    -o nostats              keep no statistics (no .stats directory)\n"
+	       "    -o pidfile=FILE         write the daemon's pid to FILE once the mount is up\n"
+	       "    -o threads=N            at most N worker threads (64)\n"
+	       "    -o nodefault_permissions  let the daemon, not the kernel, skip permission checks\n"
+	       "    -h, --help              this help, then the FUSE options\n"
+	       "    -V, --version           print the version\n"
+	       "\n"
+	       "Statistics: MOUNTPOINT/.stats/NAME (text, write \"reset\" to zero) and\n"
+	       "MOUNTPOINT/.stats/NAME.json.  See sectorfs(1) and sectorfs.json(5).\n"
+	       "\n", prog);
+	fuse_cmdline_help();
+	fuse_lib_help(&(struct fuse_args)FUSE_ARGS_INIT(0, NULL));
+}
+
+static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
+{
+	struct options *o = data;
+
+	if (key == FUSE_OPT_KEY_NONOPT && !o->store) {
+		o->store = strdup(arg);
+		return 0;
+	}
+	return 1;
+}
+
+static void log_to_stderr_or_syslog(void *ctx, int level, const char *msg)
+{
+	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
+	const int *foreground = ctx;
+
+	if (*foreground)
+		sfs_log_stderr(NULL, level, msg);
+	else
+		syslog(prio[level & 3], "%s", msg);
+}
+
+/* Fill the defaults for new images from -o options; 0 or -EINVAL with a message printed. */
+static int parse_defaults(const struct options *o, struct sfs_sidecar *d)
+{
+	char err[256];
+
+	sfs_sidecar_defaults(d);
+	if (o->sector && sfs_sector_parse(o->sector, &d->lss, &d->pss) < 0) {
+		fprintf(stderr, "sectorfs: -o sector=%s: expected 512n, 512e or 4kn\n", o->sector);
+		return -EINVAL;
+	}
+	if (o->provisioning && sfs_prov_parse(o->provisioning, &d->prov) < 0) {
+		fprintf(stderr, "sectorfs: -o provisioning=%s: expected thin, zeroedthick or eagerzeroedthick\n",
+			o->provisioning);
+		return -EINVAL;
+	}
+	if (o->block_size && sfs_parse_size(o->block_size, &d->block_size) < 0) {
+		fprintf(stderr, "sectorfs: -o block_size=%s: not a size\n", o->block_size);
+		return -EINVAL;
+	}
+	d->zero_offload = !o->no_zero_offload;
+	if (sfs_sidecar_validate(d, "-o", err, sizeof(err)) < 0) {
+		fprintf(stderr, "sectorfs: %s\n", err);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int write_pidfile(const char *path)
+{
+	char buf[32];
+	int n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	char tmp[4096];
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, buf, (size_t)n) != n || close(fd) < 0 || rename(tmp, path) < 0) {
+		int rc = -errno;
+
+		unlink(tmp);
+		return rc;
+	}
+	return 0;
+}
+
+int main(int argc, char *argv[])
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct options o = { 0 };
+	struct fuse_cmdline_opts copts = { 0 };
+	struct sfs_store_opts sopts = { 0 };
+	struct fuse_loop_config *lcfg = NULL;
+	struct sfs_store *store = NULL;
+	struct fuse *fuse = NULL;
+	struct sfs_fs fs = { 0 };
+	char err[1024], holder[4200], fsname[4200];
+	int foreground = 1, rc = 1;
+
+	if (fuse_opt_parse(&args, &o, option_spec, opt_proc) < 0)
+		return 1;
+	if (o.show_version) {
+		printf("sectorfs %s (libfuse %s)\n", PACKAGE_VERSION, fuse_pkgversion());
+		return 0;
+	}
+	if (o.show_help) {
+		usage(argv[0]);
+		return 0;
+	}
+	if (fuse_parse_cmdline(&args, &copts) < 0)
+		return 1;
+	if (!o.store || !copts.mountpoint) {
+		fprintf(stderr, "usage: %s [options] STORE MOUNTPOINT  (see --help)\n", argv[0]);
+		goto out_args;
+	}
+	foreground = copts.foreground;
+	if (parse_defaults(&o, &sopts.defaults) < 0)
+		goto out_args;
+
+	sopts.stats = !o.nostats;
+	sopts.log.fn = log_to_stderr_or_syslog;
+	sopts.log.ctx = &foreground;
+	snprintf(holder, sizeof(holder), "pid %ld, mounted at %s", (long)getpid(), copts.mountpoint);
+	sopts.holder = holder;
+	openlog("sectorfs", LOG_PID, LOG_DAEMON);
+	if (sfs_store_open(o.store, &sopts, &store, err, sizeof(err)) < 0) {
+		fprintf(stderr, "sectorfs: %s\n", err);
+		goto out_args;
+	}
+	fs.store = store;
+	fs.stats = sopts.stats;
+	fs.log = &sopts.log;
+
+	/* Rebuild the FUSE arguments: the defaults first, so the user's win. */
+	snprintf(fsname, sizeof(fsname), "-ofsname=sectorfs:%s,subtype=sectorfs", o.store);
+	fuse_opt_insert_arg(&args, 1, fsname);
+	if (!o.no_default_permissions)
+		fuse_opt_insert_arg(&args, 1, "-odefault_permissions");
+	fuse = fuse_new(&args, &sfs_fs_ops, sizeof(sfs_fs_ops), &fs);
+	if (!fuse)
+		goto out_store;
+	if (fuse_mount(fuse, copts.mountpoint) != 0)
+		goto out_fuse;
+	if (fuse_daemonize(copts.foreground) != 0)
+		goto out_unmount;
+	if (!copts.foreground) {
+		snprintf(holder, sizeof(holder), "pid %ld, mounted at %s", (long)getpid(), copts.mountpoint);
+		sfs_store_set_holder(store, holder);
+	}
+	if (fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
+		goto out_unmount;
+	if (o.pidfile && (rc = write_pidfile(o.pidfile)) < 0) {
+		sfs_logf(&sopts.log, SFS_LOG_ERR, "%s: cannot write pid file: %s", o.pidfile, strerror(-rc));
+		rc = 1;
+		goto out_signals;
+	}
+	if (copts.singlethread) {
+		rc = fuse_loop(fuse);
+	} else {
+		lcfg = fuse_loop_cfg_create();
+		fuse_loop_cfg_set_clone_fd(lcfg, copts.clone_fd);
+		fuse_loop_cfg_set_max_threads(lcfg, o.threads > 0 ? (unsigned)o.threads : 64);
+		if (copts.max_idle_threads != UINT_MAX)
+			fuse_loop_cfg_set_idle_threads(lcfg, copts.max_idle_threads);
+		rc = fuse_loop_mt(fuse, lcfg);
+		fuse_loop_cfg_destroy(lcfg);
+	}
+	/* a signal ends the loop with the signal number: a clean, asked-for exit */
+	rc = rc < 0 ? 1 : 0;
+	if (o.pidfile)
+		unlink(o.pidfile);
+out_signals:
+	fuse_remove_signal_handlers(fuse_get_session(fuse));
+out_unmount:
+	fuse_unmount(fuse);
+out_fuse:
+	fuse_destroy(fuse);
+out_store:
+	if (sfs_store_close(store) < 0) {
+		sfs_logf(&sopts.log, SFS_LOG_ERR, "flushing images at exit failed");
+		rc = 1;
+	}
+out_args:
+	free(copts.mountpoint);
+	fuse_opt_free_args(&args);
+	free(o.store);
+	free(o.sector);
+	free(o.provisioning);
+	free(o.block_size);
+	free(o.pidfile);
+	return rc;
+}
