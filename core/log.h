@@ -9,6 +9,8 @@
 #ifndef SFS_LOG_H
 #define SFS_LOG_H
 
+#include <stddef.h>
+
 enum sfs_log_level {
 	SFS_LOG_ERR = 0,
 	SFS_LOG_WARN = 1,

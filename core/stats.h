@@ -35,7 +35,7 @@ enum sfs_lat_class {
 #define SFS_SIZE_NBUCKET 12   /* <1K(512..), 1K, 2K, 4K, ... 512K, >=1M */
 #define SFS_LAT_SUB_BITS 4
 #define SFS_LAT_SUB (1u << SFS_LAT_SUB_BITS)
-#define SFS_LAT_NBUCKET 640   /* covers 0 .. 2^40 ns (~18 min); larger values go in the last bucket */
+#define SFS_LAT_NBUCKET 640   /* covers 0 .. ~2^43 ns (~2.4 h); larger values go in the last bucket */
 
 struct sfs_stats;  /* opaque, recorded into concurrently */
 

@@ -1,0 +1,555 @@
+/*
+ * sidecar.c - read, check and write the JSON sidecar NAME.json (see sidecar.h).
+ *
+ * Parsing runs in two steps.  First each key of the object is read by its
+ * handler in keys[] (type, syntax, names), in file order, so the first bad
+ * key is the one reported.  Then check_geometry() applies the rules that
+ * relate values (powers of two, ranges, physical >= logical, size multiple
+ * of the sector, block_size against the physical sector); it is the same
+ * function sfs_sidecar_validate() uses, so each rule is written once.
+ *
+ * Every message is "FNAME: key 'KEY': REASON", or "FNAME: REASON" for a
+ * problem with the file as a whole (unreadable, not JSON, not an object).
+ *
+ * Return codes: -EINVAL for any rule broken; -ERANGE when a number cannot
+ * even be represented (a size string above 2^63-1, a JSON integer beyond
+ * 64 bits); load adds the errno of open/read, -ELOOP for a symbolic link,
+ * -EINVAL for a file that is not regular and -EFBIG for one above 64 KiB.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "log.h"
+#include "sidecar.h"
+#include "units.h"
+
+static const char *const prov_names[] = {
+	[SFS_PROV_THIN] = "thin",
+	[SFS_PROV_ZEROEDTHICK] = "zeroedthick",
+	[SFS_PROV_EAGERZEROEDTHICK] = "eagerzeroedthick",
+};
+#define NPROV (sizeof(prov_names) / sizeof(prov_names[0]))
+
+static const struct sector_format {
+	const char *name;
+	uint32_t lss, pss;
+} sector_formats[] = {
+	{ "512n", 512, 512 },
+	{ "512e", 512, 4096 },
+	{ "4kn", 4096, 4096 },
+};
+#define NSECTOR (sizeof(sector_formats) / sizeof(sector_formats[0]))
+
+void sfs_sidecar_defaults(struct sfs_sidecar *sc)
+{
+	*sc = (struct sfs_sidecar){
+		.size = 0,
+		.lss = 512,
+		.pss = 512,
+		.prov = SFS_PROV_THIN,
+		.block_size = SFS_BLOCK_DEFAULT,
+		.zero_offload = true,
+	};
+}
+
+const char *sfs_prov_name(enum sfs_prov p)
+{
+	return (unsigned)p < NPROV ? prov_names[p] : NULL;
+}
+
+int sfs_prov_parse(const char *s, enum sfs_prov *out)
+{
+	for (size_t i = 0; i < NPROV; i++)
+		if (strcmp(s, prov_names[i]) == 0) {
+			*out = (enum sfs_prov)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int sfs_sector_parse(const char *s, uint32_t *lss, uint32_t *pss)
+{
+	for (size_t i = 0; i < NSECTOR; i++)
+		if (strcasecmp(s, sector_formats[i].name) == 0) {
+			*lss = sector_formats[i].lss;
+			*pss = sector_formats[i].pss;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *sfs_sector_name(uint32_t lss, uint32_t pss)
+{
+	for (size_t i = 0; i < NSECTOR; i++)
+		if (sector_formats[i].lss == lss && sector_formats[i].pss == pss)
+			return sector_formats[i].name;
+	return NULL;
+}
+
+/* "FNAME: key 'KEY': REASON" into err; returns rc. */
+__attribute__((format(printf, 6, 7)))
+static int key_err(char *err, size_t errlen, const char *fname, const char *key,
+		   int rc, const char *fmt, ...)
+{
+	char reason[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	return sfs_err(err, errlen, rc, "%s: key '%s': %s", fname, key, reason);
+}
+
+/* "FNAME: strerror(e)" into err; returns -e. */
+static int sys_err(char *err, size_t errlen, const char *fname, int e)
+{
+	char buf[128];
+
+	return sfs_err(err, errlen, -e, "%s: %s", fname, strerror_r(e, buf, sizeof(buf)));
+}
+
+/*
+ * The rules between values, shared by the parser and sfs_sidecar_validate.
+ * Sector sizes come in as 64-bit so the parser can check a JSON integer
+ * before narrowing it.
+ */
+static int check_sector(uint64_t v, const char *key, const char *fname,
+			char *err, size_t errlen)
+{
+	if (!sfs_is_pow2(v) || v < SFS_SECTOR_MIN || v > SFS_SECTOR_MAX)
+		return key_err(err, errlen, fname, key, -EINVAL,
+			       "%" PRIu64 " is not a power of two from %u to %u",
+			       v, SFS_SECTOR_MIN, SFS_SECTOR_MAX);
+	return 0;
+}
+
+static int check_geometry(uint64_t size, uint64_t lss, uint64_t pss, uint64_t block,
+			  const char *fname, char *err, size_t errlen)
+{
+	int rc;
+
+	if ((rc = check_sector(lss, "logical_sector_size", fname, err, errlen)) ||
+	    (rc = check_sector(pss, "physical_sector_size", fname, err, errlen)))
+		return rc;
+	if (pss < lss)
+		return key_err(err, errlen, fname, "physical_sector_size", -EINVAL,
+			       "%" PRIu64 " is smaller than the logical sector size %" PRIu64,
+			       pss, lss);
+	if (size > SFS_SIZE_MAX)
+		return key_err(err, errlen, fname, "size", -EINVAL,
+			       "%" PRIu64 " is larger than the maximum %llu (4 EiB)",
+			       size, SFS_SIZE_MAX);
+	if (size % lss)
+		return key_err(err, errlen, fname, "size", -EINVAL,
+			       "%" PRIu64 " is not a multiple of the logical sector size %" PRIu64,
+			       size, lss);
+	if (!sfs_is_pow2(block))
+		return key_err(err, errlen, fname, "block_size", -EINVAL,
+			       "%" PRIu64 " is not a power of two", block);
+	if (block < pss)
+		return key_err(err, errlen, fname, "block_size", -EINVAL,
+			       "%" PRIu64 " is smaller than the physical sector size %" PRIu64,
+			       block, pss);
+	if (block > SFS_BLOCK_MAX)
+		return key_err(err, errlen, fname, "block_size", -EINVAL,
+			       "%" PRIu64 " is larger than the maximum 64M", block);
+	return 0;
+}
+
+int sfs_sidecar_validate(const struct sfs_sidecar *sc, const char *fname,
+			 char *err, size_t errlen)
+{
+	if (!sfs_prov_name(sc->prov))
+		return key_err(err, errlen, fname, "provisioning", -EINVAL,
+			       "%d is not a provisioning mode", (int)sc->prov);
+	return check_geometry(sc->size, sc->lss, sc->pss, sc->block_size, fname, err, errlen);
+}
+
+/* What the key handlers fill while the object is read. */
+struct parse {
+	const char *fname;
+	char *err;
+	size_t errlen;
+	struct sfs_sidecar sc;
+	uint64_t lss, pss;              /* 64-bit until checked */
+	bool have_size, have_sector, have_lss, have_pss;
+};
+
+static const char *type_name(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: return "an object";
+	case JSON_ARRAY: return "an array";
+	case JSON_STRING: return "a string";
+	case JSON_INTEGER: return "an integer";
+	case JSON_REAL: return "a real number";
+	case JSON_TRUE:
+	case JSON_FALSE: return "a boolean";
+	case JSON_NULL: return "null";
+	}
+	return "an unknown type";
+}
+
+static int wrong_type(struct parse *p, const char *key, const json_t *v, const char *want)
+{
+	return key_err(p->err, p->errlen, p->fname, key, -EINVAL,
+		       "expected %s, got %s", want, type_name(v));
+}
+
+/* A JSON integer >= 0. */
+static int get_uint(struct parse *p, const char *key, const json_t *v, uint64_t *out)
+{
+	json_int_t i;
+
+	if (!json_is_integer(v))
+		return wrong_type(p, key, v, "an integer");
+	i = json_integer_value(v);
+	if (i < 0)
+		return key_err(p->err, p->errlen, p->fname, key, -EINVAL,
+			       "%" JSON_INTEGER_FORMAT " is negative", i);
+	*out = (uint64_t)i;
+	return 0;
+}
+
+/* A JSON integer >= 0 or a size string ("8G"). */
+static int get_size(struct parse *p, const char *key, const json_t *v, uint64_t *out)
+{
+	const char *s;
+	int rc;
+
+	if (json_is_integer(v))
+		return get_uint(p, key, v, out);
+	if (!json_is_string(v))
+		return wrong_type(p, key, v, "an integer or a size string");
+	s = json_string_value(v);
+	rc = sfs_parse_size(s, out);
+	if (rc == -ERANGE)
+		return key_err(p->err, p->errlen, p->fname, key, rc,
+			       "'%s' is too large (more than 2^63-1 bytes)", s);
+	if (rc)
+		return key_err(p->err, p->errlen, p->fname, key, rc,
+			       "'%s' is not a valid size (examples: 512, 4K, 1M, 8G, 2T)", s);
+	return 0;
+}
+
+static int key_size(struct parse *p, const char *key, const json_t *v)
+{
+	p->have_size = true;
+	return get_size(p, key, v, &p->sc.size);
+}
+
+static int key_sector(struct parse *p, const char *key, const json_t *v)
+{
+	uint32_t lss, pss;
+
+	if (!json_is_string(v))
+		return wrong_type(p, key, v, "a string");
+	if (sfs_sector_parse(json_string_value(v), &lss, &pss))
+		return key_err(p->err, p->errlen, p->fname, key, -EINVAL,
+			       "unknown sector format '%s' (expected 512n, 512e or 4kn)",
+			       json_string_value(v));
+	p->lss = lss;
+	p->pss = pss;
+	p->have_sector = true;
+	return 0;
+}
+
+static int key_lss(struct parse *p, const char *key, const json_t *v)
+{
+	p->have_lss = true;
+	return get_uint(p, key, v, &p->lss);
+}
+
+static int key_pss(struct parse *p, const char *key, const json_t *v)
+{
+	p->have_pss = true;
+	return get_uint(p, key, v, &p->pss);
+}
+
+static int key_provisioning(struct parse *p, const char *key, const json_t *v)
+{
+	if (!json_is_string(v))
+		return wrong_type(p, key, v, "a string");
+	if (sfs_prov_parse(json_string_value(v), &p->sc.prov))
+		return key_err(p->err, p->errlen, p->fname, key, -EINVAL,
+			       "unknown provisioning mode '%s' (expected thin, zeroedthick or eagerzeroedthick)",
+			       json_string_value(v));
+	return 0;
+}
+
+static int key_block_size(struct parse *p, const char *key, const json_t *v)
+{
+	return get_size(p, key, v, &p->sc.block_size);
+}
+
+static int key_zero_offload(struct parse *p, const char *key, const json_t *v)
+{
+	if (!json_is_boolean(v))
+		return wrong_type(p, key, v, "true or false");
+	p->sc.zero_offload = json_is_true(v);
+	return 0;
+}
+
+static const struct key_handler {
+	const char *key;
+	int (*fn)(struct parse *p, const char *key, const json_t *v);
+} keys[] = {
+	{ "size", key_size },
+	{ "sector", key_sector },
+	{ "logical_sector_size", key_lss },
+	{ "physical_sector_size", key_pss },
+	{ "provisioning", key_provisioning },
+	{ "block_size", key_block_size },
+	{ "zero_offload", key_zero_offload },
+};
+
+static int read_keys(struct parse *p, json_t *root)
+{
+	const char *key;
+	json_t *v;
+	int rc;
+
+	json_object_foreach(root, key, v) {
+		size_t i;
+
+		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+			if (strcmp(key, keys[i].key) == 0)
+				break;
+		if (i == sizeof(keys) / sizeof(keys[0]))
+			return key_err(p->err, p->errlen, p->fname, key, -EINVAL, "unknown key");
+		if ((rc = keys[i].fn(p, key, v)))
+			return rc;
+	}
+	return 0;
+}
+
+/* The rules on which keys go together. */
+static int check_keys(const struct parse *p)
+{
+	if (!p->have_size)
+		return key_err(p->err, p->errlen, p->fname, "size", -EINVAL,
+			       "missing (it is required)");
+	if (p->have_sector && (p->have_lss || p->have_pss))
+		return key_err(p->err, p->errlen, p->fname, "sector", -EINVAL,
+			       "cannot be combined with %s",
+			       p->have_lss ? "logical_sector_size" : "physical_sector_size");
+	if (p->have_lss != p->have_pss)
+		return key_err(p->err, p->errlen, p->fname,
+			       p->have_lss ? "physical_sector_size" : "logical_sector_size",
+			       -EINVAL, "missing (logical_sector_size and physical_sector_size go together)");
+	return 0;
+}
+
+int sfs_sidecar_parse(const char *text, size_t len, const char *fname,
+		      struct sfs_sidecar *out, char *err, size_t errlen)
+{
+	struct parse p = { .fname = fname, .err = err, .errlen = errlen };
+	json_error_t jerr;
+	json_t *root;
+	int rc;
+
+	sfs_sidecar_defaults(&p.sc);
+	p.lss = p.sc.lss;
+	p.pss = p.sc.pss;
+	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root)
+		return sfs_err(err, errlen,
+			       json_error_code(&jerr) == json_error_numeric_overflow ? -ERANGE : -EINVAL,
+			       "%s: JSON error at line %d, column %d: %s",
+			       fname, jerr.line, jerr.column, jerr.text);
+	if (!json_is_object(root))
+		rc = sfs_err(err, errlen, -EINVAL, "%s: the top level is %s, not a JSON object",
+			     fname, type_name(root));
+	else if (!(rc = read_keys(&p, root)) && !(rc = check_keys(&p)))
+		rc = check_geometry(p.sc.size, p.lss, p.pss, p.sc.block_size, fname, err, errlen);
+	json_decref(root);
+	if (rc)
+		return rc;
+	p.sc.lss = (uint32_t)p.lss;
+	p.sc.pss = (uint32_t)p.pss;
+	*out = p.sc;
+	return 0;
+}
+
+int sfs_sidecar_load(int dirfd, const char *fname, struct sfs_sidecar *out,
+		     char *err, size_t errlen)
+{
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0;
+	int fd, rc;
+
+	fd = openat(dirfd, fname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		if (errno == ELOOP)
+			return sfs_err(err, errlen, -ELOOP,
+				       "%s: is a symbolic link (sidecars must be regular files)", fname);
+		return sys_err(err, errlen, fname, errno);
+	}
+	if (fstat(fd, &st) < 0) {
+		rc = sys_err(err, errlen, fname, errno);
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = sfs_err(err, errlen, -EINVAL, "%s: not a regular file", fname);
+		goto out;
+	}
+	if (st.st_size > SFS_SIDECAR_MAX_BYTES)
+		goto too_big;
+	/* One byte more than allowed, to notice a file that grew since fstat. */
+	buf = malloc(SFS_SIDECAR_MAX_BYTES + 1);
+	if (!buf) {
+		rc = sys_err(err, errlen, fname, ENOMEM);
+		goto out;
+	}
+	while (len <= SFS_SIDECAR_MAX_BYTES) {
+		ssize_t n = read(fd, buf + len, SFS_SIDECAR_MAX_BYTES + 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = sys_err(err, errlen, fname, errno);
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len <= SFS_SIDECAR_MAX_BYTES) {
+		rc = sfs_sidecar_parse(buf, len, fname, out, err, errlen);
+		goto out;
+	}
+too_big:
+	rc = sfs_err(err, errlen, -EFBIG, "%s: larger than 64 KiB", fname);
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+/* sc must be valid (sfs_sidecar_validate); NULL with errno EINVAL otherwise. */
+char *sfs_sidecar_dump(const struct sfs_sidecar *sc)
+{
+	const char *sector = sfs_sector_name(sc->lss, sc->pss);
+	const char *prov = sfs_prov_name(sc->prov);
+	char *text = NULL;
+	json_t *o;
+	int bad;
+
+	if (!prov) {
+		errno = EINVAL;
+		return NULL;
+	}
+	o = json_object();
+	if (!o) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	bad = json_object_set_new(o, "size", json_integer((json_int_t)sc->size));
+	if (sector) {
+		bad |= json_object_set_new(o, "sector", json_string(sector));
+	} else {
+		bad |= json_object_set_new(o, "logical_sector_size", json_integer(sc->lss));
+		bad |= json_object_set_new(o, "physical_sector_size", json_integer(sc->pss));
+	}
+	bad |= json_object_set_new(o, "provisioning", json_string(prov));
+	bad |= json_object_set_new(o, "block_size", json_integer((json_int_t)sc->block_size));
+	bad |= json_object_set_new(o, "zero_offload", json_boolean(sc->zero_offload));
+	if (!bad)
+		text = json_dumps(o, JSON_INDENT(2));
+	json_decref(o);
+	if (!text)
+		errno = ENOMEM;
+	return text;
+}
+
+static int write_all(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* fsync the directory holding dirfd/fname, so the rename is durable. */
+static int sync_parent(int dirfd, const char *fname)
+{
+	const char *slash = strrchr(fname, '/');
+	char parent[PATH_MAX];
+	int fd, rc = 0;
+
+	if (!slash)
+		strcpy(parent, ".");
+	else if (slash == fname)
+		strcpy(parent, "/");
+	else if ((size_t)(slash - fname) < sizeof(parent))
+		snprintf(parent, sizeof(parent), "%.*s", (int)(slash - fname), fname);
+	else
+		return -ENAMETOOLONG;
+	fd = openat(dirfd, parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+/*
+ * The temporary file is FNAME.tmp.<pid> beside FNAME; a stale one left by
+ * a crashed process is truncated.  Callers serialise saves of one sidecar.
+ * An error after the rename (fsync of the directory) leaves the new file in
+ * place, only its durability is in doubt.
+ */
+int sfs_sidecar_save(int dirfd, const char *fname, const struct sfs_sidecar *sc)
+{
+	char tmp[PATH_MAX];
+	char *text;
+	int fd, rc, n;
+
+	if (sfs_sidecar_validate(sc, fname, NULL, 0))
+		return -EINVAL;
+	n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", fname, (long)getpid());
+	if (n < 0 || (size_t)n >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	text = sfs_sidecar_dump(sc);
+	if (!text)
+		return -errno;
+	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rc = -errno;
+		free(text);
+		return rc;
+	}
+	if (!(rc = write_all(fd, text, strlen(text))) && !(rc = write_all(fd, "\n", 1)) &&
+	    fsync(fd) < 0)
+		rc = -errno;
+	free(text);
+	if (close(fd) < 0 && !rc)
+		rc = -errno;
+	if (!rc && renameat(dirfd, tmp, dirfd, fname) < 0)
+		rc = -errno;
+	if (rc) {
+		unlinkat(dirfd, tmp, 0);
+		return rc;
+	}
+	return sync_parent(dirfd, fname);
+}

@@ -1,0 +1,289 @@
+/*
+ * stats.c - recording and snapshots of per-image I/O statistics.
+ *
+ * Layout: struct sfs_stats is NSHARD shards, each one a full set of the
+ * counters of a snapshot (struct sfs_stats_snap) starting on its own cache
+ * line.  A recording thread adds into the shard of the CPU it runs on
+ * (sched_getcpu() % NSHARD, shard 0 when that fails) with relaxed atomic
+ * adds, and raises the per-class max with a CAS loop; nothing is locked.
+ * A snapshot sums the shards (and takes the max of the max fields).
+ * Reset stores zero into every counter; an I/O recorded at the same time
+ * may land half before and half after it (e.g. its count but not its
+ * bytes), which is harmless for statistics.
+ *
+ * Latency histogram (nanoseconds, log-linear, SFS_LAT_SUB = 16 sub-buckets
+ * per power of two):
+ *
+ *   v < 16                  bucket v                          (exact)
+ *   2^k <= v < 2^(k+1)      bucket (k-3)*16 + (v >> (k-4) & 15)
+ *                           width 2^(k-4), i.e. 1/16 of its lower bound
+ *   bucket 639              everything >= 31 * 2^38 ns (~2.3 hours)
+ *
+ * A percentile is reported as the midpoint of the bucket holding the
+ * requested rank, clamped to the class's exact max.  The true value of that
+ * rank lies in the same bucket, so the error is at most half a bucket:
+ * 1/32 (3.1%) of the value, and none below 32 ns.  The top rank (q = 1,
+ * or a single sample) is the max itself.  Only the open-ended last bucket
+ * is not bounded; it reports the max too.  Mean and max are exact.
+ *
+ * Size histogram: bucket 0 is len < 1 KiB, bucket i (1..10) is
+ * [512 << i, 512 << (i+1)), bucket 11 is >= 1 MiB.
+ *
+ * Memory: a shard is one struct sfs_stats_snap (20832 bytes, 2604
+ * counters, of which 2572 are latency) rounded to 20864; 8 shards and the
+ * clock make 166976 bytes (~163 KiB) per image, in one allocation.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "stats.h"
+
+#define NSHARD 8
+#define CACHE_LINE 64
+#define NSLOT (sizeof(struct sfs_stats_snap) / sizeof(uint64_t))
+
+/* The flat walks below (reset, snapshot) rely on the snapshot being nothing but uint64_t. */
+_Static_assert(sizeof(struct sfs_stats_snap) % sizeof(uint64_t) == 0,
+	       "struct sfs_stats_snap must hold only uint64_t");
+
+struct shard {
+	_Alignas(CACHE_LINE) struct sfs_stats_snap c;  /* elapsed_ns unused here */
+};
+
+struct sfs_stats {
+	struct shard shard[NSHARD];
+	_Alignas(CACHE_LINE) uint64_t start_ns;  /* CLOCK_MONOTONIC at creation or reset */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Counter i of a snapshot-shaped block of counters. */
+static uint64_t *slot(struct sfs_stats_snap *s, size_t i)
+{
+	return (uint64_t *)(void *)((char *)s + i * sizeof(uint64_t));
+}
+
+static const uint64_t *cslot(const struct sfs_stats_snap *s, size_t i)
+{
+	return (const uint64_t *)(const void *)((const char *)s + i * sizeof(uint64_t));
+}
+
+static struct sfs_stats_snap *my_shard(struct sfs_stats *st)
+{
+	int cpu = sched_getcpu();
+
+	return &st->shard[cpu < 0 ? 0 : (unsigned)cpu % NSHARD].c;
+}
+
+static inline void add(uint64_t *p, uint64_t v)
+{
+	__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+
+static void raise_max(uint64_t *p, uint64_t v)
+{
+	uint64_t cur = __atomic_load_n(p, __ATOMIC_RELAXED);
+
+	while (v > cur &&
+	       !__atomic_compare_exchange_n(p, &cur, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+static void record_lat(struct sfs_stats_snap *c, enum sfs_lat_class cls, uint64_t ns)
+{
+	add(&c->lat[cls].count, 1);
+	add(&c->lat[cls].sum_ns, ns);
+	add(&c->lat[cls].hist[sfs_stats_lat_bucket(ns)], 1);
+	raise_max(&c->lat[cls].max_ns, ns);
+}
+
+int sfs_stats_new(struct sfs_stats **out)
+{
+	struct sfs_stats *st = aligned_alloc(_Alignof(struct sfs_stats), sizeof(*st));
+
+	if (!st)
+		return -ENOMEM;
+	memset(st, 0, sizeof(*st));
+	st->start_ns = now_ns();
+	*out = st;
+	return 0;
+}
+
+void sfs_stats_free(struct sfs_stats *st)
+{
+	free(st);
+}
+
+void sfs_stats_reset(struct sfs_stats *st)
+{
+	for (unsigned s = 0; s < NSHARD; s++)
+		for (size_t i = 0; i < NSLOT; i++)
+			__atomic_store_n(slot(&st->shard[s].c, i), 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&st->start_ns, now_ns(), __ATOMIC_RELAXED);
+}
+
+void sfs_stats_read(struct sfs_stats *st, uint64_t off, uint64_t len, uint64_t lat_ns)
+{
+	struct sfs_stats_snap *c = my_shard(st);
+
+	add(&c->reads, 1);
+	add(&c->bytes_read, len);
+	add(&c->size_hist[sfs_stats_size_bucket(len)], 1);
+	add(&c->align_hist[sfs_geom_align_class(off, len)], 1);
+	record_lat(c, SFS_LAT_READ, lat_ns);
+}
+
+void sfs_stats_write(struct sfs_stats *st, uint64_t off, uint64_t len, uint64_t lat_ns,
+		     bool first, bool rmw)
+{
+	struct sfs_stats_snap *c = my_shard(st);
+
+	add(&c->writes, 1);
+	add(&c->bytes_written, len);
+	add(first ? &c->first_writes : &c->overwrites, 1);
+	if (rmw)
+		add(&c->rmw_writes, 1);
+	add(&c->size_hist[sfs_stats_size_bucket(len)], 1);
+	add(&c->align_hist[sfs_geom_align_class(off, len)], 1);
+	record_lat(c, first ? SFS_LAT_WRITE_FIRST : SFS_LAT_WRITE_OVERWRITE, lat_ns);
+}
+
+void sfs_stats_misaligned(struct sfs_stats *st, uint64_t off, uint64_t len)
+{
+	struct sfs_stats_snap *c = my_shard(st);
+
+	add(&c->misaligned_rejected, 1);
+	add(&c->align_hist[sfs_geom_align_class(off, len)], 1);
+}
+
+void sfs_stats_out_of_range(struct sfs_stats *st)
+{
+	add(&my_shard(st)->out_of_range, 1);
+}
+
+void sfs_stats_flush(struct sfs_stats *st, uint64_t lat_ns)
+{
+	struct sfs_stats_snap *c = my_shard(st);
+
+	add(&c->flushes, 1);
+	record_lat(c, SFS_LAT_FLUSH, lat_ns);
+}
+
+void sfs_stats_discard(struct sfs_stats *st, uint64_t len)
+{
+	struct sfs_stats_snap *c = my_shard(st);
+
+	add(&c->discards, 1);
+	add(&c->discard_bytes, len);
+}
+
+void sfs_stats_write_zeroes(struct sfs_stats *st, uint64_t len)
+{
+	struct sfs_stats_snap *c = my_shard(st);
+
+	add(&c->write_zeroes, 1);
+	add(&c->write_zeroes_bytes, len);
+}
+
+void sfs_stats_zeroed(struct sfs_stats *st, uint64_t bytes)
+{
+	add(&my_shard(st)->zeroed_bytes, bytes);
+}
+
+void sfs_stats_snapshot(const struct sfs_stats *st, struct sfs_stats_snap *snap)
+{
+	memset(snap, 0, sizeof(*snap));
+	for (unsigned i = 0; i < NSHARD; i++)
+		for (size_t j = 0; j < NSLOT; j++)
+			*slot(snap, j) += __atomic_load_n(cslot(&st->shard[i].c, j), __ATOMIC_RELAXED);
+	/* The walk above summed the max fields too; take their max instead. */
+	for (unsigned c = 0; c < SFS_LAT_NCLASS; c++) {
+		snap->lat[c].max_ns = 0;
+		for (unsigned i = 0; i < NSHARD; i++) {
+			uint64_t m = __atomic_load_n(&st->shard[i].c.lat[c].max_ns, __ATOMIC_RELAXED);
+
+			if (m > snap->lat[c].max_ns)
+				snap->lat[c].max_ns = m;
+		}
+	}
+	snap->elapsed_ns = now_ns() - __atomic_load_n(&st->start_ns, __ATOMIC_RELAXED);
+}
+
+uint64_t sfs_stats_percentile(const struct sfs_stats_snap *snap, enum sfs_lat_class c, double q)
+{
+	const uint64_t *hist = snap->lat[c].hist;
+	uint64_t total = 0, rank, seen = 0, low, mid;
+	unsigned b;
+
+	/* Count from the histogram itself: a snapshot taken during I/O may
+	 * have a count one I/O ahead of it. */
+	for (b = 0; b < SFS_LAT_NBUCKET; b++)
+		total += hist[b];
+	if (total == 0)
+		return 0;
+	if (q < 0)
+		q = 0;
+	if (q > 1)
+		q = 1;
+	/* Nearest rank: the smallest value with at least q of the I/Os at or below it. */
+	rank = (uint64_t)(q * (double)total);
+	if ((double)rank < q * (double)total)
+		rank++;
+	if (rank == 0)
+		rank = 1;
+	if (rank == total)  /* the top rank is the max, known exactly */
+		return snap->lat[c].max_ns;
+	for (b = 0; b < SFS_LAT_NBUCKET - 1; b++) {
+		seen += hist[b];
+		if (seen >= rank)
+			break;
+	}
+	if (b == SFS_LAT_NBUCKET - 1)
+		return snap->lat[c].max_ns;
+	low = sfs_stats_lat_bucket_low(b);
+	mid = low + (sfs_stats_lat_bucket_low(b + 1) - low) / 2;
+	return mid < snap->lat[c].max_ns ? mid : snap->lat[c].max_ns;
+}
+
+unsigned sfs_stats_size_bucket(uint64_t len)
+{
+	unsigned k;
+
+	if (len < 1024)
+		return 0;
+	k = 63 - (unsigned)__builtin_clzll(len);  /* floor(log2(len)) >= 10 */
+	return k - 9 < SFS_SIZE_NBUCKET ? k - 9 : SFS_SIZE_NBUCKET - 1;
+}
+
+unsigned sfs_stats_lat_bucket(uint64_t ns)
+{
+	unsigned k;
+	uint64_t b;
+
+	if (ns < SFS_LAT_SUB)
+		return (unsigned)ns;
+	k = 63 - (unsigned)__builtin_clzll(ns);
+	b = (uint64_t)(k - SFS_LAT_SUB_BITS + 1) * SFS_LAT_SUB +
+	    ((ns >> (k - SFS_LAT_SUB_BITS)) & (SFS_LAT_SUB - 1));
+	return b < SFS_LAT_NBUCKET ? (unsigned)b : SFS_LAT_NBUCKET - 1;
+}
+
+/* b may be SFS_LAT_NBUCKET: the end of the last bucket's regular range. */
+uint64_t sfs_stats_lat_bucket_low(unsigned b)
+{
+	unsigned k;
+
+	if (b < SFS_LAT_SUB)
+		return b;
+	k = b / SFS_LAT_SUB + SFS_LAT_SUB_BITS - 1;
+	return (uint64_t)(SFS_LAT_SUB + b % SFS_LAT_SUB) << (k - SFS_LAT_SUB_BITS);
+}

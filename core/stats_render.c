@@ -1,0 +1,347 @@
+/*
+ * stats_render.c - the two faces of a stats snapshot: text and JSON.
+ *
+ * MNT/.stats/NAME is for a person running cat: geometry and allocation,
+ * every counter of NAME.json under the same key with its rate per second,
+ * a latency table in microseconds, the size and alignment histograms as
+ * '#' bars scaled to their largest bucket, and a one-line verdict on
+ * whether the workload would run on a 4Kn disk.  It stays under 60 lines.
+ *
+ * MNT/.stats/NAME.json is for scripts: one compact object ending in a
+ * newline, with the keys listed in SPEC.md ("Statistics").  Latencies are
+ * microseconds with up to 3 decimals (whole nanoseconds); each latency
+ * histogram lists its non-empty buckets as [lower_bound_us, count].
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "stats.h"
+#include "units.h"
+
+#define BAR_WIDTH 40
+
+static const char *const size_labels[SFS_SIZE_NBUCKET] = {
+	"512", "1K", "2K", "4K", "8K", "16K", "32K", "64K", "128K", "256K", "512K", ">=1M",
+};
+
+static const char *const align_labels[SFS_ALIGN_NCLASS] = { "512", "1K", "2K", ">=4K" };
+
+static const char *const lat_keys[SFS_LAT_NCLASS] = {
+	"read", "write_overwrite", "write_first", "flush",
+};
+
+static const char *prov_name(enum sfs_prov p)
+{
+	const char *n = sfs_prov_name(p);
+
+	return n ? n : "unknown";
+}
+
+static const char *sector_name(uint32_t lss, uint32_t pss)
+{
+	const char *n = sfs_sector_name(lss, pss);
+
+	return n ? n : "custom";
+}
+
+/* Mean latency in whole nanoseconds (0 when empty). */
+static uint64_t mean_ns(const struct sfs_stats_snap *s, enum sfs_lat_class c)
+{
+	uint64_t n = s->lat[c].count;
+
+	return n ? (s->lat[c].sum_ns + n / 2) / n : 0;
+}
+
+static uint64_t align_total(const struct sfs_stats_snap *s)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < SFS_ALIGN_NCLASS; i++)
+		n += s->align_hist[i];
+	return n;
+}
+
+static uint64_t not_4k_aligned(const struct sfs_stats_snap *s)
+{
+	return align_total(s) - s->align_hist[SFS_ALIGN_4K];
+}
+
+/* ---- JSON ---- */
+
+/* The image name as a JSON string: file names are bytes, so a name that is
+ * not UTF-8 shows its bytes >= 0x80 as '?' rather than failing the file. */
+static json_t *json_name(const char *name)
+{
+	json_t *v = json_string(name);
+	char *copy;
+
+	if (v)
+		return v;
+	copy = strdup(name);
+	if (!copy)
+		return NULL;
+	for (char *p = copy; *p; p++)
+		if ((unsigned char)*p >= 0x80)
+			*p = '?';
+	v = json_string(copy);
+	free(copy);
+	return v;
+}
+
+static json_t *us(uint64_t ns)
+{
+	return json_real((double)ns / 1000.0);
+}
+
+static json_t *json_counts(const uint64_t *v, const char *const *labels, unsigned n)
+{
+	json_t *o = json_object();
+	int err = !o;
+
+	for (unsigned i = 0; !err && i < n; i++)
+		err |= json_object_set_new(o, labels[i], json_integer((json_int_t)v[i]));
+	if (err) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static json_t *json_latency(const struct sfs_stats_snap *s, enum sfs_lat_class c)
+{
+	json_t *o = json_object(), *hist = json_array();
+	int err = 0;
+
+	if (!o || !hist) {
+		json_decref(o);
+		json_decref(hist);
+		return NULL;
+	}
+	for (unsigned b = 0; b < SFS_LAT_NBUCKET; b++)
+		if (s->lat[c].hist[b])
+			err |= json_array_append_new(hist, json_pack("[fI]",
+						     sfs_stats_lat_bucket_low(b) / 1000.0,
+						     (json_int_t)s->lat[c].hist[b]));
+	err |= json_object_set_new(o, "count", json_integer((json_int_t)s->lat[c].count));
+	err |= json_object_set_new(o, "mean", us(mean_ns(s, c)));
+	err |= json_object_set_new(o, "p50", us(sfs_stats_percentile(s, c, 0.50)));
+	err |= json_object_set_new(o, "p90", us(sfs_stats_percentile(s, c, 0.90)));
+	err |= json_object_set_new(o, "p99", us(sfs_stats_percentile(s, c, 0.99)));
+	err |= json_object_set_new(o, "p999", us(sfs_stats_percentile(s, c, 0.999)));
+	err |= json_object_set_new(o, "max", us(s->lat[c].max_ns));
+	err |= json_object_set_new(o, "histogram", hist);
+	if (err) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* Close a stream from open_memstream(out, ...): 0, or -ENOMEM (*out freed) if a write failed. */
+static int finish(FILE *f, bool failed, char **out)
+{
+	failed |= ferror(f) != 0;
+	if (fclose(f) != 0 || failed) {
+		free(*out);
+		*out = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int sfs_stats_render_json(const struct sfs_stats_snap *s, const struct sfs_stats_info *info,
+			  char **out, size_t *len)
+{
+	json_t *o = json_object(), *lat = json_object();
+	int err = !o || !lat;
+	FILE *f;
+
+	if (err) {
+		json_decref(o);
+		json_decref(lat);
+		return -ENOMEM;
+	}
+#define SET(key, val) (err |= json_object_set_new(o, key, val))
+#define SETU(key, val) SET(key, json_integer((json_int_t)(val)))
+	SET("name", json_name(info->name));
+	SETU("logical_sector_size", info->geom.lss);
+	SETU("physical_sector_size", info->geom.pss);
+	SET("provisioning", json_string(prov_name(info->prov)));
+	SETU("block_size", info->geom.block_size);
+	SETU("size", info->geom.size);
+	SET("zero_offload", json_boolean(info->zero_offload));
+	SET("elapsed_seconds", json_real((double)s->elapsed_ns / 1e9));
+	SETU("reads", s->reads);
+	SETU("writes", s->writes);
+	SETU("bytes_read", s->bytes_read);
+	SETU("bytes_written", s->bytes_written);
+	SETU("flushes", s->flushes);
+	SETU("discards", s->discards);
+	SETU("discard_bytes", s->discard_bytes);
+	SETU("write_zeroes", s->write_zeroes);
+	SETU("write_zeroes_bytes", s->write_zeroes_bytes);
+	SETU("first_writes", s->first_writes);
+	SETU("overwrites", s->overwrites);
+	SETU("zeroed_bytes", s->zeroed_bytes);
+	SETU("misaligned_rejected", s->misaligned_rejected);
+	SETU("out_of_range", s->out_of_range);
+	SETU("rmw_writes", s->rmw_writes);
+	SETU("allocated_blocks", info->allocated_blocks);
+	SETU("total_blocks", info->total_blocks);
+	SET("size_histogram", json_counts(s->size_hist, size_labels, SFS_SIZE_NBUCKET));
+	SET("alignment_histogram", json_counts(s->align_hist, align_labels, SFS_ALIGN_NCLASS));
+	SETU("not_4k_aligned", not_4k_aligned(s));
+	for (unsigned c = 0; c < SFS_LAT_NCLASS; c++)
+		err |= json_object_set_new(lat, lat_keys[c], json_latency(s, c));
+	SET("latency_us", lat);
+#undef SETU
+#undef SET
+	if (err) {
+		json_decref(o);
+		return -ENOMEM;
+	}
+	f = open_memstream(out, len);
+	if (!f) {
+		json_decref(o);
+		return -ENOMEM;
+	}
+	/* 15 significant digits print k/1000 exactly, so microseconds keep 3 decimals. */
+	err = json_dumpf(o, f, JSON_COMPACT | JSON_REAL_PRECISION(15));
+	json_decref(o);
+	fputc('\n', f);
+	return finish(f, err, out);
+}
+
+/* ---- text ---- */
+
+static double per_sec(uint64_t v, double secs)
+{
+	return secs > 0 ? (double)v / secs : 0;
+}
+
+static void text_count(FILE *f, const char *key, uint64_t v, double secs)
+{
+	fprintf(f, "%-20s %12" PRIu64 " %12.1f/s\n", key, v, per_sec(v, secs));
+}
+
+static void text_bytes(FILE *f, const char *key, uint64_t v, double secs)
+{
+	char h[32], r[32];
+
+	sfs_format_human(v, h, sizeof(h));
+	sfs_format_human((uint64_t)per_sec(v, secs), r, sizeof(r));
+	fprintf(f, "%-20s %12s %12s/s\n", key, h, r);
+}
+
+static void text_latency(FILE *f, const struct sfs_stats_snap *s)
+{
+	fprintf(f, "%-16s %8s %9s %9s %9s %9s %9s %9s\n", "latency (us)", "count",
+		"p50", "p90", "p99", "p99.9", "max", "mean");
+	for (unsigned c = 0; c < SFS_LAT_NCLASS; c++) {
+		uint64_t v[] = {
+			sfs_stats_percentile(s, c, 0.50), sfs_stats_percentile(s, c, 0.90),
+			sfs_stats_percentile(s, c, 0.99), sfs_stats_percentile(s, c, 0.999),
+			s->lat[c].max_ns, mean_ns(s, c),
+		};
+
+		fprintf(f, "%-16s %8" PRIu64, lat_keys[c], s->lat[c].count);
+		for (unsigned i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+			if (s->lat[c].count)
+				fprintf(f, " %9.1f", v[i] / 1000.0);
+			else
+				fprintf(f, " %9s", "-");
+		}
+		fputc('\n', f);
+	}
+}
+
+static void text_histogram(FILE *f, const char *title, const uint64_t *v,
+			   const char *const *labels, unsigned n)
+{
+	uint64_t max = 0;
+
+	for (unsigned i = 0; i < n; i++)
+		if (v[i] > max)
+			max = v[i];
+	fprintf(f, "%s\n", title);
+	for (unsigned i = 0; i < n; i++) {
+		/* Scaled to the largest bucket; any non-empty bucket gets at least one '#'. */
+		unsigned w = max ? (unsigned)((v[i] * BAR_WIDTH + max - 1) / max) : 0;
+		char bar[BAR_WIDTH + 1];
+
+		memset(bar, '#', w);
+		bar[w] = '\0';
+		fprintf(f, "  %5s  %-*s %" PRIu64 "\n", labels[i], BAR_WIDTH, bar, v[i]);
+	}
+}
+
+static void text_verdict(FILE *f, const struct sfs_stats_snap *s)
+{
+	uint64_t total = align_total(s), bad = not_4k_aligned(s);
+
+	if (total == 0)
+		fputs("4Kn ready: unknown (no I/O yet)\n", f);
+	else if (bad == 0)
+		fprintf(f, "4Kn ready: yes (all %" PRIu64 " I/Os 4 KiB aligned)\n", total);
+	else
+		fprintf(f, "4Kn ready: no (%" PRIu64 " of %" PRIu64 " I/Os not 4 KiB aligned)\n",
+			bad, total);
+}
+
+int sfs_stats_render_text(const struct sfs_stats_snap *s, const struct sfs_stats_info *info,
+			  char **out, size_t *len)
+{
+	const struct sfs_geom *g = &info->geom;
+	double secs = (double)s->elapsed_ns / 1e9;
+	char size[32], bsize[32];
+	FILE *f = open_memstream(out, len);
+
+	if (!f)
+		return -ENOMEM;
+	sfs_format_human(g->size, size, sizeof(size));
+	sfs_format_size(g->block_size, bsize, sizeof(bsize));
+	fprintf(f, "sectorfs stats: %s\n", info->name);
+	fprintf(f, "geometry      %s: logical %" PRIu32 " / physical %" PRIu32 "\n",
+		sector_name(g->lss, g->pss), g->lss, g->pss);
+	fprintf(f, "provisioning  %s, block size %s, zero offload %s\n",
+		prov_name(info->prov), bsize, info->zero_offload ? "on" : "off");
+	fprintf(f, "size          %s (%" PRIu64 " bytes)\n", size, g->size);
+	fprintf(f, "allocation    %" PRIu64 "/%" PRIu64 " blocks (%.1f%%)\n",
+		info->allocated_blocks, info->total_blocks,
+		info->total_blocks ? 100.0 * info->allocated_blocks / info->total_blocks : 0.0);
+	fprintf(f, "elapsed       %.1f s\n\n", secs);
+
+	fprintf(f, "%-20s %12s %14s\n", "counter", "total", "rate");
+	text_count(f, "reads", s->reads, secs);
+	text_count(f, "writes", s->writes, secs);
+	text_count(f, "first_writes", s->first_writes, secs);
+	text_count(f, "overwrites", s->overwrites, secs);
+	text_count(f, "rmw_writes", s->rmw_writes, secs);
+	text_count(f, "flushes", s->flushes, secs);
+	text_count(f, "discards", s->discards, secs);
+	text_count(f, "write_zeroes", s->write_zeroes, secs);
+	text_count(f, "misaligned_rejected", s->misaligned_rejected, secs);
+	text_count(f, "out_of_range", s->out_of_range, secs);
+	text_bytes(f, "bytes_read", s->bytes_read, secs);
+	text_bytes(f, "bytes_written", s->bytes_written, secs);
+	text_bytes(f, "discard_bytes", s->discard_bytes, secs);
+	text_bytes(f, "write_zeroes_bytes", s->write_zeroes_bytes, secs);
+	text_bytes(f, "zeroed_bytes", s->zeroed_bytes, secs);
+	fputc('\n', f);
+
+	text_latency(f, s);
+	fputc('\n', f);
+	text_histogram(f, "I/O size (reads and writes)", s->size_hist, size_labels, SFS_SIZE_NBUCKET);
+	fputc('\n', f);
+	text_histogram(f, "alignment (every I/O, refused ones too)", s->align_hist, align_labels,
+		       SFS_ALIGN_NCLASS);
+	fputc('\n', f);
+	text_verdict(f, s);
+
+	return finish(f, false, out);
+}

@@ -1,0 +1,144 @@
+# lib.sh - what every mount test shares.  Source it first thing:
+#
+#   . "$(dirname "$0")/lib.sh"
+#   requires_fuse
+#   sidecar disk 8M 4kn thin
+#   start_daemon
+#   ...
+#
+# It makes one temporary directory per test ($T) with a store ($STORE)
+# and a mount point ($MNT), and one EXIT trap that undoes, in reverse
+# order, everything the test set up: mounts (fusermount3 -u), loop
+# devices it attached (losetup -d), the daemon it started (by PID), the
+# temporary directory.  Exit 77 means "skipped", with the reason printed.
+
+set -u
+
+: "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${top_srcdir:=$top_builddir}"
+SECTORFS="$top_builddir/fs/sectorfs"
+TEST_NAME=$(basename "$0" .sh)
+T=$(mktemp -d "/tmp/sectorfs-$TEST_NAME.XXXXXX")
+STORE="$T/store"
+MNT="$T/mnt"
+mkdir -p "$STORE" "$MNT"
+DPID=
+_cleanups=()
+
+# Register a command to run at exit (last registered runs first).
+on_exit() { _cleanups+=("$*"); }
+
+_cleanup() {
+	local rc=$? i
+	for ((i = ${#_cleanups[@]} - 1; i >= 0; i--)); do
+		eval "${_cleanups[$i]}" >/dev/null 2>&1 || true
+	done
+	if mountpoint -q "$MNT" 2>/dev/null; then
+		fusermount3 -u "$MNT" 2>/dev/null || fusermount3 -uz "$MNT" 2>/dev/null || true
+	fi
+	if [ -n "$DPID" ] && kill -0 "$DPID" 2>/dev/null; then
+		kill "$DPID" 2>/dev/null; sleep 0.5; kill -9 "$DPID" 2>/dev/null || true
+	fi
+	if [ $rc -ne 0 ] && [ $rc -ne 77 ] && [ -s "$T/daemon.log" ]; then
+		echo "--- daemon log ---"; cat "$T/daemon.log"
+	fi
+	rm -rf "$T"
+	exit $rc
+}
+trap _cleanup EXIT
+trap 'exit 130' INT TERM
+
+skip() { echo "SKIP: $TEST_NAME: $*"; exit 77; }
+fail() { echo "FAIL: $TEST_NAME: $*" >&2; exit 1; }
+pass() { echo "ok - $*"; }
+
+requires_root() { [ "$(id -u)" -eq 0 ] || skip "needs root"; }
+requires_cmd() {
+	local c
+	for c in "$@"; do command -v "$c" >/dev/null 2>&1 || skip "needs $c"; done
+}
+requires_fuse() {
+	[ -c /dev/fuse ] || skip "no /dev/fuse"
+	requires_cmd fusermount3 mountpoint
+	[ -x "$SECTORFS" ] || fail "daemon not built: $SECTORFS"
+}
+requires_loop() {
+	requires_root
+	requires_cmd losetup
+	[ -e /dev/loop-control ] || skip "no loop devices (/dev/loop-control missing)"
+}
+# GNU dd: busybox dd silently retries O_DIRECT I/O without O_DIRECT.
+requires_gnu_dd() {
+	dd --version 2>/dev/null | grep -q coreutils || skip "needs GNU coreutils dd"
+}
+
+# sidecar NAME SIZE SECTOR PROVISIONING [BLOCK_SIZE] [ZERO_OFFLOAD]
+sidecar() {
+	local extra=""
+	[ -n "${5:-}" ] && extra="$extra, \"block_size\": \"$5\""
+	[ -n "${6:-}" ] && extra="$extra, \"zero_offload\": $6"
+	printf '{ "size": "%s", "sector": "%s", "provisioning": "%s"%s }\n' \
+		"$2" "$3" "$4" "$extra" > "$STORE/$1.json"
+}
+
+# start_daemon [sectorfs options...]: mount $STORE on $MNT, wait until ready.
+start_daemon() {
+	rm -f "$T/pid"
+	"$SECTORFS" -f -o pidfile="$T/pid" "$@" "$STORE" "$MNT" 2>>"$T/daemon.log" &
+	DPID=$!
+	local i
+	for ((i = 0; i < 100; i++)); do
+		if [ -s "$T/pid" ] && mountpoint -q "$MNT"; then
+			return 0
+		fi
+		kill -0 "$DPID" 2>/dev/null || { wait "$DPID"; fail "daemon exited with $? before the mount was ready"; }
+		sleep 0.1
+	done
+	fail "mount not ready after 10 s"
+}
+
+# stop_daemon: unmount and require the daemon to exit 0.
+stop_daemon() {
+	fusermount3 -u "$MNT" || fail "fusermount3 -u failed"
+	local rc=0
+	wait "$DPID" || rc=$?
+	DPID=
+	[ $rc -eq 0 ] || fail "daemon exited with $rc after unmount"
+}
+
+# kill9_daemon: what a crash looks like: SIGKILL, then drop the dead mount.
+kill9_daemon() {
+	kill -9 "$DPID"
+	wait "$DPID" 2>/dev/null || true
+	DPID=
+	fusermount3 -u "$MNT" 2>/dev/null || fusermount3 -uz "$MNT" 2>/dev/null || true
+}
+
+# stat_val OPTION FILE: one field of stat(1) (e.g. %s size, %o blksize, %b blocks).
+stat_val() { stat -c "$1" "$2"; }
+
+# stats_key NAME KEY: a top-level number from $MNT/.stats/NAME.json.
+stats_key() {
+	tr -d ' \n' < "$MNT/.stats/$1.json" | grep -o "\"$2\":[0-9.]*" | head -n1 | cut -d: -f2
+}
+
+# expect_errno TEXT CMD...: CMD must fail and say TEXT (e.g. "Invalid argument").
+expect_errno() {
+	local want=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		fail "expected '$want' from: $* (it succeeded)"
+	fi
+	case "$out" in
+	*"$want"*) ;;
+	*) fail "expected '$want' from: $*; got: $out" ;;
+	esac
+}
+
+# attach_loop FILE SECTOR: a loop device with direct I/O; detached at exit.
+attach_loop() {
+	local dev
+	dev=$(losetup -f --show -b "$2" --direct-io=on "$1") || fail "losetup -b $2 --direct-io=on $1 failed"
+	on_exit "losetup -d $dev"
+	echo "$dev"
+}
