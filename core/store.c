@@ -51,6 +51,7 @@ struct bad_sidecar {
 
 struct sfs_store {
 	int dirfd, statefd, lockfd;
+	bool locked;               /* this process holds the lock (and may rewrite it) */
 	struct sfs_store_opts opts;
 	pthread_mutex_t lock;
 	struct entry *ents;        /* sorted by name */
@@ -284,6 +285,7 @@ static int take_lock(struct sfs_store *s, const char *dir, char *err, size_t err
 		return sfs_err(err, errlen, rc, "%s: store is already served by another sectorfs (%s)",
 			       dir, holder[0] ? holder : "holder unknown");
 	}
+	s->locked = true;
 	n = sfs_store_set_holder(s, s->opts.holder);
 	if (n < 0)
 		return sfs_err(err, errlen, (int)n, "%s: cannot write lock file: %s", dir, strerror((int)-n));
@@ -436,7 +438,7 @@ int sfs_store_close(struct sfs_store *s)
 	for (size_t i = 0; i < s->norphans; i++)
 		sfs_image_close(s->orphans[i].im);
 	if (s->lockfd >= 0) {
-		if (ftruncate(s->lockfd, 0) < 0 && rc == 0)
+		if (s->locked && ftruncate(s->lockfd, 0) < 0 && rc == 0)
 			rc = -errno;
 		close(s->lockfd);
 	}

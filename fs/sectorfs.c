@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,6 +218,11 @@ int main(int argc, char *argv[])
 		snprintf(holder, sizeof(holder), "pid %ld, mounted at %s", (long)getpid(), copts.mountpoint);
 		sfs_store_set_holder(store, holder);
 	}
+	/* A daemon started in the background by a script inherits SIGINT ignored,
+	 * and libfuse only takes over signals left at their default. */
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
 	if (fuse_set_signal_handlers(fuse_get_session(fuse)) != 0)
 		goto out_unmount;
 	if (o.pidfile && (rc = write_pidfile(o.pidfile)) < 0) {

@@ -97,10 +97,15 @@ start_daemon() {
 	fail "mount not ready after 10 s"
 }
 
-# stop_daemon: unmount and require the daemon to exit 0.
+# stop_daemon: unmount and require the daemon to exit 0 within 30 s.
 stop_daemon() {
 	fusermount3 -u "$MNT" || fail "fusermount3 -u failed"
-	local rc=0
+	local rc=0 i
+	for ((i = 0; i < 300; i++)); do
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$DPID" 2>/dev/null && fail "daemon still running 30 s after unmount"
 	wait "$DPID" || rc=$?
 	DPID=
 	[ $rc -eq 0 ] || fail "daemon exited with $rc after unmount"
@@ -135,7 +140,9 @@ expect_errno() {
 	esac
 }
 
-# attach_loop FILE SECTOR: a loop device with direct I/O; detached at exit.
+# attach_loop FILE SECTOR: a loop device with direct I/O, printed; detached
+# at exit.  Call it in this shell (attach_loop F 4096 > "$T/dev"), not in
+# $(...): a subshell would register the exit-time detach in itself only.
 attach_loop() {
 	local dev
 	dev=$(losetup -f --show -b "$2" --direct-io=on "$1") || fail "losetup -b $2 --direct-io=on $1 failed"
