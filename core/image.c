@@ -196,28 +196,34 @@ static void import_extents(struct sfs_image *im, uint64_t file_size)
 	}
 }
 
-/* Zero every block not yet allocated and mark it: eager zeroing, resumable. */
+/* Zero every block not yet allocated and mark it: eager zeroing.  The map
+ * is flushed every EAGER_CHUNK bytes, so a crash loses at most one chunk of
+ * progress and the next open resumes where it stopped. */
+#define EAGER_CHUNK (256ull << 20)
 static int eager_zero(struct sfs_image *im)
 {
 	struct sfs_geom g = cur_geom(im);
-	uint64_t nb = sfs_map_nblocks(im->map);
+	uint64_t nb = sfs_map_nblocks(im->map), per = EAGER_CHUNK / g.block_size;
 	int rc;
 
-	for (uint64_t b = sfs_map_next_clear(im->map, 0); b < nb;) {
+	if (per == 0)
+		per = 1;
+	for (uint64_t b = sfs_map_next_clear(im->map, 0); b < nb; b = sfs_map_next_clear(im->map, b)) {
 		uint64_t e = sfs_map_next_set(im->map, b), s0, e0, s1, e1;
 
+		if (e - b > per)
+			e = b + per;
 		sfs_geom_block_range(&g, b, &s0, &e0);
 		sfs_geom_block_range(&g, e - 1, &s1, &e1);
 		rc = zero_backing(im, s0, e1 - s0);
 		if (rc < 0)
 			return rc;
 		sfs_map_set_range(im->map, b, e);
-		b = e < nb ? sfs_map_next_clear(im->map, e) : nb;
+		rc = sfs_map_flush(im->map, im->fd);
+		if (rc < 0)
+			return rc;
 	}
-	rc = sfs_map_flush(im->map, im->fd);
-	if (rc == 0)
-		rc = sfs_map_set_flags(im->map, sfs_map_info(im->map)->flags | SFS_MAP_F_ZEROED);
-	return rc;
+	return sfs_map_set_flags(im->map, sfs_map_info(im->map)->flags | SFS_MAP_F_ZEROED);
 }
 
 static int image_alloc(const char *name, const struct sfs_sidecar *sc, bool with_stats,
@@ -343,6 +349,9 @@ int sfs_image_open(int store_fd, int state_fd, const char *name, const struct sf
 				return sfs_err(err, errlen, rc, "%s: cannot create map: %s", name, strerror(-rc));
 			}
 			import_extents(im, (uint64_t)st.st_size);
+			/* Thick images reserve all their space; holes in the raw file included. */
+			if (sc->prov != SFS_PROV_THIN && sc->size)
+				fallocate(im->fd, 0, 0, (off_t)sc->size);
 			sfs_logf(&im->log, SFS_LOG_INFO, "%s: imported existing backing file (%llu blocks hold data)",
 				 name, (unsigned long long)sfs_map_count(im->map));
 		} else if (rc < 0) {

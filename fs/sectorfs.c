@@ -38,7 +38,6 @@ struct options {
 	int nostats;
 	int no_default_permissions;
 	int no_zero_offload;
-	int threads;
 	int show_help;
 	int show_version;
 };
@@ -49,7 +48,6 @@ static const struct fuse_opt option_spec[] = {
 	OPT("provisioning=%s", provisioning),
 	OPT("block_size=%s", block_size),
 	OPT("pidfile=%s", pidfile),
-	OPT("threads=%d", threads),
 	OPT("nostats", nostats),
 	OPT("no_zero_offload", no_zero_offload),
 	OPT("nodefault_permissions", no_default_permissions),
@@ -74,8 +72,9 @@ static void usage(const char *prog)
 	       "    -o no_zero_offload      new images zero by writing, not FALLOC_FL_ZERO_RANGE\n"
 	       "    -o nostats              keep no statistics (no .stats directory)\n"
 	       "    -o pidfile=FILE         write the daemon's pid to FILE once the mount is up\n"
-	       "    -o threads=N            at most N worker threads (64)\n"
-	       "    -o nodefault_permissions  let the daemon, not the kernel, skip permission checks\n"
+	       "    -o max_threads=N        at most N worker threads (sectorfs default: 64)\n"
+	       "    -o nodefault_permissions  turn off the kernel's permission checks, which\n"
+	       "                            sectorfs turns on by default (default_permissions)\n"
 	       "    -h, --help              this help, then the FUSE options\n"
 	       "    -V, --version           print the version\n"
 	       "\n"
@@ -166,8 +165,11 @@ int main(int argc, char *argv[])
 	struct fuse *fuse = NULL;
 	struct sfs_fs fs = { 0 };
 	char err[1024], holder[4200], fsname[4200];
-	int foreground = 1, rc = 1;
+	int foreground = 1, rc = 1, max_threads_given = 0;
 
+	for (int i = 1; i < argc; i++)
+		if (strstr(argv[i], "max_threads="))
+			max_threads_given = 1;
 	if (fuse_opt_parse(&args, &o, option_spec, opt_proc) < 0)
 		return 1;
 	if (o.show_version) {
@@ -235,7 +237,7 @@ int main(int argc, char *argv[])
 	} else {
 		lcfg = fuse_loop_cfg_create();
 		fuse_loop_cfg_set_clone_fd(lcfg, copts.clone_fd);
-		fuse_loop_cfg_set_max_threads(lcfg, o.threads > 0 ? (unsigned)o.threads : 64);
+		fuse_loop_cfg_set_max_threads(lcfg, max_threads_given ? copts.max_threads : 64);
 		if (copts.max_idle_threads != UINT_MAX)
 			fuse_loop_cfg_set_idle_threads(lcfg, copts.max_idle_threads);
 		rc = fuse_loop_mt(fuse, lcfg);
