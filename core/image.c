@@ -309,7 +309,8 @@ int sfs_image_open(int store_fd, int state_fd, const char *name, const struct sf
 	if (rc < 0)
 		return sfs_err(err, errlen, rc, "%s: out of memory", name);
 
-	im->fd = openat(store_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO planted as the backing file must not hang the open */
+	im->fd = openat(store_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (im->fd < 0 && errno == ENOENT) {
 		/* The sidecar declares an image that does not exist yet: make it. */
 		rc = sfs_map_create(state_fd, mapname, &mi, &im->map);
@@ -325,6 +326,8 @@ int sfs_image_open(int store_fd, int state_fd, const char *name, const struct sf
 		image_free(im);
 		if (rc == -ELOOP)
 			return sfs_err(err, errlen, -EPERM, "%s: backing file is a symbolic link; refused", name);
+		if (rc == -EISDIR)
+			return sfs_err(err, errlen, -EPERM, "%s: backing file is not a regular file; refused", name);
 		return sfs_err(err, errlen, rc, "%s: cannot open backing file: %s", name, strerror(-rc));
 	}
 	if (fstat(im->fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {

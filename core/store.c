@@ -22,6 +22,7 @@
  *            an interrupted rename is finished when the store is opened.
  */
 #include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -44,7 +45,7 @@ struct entry {
 };
 
 struct bad_sidecar {
-	char name[SFS_NAME_MAX + 1];
+	char name[NAME_MAX + 1];   /* the sidecar's file name */
 	struct timespec mtime;
 	off_t size;
 };
@@ -219,11 +220,11 @@ static int load_locked(struct sfs_store *s, const char *name, struct entry **out
 		rc = sfs_image_open(s->dirfd, s->statefd, name, &sc, s->opts.stats, &s->opts.log,
 				    &im, err, sizeof(err));
 	if (rc < 0) {
-		if (!already_reported(s, name, &st))
+		if (!already_reported(s, scname, &st))
 			sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s (image not served)", err);
 		return -ENOENT;
 	}
-	forget_reported(s, name);
+	forget_reported(s, scname);
 	rc = insert(s, name, im, 1);
 	if (rc < 0) {
 		sfs_image_close(im);
@@ -254,7 +255,12 @@ static int scan_locked(struct sfs_store *s)
 		if (de->d_name[0] == '.' || n <= 5 || strcmp(de->d_name + n - 5, ".json") != 0)
 			continue;
 		if (n - 5 > SFS_NAME_MAX) {
-			sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s: image name too long (image not served)", de->d_name);
+			struct stat st;
+
+			if (fstatat(s->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    !already_reported(s, de->d_name, &st))
+				sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s: image name too long (more than %d bytes; "
+					 "image not served)", de->d_name, SFS_NAME_MAX);
 			continue;
 		}
 		memcpy(name, de->d_name, n - 5);

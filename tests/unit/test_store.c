@@ -1,0 +1,860 @@
+/*
+ * test_store.c - unit tests of core/store.c: a directory of disk images.
+ *
+ * Opening a store with good and bad sidecars (each bad one logged once,
+ * naming file, key and reason, the others served), the lock (a second
+ * open is -EBUSY naming the holder, sfs_store_holder, set_holder, release
+ * at close), create (sidecar with the store defaults, -EEXIST, invalid
+ * names), get/put, unlink (files gone, an open reference still works, the
+ * name reusable without old data), rename (files moved, replace,
+ * noreplace, the journal), an interrupted rename finished at open, resize
+ * rewriting the sidecar, sorted listing, rescan and flush_all.  Messages
+ * are captured with the log sink of tmpstore.h.  Each test gets its own
+ * mkdtemp store, removed by the fixture.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "allocmap.h"
+#include "image.h"
+#include "sidecar.h"
+#include "store.h"
+#include "tmpstore.h"
+
+#define KiB 1024ull
+#define MiB (1024 * KiB)
+#define HOLDER "pid 4242, mounted at /mnt/unit-test"
+#define GOOD "{\"size\": \"1M\", \"sector\": \"512e\", \"block_size\": \"64K\"}"
+
+static struct tmpstore ts;
+static struct logcap cap;
+static struct sfs_store_opts opts;
+
+static void setup(void)
+{
+	tmpstore_make(&ts, "store", false);
+	logcap_init(&cap);
+	memset(&opts, 0, sizeof(opts));
+	sfs_sidecar_defaults(&opts.defaults);
+	opts.defaults.lss = 4096;
+	opts.defaults.pss = 4096;
+	opts.defaults.prov = SFS_PROV_ZEROEDTHICK;
+	opts.defaults.block_size = 128 * KiB;
+	opts.defaults.zero_offload = false;
+	opts.stats = true;
+	opts.log = logcap_sink(&cap);
+	opts.holder = HOLDER;
+}
+
+static void teardown(void)
+{
+	tmpstore_destroy(&ts);
+}
+
+TestSuite(store, .init = setup, .fini = teardown, .timeout = 30);
+
+/* ---- helpers ---- */
+
+static struct sfs_store *open_store(void)
+{
+	struct sfs_store *s = NULL;
+	char err[1024] = "";
+
+	cr_assert_eq(sfs_store_open(ts.path, &opts, &s, err, sizeof(err)), 0, "open: %s", err);
+	cr_assert_not_null(s);
+	return s;
+}
+
+static int state_fd(void)
+{
+	int fd = openat(ts.fd, SFS_STATE_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	cr_assert_geq(fd, 0, "no state directory: %s", strerror(errno));
+	return fd;
+}
+
+static bool state_exists(const char *name)
+{
+	int fd = state_fd();
+	bool r = tmp_exists(fd, name);
+
+	close(fd);
+	return r;
+}
+
+struct names {
+	char buf[4096];
+	unsigned calls;
+	unsigned stop_at;     /* return 7 from this call (1-based); 0 = never */
+};
+
+static int collect(void *ctx, const char *name)
+{
+	struct names *n = ctx;
+
+	n->calls++;
+	snprintf(n->buf + strlen(n->buf), sizeof(n->buf) - strlen(n->buf), "%s%s", n->buf[0] ? " " : "", name);
+	return n->calls == n->stop_at ? 7 : 0;
+}
+
+/* The store's names, sorted, joined by spaces. */
+static const char *listing(struct sfs_store *s)
+{
+	static struct names n;
+
+	memset(&n, 0, sizeof(n));
+	cr_assert_eq(sfs_store_list(s, collect, &n), 0);
+	return n.buf;
+}
+
+static struct sfs_image *get(struct sfs_store *s, const char *name)
+{
+	struct sfs_image *im = NULL;
+
+	cr_assert_eq(sfs_store_get(s, name, &im), 0, "get %s", name);
+	cr_assert_not_null(im);
+	return im;
+}
+
+/* Write 4 KiB filled with byte v at off. */
+static void put_bytes(struct sfs_image *im, uint64_t off, int v)
+{
+	unsigned char buf[4096];
+
+	memset(buf, v, sizeof(buf));
+	cr_assert_eq(sfs_image_write(im, buf, sizeof(buf), off), (ssize_t)sizeof(buf));
+}
+
+/* Expect 4 KiB of byte v at off. */
+static void expect_bytes(struct sfs_image *im, uint64_t off, int v)
+{
+	unsigned char buf[4096];
+	size_t i = 0;
+
+	cr_assert_eq(sfs_image_read(im, buf, sizeof(buf), off), (ssize_t)sizeof(buf));
+	while (i < sizeof(buf) && buf[i] == v)
+		i++;
+	cr_expect_eq(i, sizeof(buf), "byte %llu is 0x%02x, expected 0x%02x", (unsigned long long)(off + i),
+		     i < sizeof(buf) ? buf[i] : 0, v);
+}
+
+/* A store with image NAME (GOOD sidecar) holding byte v at 0 and 512K, closed again. */
+static void make_image(const char *name, int v)
+{
+	struct sfs_store *s;
+	struct sfs_image *im;
+
+	tmp_write_sidecar(ts.fd, name, GOOD);
+	s = open_store();
+	im = get(s, name);
+	put_bytes(im, 0, v);
+	put_bytes(im, 512 * KiB, v);
+	sfs_store_put(s, im);
+	cr_assert_eq(sfs_store_close(s), 0);
+}
+
+static struct sfs_sidecar load_sidecar(const char *name)
+{
+	struct sfs_sidecar sc;
+	char fname[300], err[512] = "";
+
+	snprintf(fname, sizeof(fname), "%s.json", name);
+	cr_assert_eq(sfs_sidecar_load(ts.fd, fname, &sc, err, sizeof(err)), 0, "%s", err);
+	return sc;
+}
+
+/* ---- names ---- */
+
+Test(store, name_valid)
+{
+	char longest[SFS_NAME_MAX + 1], toolong[SFS_NAME_MAX + 2];
+
+	memset(longest, 'a', SFS_NAME_MAX);
+	longest[SFS_NAME_MAX] = '\0';
+	memset(toolong, 'a', SFS_NAME_MAX + 1);
+	toolong[SFS_NAME_MAX + 1] = '\0';
+	cr_expect_eq(sfs_name_valid("disk"), 0);
+	cr_expect_eq(sfs_name_valid("disk.img"), 0);
+	cr_expect_eq(sfs_name_valid("disk.json.bak"), 0);
+	cr_expect_eq(sfs_name_valid("json"), 0);
+	cr_expect_eq(sfs_name_valid(longest), 0);
+	cr_expect_eq(sfs_name_valid(""), -EINVAL);
+	cr_expect_eq(sfs_name_valid("."), -EINVAL);
+	cr_expect_eq(sfs_name_valid(".."), -EINVAL);
+	cr_expect_eq(sfs_name_valid("/"), -EINVAL);
+	cr_expect_eq(sfs_name_valid("a/b"), -EINVAL);
+	cr_expect_eq(sfs_name_valid(".hidden"), -EINVAL);
+	cr_expect_eq(sfs_name_valid("x.json"), -EINVAL);
+	cr_expect_eq(sfs_name_valid(".json"), -EINVAL);
+	cr_expect_eq(sfs_name_valid(toolong), -EINVAL);
+}
+
+/* ---- open, sidecars ---- */
+
+Test(store, open_empty_store)
+{
+	struct sfs_store *s = open_store();
+	char buf[512];
+
+	cr_expect(tmp_exists(ts.fd, SFS_STATE_DIR));
+	cr_expect(state_exists("lock"));
+	cr_expect_str_eq(listing(s), "");
+	cr_expect_eq(sfs_store_holder(ts.path, buf, sizeof(buf)), 0);
+	cr_expect_str_eq(buf, HOLDER);
+	cr_expect_geq(sfs_store_fd(s), 0);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, open_missing_directory)
+{
+	struct sfs_store *s = NULL;
+	char err[512] = "", path[200];
+
+	snprintf(path, sizeof(path), "%s/nope", ts.path);
+	cr_expect_eq(sfs_store_open(path, &opts, &s, err, sizeof(err)), -ENOENT);
+	cr_expect_null(s);
+	cr_expect(strstr(err, path), "'%s' should name the directory", err);
+}
+
+Test(store, good_and_bad_sidecars)
+{
+	struct sfs_store *s;
+	struct sfs_image *im = NULL;
+
+	tmp_write_sidecar(ts.fd, "a", GOOD);
+	tmp_write_sidecar(ts.fd, "b", "{\"size\": 1000}");
+	tmp_write_sidecar(ts.fd, "c", "{\"size\": \"1M\", \"colour\": \"blue\"}");
+	tmp_write_sidecar(ts.fd, "d", "{\"size\": \"2M\", \"sector\": \"4kn\"}");
+	tmp_write_sidecar(ts.fd, "e", "{\"size\": ");
+	s = open_store();
+	cr_expect_str_eq(listing(s), "a d", "bad sidecars are left out, the rest served");
+	cr_expect_eq(logcap_lines(&cap, "b.json", "'size'", "multiple"), 1, "%s", cap.buf);
+	cr_expect_eq(logcap_lines(&cap, "c.json", "'colour'", "unknown key"), 1, "%s", cap.buf);
+	cr_expect_eq(logcap_lines(&cap, "e.json", NULL, NULL), 1, "%s", cap.buf);
+	cr_expect_eq(logcap_level_lines(&cap, SFS_LOG_ERR), 3, "one error per bad sidecar: %s", cap.buf);
+	cr_expect_eq(logcap_lines(&cap, "a.json", NULL, NULL) + logcap_lines(&cap, "d.json", NULL, NULL), 0);
+
+	/* looked at again: not logged again */
+	cr_expect_eq(sfs_store_rescan(s), 0);
+	cr_expect_eq(sfs_store_rescan(s), 0);
+	cr_expect_eq(sfs_store_get(s, "b", &im), -ENOENT);
+	cr_expect_null(im);
+	cr_expect_eq(logcap_level_lines(&cap, SFS_LOG_ERR), 3, "each bad sidecar logged once: %s", cap.buf);
+
+	/* fixed: served at the next rescan */
+	tmp_write_sidecar(ts.fd, "b", "{\"size\": 1024}");
+	cr_expect_eq(sfs_store_rescan(s), 0);
+	cr_expect_str_eq(listing(s), "a b d");
+	im = get(s, "b");
+	cr_expect_eq(sfs_image_geom(im).size, 1024);
+	sfs_store_put(s, im);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, bad_sidecar_changed_is_reported_again)
+{
+	struct sfs_store *s;
+
+	tmp_write_sidecar(ts.fd, "b", "{\"size\": 1000}");
+	s = open_store();
+	cr_expect_eq(logcap_lines(&cap, "b.json", NULL, NULL), 1, "%s", cap.buf);
+	tmp_write_sidecar(ts.fd, "b", "{\"size\": \"1M\", \"sector\": \"8kn\"}");
+	cr_expect_eq(sfs_store_rescan(s), 0);
+	cr_expect_eq(logcap_lines(&cap, "b.json", "'sector'", NULL), 1, "the new problem is reported: %s", cap.buf);
+	cr_expect_eq(sfs_store_rescan(s), 0);
+	cr_expect_eq(logcap_lines(&cap, "b.json", NULL, NULL), 2, "%s", cap.buf);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, too_long_name_logged_once)
+{
+	char name[SFS_NAME_MAX + 2];
+	struct sfs_store *s;
+
+	memset(name, 'n', SFS_NAME_MAX + 1);
+	name[SFS_NAME_MAX + 1] = '\0';
+	tmp_write_sidecar(ts.fd, name, GOOD);
+	tmp_write_sidecar(ts.fd, "a", GOOD);
+	s = open_store();
+	cr_expect_str_eq(listing(s), "a");
+	cr_expect_eq(logcap_lines(&cap, "too long", NULL, NULL), 1, "%s", cap.buf);
+	/* the daemon rescans on every readdir: the same problem must not be logged each time */
+	cr_expect_eq(sfs_store_rescan(s), 0);
+	cr_expect_eq(sfs_store_rescan(s), 0);
+	cr_expect_eq(logcap_lines(&cap, "too long", NULL, NULL), 1,
+		     "a bad sidecar is logged once, not at every rescan: %u lines", cap.count);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, ignores_what_is_not_a_sidecar)
+{
+	struct sfs_store *s;
+
+	tmp_write_sidecar(ts.fd, "a", GOOD);
+	tmp_write_file(ts.fd, "raw", "xxxx", 4);               /* no sidecar: not an image */
+	tmp_write_file(ts.fd, ".json", GOOD, strlen(GOOD));
+	tmp_write_file(ts.fd, ".hidden.json", GOOD, strlen(GOOD));
+	tmp_write_file(ts.fd, "x.json.bak", GOOD, strlen(GOOD));
+	s = open_store();
+	cr_expect_str_eq(listing(s), "a");
+	cr_expect_eq(logcap_level_lines(&cap, SFS_LOG_ERR), 0, "%s", cap.buf);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, changed_sector_size_is_refused_and_data_kept)
+{
+	struct sfs_store *s;
+	struct sfs_image *im;
+
+	make_image("s", 0x42);
+	tmp_write_sidecar(ts.fd, "a", GOOD);
+	tmp_write_sidecar(ts.fd, "s", "{\"size\": \"1M\", \"sector\": \"4kn\", \"block_size\": \"64K\"}");
+	s = open_store();
+	cr_expect_str_eq(listing(s), "a");
+	cr_expect_eq(logcap_lines(&cap, "s.json", "'sector'", NULL), 1, "%s", cap.buf);
+	tmp_write_sidecar(ts.fd, "s", GOOD);
+	cr_expect_eq(sfs_store_rescan(s), 0);
+	cr_expect_str_eq(listing(s), "a s");
+	im = get(s, "s");
+	expect_bytes(im, 0, 0x42);
+	expect_bytes(im, 512 * KiB, 0x42);
+	sfs_store_put(s, im);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+/* ---- the lock ---- */
+
+Test(store, second_open_is_ebusy_naming_the_holder)
+{
+	struct sfs_store *s = open_store(), *s2 = NULL;
+	char err[1024] = "";
+
+	cr_expect_eq(sfs_store_open(ts.path, &opts, &s2, err, sizeof(err)), -EBUSY);
+	cr_expect_null(s2);
+	cr_expect(strstr(err, HOLDER), "'%s' should name the holder", err);
+	cr_expect(strstr(err, ts.path), "'%s' should name the store", err);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, failed_open_leaves_the_holder_intact)
+{
+	struct sfs_store *s = open_store(), *s2 = NULL;
+	char err[1024] = "", buf[512] = "";
+
+	cr_expect_eq(sfs_store_open(ts.path, &opts, &s2, err, sizeof(err)), -EBUSY);
+	cr_expect_eq(sfs_store_holder(ts.path, buf, sizeof(buf)), 0);
+	cr_expect_str_eq(buf, HOLDER, "the refused opener must not erase the holder's description");
+	err[0] = '\0';
+	cr_expect_eq(sfs_store_open(ts.path, &opts, &s2, err, sizeof(err)), -EBUSY);
+	cr_expect(strstr(err, HOLDER), "a third opener must still be told the holder: '%s'", err);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, holder)
+{
+	struct sfs_store *s;
+	char buf[512] = "", small[8];
+
+	cr_expect_eq(sfs_store_holder(ts.path, buf, sizeof(buf)), -ENOENT, "never served");
+	s = open_store();
+	cr_expect_eq(sfs_store_holder(ts.path, buf, sizeof(buf)), 0);
+	cr_expect_str_eq(buf, HOLDER);
+	cr_expect_eq(sfs_store_holder(ts.path, small, sizeof(small)), 0);
+	cr_expect_str_eq(small, "pid 424", "truncated to the buffer");
+	cr_expect_eq(sfs_store_set_holder(s, "pid 7, daemonised"), 0);
+	cr_expect_eq(sfs_store_holder(ts.path, buf, sizeof(buf)), 0);
+	cr_expect_str_eq(buf, "pid 7, daemonised");
+	cr_expect_eq(sfs_store_close(s), 0);
+	cr_expect_eq(sfs_store_holder(ts.path, buf, sizeof(buf)), -ENOENT, "released at close");
+	/* and a new daemon can take it */
+	s = open_store();
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+/* ---- create ---- */
+
+Test(store, create)
+{
+	struct sfs_store *s = open_store();
+	struct sfs_image *im = NULL, *im2 = NULL;
+	struct sfs_sidecar sc;
+
+	cr_assert_eq(sfs_store_create(s, "new", &im), 0);
+	cr_assert_not_null(im);
+	cr_expect(tmp_exists(ts.fd, "new"));
+	cr_expect_eq(tmp_stat(ts.fd, "new").st_size, 0);
+	cr_expect(state_exists("new.map"));
+	sc = load_sidecar("new");
+	cr_expect_eq(sc.size, 0);
+	cr_expect_eq(sc.lss, 4096);
+	cr_expect_eq(sc.pss, 4096);
+	cr_expect_eq(sc.prov, SFS_PROV_ZEROEDTHICK);
+	cr_expect_eq(sc.block_size, 128 * KiB);
+	cr_expect_eq(sc.zero_offload, false);
+	cr_expect_str_eq(listing(s), "new");
+	cr_expect_eq(sfs_image_geom(im).lss, 4096);
+	cr_expect_eq(sfs_store_create(s, "new", &im2), -EEXIST);
+	cr_expect_null(im2);
+	/* the caller's reference and a lookup's are the same image */
+	im2 = get(s, "new");
+	cr_expect_eq(im2, im);
+	sfs_store_put(s, im2);
+	sfs_store_put(s, im);
+	cr_expect_eq(sfs_store_close(s), 0);
+
+	s = open_store();
+	cr_expect_str_eq(listing(s), "new");
+	im = get(s, "new");
+	cr_expect_eq(sfs_image_geom(im).size, 0);
+	cr_expect_eq(sfs_image_geom(im).lss, 4096);
+	sfs_store_put(s, im);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, create_refuses_taken_names)
+{
+	struct sfs_store *s;
+	struct sfs_image *im = NULL;
+
+	tmp_write_file(ts.fd, "raw", "xxxx", 4);
+	tmp_write_sidecar(ts.fd, "bad", "{\"size\": 1000}");
+	s = open_store();
+	cr_expect_eq(sfs_store_create(s, "raw", &im), -EEXIST, "a file without sidecar is not overwritten");
+	cr_expect_eq(sfs_store_create(s, "bad", &im), -EEXIST, "a declared (if broken) image is not replaced");
+	cr_expect_null(im);
+	cr_expect_eq(tmp_stat(ts.fd, "raw").st_size, 4);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, create_refuses_invalid_names)
+{
+	static const char *const bad[] = { "", ".", "..", ".hidden", "a/b", "x.json", "/abs" };
+	char toolong[SFS_NAME_MAX + 2], longest[SFS_NAME_MAX + 1];
+	struct sfs_store *s = open_store();
+	struct sfs_image *im = NULL;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_expect_eq(sfs_store_create(s, bad[i], &im), -EINVAL, "'%s'", bad[i]);
+	memset(toolong, 'x', SFS_NAME_MAX + 1);
+	toolong[SFS_NAME_MAX + 1] = '\0';
+	cr_expect_eq(sfs_store_create(s, toolong, &im), -EINVAL);
+	cr_expect_null(im);
+	cr_expect_str_eq(listing(s), "");
+	cr_expect(!tmp_exists(ts.fd, "x.json"));
+	cr_expect(!tmp_exists(ts.fd, ".hidden"));
+
+	memset(longest, 'y', SFS_NAME_MAX);
+	longest[SFS_NAME_MAX] = '\0';
+	cr_expect_eq(sfs_store_create(s, longest, &im), 0, "the longest valid name works");
+	if (im)
+		sfs_store_put(s, im);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+/* ---- get / put ---- */
+
+Test(store, get_and_put)
+{
+	struct sfs_store *s;
+	struct sfs_image *a1, *a2, *im = NULL;
+
+	tmp_write_sidecar(ts.fd, "a", GOOD);
+	s = open_store();
+	a1 = get(s, "a");
+	a2 = get(s, "a");
+	cr_expect_eq(a1, a2, "one image per name");
+	cr_expect_str_eq(sfs_image_name(a1), "a");
+	cr_expect_eq(sfs_store_get(s, "nope", &im), -ENOENT);
+	cr_expect_eq(sfs_store_get(s, "../a", &im), -ENOENT);
+	cr_expect_null(im);
+	sfs_store_put(s, a1);
+	sfs_store_put(s, a2);
+	/* a sidecar added after open is found by a lookup */
+	tmp_write_sidecar(ts.fd, "late", GOOD);
+	im = get(s, "late");
+	cr_expect_eq(sfs_image_geom(im).size, MiB);
+	sfs_store_put(s, im);
+	cr_expect_str_eq(listing(s), "a late");
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+/* ---- unlink ---- */
+
+Test(store, unlink)
+{
+	struct sfs_store *s;
+	struct sfs_image *im, *im2 = NULL;
+
+	make_image("a", 0x11);
+	tmp_write_sidecar(ts.fd, "b", GOOD);
+	s = open_store();
+	im = get(s, "a");
+	cr_expect_eq(sfs_store_unlink(s, "a"), 0);
+	cr_expect(!tmp_exists(ts.fd, "a"));
+	cr_expect(!tmp_exists(ts.fd, "a.json"));
+	cr_expect(!state_exists("a.map"));
+	cr_expect_str_eq(listing(s), "b");
+	cr_expect_eq(sfs_store_get(s, "a", &im2), -ENOENT);
+	cr_expect_eq(sfs_store_unlink(s, "a"), -ENOENT);
+	cr_expect_eq(sfs_store_unlink(s, "nope"), -ENOENT);
+
+	/* the open reference still works, as an unlinked file does */
+	expect_bytes(im, 0, 0x11);
+	put_bytes(im, 4096, 0x22);
+	expect_bytes(im, 4096, 0x22);
+	cr_expect_eq(sfs_image_flush(im), 0);
+	sfs_store_put(s, im);
+
+	/* the name is free again, and the new image has none of the old data */
+	cr_assert_eq(sfs_store_create(s, "a", &im2), 0);
+	cr_expect_eq(sfs_store_resize(s, im2, MiB), 0);
+	sfs_store_put(s, im2);
+	im2 = get(s, "a");
+	expect_bytes(im2, 0, 0);
+	sfs_store_put(s, im2);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, unlink_unreferenced)
+{
+	struct sfs_store *s;
+
+	make_image("a", 0x11);
+	s = open_store();
+	cr_expect_eq(sfs_store_unlink(s, "a"), 0);
+	cr_expect(!tmp_exists(ts.fd, "a"));
+	cr_expect_str_eq(listing(s), "");
+	cr_expect_eq(sfs_store_close(s), 0);
+	s = open_store();
+	cr_expect_str_eq(listing(s), "");
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+/* ---- rename ---- */
+
+Test(store, rename)
+{
+	struct sfs_store *s;
+	struct sfs_image *held, *im, *none = NULL;
+
+	make_image("a", 0x33);
+	s = open_store();
+	held = get(s, "a");
+	cr_expect_eq(sfs_store_rename(s, "a", "b", false), 0);
+	cr_expect(!tmp_exists(ts.fd, "a") && !tmp_exists(ts.fd, "a.json") && !state_exists("a.map"));
+	cr_expect(tmp_exists(ts.fd, "b") && tmp_exists(ts.fd, "b.json") && state_exists("b.map"));
+	cr_expect(!state_exists("rename"), "the journal is gone after the rename");
+	cr_expect_str_eq(listing(s), "b");
+	cr_expect_eq(sfs_store_get(s, "a", &none), -ENOENT);
+	im = get(s, "b");
+	cr_expect_eq(im, held, "the same image under its new name");
+	cr_expect_str_eq(sfs_image_name(held), "b");
+	expect_bytes(im, 0, 0x33);
+	put_bytes(held, 8192, 0x34);
+	sfs_store_put(s, im);
+	sfs_store_put(s, held);
+	cr_expect_eq(sfs_store_rename(s, "b", "b", false), 0, "to itself: nothing to do");
+	cr_expect_eq(sfs_store_close(s), 0);
+
+	s = open_store();
+	cr_expect_str_eq(listing(s), "b");
+	im = get(s, "b");
+	expect_bytes(im, 0, 0x33);
+	expect_bytes(im, 8192, 0x34);
+	expect_bytes(im, 512 * KiB, 0x33);
+	sfs_store_put(s, im);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, rename_replaces_the_target)
+{
+	struct sfs_store *s;
+	struct sfs_image *old_b, *im;
+
+	make_image("a", 0xaa);
+	make_image("b", 0xbb);
+	s = open_store();
+	old_b = get(s, "b");
+	cr_expect_eq(sfs_store_rename(s, "a", "b", false), 0);
+	cr_expect_str_eq(listing(s), "b");
+	cr_expect(!tmp_exists(ts.fd, "a") && !tmp_exists(ts.fd, "a.json") && !state_exists("a.map"));
+	im = get(s, "b");
+	cr_expect_neq(im, old_b);
+	expect_bytes(im, 0, 0xaa);
+	sfs_store_put(s, im);
+	/* the replaced image stays usable for who holds it */
+	expect_bytes(old_b, 0, 0xbb);
+	sfs_store_put(s, old_b);
+	cr_expect_eq(sfs_store_close(s), 0);
+
+	s = open_store();
+	im = get(s, "b");
+	expect_bytes(im, 0, 0xaa);
+	expect_bytes(im, 512 * KiB, 0xaa);
+	sfs_store_put(s, im);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, rename_noreplace)
+{
+	struct sfs_store *s;
+	struct sfs_image *im;
+
+	make_image("a", 0xaa);
+	make_image("b", 0xbb);
+	tmp_write_file(ts.fd, "raw", "xxxx", 4);
+	s = open_store();
+	cr_expect_eq(sfs_store_rename(s, "a", "b", true), -EEXIST);
+	cr_expect_eq(sfs_store_rename(s, "a", "raw", true), -EEXIST, "a file without sidecar counts");
+	cr_expect_eq(tmp_stat(ts.fd, "raw").st_size, 4);
+	cr_expect_str_eq(listing(s), "a b");
+	im = get(s, "a");
+	expect_bytes(im, 0, 0xaa);
+	sfs_store_put(s, im);
+	im = get(s, "b");
+	expect_bytes(im, 0, 0xbb);
+	sfs_store_put(s, im);
+	cr_expect(!state_exists("rename"));
+	/* and with noreplace to a free name it just renames */
+	cr_expect_eq(sfs_store_rename(s, "a", "c", true), 0);
+	cr_expect_str_eq(listing(s), "b c");
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, rename_errors)
+{
+	struct sfs_store *s;
+
+	make_image("a", 0xaa);
+	s = open_store();
+	cr_expect_eq(sfs_store_rename(s, "nope", "x", false), -ENOENT);
+	cr_expect_eq(sfs_store_rename(s, "a", "x.json", false), -EINVAL);
+	cr_expect_eq(sfs_store_rename(s, "a", ".x", false), -EINVAL);
+	cr_expect_eq(sfs_store_rename(s, "a", "d/x", false), -EINVAL);
+	cr_expect_eq(sfs_store_rename(s, "a", "", false), -EINVAL);
+	cr_expect_str_eq(listing(s), "a");
+	cr_expect(tmp_exists(ts.fd, "a.json"));
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+static void write_journal(const char *from, const char *to)
+{
+	char buf[512];
+	size_t n = (size_t)snprintf(buf, sizeof(buf), "%s%c%s", from, '\0', to) + 1;
+	int fd = state_fd();
+
+	tmp_write_file(fd, "rename", buf, n);
+	close(fd);
+}
+
+static void move_state(const char *from, const char *to)
+{
+	int fd = state_fd();
+
+	cr_assert_eq(renameat(fd, from, fd, to), 0, "%s", strerror(errno));
+	close(fd);
+}
+
+static void expect_renamed_to_new(void)
+{
+	struct sfs_store *s = open_store();
+	struct sfs_image *im;
+
+	cr_expect_str_eq(listing(s), "new");
+	cr_expect(!state_exists("rename"), "the journal is removed once replayed");
+	cr_expect(!tmp_exists(ts.fd, "old") && !tmp_exists(ts.fd, "old.json") && !state_exists("old.map"));
+	cr_expect(tmp_exists(ts.fd, "new") && tmp_exists(ts.fd, "new.json") && state_exists("new.map"));
+	cr_expect_eq(logcap_lines(&cap, "rename", "old", "new"), 1, "%s", cap.buf);
+	im = get(s, "new");
+	expect_bytes(im, 0, 0x5e);
+	expect_bytes(im, 512 * KiB, 0x5e);
+	cr_expect_eq(sfs_map_count(sfs_image_map(im)), 2, "the map moved with the data");
+	sfs_store_put(s, im);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, interrupted_rename_after_the_map)
+{
+	make_image("old", 0x5e);
+	write_journal("old", "new");
+	move_state("old.map", "new.map");
+	expect_renamed_to_new();
+}
+
+Test(store, interrupted_rename_before_anything_moved)
+{
+	make_image("old", 0x5e);
+	write_journal("old", "new");
+	expect_renamed_to_new();
+}
+
+Test(store, interrupted_rename_before_the_sidecar)
+{
+	make_image("old", 0x5e);
+	write_journal("old", "new");
+	move_state("old.map", "new.map");
+	cr_assert_eq(renameat(ts.fd, "old", ts.fd, "new"), 0);
+	expect_renamed_to_new();
+}
+
+Test(store, garbage_journal_is_dropped)
+{
+	struct sfs_store *s;
+	struct sfs_image *im;
+	int fd;
+
+	make_image("a", 0x61);
+	fd = state_fd();
+	tmp_write_file(fd, "rename", "a\0../../etc\0", 12);
+	close(fd);
+	s = open_store();
+	cr_expect(!state_exists("rename"));
+	cr_expect_str_eq(listing(s), "a");
+	im = get(s, "a");
+	expect_bytes(im, 0, 0x61);
+	sfs_store_put(s, im);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+/* ---- resize ---- */
+
+Test(store, resize_rewrites_the_sidecar)
+{
+	struct sfs_store *s;
+	struct sfs_image *im;
+	struct sfs_sidecar sc;
+
+	make_image("a", 0x71);
+	s = open_store();
+	im = get(s, "a");
+	cr_expect_eq(sfs_store_resize(s, im, 3 * MiB), 0);
+	cr_expect_eq(sfs_image_geom(im).size, 3 * MiB);
+	sc = load_sidecar("a");
+	cr_expect_eq(sc.size, 3 * MiB);
+	cr_expect_eq(sc.lss, 512);
+	cr_expect_eq(sc.pss, 4096);
+	cr_expect_eq(sc.block_size, 64 * KiB);
+	put_bytes(im, 2 * MiB, 0x72);
+	cr_expect_eq(sfs_store_resize(s, im, 2 * MiB), -EINVAL, "shrinking is refused");
+	cr_expect_eq(sfs_store_resize(s, im, 3 * MiB + 100), -EINVAL);
+	cr_expect_eq(load_sidecar("a").size, 3 * MiB, "a refused resize leaves the sidecar alone");
+	sfs_store_put(s, im);
+	cr_expect_eq(sfs_store_close(s), 0);
+
+	s = open_store();
+	im = get(s, "a");
+	cr_expect_eq(sfs_image_geom(im).size, 3 * MiB);
+	expect_bytes(im, 0, 0x71);
+	expect_bytes(im, 2 * MiB, 0x72);
+	sfs_store_put(s, im);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, resize_after_rename_writes_the_new_sidecar)
+{
+	struct sfs_store *s;
+	struct sfs_image *im;
+
+	make_image("a", 0x71);
+	s = open_store();
+	im = get(s, "a");
+	cr_expect_eq(sfs_store_rename(s, "a", "b", false), 0);
+	cr_expect_eq(sfs_store_resize(s, im, 2 * MiB), 0);
+	cr_expect_eq(load_sidecar("b").size, 2 * MiB);
+	cr_expect(!tmp_exists(ts.fd, "a.json"), "no sidecar for the old name");
+	sfs_store_put(s, im);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+/* ---- list, rescan, flush ---- */
+
+Test(store, list_is_sorted)
+{
+	static const char *const names[] = { "zeta", "alpha", "Mid", "beta2", "beta10", "_x", "a" };
+	struct sfs_store *s;
+	struct names n;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		tmp_write_sidecar(ts.fd, names[i], GOOD);
+	s = open_store();
+	cr_expect_str_eq(listing(s), "Mid _x a alpha beta10 beta2 zeta");
+	memset(&n, 0, sizeof(n));
+	n.stop_at = 2;
+	cr_expect_eq(sfs_store_list(s, collect, &n), 7, "the callback's result stops the walk");
+	cr_expect_eq(n.calls, 2);
+	cr_expect_str_eq(n.buf, "Mid _x");
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, rescan_picks_up_new_sidecars)
+{
+	struct sfs_store *s;
+
+	tmp_write_sidecar(ts.fd, "b", GOOD);
+	s = open_store();
+	cr_expect_str_eq(listing(s), "b");
+	tmp_write_sidecar(ts.fd, "a", GOOD);
+	tmp_write_sidecar(ts.fd, "c", "{\"size\": \"2M\", \"provisioning\": \"eagerzeroedthick\"}");
+	cr_expect_str_eq(listing(s), "b", "not before a rescan");
+	cr_expect_eq(sfs_store_rescan(s), 0);
+	cr_expect_str_eq(listing(s), "a b c");
+	cr_expect(tmp_exists(ts.fd, "a") && tmp_exists(ts.fd, "c"), "declared images are created");
+	cr_expect_eq(tmp_stat(ts.fd, "c").st_size, 2 * MiB);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, flush_all_makes_maps_durable)
+{
+	struct sfs_store *s;
+	struct sfs_image *im;
+	struct sfs_map *m = NULL;
+	char err[256] = "";
+	int fd;
+
+	tmp_write_sidecar(ts.fd, "a", GOOD);
+	tmp_write_sidecar(ts.fd, "b", GOOD);
+	s = open_store();
+	im = get(s, "a");
+	put_bytes(im, 3 * 64 * KiB, 1);
+	sfs_store_put(s, im);
+	im = get(s, "b");
+	put_bytes(im, 5 * 64 * KiB, 1);
+	sfs_store_put(s, im);
+	cr_expect_eq(sfs_store_flush_all(s), 0);
+	fd = state_fd();
+	cr_assert_eq(sfs_map_open(fd, "a.map", &m, err, sizeof(err)), 0, "%s", err);
+	cr_expect(sfs_map_test(m, 3));
+	sfs_map_close(m);
+	cr_assert_eq(sfs_map_open(fd, "b.map", &m, err, sizeof(err)), 0, "%s", err);
+	cr_expect(sfs_map_test(m, 5));
+	sfs_map_close(m);
+	close(fd);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, close_flushes)
+{
+	struct sfs_store *s;
+	struct sfs_image *im;
+
+	tmp_write_sidecar(ts.fd, "a", GOOD);
+	s = open_store();
+	im = get(s, "a");
+	put_bytes(im, 64 * KiB, 0x7e);
+	sfs_store_put(s, im);
+	cr_expect_eq(sfs_store_close(s), 0);
+	s = open_store();
+	im = get(s, "a");
+	expect_bytes(im, 64 * KiB, 0x7e);
+	cr_expect(sfs_map_test(sfs_image_map(im), 1));
+	sfs_store_put(s, im);
+	cr_expect_eq(sfs_store_close(s), 0);
+}

@@ -1,0 +1,575 @@
+/*
+ * sectorfs-stat.c - an iostat-like view of a sectorfs mount's statistics.
+ *
+ * Reads MNT/.stats/NAME.json of every image (or of the NAMEs given) and
+ * prints a row per image per report: r/s, w/s, rMB/s, wMB/s (MB = 2^20
+ * bytes, as iostat), mean latency of reads and writes (weighted by count),
+ * p99 latency of writes (overwrite and first-write classes merged) and of
+ * reads, the share of writes that were first writes, the misaligned and
+ * read-modify-write counts, and alloc%.  Without -i: one report of the
+ * totals since mount or reset, rates over the daemon's elapsed_seconds.
+ * With -i the first report is the same and each later one covers the span
+ * since the previous snapshot, its p99 taken from the difference of the two
+ * latency histograms (the interval's own p99).  An image that appears, or
+ * whose counters were reset (its stats clock restarted or a counter went
+ * down), shows its totals since mount/reset; vanished images are dropped.
+ * Percentiles use core's histogram code (JSON bucket lower bounds map back
+ * to core buckets), so they match the daemon's, within its 1/32 error.
+ * Exit: 0 (also on SIGINT/SIGTERM), 1 on errors, 2 on usage errors or when
+ * MNT is not a sectorfs mount with statistics.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <mntent.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include "stats.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
+#define PROG "sectorfs-stat"
+#define MNT_TYPE "fuse.sectorfs"
+#define RESET_SLACK 0.05   /* seconds of clock noise tolerated before calling it a reset */
+
+/* One image's snapshot, as parsed from NAME.json. */
+struct image {
+	char name[NAME_MAX + 1];
+	double mono;                 /* our CLOCK_MONOTONIC when it was read */
+	uint64_t alloc, total;       /* allocated_blocks, total_blocks */
+	struct sfs_stats_snap s;     /* the counters used here and the latency histograms */
+};
+
+struct list {
+	struct image *v;             /* sorted by name */
+	size_t n, cap;
+};
+
+/* The numbers of one row; NAN where there is nothing to show (no I/O). */
+struct row {
+	double secs, rps, wps, rmbps, wmbps, avg_us, wp99_us, rp99_us, first_pct, alloc_pct;
+};
+
+static volatile sig_atomic_t stop_flag;
+static const char *mnt;
+static bool opt_json, tty;
+
+static void die(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+static void die(int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(rc);
+}
+
+/* ---- is MNT a sectorfs mount? ---- */
+
+/* Type of the topmost mount on path ("" if path is no mount point). */
+static void mount_type(const char *path, char *type, size_t len)
+{
+	FILE *f = setmntent("/proc/self/mounts", "r");
+	struct mntent *m;
+
+	if (!f)
+		die(1, "cannot read /proc/self/mounts: %s", strerror(errno));
+	*type = '\0';
+	while ((m = getmntent(f)))      /* a later line mounts over an earlier one */
+		if (strcmp(m->mnt_dir, path) == 0)
+			snprintf(type, len, "%s", m->mnt_type);
+	endmntent(f);
+}
+
+/* Exit 2 with a clear message unless mnt is a sectorfs mount with statistics. */
+static void check_mount(void)
+{
+	char real[PATH_MAX], type[64], stats[PATH_MAX + 8];
+	struct stat st;
+
+	if (!realpath(mnt, real))
+		die(2, "%s: %s", mnt, strerror(errno));
+	mount_type(real, type, sizeof(type));
+	if (!*type)
+		die(2, "%s is not a sectorfs mount (not a mount point)", mnt);
+	if (strcmp(type, MNT_TYPE) != 0)
+		die(2, "%s is not a sectorfs mount (mount type %s, not " MNT_TYPE ")", mnt, type);
+	snprintf(stats, sizeof(stats), "%s/.stats", real);
+	if (stat(stats, &st) == 0)
+		return;
+	if (errno == ENOENT)
+		die(2, "%s is a sectorfs mount without statistics: it was mounted with -o nostats", mnt);
+	die(2, "%s: %s", stats, strerror(errno));
+}
+
+/* ---- reading the stats files ---- */
+
+static bool get_u64(json_t *o, const char *key, uint64_t *out)
+{
+	json_t *v = json_object_get(o, key);
+
+	*out = json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
+	return json_is_integer(v) && json_integer_value(v) >= 0;
+}
+
+static bool get_num(json_t *o, const char *key, double *out)
+{
+	json_t *v = json_object_get(o, key);
+
+	*out = json_number_value(v);
+	return json_is_number(v);
+}
+
+/* One latency class: count, mean and max (us), histogram of [lower_bound_us, count]. */
+static bool parse_lat(json_t *lat, const char *cls, struct sfs_stats_snap *s, enum sfs_lat_class c)
+{
+	json_t *o = json_object_get(lat, cls), *h = json_object_get(o, "histogram"), *e;
+	double mean, max;
+	size_t i;
+
+	if (!get_u64(o, "count", &s->lat[c].count) || !get_num(o, "mean", &mean) ||
+	    !get_num(o, "max", &max) || !json_is_array(h))
+		return false;
+	/* The mean is rounded to whole ns: the sum is exact to count/2 ns. */
+	s->lat[c].sum_ns = (uint64_t)llround(mean * 1000.0 * (double)s->lat[c].count);
+	s->lat[c].max_ns = (uint64_t)llround(max * 1000.0);
+	json_array_foreach(h, i, e) {
+		json_t *low = json_array_get(e, 0), *n = json_array_get(e, 1);
+
+		if (!json_is_number(low) || !json_is_integer(n) || json_integer_value(n) < 0)
+			return false;
+		s->lat[c].hist[sfs_stats_lat_bucket((uint64_t)llround(json_number_value(low) * 1000.0))] +=
+			(uint64_t)json_integer_value(n);
+	}
+	return true;
+}
+
+static bool parse_image(json_t *o, struct image *im)
+{
+	struct sfs_stats_snap *s = &im->s;
+	json_t *lat = json_object_get(o, "latency_us");
+	double el;
+
+	if (!get_num(o, "elapsed_seconds", &el) || !get_u64(o, "reads", &s->reads) ||
+	    !get_u64(o, "writes", &s->writes) || !get_u64(o, "bytes_read", &s->bytes_read) ||
+	    !get_u64(o, "bytes_written", &s->bytes_written) ||
+	    !get_u64(o, "first_writes", &s->first_writes) || !get_u64(o, "overwrites", &s->overwrites) ||
+	    !get_u64(o, "misaligned_rejected", &s->misaligned_rejected) ||
+	    !get_u64(o, "rmw_writes", &s->rmw_writes) ||
+	    !get_u64(o, "allocated_blocks", &im->alloc) || !get_u64(o, "total_blocks", &im->total))
+		return false;
+	s->elapsed_ns = (uint64_t)llround(el * 1e9);
+	return parse_lat(lat, "read", s, SFS_LAT_READ) &&
+	       parse_lat(lat, "write_overwrite", s, SFS_LAT_WRITE_OVERWRITE) &&
+	       parse_lat(lat, "write_first", s, SFS_LAT_WRITE_FIRST);
+}
+
+/* Read MNT/.stats/NAME.json into im: true, or false if the image has vanished; other errors exit 1. */
+static bool load_image(const char *name, struct image *im)
+{
+	char path[PATH_MAX];
+	json_error_t err;
+	struct timespec now;
+	json_t *o;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/.stats/%s.json", mnt, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		return false;
+	if (fd < 0)
+		die(1, "%s: %s", path, strerror(errno));
+	o = json_loadfd(fd, 0, &err);
+	close(fd);
+	if (!o)
+		die(1, "%s: not valid JSON: %s", path, err.text);
+	memset(im, 0, sizeof(*im));
+	snprintf(im->name, sizeof(im->name), "%s", name);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	im->mono = (double)now.tv_sec + now.tv_nsec / 1e9;
+	if (!parse_image(o, im))
+		die(1, "%s: missing or malformed statistics keys", path);
+	json_decref(o);
+	return true;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct image *)a)->name, ((const struct image *)b)->name);
+}
+
+static int name_is(const void *name, const void *im)
+{
+	return strcmp(name, ((const struct image *)im)->name);
+}
+
+/* The image called name in l (NULL if none, or if l is NULL). */
+static const struct image *find(const struct list *l, const char *name)
+{
+	return l ? bsearch(name, l->v, l->n, sizeof(*l->v), name_is) : NULL;
+}
+
+/* The image names of a "NAME.json" entry of .stats, if it is one we want. */
+static bool wanted(const char *entry, char *name, char **names, int nnames)
+{
+	size_t len = strlen(entry);
+
+	if (entry[0] == '.' || len <= 5 || strcmp(entry + len - 5, ".json") != 0)
+		return false;
+	snprintf(name, NAME_MAX + 1, "%.*s", (int)(len - 5), entry);
+	for (int i = 0; i < nnames; i++)
+		if (strcmp(names[i], name) == 0)
+			return true;
+	return nnames == 0;
+}
+
+/* Snapshot every wanted image into l, sorted by name. */
+static void load_all(struct list *l, char **names, int nnames)
+{
+	char path[PATH_MAX], name[NAME_MAX + 1];
+	struct dirent *d;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "%s/.stats", mnt);
+	if (!(dir = opendir(path)))
+		die(1, "%s: %s", path, strerror(errno));
+	for (l->n = 0; (errno = 0, d = readdir(dir));) {
+		if (!wanted(d->d_name, name, names, nnames))
+			continue;
+		if (l->n == l->cap) {
+			l->cap = l->cap ? 2 * l->cap : 8;
+			if (!(l->v = realloc(l->v, l->cap * sizeof(*l->v))))
+				die(1, "out of memory");
+		}
+		l->n += load_image(name, &l->v[l->n]);
+	}
+	if (errno)
+		die(1, "%s: %s", path, strerror(errno));
+	closedir(dir);
+	qsort(l->v, l->n, sizeof(*l->v), by_name);
+}
+
+/* ---- one row: the difference of two snapshots ---- */
+
+/* A reset between prev and cur: the stats clock restarted, or a counter went down. */
+static bool was_reset(const struct image *prev, const struct image *cur)
+{
+	const struct sfs_stats_snap *p = &prev->s, *c = &cur->s;
+
+	if (c->elapsed_ns / 1e9 < p->elapsed_ns / 1e9 + (cur->mono - prev->mono) - RESET_SLACK)
+		return true;
+	if (c->reads < p->reads || c->writes < p->writes || c->first_writes < p->first_writes ||
+	    c->overwrites < p->overwrites || c->misaligned_rejected < p->misaligned_rejected ||
+	    c->rmw_writes < p->rmw_writes)
+		return true;
+	for (unsigned k = 0; k < SFS_LAT_NCLASS; k++)
+		for (unsigned b = 0; b < SFS_LAT_NBUCKET; b++)
+			if (c->lat[k].hist[b] < p->lat[k].hist[b])
+				return true;
+	return false;
+}
+
+/* The interval's max of class k: exact when the max rose, else capped by its top bucket. */
+static uint64_t interval_max(const struct sfs_stats_snap *p, const struct sfs_stats_snap *c,
+			     const struct sfs_stats_snap *d, unsigned k)
+{
+	unsigned top = SFS_LAT_NBUCKET;
+	uint64_t cap;
+
+	if (c->lat[k].max_ns > p->lat[k].max_ns)
+		return c->lat[k].max_ns;
+	while (top > 0 && !d->lat[k].hist[top - 1])
+		top--;
+	cap = top ? sfs_stats_lat_bucket_low(top) - 1 : 0;    /* the top bucket's last value */
+	return cap < c->lat[k].max_ns ? cap : c->lat[k].max_ns;
+}
+
+/* d = cur - prev (the interval), or cur itself when there is no usable prev. */
+static void delta(const struct image *prev, const struct image *cur, struct sfs_stats_snap *d)
+{
+	const struct sfs_stats_snap *p, *c = &cur->s;
+
+	*d = *c;
+	if (!prev || was_reset(prev, cur))
+		return;
+	p = &prev->s;
+#define SUB(f) (d->f -= p->f)
+	SUB(elapsed_ns), SUB(reads), SUB(writes), SUB(bytes_read), SUB(bytes_written);
+	SUB(first_writes), SUB(overwrites), SUB(misaligned_rejected), SUB(rmw_writes);
+#undef SUB
+	for (unsigned k = 0; k < SFS_LAT_NCLASS; k++) {
+		d->lat[k].count -= p->lat[k].count;
+		d->lat[k].sum_ns = c->lat[k].sum_ns > p->lat[k].sum_ns ? c->lat[k].sum_ns - p->lat[k].sum_ns : 0;
+		for (unsigned b = 0; b < SFS_LAT_NBUCKET; b++)
+			d->lat[k].hist[b] -= p->lat[k].hist[b];
+		d->lat[k].max_ns = interval_max(p, c, d, k);
+	}
+}
+
+/* p99 in us of class a, merged with class b unless b < 0; NAN when empty. */
+static double p99_us(const struct sfs_stats_snap *s, int a, int b)
+{
+	static struct sfs_stats_snap m;
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < SFS_LAT_NBUCKET; i++)
+		n += m.lat[0].hist[i] = s->lat[a].hist[i] + (b >= 0 ? s->lat[b].hist[i] : 0);
+	m.lat[0].max_ns = s->lat[a].max_ns;
+	if (b >= 0 && s->lat[b].max_ns > m.lat[0].max_ns)
+		m.lat[0].max_ns = s->lat[b].max_ns;
+	return n ? sfs_stats_percentile(&m, 0, 0.99) / 1000.0 : NAN;
+}
+
+static double ratio(double a, double b)
+{
+	return b > 0 ? a / b : NAN;
+}
+
+static void make_row(const struct image *im, const struct sfs_stats_snap *d, struct row *r)
+{
+	const int R = SFS_LAT_READ, O = SFS_LAT_WRITE_OVERWRITE, F = SFS_LAT_WRITE_FIRST;
+	double secs = d->elapsed_ns / 1e9;
+
+	r->secs = secs;
+	r->rps = secs > 0 ? d->reads / secs : 0;
+	r->wps = secs > 0 ? d->writes / secs : 0;
+	r->rmbps = secs > 0 ? d->bytes_read / secs / 1048576.0 : 0;
+	r->wmbps = secs > 0 ? d->bytes_written / secs / 1048576.0 : 0;
+	r->avg_us = ratio((d->lat[R].sum_ns + d->lat[O].sum_ns + d->lat[F].sum_ns) / 1000.0,
+			  (double)(d->lat[R].count + d->lat[O].count + d->lat[F].count));
+	r->wp99_us = p99_us(d, O, F);
+	r->rp99_us = p99_us(d, R, -1);
+	r->first_pct = ratio(100.0 * d->first_writes, (double)d->writes);
+	r->alloc_pct = ratio(100.0 * im->alloc, (double)im->total);
+}
+
+/* ---- output ---- */
+
+static json_t *num(double v)
+{
+	return isnan(v) ? json_null() : json_real(v);
+}
+
+static json_t *json_row(const struct image *im, const struct sfs_stats_snap *d, const struct row *r)
+{
+	return json_pack("{s:s, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+			 "s:f, s:f, s:f, s:f, s:o, s:o, s:o, s:o, s:o}",
+			 "image", im->name, "seconds", r->secs,
+			 "reads", (json_int_t)d->reads, "writes", (json_int_t)d->writes,
+			 "bytes_read", (json_int_t)d->bytes_read, "bytes_written", (json_int_t)d->bytes_written,
+			 "first_writes", (json_int_t)d->first_writes, "overwrites", (json_int_t)d->overwrites,
+			 "misaligned_rejected", (json_int_t)d->misaligned_rejected,
+			 "rmw_writes", (json_int_t)d->rmw_writes,
+			 "allocated_blocks", (json_int_t)im->alloc, "total_blocks", (json_int_t)im->total,
+			 "r_per_s", r->rps, "w_per_s", r->wps, "rMB_per_s", r->rmbps, "wMB_per_s", r->wmbps,
+			 "avg_latency_us", num(r->avg_us), "write_p99_us", num(r->wp99_us),
+			 "read_p99_us", num(r->rp99_us), "first_write_pct", num(r->first_pct),
+			 "alloc_pct", num(r->alloc_pct));
+}
+
+/* A number for the table with one decimal, or "-" when there is none. */
+static const char *cell(double v, char *buf)
+{
+	if (isnan(v))
+		return "-";
+	snprintf(buf, 32, "%.1f", v);
+	return buf;
+}
+
+static void text_header(int w, double interval)
+{
+	char when[32];
+	time_t t = time(NULL);
+
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&t));
+	if (interval > 0)
+		printf("%s  interval of %g s\n", when, interval);
+	else
+		printf("%s  totals since mount or reset\n", when);
+	printf("%s%-*s %9s %9s %8s %8s %9s %9s %9s %6s %8s %8s %6s%s\n", tty ? "\033[1m" : "",
+	       w, "image", "r/s", "w/s", "rMB/s", "wMB/s", "avg_us", "wp99_us", "rp99_us",
+	       "first%", "misalign", "rmw", "alloc%", tty ? "\033[0m" : "");
+}
+
+static void text_row(int w, const struct image *im, const struct sfs_stats_snap *d, const struct row *r)
+{
+	char b[5][32];
+
+	printf("%-*s %9.2f %9.2f %8.2f %8.2f %9s %9s %9s %6s %8" PRIu64 " %8" PRIu64 " %6s\n",
+	       w, im->name, r->rps, r->wps, r->rmbps, r->wmbps, cell(r->avg_us, b[0]),
+	       cell(r->wp99_us, b[1]), cell(r->rp99_us, b[2]), cell(r->first_pct, b[3]),
+	       d->misaligned_rejected, d->rmw_writes, cell(r->alloc_pct, b[4]));
+}
+
+/* Print report number seq: cur against prev (NULL for the first, totals). */
+static void report(const struct list *prev, const struct list *cur, unsigned seq, double interval)
+{
+	static struct sfs_stats_snap d;
+	json_t *rows = json_array(), *o;
+	int w = 8;
+	struct row r;
+
+	for (size_t i = 0; i < cur->n; i++)
+		if ((int)strlen(cur->v[i].name) > w)
+			w = (int)strlen(cur->v[i].name);
+	if (!opt_json)
+		text_header(w, prev ? interval : 0);
+	for (size_t i = 0; i < cur->n; i++) {
+		delta(find(prev, cur->v[i].name), &cur->v[i], &d);
+		make_row(&cur->v[i], &d, &r);
+		if (opt_json)
+			json_array_append_new(rows, json_row(&cur->v[i], &d, &r));
+		else
+			text_row(w, &cur->v[i], &d, &r);
+	}
+	if (opt_json) {
+		o = json_pack("{s:I, s:s, s:I, s:o}", "report", (json_int_t)seq,
+			      "kind", prev ? "interval" : "total", "time", (json_int_t)time(NULL), "images", rows);
+		if (!o || json_dumpf(o, stdout, JSON_COMPACT | JSON_REAL_PRECISION(10)) < 0)
+			die(1, "cannot format the JSON report");
+		json_decref(o);
+	} else {
+		json_decref(rows);
+	}
+	putchar('\n');
+	if (fflush(stdout) != 0 || ferror(stdout))
+		die(1, "writing the report: %s", strerror(errno));
+}
+
+/* ---- command line and the main loop ---- */
+
+static void on_signal(int sig)
+{
+	stop_flag = 1;
+}
+
+/* SIGINT and SIGTERM set stop_flag; reads restart (SA_RESTART), the sleep is restarted by hand. */
+static void install_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* Sleep until the absolute CLOCK_MONOTONIC time t, or until a signal asks to stop. */
+static void sleep_until(const struct timespec *t)
+{
+	int rc;
+
+	while (!stop_flag && (rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, t, NULL)) != 0)
+		if (rc != EINTR)
+			die(1, "clock_nanosleep: %s", strerror(rc));
+}
+
+static void add_seconds(struct timespec *t, double secs)
+{
+	long ns = t->tv_nsec + (long)llround(fmod(secs, 1.0) * 1e9);
+
+	t->tv_sec += (time_t)secs + ns / 1000000000;
+	t->tv_nsec = ns % 1000000000;
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: " PROG " MNT [NAME...] [-i SECONDS] [-c COUNT] [--json]\n"
+	      "\n"
+	      "An iostat-like view of the statistics of a sectorfs mount (MNT/.stats).\n"
+	      "\n"
+	      "  -i, --interval SECONDS  report every SECONDS (fractions allowed): first the\n"
+	      "                          totals since mount or reset, then each interval\n"
+	      "  -c, --count COUNT       stop after COUNT reports (with -i)\n"
+	      "      --json              one JSON object per report, one per line\n"
+	      "  -h, --help              this help\n"
+	      "  -V, --version           print the version\n"
+	      "Columns and JSON keys: see sectorfs-stat(1).\n", f);
+}
+
+/* A positive number for option opt (a whole one if integer), else exit 2. */
+static double parse_positive(char opt, const char *s, bool integer)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = integer ? (double)strtol(s, &end, 10) : strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0) || v > 1e9)
+		die(2, "-%c %s: expected a positive %s", opt, s, integer ? "integer" : "number of seconds");
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "interval", required_argument, NULL, 'i' }, { "count", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
+	};
+	struct list a = { 0 }, b = { 0 }, *prev = &a, *cur = &b, *tmp;
+	double interval = 0, count = 0;
+	struct timespec next;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "i:c:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i': interval = parse_positive('i', optarg, false); break;
+		case 'c': count = parse_positive('c', optarg, true); break;
+		case 'j': opt_json = true; break;
+		case 'h': usage(stdout); return 0;
+		case 'V': puts(PROG " " PACKAGE_VERSION); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (count > 0 && interval == 0)
+		die(2, "-c needs -i");
+	mnt = argv[optind++];
+	tty = isatty(STDOUT_FILENO);
+	check_mount();
+	install_signals();
+
+	load_all(cur, argv + optind, argc - optind);
+	for (int i = optind; i < argc; i++)
+		if (!find(cur, argv[i]))
+			die(1, "%s: no image named '%s' (no %s/.stats/%s.json)", mnt, argv[i], mnt, argv[i]);
+	report(NULL, cur, 1, interval);
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	for (unsigned n = 2; interval > 0 && (count == 0 || n <= count) && !stop_flag; n++) {
+		add_seconds(&next, interval);
+		sleep_until(&next);
+		if (stop_flag)
+			break;
+		tmp = prev, prev = cur, cur = tmp;
+		load_all(cur, argv + optind, argc - optind);
+		report(prev, cur, n, interval);
+	}
+	free(a.v);
+	free(b.v);
+	return 0;
+}
