@@ -33,6 +33,7 @@
 enum kind { K_NONE, K_ROOT, K_STATSDIR, K_IMAGE, K_STATS_TEXT, K_STATS_JSON };
 
 struct handle {
+	struct handle *prev, *next;   /* in sfs_fs.handles */
 	enum kind kind;
 	struct sfs_image *im;
 	char *buf;       /* stats snapshot */
@@ -209,14 +210,43 @@ static int sfs_opendir(const char *path, struct fuse_file_info *fi)
 
 static int new_handle(struct fuse_file_info *fi, enum kind k, struct sfs_image *im)
 {
+	struct sfs_fs *fs = fs_of_ctx();
 	struct handle *h = calloc(1, sizeof(*h));
 
 	if (!h)
 		return -ENOMEM;
 	h->kind = k;
 	h->im = im;
+	pthread_mutex_lock(&fs->lock);
+	h->next = fs->handles;
+	if (h->next)
+		h->next->prev = h;
+	fs->handles = h;
+	pthread_mutex_unlock(&fs->lock);
 	fi->fh = (uint64_t)(uintptr_t)h;
 	return 0;
+}
+
+static void free_handle(struct sfs_fs *fs, struct handle *h)
+{
+	pthread_mutex_lock(&fs->lock);
+	if (h->prev)
+		h->prev->next = h->next;
+	else
+		fs->handles = h->next;
+	if (h->next)
+		h->next->prev = h->prev;
+	pthread_mutex_unlock(&fs->lock);
+	if (h->im)
+		sfs_store_put(fs->store, h->im);
+	free(h->buf);
+	free(h);
+}
+
+void sfs_fs_release_all(struct sfs_fs *fs)
+{
+	while (fs->handles)
+		free_handle(fs, fs->handles);
 }
 
 static int sfs_open(const char *path, struct fuse_file_info *fi)
@@ -252,10 +282,8 @@ static int sfs_open(const char *path, struct fuse_file_info *fi)
 	if ((fi->flags & O_ACCMODE) == O_WRONLY)
 		return 0;
 	rc = render(im, k, &h->buf, &h->len);
-	if (rc < 0) {
-		sfs_store_put(fs->store, im);
-		free(h);
-	}
+	if (rc < 0)
+		free_handle(fs, h);
 	return rc;
 }
 
@@ -287,13 +315,7 @@ static int sfs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 
 static int sfs_release(const char *path, struct fuse_file_info *fi)
 {
-	struct sfs_fs *fs = fs_of_ctx();
-	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
-
-	if (h->im)
-		sfs_store_put(fs->store, h->im);
-	free(h->buf);
-	free(h);
+	free_handle(fs_of_ctx(), (struct handle *)(uintptr_t)fi->fh);
 	return 0;
 }
 

@@ -7,12 +7,21 @@
 #include "fuse_version.h"
 #include "store.h"
 
-/* What the operations share: the store and the mount's settings. */
+#include <pthread.h>
+
+struct handle;
+
+/* What the operations share: the store, the mount's settings, open files. */
 struct sfs_fs {
 	struct sfs_store *store;
 	bool stats;
 	const struct sfs_log *log;
+	pthread_mutex_t lock;          /* guards handles */
+	struct handle *handles;        /* open files, for release at exit */
 };
+
+/* Free the handles of files still open when the mount went away (no release comes for them). */
+void sfs_fs_release_all(struct sfs_fs *fs);
 
 /* The operation table; private_data of the fuse context must be a struct sfs_fs. */
 extern const struct fuse_operations sfs_fs_ops;

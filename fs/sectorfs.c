@@ -203,6 +203,7 @@ int main(int argc, char *argv[])
 	fs.store = store;
 	fs.stats = sopts.stats;
 	fs.log = &sopts.log;
+	pthread_mutex_init(&fs.lock, NULL);
 
 	/* Rebuild the FUSE arguments: the defaults first, so the user's win. */
 	snprintf(fsname, sizeof(fsname), "-ofsname=sectorfs:%s,subtype=sectorfs", o.store);
@@ -253,6 +254,7 @@ out_unmount:
 	fuse_unmount(fuse);
 out_fuse:
 	fuse_destroy(fuse);
+	sfs_fs_release_all(&fs);
 out_store:
 	if (sfs_store_close(store) < 0) {
 		sfs_logf(&sopts.log, SFS_LOG_ERR, "flushing images at exit failed");

@@ -1,0 +1,308 @@
+/*
+ * check.c - sectorfs-img check: do sidecar, map and backing file agree?
+ *
+ * The image is looked at on disk (view.c) and every problem found is one
+ * line on stdout.  What is checked, and what --repair does about it:
+ *
+ *   problem                               --repair
+ *   no sidecar (leftover files)           nothing: it may be a deleted image
+ *   sidecar does not parse                nothing: the user's file, fix by hand
+ *   backing file missing / not regular    nothing: the data is not there
+ *   map missing                           import: rebuilt from SEEK_DATA
+ *   map corrupt (header, CRC, length)     moved to NAME.map.corrupt, rebuilt
+ *   map unreadable (EACCES, EIO...)       nothing
+ *   sidecar sector, block size or mode    sidecar rewritten with the recorded
+ *     differ from the recorded geometry     values (the recorded ones win)
+ *   sidecar size < recorded size          sidecar rewritten
+ *   backing shorter than the disk         extended (space reserved if thick)
+ *   eager zeroing never finished          finished
+ *
+ * A rebuilt map marks every block that holds data in the backing file
+ * (SEEK_DATA), as an import does: nothing written is lost, but blocks
+ * written and never flushed, or bytes put into the backing file behind the
+ * daemon's back, then read as the file holds them.
+ *
+ * Repairs run with the store locked (sfs_store_open) and reuse what
+ * opening an image already does (import, extend, finish zeroing); nothing
+ * that holds data is deleted.  Exit codes are fsck's: 0 clean, 1 problems
+ * repaired, 4 problems left, 8 operational error, 16 usage error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "units.h"
+
+enum { EX_CLEAN = 0, EX_REPAIRED = 1, EX_LEFT = 4, EX_OPER = 8, EX_USAGE = 16 };
+
+enum prob {
+	P_UNDECLARED, P_SIDECAR, P_BACKING, P_MAP_MISSING, P_MAP_BAD,
+	P_SECTOR, P_BLOCK, P_PROV, P_SIZE, P_SHORT, P_UNZEROED, P_N
+};
+
+struct diag {
+	bool has[P_N];
+	char text[P_N][1024];
+	unsigned n;
+	bool declared_only;       /* sidecar alone: not created yet, which is fine */
+	char note[512];           /* a remark that is not a problem */
+};
+
+static int exec_check(int argc, char **argv);
+
+const struct img_cmd img_cmd_check = {
+	"check", "[--repair] STORE/NAME",
+	"verify that sidecar, map and backing file agree (fsck exit codes)",
+	exec_check,
+};
+
+static const char help[] =
+	"Verify STORE/NAME: the sidecar parses, the allocation map is intact and records\n"
+	"the geometry the sidecar declares, the backing file is a regular file at least\n"
+	"as long as the disk.  One line per problem.\n\n"
+	"  --repair    fix what can be fixed without losing data: rebuild a missing or\n"
+	"              corrupt map from the backing file (the corrupt one is kept as\n"
+	"              .sectorfs/NAME.map.corrupt), rewrite a sidecar that disagrees with\n"
+	"              the recorded geometry, extend a short backing file, finish eager\n"
+	"              zeroing.  Refused while a sectorfs daemon serves the store.\n"
+	"  -h, --help  this help\n\n"
+	"Exit status (as fsck): 0 clean, 1 problems repaired, 4 problems left,\n"
+	"8 operational error, 16 usage error.\n";
+
+__attribute__((format(printf, 3, 4)))
+static void add(struct diag *d, enum prob p, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(d->text[p], sizeof(d->text[p]), fmt, ap);
+	va_end(ap);
+	d->has[p] = true;
+	d->n++;
+}
+
+static const char *sector_text(uint32_t lss, uint32_t pss, char *buf, size_t len)
+{
+	const char *name = sfs_sector_name(lss, pss);
+
+	snprintf(buf, len, "%s (%u/%u)", name ? name : "custom", lss, pss);
+	return buf;
+}
+
+/* Compare the sidecar with what the map records. */
+static void compare(const struct img_view *v, struct diag *d)
+{
+	const struct sfs_map_info *mi = sfs_map_info(v->map);
+	const struct sfs_sidecar *sc = &v->sc;
+	char a[64], b[64];
+
+	if (sc->lss != mi->geom.lss || sc->pss != mi->geom.pss)
+		add(d, P_SECTOR, "sidecar says sector %s but the image was made with %s; "
+		    "the sector format never changes", sector_text(sc->lss, sc->pss, a, sizeof(a)),
+		    sector_text(mi->geom.lss, mi->geom.pss, b, sizeof(b)));
+	if (sc->block_size != mi->geom.block_size)
+		add(d, P_BLOCK, "sidecar says block_size %llu but the image has %llu",
+		    (unsigned long long)sc->block_size, (unsigned long long)mi->geom.block_size);
+	if (sc->prov != mi->prov)
+		add(d, P_PROV, "sidecar says provisioning %s but the image is %s%s", sfs_prov_name(sc->prov),
+		    sfs_prov_name(mi->prov), sc->prov == SFS_PROV_EAGERZEROEDTHICK ?
+		    " ('" IMG_PROG " inflate' converts it)" : "");
+	if (sc->size < mi->geom.size)
+		add(d, P_SIZE, "sidecar size %llu is smaller than the image (%llu bytes); images never shrink",
+		    (unsigned long long)sc->size, (unsigned long long)mi->geom.size);
+	else if (sc->size > mi->geom.size)
+		snprintf(d->note, sizeof(d->note), "sidecar size %llu is larger than the image (%llu "
+			 "bytes): it grows when next opened", (unsigned long long)sc->size,
+			 (unsigned long long)mi->geom.size);
+}
+
+/* Look at everything; -1 when there is no such image at all. */
+static int diagnose(const struct img_view *v, struct diag *d)
+{
+	const struct img_ref *r = v->ref;
+
+	memset(d, 0, sizeof(*d));
+	if (!v->sc_present && v->map_rc == -ENOENT && v->bk_rc == -ENOENT)
+		return -1;
+	if (!v->sc_present)
+		add(d, P_UNDECLARED, "no sidecar %s.json: the image is not declared (files left by an "
+		    "interrupted create or unlink?)", r->name);
+	else if (v->sc_rc < 0)
+		add(d, P_SIDECAR, "sidecar: %s", v->sc_err);
+	if (v->bk_rc == -ENOENT && v->map_rc == -ENOENT && v->sc_rc == 0) {
+		d->declared_only = true;
+		return 0;
+	}
+	if (v->bk_rc < 0)
+		add(d, P_BACKING, "backing file %s: %s", r->path, strerror(-v->bk_rc));
+	else if (!S_ISREG(v->bk.st_mode))
+		add(d, P_BACKING, "backing file %s is not a regular file", r->path);
+	else if (v->bk.st_nlink != 1)
+		add(d, P_BACKING, "backing file %s has %lu hard links; it must have one", r->path,
+		    (unsigned long)v->bk.st_nlink);
+	if (v->map_rc == -ENOENT)
+		add(d, P_MAP_MISSING, "allocation map %s/%s.map is missing", SFS_STATE_DIR, r->name);
+	else if (v->map_rc < 0)
+		add(d, P_MAP_BAD, "allocation map: %s", v->map_err);
+	if (!v->map)
+		return 0;
+	if (v->sc_rc == 0)
+		compare(v, d);
+	if (v->bk_rc == 0 && S_ISREG(v->bk.st_mode) &&
+	    (uint64_t)v->bk.st_size < sfs_map_info(v->map)->geom.size)
+		add(d, P_SHORT, "backing file is %lld bytes, shorter than the disk (%llu bytes)",
+		    (long long)v->bk.st_size, (unsigned long long)sfs_map_info(v->map)->geom.size);
+	if (sfs_map_info(v->map)->prov == SFS_PROV_EAGERZEROEDTHICK &&
+	    !(sfs_map_info(v->map)->flags & SFS_MAP_F_ZEROED))
+		add(d, P_UNZEROED, "eager zeroing never finished");
+	return 0;
+}
+
+static void print_problems(const struct img_ref *r, const struct diag *d, const char *prefix)
+{
+	for (int p = 0; p < P_N; p++)
+		if (d->has[p])
+			printf("%s: %s%s\n", r->path, prefix, d->text[p]);
+}
+
+/* The repairs, with the store locked; each action done is printed. */
+static int repair(const struct img_view *v, const struct diag *d)
+{
+	const struct img_ref *r = v->ref;
+	bool sc_ok = v->sc_rc == 0, bk_ok = v->bk_rc == 0 && S_ISREG(v->bk.st_mode);
+	bool open_it = false;
+	struct img_session ss;
+	char a[SFS_NAME_MAX + 16], b[SFS_NAME_MAX + 32], s[64];
+
+	if (img_session_open(&ss, r, "check --repair", IMG_S_QUIET) < 0)
+		return -1;
+	if (d->has[P_MAP_BAD] && v->map_rc == -EUCLEAN && sc_ok && bk_ok) {
+		snprintf(a, sizeof(a), "%s.map", r->name);
+		snprintf(b, sizeof(b), "%s.map.corrupt", r->name);
+		if (renameat(ss.state_fd, a, ss.state_fd, b) == 0) {
+			printf("%s: repaired: moved the corrupt map to %s/%s/%s\n", r->path, r->store,
+			       SFS_STATE_DIR, b);
+			open_it = true;
+		} else {
+			img_error("%s/%s/%s: cannot move aside: %s", r->store, SFS_STATE_DIR, a, strerror(errno));
+		}
+	}
+	if ((d->has[P_SECTOR] || d->has[P_BLOCK] || d->has[P_PROV] || d->has[P_SIZE]) && sc_ok && v->map) {
+		const struct sfs_map_info *mi = sfs_map_info(v->map);
+		struct sfs_sidecar sc = v->sc;
+
+		sc.lss = mi->geom.lss;
+		sc.pss = mi->geom.pss;
+		sc.block_size = mi->geom.block_size;
+		sc.prov = mi->prov;
+		if (sc.size < mi->geom.size)
+			sc.size = mi->geom.size;
+		if (img_save_sidecar(&ss, &sc) == 0) {
+			sfs_format_size(sc.block_size, s, sizeof(s));
+			printf("%s: repaired: rewrote %s.json with the recorded geometry (%s, block size %s, "
+			       "%s, %llu bytes)\n", r->path, r->name, sector_text(sc.lss, sc.pss, a, sizeof(a)),
+			       s, sfs_prov_name(sc.prov), (unsigned long long)sc.size);
+			open_it = true;
+		}
+	}
+	if ((d->has[P_MAP_MISSING] && sc_ok && bk_ok) || d->has[P_SHORT] || d->has[P_UNZEROED])
+		open_it = true;
+	if (open_it && sfs_store_get(ss.store, r->name, &ss.im) == 0) {
+		if (d->has[P_MAP_MISSING] || d->has[P_MAP_BAD])
+			printf("%s: repaired: rebuilt the allocation map from the backing file's data "
+			       "extents (%llu of %llu blocks hold data)\n", r->path,
+			       (unsigned long long)sfs_map_count(sfs_image_map(ss.im)),
+			       (unsigned long long)sfs_map_nblocks(sfs_image_map(ss.im)));
+		if (d->has[P_SHORT])
+			printf("%s: repaired: extended the backing file to %llu bytes\n", r->path,
+			       (unsigned long long)sfs_image_geom(ss.im).size);
+		if (d->has[P_UNZEROED])
+			printf("%s: repaired: finished eager zeroing\n", r->path);
+	} else if (open_it) {
+		ss.im = NULL;
+		img_error("%s: cannot open the image to repair it: %s", r->path,
+			  ss.lasterr[0] ? ss.lasterr : "unknown error");
+	}
+	return img_session_close(&ss);
+}
+
+static int exec_check(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "repair", no_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct img_cmd *cmd = &img_cmd_check;
+	bool do_repair = false;
+	struct diag d, after;
+	struct img_view v;
+	struct img_ref ref;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		if (c == 'r') {
+			do_repair = true;
+		} else if (c == 'h') {
+			printf("usage: " IMG_PROG " check %s\n\n%s", cmd->usage, help);
+			return EX_CLEAN;
+		} else {
+			return img_bad_option(cmd, EX_USAGE, c, argv);
+		}
+	}
+	if (optind != argc - 1)
+		return img_usage_error(cmd, EX_USAGE, optind == argc ? "missing STORE/NAME" : "too many arguments");
+	if (img_ref_parse(argv[optind], &ref) < 0)
+		return EX_USAGE;
+	if (do_repair && (img_store_exists(ref.store) < 0 || img_refuse_if_served(&ref) < 0))
+		return EX_OPER;
+	if (img_view_open(&v, &ref) < 0)
+		return EX_OPER;
+	if (diagnose(&v, &d) < 0) {
+		img_error("%s: no such image (no sidecar, backing file or map)", ref.path);
+		img_view_close(&v);
+		return EX_OPER;
+	}
+	if (v.served)
+		fprintf(stderr, IMG_PROG ": note: %s is served by sectorfs (%s); checking the state "
+			"on disk as of its last flush\n", ref.store, v.holder);
+	if (d.note[0])
+		printf("%s: note: %s\n", ref.path, d.note);
+	if (d.n == 0) {
+		if (d.declared_only)
+			printf("%s: clean (declared by its sidecar, not created yet)\n", ref.path);
+		else
+			printf("%s: clean (%llu bytes, %s, %llu of %llu blocks allocated)\n", ref.path,
+			       (unsigned long long)sfs_map_info(v.map)->geom.size,
+			       sfs_prov_name(sfs_map_info(v.map)->prov), (unsigned long long)sfs_map_count(v.map),
+			       (unsigned long long)sfs_map_nblocks(v.map));
+		img_view_close(&v);
+		return EX_CLEAN;
+	}
+	print_problems(&ref, &d, "");
+	if (!do_repair) {
+		printf("%s: %u problem%s; '" IMG_PROG " check --repair %s' fixes what can be fixed "
+		       "without losing data\n", ref.path, d.n, d.n == 1 ? "" : "s", ref.path);
+		img_view_close(&v);
+		return EX_LEFT;
+	}
+	if (repair(&v, &d) < 0) {
+		img_view_close(&v);
+		return EX_OPER;
+	}
+	img_view_close(&v);
+	if (img_view_open(&v, &ref) < 0)
+		return EX_OPER;
+	diagnose(&v, &after);
+	img_view_close(&v);
+	print_problems(&ref, &after, "not repaired: ");
+	printf("%s: %u problem%s found, %u repaired\n", ref.path, d.n, d.n == 1 ? "" : "s",
+	       after.n < d.n ? d.n - after.n : 0);
+	return after.n ? EX_LEFT : EX_REPAIRED;
+}

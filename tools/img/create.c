@@ -1,0 +1,311 @@
+/*
+ * create.c - sectorfs-img create: a new image, its sidecar and its map.
+ *
+ * The order is the store's (store.c): backing file and map first, the
+ * sidecar last, since the sidecar is what declares the image.  The image
+ * is made by sfs_image_open() from a validated sidecar, so the backing
+ * file and the map are exactly what the daemon would have made:
+ *
+ *   thin / zeroedthick     sfs_image_open (sparse, or space reserved)
+ *   eagerzeroedthick       opened as zeroedthick, every block zeroed by
+ *                          sfs_image_fill with a progress bar, then the
+ *                          map header says eagerzeroedthick + ZEROED
+ *   --from RAWFILE         the data extents of RAWFILE copied in first
+ *                          (sfs_image_import_raw); holes stay unallocated
+ *
+ * The store lock is held throughout.  An existing sidecar, backing file
+ * or map is never overwritten.  On any failure, and on Ctrl-C, the three
+ * files are removed: no half-made image is left behind.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "units.h"
+
+static int exec_create(int argc, char **argv);
+
+const struct img_cmd img_cmd_create = {
+	"create",
+	"-s SIZE [-f FORMAT] [-p MODE] [-b BLOCK] [--from RAWFILE] [...] STORE/NAME",
+	"create an image and its sidecar (eager zeroing with a progress bar)",
+	exec_create,
+};
+
+static const char help[] =
+	"Create the image NAME in the store directory STORE: the backing file STORE/NAME,\n"
+	"its allocation map in STORE/.sectorfs/ and its sidecar STORE/NAME.json.\n\n"
+	"  -s, --size SIZE          disk size, a multiple of the logical sector (required\n"
+	"                           unless --from gives it: RAWFILE's size rounded up)\n"
+	"  -f, --format FORMAT      sector format: 512n, 512e or 4kn (512n)\n"
+	"      --logical N          logical sector size instead of -f (with --physical)\n"
+	"      --physical N         physical sector size instead of -f (with --logical)\n"
+	"  -p, --provisioning MODE  thin, zeroedthick or eagerzeroedthick (thin)\n"
+	"  -b, --block-size BLOCK   allocation and zeroing unit, power of two (1M)\n"
+	"      --no-zero-offload    zero by writing zeros, not FALLOC_FL_ZERO_RANGE\n"
+	"      --from RAWFILE       import RAWFILE: its data is copied, its holes stay\n"
+	"                           unallocated\n"
+	"  -h, --help               this help\n\n"
+	"eagerzeroedthick zeroes every block now, with a progress bar when stdout is a\n"
+	"terminal.  An existing image is never overwritten.  Ctrl-C removes the partly\n"
+	"made image and exits 130.  Refused while a sectorfs daemon serves STORE.\n";
+
+/* Which of the image's three files exists?  NULL when none. */
+static const char *existing_file(const struct img_ref *ref, char *buf, size_t len)
+{
+	struct stat st;
+
+	snprintf(buf, len, "%s/%s.json", ref->store, ref->name);
+	if (lstat(buf, &st) == 0)
+		return buf;
+	snprintf(buf, len, "%s/%s", ref->store, ref->name);
+	if (lstat(buf, &st) == 0)
+		return buf;
+	snprintf(buf, len, "%s/%s/%s.map", ref->store, SFS_STATE_DIR, ref->name);
+	if (lstat(buf, &st) == 0)
+		return buf;
+	return NULL;
+}
+
+static int refuse_existing(const struct img_ref *ref)
+{
+	char path[sizeof(ref->store) + sizeof(ref->name) + sizeof(SFS_STATE_DIR) + 8];
+
+	if (!existing_file(ref, path, sizeof(path)))
+		return 0;
+	img_error("%s: image already exists (%s is there); refusing to overwrite it", ref->path, path);
+	return -1;
+}
+
+/* Remove whatever of the image was made. */
+static void remove_image(struct img_session *ss)
+{
+	char f[SFS_NAME_MAX + 16];
+
+	snprintf(f, sizeof(f), "%s.json", ss->ref->name);
+	unlinkat(ss->store_fd, f, 0);
+	unlinkat(ss->store_fd, ss->ref->name, 0);
+	snprintf(f, sizeof(f), "%s.map", ss->ref->name);
+	unlinkat(ss->state_fd, f, 0);
+	snprintf(f, sizeof(f), "%s.map.new", ss->ref->name);
+	unlinkat(ss->state_fd, f, 0);
+	fsync(ss->state_fd);
+	fsync(ss->store_fd);
+}
+
+/* Make the image; 0, -ECANCELED when interrupted, -1 when failed (printed). */
+static int make_image(struct img_session *ss, const struct sfs_sidecar *sc, int src_fd)
+{
+	struct sfs_sidecar osc = *sc;
+	struct sfs_log log = img_session_log(ss);
+	struct sfs_image *im = NULL;
+	struct img_progress p;
+	char err[1024];
+	int rc;
+
+	if (sc->prov == SFS_PROV_EAGERZEROEDTHICK)
+		osc.prov = SFS_PROV_ZEROEDTHICK;      /* zeroed below, with progress */
+	rc = sfs_image_open(ss->store_fd, ss->state_fd, ss->ref->name, &osc, false, &log, &im,
+			    err, sizeof(err));
+	if (rc < 0) {
+		img_error("%s: %s", ss->ref->path, err);
+		return -1;
+	}
+	if (src_fd >= 0 && !img_interrupted) {
+		img_progress_start(&p, "copying");
+		rc = sfs_image_import_raw(im, src_fd, img_progress_cb, &p);
+		img_progress_end(&p);
+		if (rc < 0 && rc != -ECANCELED)
+			img_error("%s: copying the raw file failed: %s", ss->ref->path, strerror(-rc));
+	}
+	if (rc == 0 && sc->prov == SFS_PROV_EAGERZEROEDTHICK && !img_interrupted) {
+		img_progress_start(&p, "zeroing");
+		rc = sfs_image_fill(im, img_progress_cb, &p);
+		img_progress_end(&p);
+		if (rc < 0 && rc != -ECANCELED)
+			img_error("%s: zeroing failed: %s", ss->ref->path, strerror(-rc));
+		if (rc == 0) {
+			rc = sfs_image_set_provisioning(im, ss->state_fd, SFS_PROV_EAGERZEROEDTHICK,
+							sfs_map_info(sfs_image_map(im))->flags | SFS_MAP_F_ZEROED,
+							err, sizeof(err));
+			if (rc < 0)
+				img_error("%s", err);
+		}
+	}
+	if (sfs_image_close(im) < 0 && rc == 0) {
+		img_error("%s: flushing the new image failed", ss->ref->path);
+		rc = -EIO;
+	}
+	if (rc == 0 && img_interrupted)
+		rc = -ECANCELED;
+	if (rc == 0 && img_save_sidecar(ss, sc) < 0)
+		rc = -EIO;
+	return rc == 0 ? 0 : rc == -ECANCELED ? -ECANCELED : -1;
+}
+
+/* Open RAWFILE and check it fits; without -s (have_size false) the disk takes its size. */
+static int open_source(const char *from, const struct img_ref *ref, struct sfs_sidecar *sc,
+		       bool have_size)
+{
+	struct stat st;
+	uint64_t need;
+	int fd = open(from, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		img_error("%s: cannot open: %s", from, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		img_error("%s: not a regular file", from);
+		close(fd);
+		return -1;
+	}
+	need = ((uint64_t)st.st_size + sc->lss - 1) / sc->lss * sc->lss;
+	if (!have_size) {
+		sc->size = need;
+	} else if (sc->size < need) {
+		img_error("%s: size %llu is smaller than %s (%lld bytes)", ref->path,
+			  (unsigned long long)sc->size, from, (long long)st.st_size);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int exec_create(int argc, char **argv)
+{
+	enum { OPT_LOGICAL = 256, OPT_PHYSICAL, OPT_NO_OFFLOAD, OPT_FROM };
+	static const struct option longopts[] = {
+		{ "size", required_argument, NULL, 's' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "logical", required_argument, NULL, OPT_LOGICAL },
+		{ "physical", required_argument, NULL, OPT_PHYSICAL },
+		{ "provisioning", required_argument, NULL, 'p' },
+		{ "block-size", required_argument, NULL, 'b' },
+		{ "no-zero-offload", no_argument, NULL, OPT_NO_OFFLOAD },
+		{ "from", required_argument, NULL, OPT_FROM },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct img_cmd *cmd = &img_cmd_create;
+	const char *format = NULL, *from = NULL;
+	uint64_t lss = 0, pss = 0, v;
+	bool have_size = false, have_lss = false, have_pss = false;
+	struct img_session ss;
+	struct sfs_sidecar sc;
+	struct img_ref ref;
+	char err[1024], fname[PATH_MAX + 8];
+	int c, rc, src_fd = -1;
+
+	sfs_sidecar_defaults(&sc);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":s:f:p:b:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			if (img_parse_size(cmd, "-s", optarg, &sc.size) < 0)
+				return 1;
+			have_size = true;
+			break;
+		case 'f':
+			format = optarg;
+			break;
+		case OPT_LOGICAL:
+		case OPT_PHYSICAL:
+			if (img_parse_size(cmd, c == OPT_LOGICAL ? "--logical" : "--physical", optarg, &v) < 0)
+				return 1;
+			if (v > SFS_SECTOR_MAX)
+				return img_usage_error(cmd, 1, "%s %s: a sector size is a power of two from "
+						       "%u to %u", c == OPT_LOGICAL ? "--logical" : "--physical",
+						       optarg, SFS_SECTOR_MIN, SFS_SECTOR_MAX);
+			*(c == OPT_LOGICAL ? &lss : &pss) = v;
+			*(c == OPT_LOGICAL ? &have_lss : &have_pss) = true;
+			break;
+		case 'p':
+			if (sfs_prov_parse(optarg, &sc.prov) < 0)
+				return img_usage_error(cmd, 1, "unknown provisioning '%s': use thin, "
+						       "zeroedthick or eagerzeroedthick", optarg);
+			break;
+		case 'b':
+			if (img_parse_size(cmd, "-b", optarg, &sc.block_size) < 0)
+				return 1;
+			break;
+		case OPT_NO_OFFLOAD:
+			sc.zero_offload = false;
+			break;
+		case OPT_FROM:
+			from = optarg;
+			break;
+		case 'h':
+			printf("usage: " IMG_PROG " create %s\n\n%s", cmd->usage, help);
+			return 0;
+		default:
+			return img_bad_option(cmd, 1, c, argv);
+		}
+	}
+	if (optind != argc - 1)
+		return img_usage_error(cmd, 1, optind == argc ? "missing STORE/NAME" :
+				       "too many arguments");
+	if (!have_size && !from)
+		return img_usage_error(cmd, 1, "missing -s SIZE");
+	if (format && (have_lss || have_pss))
+		return img_usage_error(cmd, 1, "-f and --logical/--physical exclude each other");
+	if (have_lss != have_pss)
+		return img_usage_error(cmd, 1, "--logical and --physical go together");
+	if (format && sfs_sector_parse(format, &sc.lss, &sc.pss) < 0)
+		return img_usage_error(cmd, 1, "unknown sector format '%s': use 512n, 512e or 4kn, "
+				       "or --logical and --physical", format);
+	if (have_lss) {
+		sc.lss = (uint32_t)lss;
+		sc.pss = (uint32_t)pss;
+	}
+	if (img_ref_parse(argv[optind], &ref) < 0)
+		return 1;
+	snprintf(fname, sizeof(fname), "%s.json", ref.path);
+	/* Check what the options say now; with --from and no -s, once the size is known. */
+	if (sfs_sidecar_validate(&sc, fname, err, sizeof(err)) < 0) {
+		img_error("cannot create %s: %s", ref.path, err);
+		return 1;
+	}
+	if (img_store_exists(ref.store) < 0 || img_refuse_if_served(&ref) < 0 || refuse_existing(&ref) < 0)
+		return 1;
+	if (from) {
+		src_fd = open_source(from, &ref, &sc, have_size);
+		if (src_fd < 0)
+			return 1;
+		if (sfs_sidecar_validate(&sc, fname, err, sizeof(err)) < 0) {
+			img_error("cannot create %s: %s", ref.path, err);
+			close(src_fd);
+			return 1;
+		}
+	}
+	if (img_session_open(&ss, &ref, "create", 0) < 0 || refuse_existing(&ref) < 0) {
+		if (ss.store)
+			img_session_close(&ss);
+		if (src_fd >= 0)
+			close(src_fd);
+		return 1;
+	}
+	img_catch_signals();
+	rc = make_image(&ss, &sc, src_fd);
+	if (rc < 0)
+		remove_image(&ss);
+	if (src_fd >= 0)
+		close(src_fd);
+	if (img_session_close(&ss) < 0 && rc == 0)
+		rc = -1;
+	if (rc == -ECANCELED) {
+		img_error("create interrupted; %s removed", ref.path);
+		return 130;
+	}
+	if (rc < 0)
+		return 1;
+	sfs_format_size(sc.block_size, fname, sizeof(fname));
+	printf("created %s: %s, %s (logical %u, physical %u), %s, block size %s\n", ref.path,
+	       img_fmt_size(sc.size, err, sizeof(err)), sfs_sector_name(sc.lss, sc.pss) ?
+	       sfs_sector_name(sc.lss, sc.pss) : "custom", sc.lss, sc.pss, sfs_prov_name(sc.prov), fname);
+	return 0;
+}

@@ -1,0 +1,123 @@
+/*
+ * inflate.c - sectorfs-img inflate: thin or zeroedthick to
+ * eagerzeroedthick, as vmkfstools --inflatedisk / --eagerzero do.
+ *
+ *   1. every unallocated block is zeroed and marked (sfs_image_fill, with
+ *      a progress bar): data already written is not touched;
+ *   2. the map header is rewritten to say eagerzeroedthick + ZEROED
+ *      (sfs_image_set_provisioning: new map, then rename);
+ *   3. the sidecar is rewritten with the new provisioning.
+ *
+ * A crash or Ctrl-C during 1 leaves a valid image of the old mode with
+ * more blocks allocated; running inflate again finishes the job.  A crash
+ * between 2 and 3 leaves a sidecar saying the old mode, which the image
+ * overrides (the recorded mode wins) until the next inflate or check
+ * --repair rewrites it.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common.h"
+#include "units.h"
+
+static int exec_inflate(int argc, char **argv);
+
+const struct img_cmd img_cmd_inflate = {
+	"inflate", "STORE/NAME",
+	"convert a thin or zeroedthick image to eagerzeroedthick",
+	exec_inflate,
+};
+
+static const char help[] =
+	"Convert STORE/NAME to eagerzeroedthick: zero every block not yet written (with a\n"
+	"progress bar when stdout is a terminal), leave the data already written as it\n"
+	"is, record the new mode in the image's map and rewrite its sidecar.  Ctrl-C\n"
+	"stops it with the image valid in its old mode (exit 130); run it again to finish.\n"
+	"Refused while a sectorfs daemon serves the store.\n\n"
+	"  -h, --help  this help\n";
+
+static int inflate(struct img_session *ss)
+{
+	struct sfs_map *m = sfs_image_map(ss->im);
+	const struct sfs_map_info *mi = sfs_map_info(m);
+	struct sfs_sidecar sc = sfs_image_sidecar(ss->im);
+	enum sfs_prov was = mi->prov;
+	struct sfs_geom g = sfs_image_geom(ss->im);
+	uint64_t before = sfs_map_count(m), nb = sfs_map_nblocks(m);
+	uint64_t before_bytes = sfs_allocated_bytes(m, &g);
+	struct img_progress p;
+	char err[1024], human[32];
+	int rc;
+
+	if (was == SFS_PROV_EAGERZEROEDTHICK && (mi->flags & SFS_MAP_F_ZEROED)) {
+		struct sfs_sidecar file;
+		char fname[SFS_NAME_MAX + 8];
+
+		/* The sidecar may still say the old mode (a crash after the map was rewritten). */
+		snprintf(fname, sizeof(fname), "%s.json", ss->ref->name);
+		if (sfs_sidecar_load(ss->store_fd, fname, &file, NULL, 0) == 0 &&
+		    file.prov != SFS_PROV_EAGERZEROEDTHICK && img_save_sidecar(ss, &sc) < 0)
+			return 1;
+		printf("%s: already eagerzeroedthick\n", ss->ref->path);
+		return 0;
+	}
+	img_catch_signals();
+	img_progress_start(&p, "zeroing");
+	rc = sfs_image_fill(ss->im, img_progress_cb, &p);
+	img_progress_end(&p);
+	if (rc == -ECANCELED) {
+		img_error("inflate interrupted: %s is still %s, %llu of %llu blocks allocated; "
+			  "run inflate again to finish", ss->ref->path, sfs_prov_name(was),
+			  (unsigned long long)sfs_map_count(m), (unsigned long long)nb);
+		return 130;
+	}
+	if (rc < 0) {
+		img_error("%s: zeroing failed: %s", ss->ref->path, strerror(-rc));
+		return 1;
+	}
+	rc = sfs_image_set_provisioning(ss->im, ss->state_fd, SFS_PROV_EAGERZEROEDTHICK,
+					mi->flags | SFS_MAP_F_ZEROED, err, sizeof(err));
+	if (rc < 0) {
+		img_error("%s", err);
+		return 1;
+	}
+	sc.prov = SFS_PROV_EAGERZEROEDTHICK;
+	if (img_save_sidecar(ss, &sc) < 0)
+		return 1;
+	sfs_format_human(sfs_blocks_bytes(&g, 0, nb) - before_bytes, human, sizeof(human));
+	printf("inflated %s: %s -> eagerzeroedthick, %llu of %llu blocks zeroed now (%s)\n",
+	       ss->ref->path, sfs_prov_name(was), (unsigned long long)(nb - before),
+	       (unsigned long long)nb, human);
+	return 0;
+}
+
+static int exec_inflate(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct img_cmd *cmd = &img_cmd_inflate;
+	struct img_session ss;
+	struct img_ref ref;
+	int c, rc;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		if (c == 'h') {
+			printf("usage: " IMG_PROG " inflate %s\n\n%s", cmd->usage, help);
+			return 0;
+		}
+		return img_bad_option(cmd, 1, c, argv);
+	}
+	if (optind != argc - 1)
+		return img_usage_error(cmd, 1, optind == argc ? "missing STORE/NAME" : "too many arguments");
+	if (img_ref_parse(argv[optind], &ref) < 0 || img_session_open(&ss, &ref, "inflate", IMG_S_GET) < 0)
+		return 1;
+	rc = inflate(&ss);
+	if (img_session_close(&ss) < 0 && rc == 0)
+		rc = 1;
+	return rc;
+}

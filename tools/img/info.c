@@ -1,0 +1,159 @@
+/*
+ * info.c - sectorfs-img info: what an image is and how much of it is used.
+ *
+ * Geometry, provisioning and block size are the recorded ones (the map
+ * header: the image's truth, see image.c), the zero offload setting is
+ * the sidecar's, allocation is counted from the map, and backing file
+ * usage is st_blocks * 512 of STORE/NAME.  The image is looked at on disk
+ * without the store lock (view.c): info works while a daemon serves the
+ * store, and then shows the allocation of the daemon's last flush.  An
+ * image only declared by its sidecar is shown as "not created yet".
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "common.h"
+#include "units.h"
+
+static int exec_info(int argc, char **argv);
+
+const struct img_cmd img_cmd_info = {
+	"info", "[--json] STORE/NAME",
+	"show geometry, provisioning, allocation and backing file usage",
+	exec_info,
+};
+
+static const char help[] =
+	"Show the geometry (recorded in the image's map), provisioning, block size, size,\n"
+	"allocated blocks and bytes, backing file usage (st_blocks * 512) of STORE/NAME,\n"
+	"and whether a sectorfs daemon serves its store.  Works while the store is served\n"
+	"(allocation is then as of the daemon's last flush); changes nothing.\n\n"
+	"  --json      one JSON object instead of text\n"
+	"  -h, --help  this help\n";
+
+struct facts {
+	struct sfs_map_info mi;
+	bool created, zeroed;
+	uint64_t nblocks, alloc_blocks, alloc_bytes, bk_size, bk_used;
+};
+
+static int print_json(const struct img_view *v, const struct facts *f)
+{
+	const struct sfs_geom *g = &f->mi.geom;
+	const char *sector = sfs_sector_name(g->lss, g->pss);
+	json_t *o = json_object();
+	char *text;
+
+	json_object_set_new(o, "image", json_string(v->ref->path));
+	json_object_set_new(o, "store", json_string(v->ref->store));
+	json_object_set_new(o, "name", json_string(v->ref->name));
+	json_object_set_new(o, "created", json_boolean(f->created));
+	json_object_set_new(o, "size", json_integer((json_int_t)g->size));
+	json_object_set_new(o, "sector", sector ? json_string(sector) : json_null());
+	json_object_set_new(o, "logical_sector_size", json_integer(g->lss));
+	json_object_set_new(o, "physical_sector_size", json_integer(g->pss));
+	json_object_set_new(o, "provisioning", json_string(sfs_prov_name(f->mi.prov)));
+	json_object_set_new(o, "block_size", json_integer((json_int_t)g->block_size));
+	json_object_set_new(o, "zero_offload", json_boolean(v->sc.zero_offload));
+	json_object_set_new(o, "total_blocks", json_integer((json_int_t)f->nblocks));
+	json_object_set_new(o, "allocated_blocks", json_integer((json_int_t)f->alloc_blocks));
+	json_object_set_new(o, "allocated_bytes", json_integer((json_int_t)f->alloc_bytes));
+	json_object_set_new(o, "backing_size", json_integer((json_int_t)f->bk_size));
+	json_object_set_new(o, "backing_bytes_used", json_integer((json_int_t)f->bk_used));
+	json_object_set_new(o, "zeroed", json_boolean(f->zeroed));
+	json_object_set_new(o, "served", json_boolean(v->served));
+	json_object_set_new(o, "holder", v->served ? json_string(v->holder) : json_null());
+	text = json_dumps(o, JSON_INDENT(2));
+	json_decref(o);
+	if (!text) {
+		img_error("out of memory");
+		return 1;
+	}
+	printf("%s\n", text);
+	free(text);
+	return 0;
+}
+
+static int print_text(const struct img_view *v, const struct facts *f)
+{
+	const struct sfs_geom *g = &f->mi.geom;
+	const char *sector = sfs_sector_name(g->lss, g->pss);
+	char a[64], b[64];
+
+	printf("image:          %s\n", v->ref->path);
+	printf("size:           %s\n", img_fmt_size(g->size, a, sizeof(a)));
+	printf("sector format:  %s (logical %u, physical %u)\n", sector ? sector : "custom", g->lss, g->pss);
+	printf("provisioning:   %s\n", sfs_prov_name(f->mi.prov));
+	printf("block size:     %s\n", img_fmt_size(g->block_size, a, sizeof(a)));
+	printf("zero offload:   %s\n", v->sc.zero_offload ? "on" : "off");
+	if (!f->created) {
+		printf("state:          declared by its sidecar, not created yet\n");
+	} else {
+		sfs_format_human(f->alloc_bytes, a, sizeof(a));
+		printf("allocated:      %llu of %llu blocks, %s (%llu bytes)\n",
+		       (unsigned long long)f->alloc_blocks, (unsigned long long)f->nblocks, a,
+		       (unsigned long long)f->alloc_bytes);
+		sfs_format_human(f->bk_used, b, sizeof(b));
+		printf("backing file:   %s used (%llu bytes), %llu bytes long\n", b,
+		       (unsigned long long)f->bk_used, (unsigned long long)f->bk_size);
+	}
+	if (f->mi.prov == SFS_PROV_EAGERZEROEDTHICK)
+		printf("eager zeroing:  %s\n", f->zeroed ? "done" : "not finished");
+	if (v->served)
+		printf("served:         yes, by %s (allocation as of its last flush)\n",
+		       v->holder[0] ? v->holder : "an unknown holder");
+	else
+		printf("served:         no\n");
+	return 0;
+}
+
+static int exec_info(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct img_cmd *cmd = &img_cmd_info;
+	struct img_view v;
+	struct img_ref ref;
+	struct facts f;
+	bool json = false;
+	int c, rc;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		if (c == 'j') {
+			json = true;
+		} else if (c == 'h') {
+			printf("usage: " IMG_PROG " info %s\n\n%s", cmd->usage, help);
+			return 0;
+		} else {
+			return img_bad_option(cmd, 1, c, argv);
+		}
+	}
+	if (optind != argc - 1)
+		return img_usage_error(cmd, 1, optind == argc ? "missing STORE/NAME" : "too many arguments");
+	if (img_ref_parse(argv[optind], &ref) < 0 || img_view_open(&v, &ref) < 0)
+		return 1;
+	memset(&f, 0, sizeof(f));
+	if (img_view_image(&v, &f.mi, &f.created) < 0) {
+		img_view_close(&v);
+		return 1;
+	}
+	f.nblocks = sfs_geom_nblocks(&f.mi.geom);
+	f.zeroed = (f.mi.flags & SFS_MAP_F_ZEROED) != 0;
+	if (f.created) {
+		f.alloc_blocks = sfs_map_count(v.map);
+		f.alloc_bytes = sfs_allocated_bytes(v.map, &f.mi.geom);
+		f.bk_size = (uint64_t)v.bk.st_size;
+		f.bk_used = (uint64_t)v.bk.st_blocks * 512;
+	}
+	rc = json ? print_json(&v, &f) : print_text(&v, &f);
+	img_view_close(&v);
+	return rc;
+}

@@ -1,0 +1,114 @@
+/*
+ * view.c - the on-disk state of one image, looked at without the lock.
+ *
+ * info, map and check read the sidecar, the allocation map and the
+ * backing file directly with the core's parsers (sfs_sidecar_load,
+ * sfs_map_open), never through sfs_image_open: opening an image may
+ * create, extend, import or zero it, and a command that only looks must
+ * change nothing and must work while a daemon serves the store.  While
+ * served, the map on disk is the state of the daemon's last flush.
+ *
+ * Each piece keeps its own result so that check can report every
+ * problem, and info/map can explain the first one that stops them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+
+int img_view_open(struct img_view *v, const struct img_ref *ref)
+{
+	char fname[SFS_NAME_MAX + 8];
+	struct stat st;
+
+	memset(v, 0, sizeof(*v));
+	v->ref = ref;
+	v->state_fd = -1;
+	if (img_store_exists(ref->store) < 0)
+		return -1;
+	v->store_fd = open(ref->store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (v->store_fd < 0) {
+		img_error("%s: cannot open store: %s", ref->store, strerror(errno));
+		return -1;
+	}
+	v->state_fd = openat(v->store_fd, SFS_STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	snprintf(fname, sizeof(fname), "%s.json", ref->name);
+	v->sc_present = fstatat(v->store_fd, fname, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	v->sc_rc = -ENOENT;
+	if (v->sc_present)
+		v->sc_rc = sfs_sidecar_load(v->store_fd, fname, &v->sc, v->sc_err, sizeof(v->sc_err));
+
+	snprintf(fname, sizeof(fname), "%s.map", ref->name);
+	v->map_rc = -ENOENT;
+	if (v->state_fd >= 0)
+		v->map_rc = sfs_map_open(v->state_fd, fname, &v->map, v->map_err, sizeof(v->map_err));
+	if (v->map_rc < 0)
+		v->map = NULL;
+
+	v->bk_rc = fstatat(v->store_fd, ref->name, &v->bk, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	v->served = img_served(ref->store, v->holder, sizeof(v->holder));
+	return 0;
+}
+
+void img_view_close(struct img_view *v)
+{
+	sfs_map_close(v->map);
+	v->map = NULL;
+	if (v->state_fd >= 0)
+		close(v->state_fd);
+	if (v->store_fd >= 0)
+		close(v->store_fd);
+	v->state_fd = v->store_fd = -1;
+}
+
+int img_view_image(struct img_view *v, struct sfs_map_info *mi, bool *created)
+{
+	const struct img_ref *r = v->ref;
+
+	if (!v->sc_present && v->map_rc == -ENOENT && v->bk_rc == -ENOENT) {
+		img_error("%s: no such image (no sidecar %s.json in %s)", r->path, r->name, r->store);
+		return -1;
+	}
+	if (!v->sc_present) {
+		img_error("%s: no sidecar %s.json: the image is not declared (see '" IMG_PROG
+			  " check %s')", r->path, r->name, r->path);
+		return -1;
+	}
+	if (v->sc_rc < 0) {
+		img_error("%s/%s", r->store, v->sc_err);
+		return -1;
+	}
+	if (v->map_rc == -ENOENT && v->bk_rc == -ENOENT) {
+		/* Declared, not created yet: the daemon (or create) makes it. */
+		mi->geom = (struct sfs_geom){ v->sc.size, v->sc.lss, v->sc.pss, v->sc.block_size };
+		mi->prov = v->sc.prov;
+		mi->flags = 0;
+		*created = false;
+		return 0;
+	}
+	if (v->map_rc == -ENOENT) {
+		img_error("%s: allocation map %s/%s.map is missing (see '" IMG_PROG " check --repair %s')",
+			  r->path, SFS_STATE_DIR, r->name, r->path);
+		return -1;
+	}
+	if (v->map_rc < 0) {
+		img_error("%s: %s (see '" IMG_PROG " check %s')", r->path, v->map_err, r->path);
+		return -1;
+	}
+	if (v->bk_rc < 0) {
+		img_error("%s: backing file: %s (see '" IMG_PROG " check %s')", r->path,
+			  strerror(-v->bk_rc), r->path);
+		return -1;
+	}
+	*mi = *sfs_map_info(v->map);
+	*created = true;
+	if (mi->geom.lss != v->sc.lss || mi->geom.pss != v->sc.pss || mi->geom.size > v->sc.size ||
+	    mi->geom.block_size != v->sc.block_size || mi->prov != v->sc.prov)
+		fprintf(stderr, IMG_PROG ": warning: %s: the sidecar disagrees with the recorded "
+			"geometry; showing the recorded one (see '" IMG_PROG " check %s')\n", r->path, r->path);
+	return 0;
+}
