@@ -171,17 +171,17 @@ int main(int argc, char *argv[])
 		if (strstr(argv[i], "max_threads="))
 			max_threads_given = 1;
 	if (fuse_opt_parse(&args, &o, option_spec, opt_proc) < 0)
-		return 1;
-	if (o.show_version) {
-		printf("sectorfs %s (libfuse %s)\n", PACKAGE_VERSION, fuse_pkgversion());
-		return 0;
-	}
-	if (o.show_help) {
-		usage(argv[0]);
-		return 0;
+		goto out_args;
+	if (o.show_version || o.show_help) {
+		if (o.show_version)
+			printf("sectorfs %s (libfuse %s)\n", PACKAGE_VERSION, fuse_pkgversion());
+		else
+			usage(argv[0]);
+		rc = 0;
+		goto out_args;
 	}
 	if (fuse_parse_cmdline(&args, &copts) < 0)
-		return 1;
+		goto out_args;
 	if (!o.store || !copts.mountpoint) {
 		fprintf(stderr, "usage: %s [options] STORE MOUNTPOINT  (see --help)\n", argv[0]);
 		goto out_args;
