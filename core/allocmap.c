@@ -488,32 +488,38 @@ uint64_t sfs_map_next_clear(const struct sfs_map *m, uint64_t from)
 
 int sfs_map_flush_begin(struct sfs_map *m)
 {
-	uint64_t dwords = m->npages / 64 + 1, ndirty = 0;
+	uint64_t dwords = m->npages / 64 + 1, ndirty = 0, *taken;
 
 	pthread_mutex_lock(&m->flush_lock);
-	for (uint64_t i = 0; i < dwords; i++)
-		ndirty += (uint64_t)__builtin_popcountll(__atomic_load_n(&m->dirty[i], __ATOMIC_ACQUIRE));
 	free(m->snap);
 	m->snap = NULL;
 	m->nsnap = 0;
-	if (!ndirty)
-		return 0;
-	/* Pages dirtied after the count are picked up below only if room allows; the rest wait. */
-	m->snap = malloc(ndirty * sizeof(*m->snap));
-	if (!m->snap) {
+	/* Take the dirty set in one sweep: a page dirtied after its word was
+	 * taken stays dirty for the next flush. */
+	taken = malloc(dwords * sizeof(*taken));
+	if (!taken) {
 		pthread_mutex_unlock(&m->flush_lock);
 		return -ENOMEM;
 	}
-	for (uint64_t i = 0; i < dwords && m->nsnap < ndirty; i++) {
-		uint64_t bits = __atomic_load_n(&m->dirty[i], __ATOMIC_ACQUIRE);
-
-		while (bits && m->nsnap < ndirty) {
-			uint64_t b = (uint64_t)__builtin_ctzll(bits), page = i * 64 + b;
+	for (uint64_t i = 0; i < dwords; i++) {
+		taken[i] = __atomic_exchange_n(&m->dirty[i], 0, __ATOMIC_ACQ_REL);
+		ndirty += (uint64_t)__builtin_popcountll(taken[i]);
+	}
+	if (ndirty)
+		m->snap = malloc(ndirty * sizeof(*m->snap));
+	if (ndirty && !m->snap) {
+		for (uint64_t i = 0; i < dwords; i++)
+			__atomic_fetch_or(&m->dirty[i], taken[i], __ATOMIC_RELEASE);
+		free(taken);
+		pthread_mutex_unlock(&m->flush_lock);
+		return -ENOMEM;
+	}
+	for (uint64_t i = 0; i < dwords; i++) {
+		for (uint64_t bits = taken[i]; bits; bits &= bits - 1) {
+			uint64_t page = i * 64 + (uint64_t)__builtin_ctzll(bits);
 			struct snap_page *sp = &m->snap[m->nsnap++];
 			const uint64_t *src = m->words + page * (MAP_PAGE / 8);
 
-			bits &= bits - 1;
-			__atomic_fetch_and(&m->dirty[i], ~(1ull << b), __ATOMIC_ACQ_REL);
 			sp->page = page;
 			for (unsigned k = 0; k < MAP_PAGE / 8; k++) {
 				uint64_t v = __atomic_load_n(&src[k], __ATOMIC_ACQUIRE);
@@ -523,6 +529,7 @@ int sfs_map_flush_begin(struct sfs_map *m)
 			}
 		}
 	}
+	free(taken);
 	return 0;
 }
 

@@ -672,14 +672,19 @@ int sfs_store_resize(struct sfs_store *s, struct sfs_image *im, uint64_t new_siz
 {
 	char scname[SFS_NAME_MAX + 8];
 	struct sfs_sidecar sc;
+	struct entry *e;
 	int rc = sfs_image_grow(im, new_size);
 
 	if (rc < 0)
 		return rc;
 	sc = sfs_image_sidecar(im);
 	pthread_mutex_lock(&s->lock);
-	snprintf(scname, sizeof(scname), "%s.json", sfs_image_name(im));
-	rc = sfs_sidecar_save(s->dirfd, scname, &sc);
+	e = find(s, sfs_image_name(im), NULL);
+	/* An unlinked or replaced image has no sidecar of its own any more. */
+	if (e && e->im == im) {
+		snprintf(scname, sizeof(scname), "%s.json", sfs_image_name(im));
+		rc = sfs_sidecar_save(s->dirfd, scname, &sc);
+	}
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }

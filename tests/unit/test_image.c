@@ -8,10 +8,12 @@
  * ENOSPC and change nothing, reads past the end return 0 bytes.  The
  * zeroing contract: never-written blocks read as zeros whatever junk the
  * backing file holds, a first write zeroes the rest of its block on disk
- * (with zero offload on and off), discard frees thin blocks and zeroes
+ * (with zero offload on and off, and on tmpfs, which has no ZERO_RANGE),
+ * one write over new and written blocks, discard frees thin blocks and zeroes
  * thick ones, write_zeroes and allocate, grow, close and reopen, the
  * recorded geometry winning over an edited sidecar, refused backing files
- * (symlink, hard link, FIFO, directory), import of a raw file with holes,
+ * (symlink, hard link, FIFO, directory), import of a raw file with holes
+ * (thin keeps them unallocated, thick reserves them),
  * resumed eager zeroing, map durability at flush, eight threads racing
  * on first writes to one block, and exact stats counters after known I/O.
  * Each test gets its own store directory (mkdtemp), removed by the fixture.
@@ -1038,6 +1040,23 @@ Test(image, import_shorter_raw_file_is_extended)
 	cr_expect_eq(count_of(im), 2);
 	cr_expect_eq(tmp_stat(ts.fd, NAME).st_size, (off_t)SIZE);
 	expect_model(im, model, 0, SIZE, "short import");
+	free(model);
+	cr_expect_eq(sfs_image_close(im), 0);
+}
+
+Test(image, import_thick_reserves_the_holes)
+{
+	struct sfs_sidecar sc = sidecar(SFS_PROV_ZEROEDTHICK, 512, 4096, SIZE, BS, true);
+	unsigned char *model = new_model(SIZE);
+	struct sfs_image *im;
+
+	make_raw(NAME, SIZE);
+	model_raw(model, SIZE);
+	cr_assert_lt((uint64_t)backing_blocks(NAME) * 512, SIZE, "the raw file has holes");
+	im = open_as(NAME, &sc, true);
+	cr_expect_geq((uint64_t)backing_blocks(NAME) * 512, SIZE, "a zeroedthick image reserves all its space");
+	cr_expect_eq(count_of(im), 3);
+	expect_model(im, model, 0, SIZE, "thick import");
 	free(model);
 	cr_expect_eq(sfs_image_close(im), 0);
 }

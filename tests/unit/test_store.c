@@ -8,7 +8,9 @@
  * names), get/put, unlink (files gone, an open reference still works, the
  * name reusable without old data), rename (files moved, replace,
  * noreplace, the journal), an interrupted rename finished at open, resize
- * rewriting the sidecar, sorted listing, rescan and flush_all.  Messages
+ * rewriting the sidecar (and only the sidecar of the image's current name:
+ * not for an unlinked or replaced image still held open), a damaged map
+ * refused with a message, sorted listing, rescan and flush_all.  Messages
  * are captured with the log sink of tmpstore.h.  Each test gets its own
  * mkdtemp store, removed by the fixture.
  */
@@ -326,6 +328,41 @@ Test(store, changed_sector_size_is_refused_and_data_kept)
 	im = get(s, "s");
 	expect_bytes(im, 0, 0x42);
 	expect_bytes(im, 512 * KiB, 0x42);
+	sfs_store_put(s, im);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, corrupted_map_is_refused_with_a_message)
+{
+	struct sfs_store *s;
+	struct sfs_image *im;
+	unsigned char b;
+	int fd;
+
+	make_image("m", 0x4d);
+	tmp_write_sidecar(ts.fd, "a", GOOD);
+	fd = state_fd();
+	{
+		int mfd = openat(fd, "m.map", O_RDWR | O_CLOEXEC);
+
+		cr_assert_geq(mfd, 0);
+		cr_assert_eq(pread(mfd, &b, 1, 20), 1);      /* a byte of the disk size in the header */
+		b ^= 0x40;
+		cr_assert_eq(pwrite(mfd, &b, 1, 20), 1);
+		close(mfd);
+	}
+	s = open_store();
+	cr_expect_str_eq(listing(s), "a", "an image with a damaged map is not served");
+	cr_expect_eq(logcap_lines(&cap, "m.map", "checksum", NULL), 1, "%s", cap.buf);
+	cr_expect_eq(sfs_store_close(s), 0);
+	/* without its map the image is imported from the backing file: the data is kept */
+	cr_assert_eq(unlinkat(fd, "m.map", 0), 0);
+	close(fd);
+	s = open_store();
+	cr_expect_str_eq(listing(s), "a m");
+	im = get(s, "m");
+	expect_bytes(im, 0, 0x4d);
+	expect_bytes(im, 512 * KiB, 0x4d);
 	sfs_store_put(s, im);
 	cr_expect_eq(sfs_store_close(s), 0);
 }
@@ -771,6 +808,50 @@ Test(store, resize_after_rename_writes_the_new_sidecar)
 	cr_expect_eq(load_sidecar("b").size, 2 * MiB);
 	cr_expect(!tmp_exists(ts.fd, "a.json"), "no sidecar for the old name");
 	sfs_store_put(s, im);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, resize_of_an_unlinked_image_does_not_bring_it_back)
+{
+	/* ftruncate on a file still open after unlink reaches sfs_store_resize through the handle */
+	struct sfs_store *s;
+	struct sfs_image *im;
+
+	make_image("a", 0x71);
+	s = open_store();
+	im = get(s, "a");
+	cr_assert_eq(sfs_store_unlink(s, "a"), 0);
+	sfs_store_resize(s, im, 2 * MiB);
+	cr_expect(!tmp_exists(ts.fd, "a.json"), "resizing an unlinked image must not write a sidecar for it");
+	cr_expect_eq(sfs_store_rescan(s), 0);
+	cr_expect_str_eq(listing(s), "", "the unlinked image must stay gone");
+	sfs_store_put(s, im);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, resize_of_a_replaced_image_leaves_the_new_sidecar_alone)
+{
+	struct sfs_store *s;
+	struct sfs_image *old_b, *im;
+	struct sfs_sidecar sc;
+
+	make_image("a", 0xaa);                                   /* 512e, 1M */
+	tmp_write_sidecar(ts.fd, "b", "{\"size\": \"1M\", \"sector\": \"4kn\", \"block_size\": \"64K\"}");
+	s = open_store();
+	old_b = get(s, "b");
+	cr_assert_eq(sfs_store_rename(s, "a", "b", false), 0);
+	sfs_store_resize(s, old_b, 2 * MiB);                     /* the replaced image, still open */
+	sc = load_sidecar("b");
+	cr_expect_eq(sc.lss, 512, "b.json must still describe the image now called b (512e), not the replaced one");
+	cr_expect_eq(sc.size, MiB);
+	sfs_store_put(s, old_b);
+	cr_expect_eq(sfs_store_close(s), 0);
+	s = open_store();
+	cr_expect_str_eq(listing(s), "b", "b must still be served after a restart: %s", cap.buf);
+	if (sfs_store_get(s, "b", &im) == 0) {
+		expect_bytes(im, 0, 0xaa);
+		sfs_store_put(s, im);
+	}
 	cr_expect_eq(sfs_store_close(s), 0);
 }
 
