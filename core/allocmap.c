@@ -158,6 +158,25 @@ static int pwrite_all(int fd, const void *buf, size_t len, off_t off)
 	return 0;
 }
 
+/* Give [off, off+len) of the map file real blocks, so that a flush never
+ * needs new space: on a full store it must still be able to persist bits. */
+static int reserve(int fd, off_t off, off_t len)
+{
+	static const unsigned char zeros[MAP_PAGE];
+
+	if (len <= 0 || fallocate(fd, 0, off, len) == 0)
+		return 0;
+	if (errno != EOPNOTSUPP && errno != ENOSYS)
+		return -errno;
+	for (off_t done = 0; done < len; done += MAP_PAGE) {
+		int rc = pwrite_all(fd, zeros, MAP_PAGE, off + done);
+
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
 static void encode_header(const struct sfs_map_info *info, uint64_t nblocks, unsigned char *h)
 {
 	memset(h, 0, MAP_HDR);
@@ -247,6 +266,8 @@ int sfs_map_create(int dirfd, const char *fname, const struct sfs_map_info *info
 	rc = pwrite_all(fd, h, MAP_HDR, 0);
 	if (rc == 0 && ftruncate(fd, len) < 0)
 		rc = -errno;
+	if (rc == 0)
+		rc = reserve(fd, MAP_HDR, len - (off_t)MAP_HDR);
 	if (rc == 0 && fsync(fd) < 0)
 		rc = -errno;
 	if (rc == 0 && renameat(dirfd, tmp, dirfd, fname) < 0)
@@ -349,6 +370,7 @@ int sfs_map_open(int dirfd, const char *fname, struct sfs_map **out, char *err, 
 		close(fd);
 		return -ENOMEM;
 	}
+	reserve(fd, MAP_HDR, (off_t)(m->npages * MAP_PAGE));   /* best effort: older maps had holes */
 	if (m->npages) {
 		n = pread(fd, m->words, m->npages * MAP_PAGE, MAP_HDR);
 		if (n != (ssize_t)(m->npages * MAP_PAGE)) {
@@ -593,8 +615,13 @@ int sfs_map_grow(struct sfs_map *m, uint64_t new_size)
 			pthread_mutex_unlock(&m->flush_lock);
 			return -ENOMEM;
 		}
-		if (ftruncate(m->fd, (off_t)(MAP_HDR + np * MAP_PAGE)) < 0 || fdatasync(m->fd) < 0) {
+		rc = ftruncate(m->fd, (off_t)(MAP_HDR + np * MAP_PAGE)) < 0 ? -errno : 0;
+		if (rc == 0)
+			rc = reserve(m->fd, (off_t)(MAP_HDR + m->npages * MAP_PAGE),
+				     (off_t)((np - m->npages) * MAP_PAGE));
+		if (rc == 0 && fdatasync(m->fd) < 0)
 			rc = -errno;
+		if (rc < 0) {
 			free(words);
 			free(dirty);
 			free(o);
