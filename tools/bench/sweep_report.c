@@ -1,0 +1,202 @@
+/*
+ * sweep_report.c - the sweep's results for people and for programs.
+ *
+ * Text: a table (transfer size, write MB/s and IOPS, read MB/s and IOPS)
+ * and a horizontal bar chart of MB/s, '#' for writes and '=' for reads,
+ * scaled to the fastest test, as ATTO draws it.  A size the disk refused
+ * shows "refused (EINVAL)" in place of its figures.  CSV: one row per
+ * size and direction.  JSON: one object with every figure, including the
+ * totals (bytes_written, bytes_read, failed_ios) that a script compares
+ * with the image's statistics.  MB/s are 10^6 bytes per second.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sweep.h"
+
+#define BAR_WIDTH 48
+
+static const char *const status_names[] = { "not run", "ok", "refused", "error", "skipped" };
+
+const char *sweep_status_name(enum sweep_status st)
+{
+	return status_names[st];
+}
+
+static double mbps(const struct test *t)
+{
+	return t->secs > 0 ? (double)t->bytes / t->secs / 1e6 : 0;
+}
+
+static double iops(const struct test *t)
+{
+	return t->secs > 0 ? (double)t->ios / t->secs : 0;
+}
+
+/* "refused (EINVAL)", "error (EIO)", "skipped (> span)", "not run", or "" for a test that ran. */
+static const char *what(const struct test *t, char *buf, size_t len)
+{
+	char e[16];
+
+	if (t->st == ST_REFUSED || t->st == ST_ERROR)
+		snprintf(buf, len, "%s (%s)", status_names[t->st], bench_errno_name(t->err, e, sizeof(e)));
+	else if (t->st == ST_SKIPPED)
+		snprintf(buf, len, "skipped (> span)");
+	else if (t->st == ST_NOT_RUN)
+		snprintf(buf, len, "not run");
+	else
+		buf[0] = '\0';
+	return buf;
+}
+
+/* The write and the read test of size x, NULL for a direction not asked for. */
+static void find_pair(const struct sweep *s, uint64_t x, const struct test **w, const struct test **r)
+{
+	*w = *r = NULL;
+	for (unsigned i = 0; i < s->ntests; i++)
+		if (s->tests[i].xfer == x)
+			*(s->tests[i].write ? w : r) = &s->tests[i];
+}
+
+static void print_cell(const struct test *t)
+{
+	char buf[48];
+
+	if (!t)
+		printf("  %11s %11s", "-", "-");
+	else if (t->st == ST_OK)
+		printf("  %11.2f %11.1f%s", mbps(t), iops(t), t->cut ? "*" : "");
+	else
+		printf("  %23s", what(t, buf, sizeof(buf)));
+}
+
+static void print_bar(const struct test *t, const char *label, const char *dir, char fill, double top)
+{
+	unsigned len;
+	char buf[48];
+
+	printf("%9s %-5s |", label, dir);
+	if (t->st != ST_OK) {
+		printf("%s\n", what(t, buf, sizeof(buf)));
+		return;
+	}
+	len = top > 0 ? (unsigned)(mbps(t) / top * BAR_WIDTH + 0.5) : 0;
+	for (unsigned j = 0; j < BAR_WIDTH; j++)
+		putchar(j < len ? fill : ' ');
+	printf(" %.1f\n", mbps(t));
+}
+
+void sweep_print_text(const struct sweep *s)
+{
+	const struct test *w, *r;
+	double top = 0;
+	bool cut = false;
+	char a[32], b[32];
+
+	for (unsigned i = 0; i < s->ntests; i++) {
+		if (s->tests[i].st == ST_OK && mbps(&s->tests[i]) > top)
+			top = mbps(&s->tests[i]);
+		cut |= s->tests[i].cut;
+	}
+	printf("sweep of %s: %s, logical sector %u (%s), physical %u\n", s->d.path,
+	       bench_fmt_size(s->d.size, a, sizeof(a)), s->d.logical, s->d.sector_from, s->d.physical);
+	printf("span %s, QD %u, %.3g s per test, sequential O_DIRECT\n\n",
+	       bench_fmt_size(s->span, b, sizeof(b)), s->qd, s->seconds);
+	printf("%9s  %11s %11s  %11s %11s\n", "transfer", "write MB/s", "write IOPS", "read MB/s", "read IOPS");
+	for (uint64_t x = s->min; x <= s->max; x *= 2) {
+		find_pair(s, x, &w, &r);
+		printf("%9s", bench_fmt_size(x, a, sizeof(a)));
+		print_cell(w);
+		print_cell(r);
+		putchar('\n');
+	}
+	if (cut)
+		printf("* cut short by Ctrl-C\n");
+	printf("\nMB/s by transfer size  (# write, = read; a full bar is %.1f MB/s)\n", top);
+	for (uint64_t x = s->min; x <= s->max; x *= 2) {
+		find_pair(s, x, &w, &r);
+		bench_fmt_size(x, a, sizeof(a));
+		if (w && w->st != ST_NOT_RUN)
+			print_bar(w, a, "write", '#', top);
+		if (r && r->st != ST_NOT_RUN)
+			print_bar(r, w && w->st != ST_NOT_RUN ? "" : a, "read", '=', top);
+	}
+}
+
+void sweep_print_csv(const struct sweep *s)
+{
+	char e[16];
+
+	printf("size_bytes,direction,status,errno,threads,ios,bytes,failed_ios,seconds,mb_per_s,iops,"
+	       "lat_mean_us,lat_p99_us,cut_short\n");
+	for (unsigned i = 0; i < s->ntests; i++) {
+		const struct test *t = &s->tests[i];
+
+		if (t->st == ST_NOT_RUN)
+			continue;
+		printf("%" PRIu64 ",%s,%s,%s,%u,%" PRIu64 ",%" PRIu64 ",%u,%.6f,%.3f,%.1f,%.1f,%.1f,%d\n",
+		       t->xfer, t->write ? "write" : "read", status_names[t->st],
+		       t->err ? bench_errno_name(t->err, e, sizeof(e)) : "", t->threads, t->ios, t->bytes,
+		       t->failed, t->secs, mbps(t), iops(t), bench_hist_mean_us(&t->lat),
+		       bench_hist_pct_us(&t->lat, 99), t->cut);
+	}
+}
+
+static json_t *test_json(const struct test *t)
+{
+	json_t *o = json_object();
+	char e[16];
+
+	json_object_set_new(o, "status", json_string(status_names[t->st]));
+	json_object_set_new(o, "errno", t->err ? json_string(bench_errno_name(t->err, e, sizeof(e))) : json_null());
+	json_object_set_new(o, "error", t->err ? json_string(strerror(t->err)) : json_null());
+	json_object_set_new(o, "threads", json_integer(t->threads));
+	json_object_set_new(o, "ios", json_integer((json_int_t)t->ios));
+	json_object_set_new(o, "bytes", json_integer((json_int_t)t->bytes));
+	json_object_set_new(o, "failed_ios", json_integer(t->failed));
+	json_object_set_new(o, "seconds", bench_jreal(t->secs));
+	json_object_set_new(o, "mb_per_s", bench_jreal(mbps(t)));
+	json_object_set_new(o, "iops", bench_jreal(iops(t)));
+	json_object_set_new(o, "latency", bench_hist_json(&t->lat));
+	json_object_set_new(o, "cut_short", json_boolean(t->cut));
+	return o;
+}
+
+int sweep_print_json(const struct sweep *s)
+{
+	json_t *o = json_object(), *res = json_array(), *row = NULL;
+	uint64_t wb = 0, rb = 0, wio = 0, rio = 0, failed = 0;
+
+	json_object_set_new(o, "command", json_string("sweep"));
+	json_object_set_new(o, "image", json_string(s->d.path));
+	json_object_set_new(o, "disk_size", json_integer((json_int_t)s->d.size));
+	json_object_set_new(o, "logical_sector", json_integer(s->d.logical));
+	json_object_set_new(o, "physical_sector", json_integer(s->d.physical));
+	json_object_set_new(o, "sector_from", json_string(s->d.sector_from));
+	json_object_set_new(o, "span", json_integer((json_int_t)s->span));
+	json_object_set_new(o, "qd", json_integer(s->qd));
+	json_object_set_new(o, "seconds_per_test", bench_jreal(s->seconds));
+	json_object_set_new(o, "interrupted", json_boolean(s->interrupted));
+	for (unsigned i = 0; i < s->ntests; i++) {
+		const struct test *t = &s->tests[i];
+
+		if (!row || json_integer_value(json_object_get(row, "size")) != (json_int_t)t->xfer) {
+			row = json_object();
+			json_object_set_new(row, "size", json_integer((json_int_t)t->xfer));
+			json_array_append_new(res, row);
+		}
+		if (t->st != ST_NOT_RUN)
+			json_object_set_new(row, t->write ? "write" : "read", test_json(t));
+		*(t->write ? &wb : &rb) += t->bytes;
+		*(t->write ? &wio : &rio) += t->ios;
+		failed += t->failed;
+	}
+	json_object_set_new(o, "results", res);
+	json_object_set_new(o, "bytes_written", json_integer((json_int_t)wb));
+	json_object_set_new(o, "bytes_read", json_integer((json_int_t)rb));
+	json_object_set_new(o, "write_ios", json_integer((json_int_t)wio));
+	json_object_set_new(o, "read_ios", json_integer((json_int_t)rio));
+	json_object_set_new(o, "failed_ios", json_integer((json_int_t)failed));
+	return bench_json_print(o);
+}

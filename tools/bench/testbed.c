@@ -1,0 +1,384 @@
+/*
+ * testbed.c - a store served at a mount for sectorfs-bench zeroing: the
+ * daemon started and stopped as the mount tests do it (pidfile, then the
+ * mount point in /proc/self/mountinfo; fusermount3 -u, then wait for the
+ * PID), and everything we made removed again.  See testbed.h.
+ *
+ * The daemon's messages go to TMP/daemon.log and are shown when it fails
+ * to start or exits badly.  It is found as --daemon PATH, else next to
+ * this binary (../fs/sectorfs in a build tree, ./sectorfs when both are
+ * installed in one bin directory), else as "sectorfs" in PATH.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "testbed.h"
+
+/* Undo mountinfo's octal escapes (\040 for a space) in place. */
+static void unescape(char *s)
+{
+	char *d = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*d++ = *s;
+		}
+	}
+	*d = '\0';
+}
+
+/* Is path (absolute, resolved) a mount point?  Its fstype and source into the buffers. */
+static bool mount_lookup(const char *path, char *fstype, char *source, size_t len)
+{
+	char line[3 * PATH_MAX], *f[10], *sep, *save;
+	FILE *mi = fopen("/proc/self/mountinfo", "re");
+	bool found = false;
+	int n;
+
+	if (!mi)
+		return false;
+	while (fgets(line, sizeof(line), mi)) {
+		/* id parent maj:min root MOUNTPOINT options [optional...] - FSTYPE SOURCE superopts */
+		if (!(sep = strstr(line, " - ")))
+			continue;
+		*sep = '\0';
+		n = 0;
+		for (char *t = strtok_r(line, " ", &save); t && n < 5; t = strtok_r(NULL, " ", &save))
+			f[n++] = t;
+		if (n < 5)
+			continue;
+		unescape(f[4]);
+		if (strcmp(f[4], path) != 0)
+			continue;
+		n = 0;
+		for (char *t = strtok_r(sep + 3, " \n", &save); t && n < 2; t = strtok_r(NULL, " \n", &save))
+			f[n++] = t;
+		if (n < 2)
+			continue;
+		unescape(f[1]);
+		snprintf(fstype, len, "%s", f[0]);
+		snprintf(source, len, "%s", f[1]);
+		found = true;                   /* the last one listed is the one on top */
+	}
+	fclose(mi);
+	return found;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+static int rm_tree(const char *path)
+{
+	return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+static void show_log(const struct testbed *tb)
+{
+	char path[PATH_MAX + 16], line[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/daemon.log", tb->tmp);
+	if (!(f = fopen(path, "re")))
+		return;
+	while (fgets(line, sizeof(line), f))
+		fprintf(stderr, "  daemon: %s", line);
+	fclose(f);
+}
+
+static void find_daemon(struct testbed *tb, const char *given)
+{
+	char self[PATH_MAX], *dir;
+	ssize_t n;
+
+	if (given) {
+		snprintf(tb->daemon_path, sizeof(tb->daemon_path), "%s", given);
+		return;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		dir = dirname(self);
+		snprintf(tb->daemon_path, sizeof(tb->daemon_path), "%s/../fs/sectorfs", dir);
+		if (access(tb->daemon_path, X_OK) == 0) {
+			if (realpath(tb->daemon_path, self))
+				snprintf(tb->daemon_path, sizeof(tb->daemon_path), "%s", self);
+			return;
+		}
+		snprintf(tb->daemon_path, sizeof(tb->daemon_path), "%s/sectorfs", dir);
+		if (access(tb->daemon_path, X_OK) == 0)
+			return;
+	}
+	snprintf(tb->daemon_path, sizeof(tb->daemon_path), "sectorfs");
+}
+
+/* Run argv, wait for it; its exit status, or -1. */
+static int run_cmd(char *const argv[])
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		if (null >= 0)
+			dup2(null, STDIN_FILENO);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+static int start_daemon(struct testbed *tb)
+{
+	char pidfile[PATH_MAX + 8], logf[PATH_MAX + 16], opt[PATH_MAX + 16], fstype[64], src[PATH_MAX];
+	struct stat st;
+	int status, fd;
+
+	snprintf(pidfile, sizeof(pidfile), "%s/pid", tb->tmp);
+	snprintf(logf, sizeof(logf), "%s/daemon.log", tb->tmp);
+	snprintf(opt, sizeof(opt), "pidfile=%s", pidfile);
+	tb->daemon = fork();
+	if (tb->daemon < 0) {
+		tb->daemon = 0;
+		bench_error("cannot start the daemon: %s", strerror(errno));
+		return -1;
+	}
+	if (tb->daemon == 0) {
+		char *argv[] = { tb->daemon_path, (char *)"-f", (char *)"-o", opt, tb->store, tb->mnt, NULL };
+
+		setpgid(0, 0);                  /* Ctrl-C at the terminal is for us, not for it */
+		fd = open(logf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+		}
+		fd = open("/dev/null", O_RDONLY);
+		if (fd >= 0)
+			dup2(fd, STDIN_FILENO);
+		execvp(argv[0], argv);
+		fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	for (int i = 0; i < 200; i++) {            /* 20 s */
+		if (waitpid(tb->daemon, &status, WNOHANG) == tb->daemon) {
+			tb->daemon = 0;
+			bench_error("the daemon %s exited before the mount was ready (%s %d):", tb->daemon_path,
+				    WIFEXITED(status) ? "status" : "signal",
+				    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+			show_log(tb);
+			return -1;
+		}
+		if (stat(pidfile, &st) == 0 && st.st_size > 0 &&
+		    mount_lookup(tb->mnt, fstype, src, sizeof(src)))
+			return 0;
+		sleep_ms(100);
+	}
+	bench_error("the mount at %s was not ready after 20 s", tb->mnt);
+	show_log(tb);
+	return -1;
+}
+
+static int stop_daemon(struct testbed *tb)
+{
+	char *argv[] = { (char *)"fusermount3", (char *)"-u", tb->mnt, NULL };
+	int status = 0, rc = 0;
+	pid_t got = 0;
+
+	if (run_cmd(argv) != 0) {
+		bench_error("fusermount3 -u %s failed; stopping the daemon (pid %ld) with SIGTERM",
+			    tb->mnt, (long)tb->daemon);
+		kill(tb->daemon, SIGTERM);
+		rc = -1;
+	}
+	for (int i = 0; i < 600 && got == 0; i++) {    /* 30 s */
+		got = waitpid(tb->daemon, &status, WNOHANG);
+		if (got == 0)
+			sleep_ms(50);
+	}
+	if (got == 0) {
+		bench_error("the daemon (pid %ld) still runs 30 s after the unmount; killing it",
+			    (long)tb->daemon);
+		kill(tb->daemon, SIGKILL);
+		waitpid(tb->daemon, &status, 0);
+		rc = -1;
+	} else if (got > 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+		bench_error("the daemon exited badly after the unmount:");
+		show_log(tb);
+		rc = -1;
+	}
+	tb->daemon = 0;
+	return rc;
+}
+
+/* The store behind a running sectorfs mount. */
+static int store_of_mount(struct testbed *tb, const char *mnt)
+{
+	char fstype[64], src[PATH_MAX];
+
+	if (!realpath(mnt, tb->mnt)) {
+		bench_error("%s: %s", mnt, strerror(errno));
+		return -1;
+	}
+	if (!mount_lookup(tb->mnt, fstype, src, sizeof(src)) || strcmp(fstype, "fuse.sectorfs") != 0 ||
+	    strncmp(src, "sectorfs:", 9) != 0) {
+		bench_error("%s is not a sectorfs mount point", mnt);
+		return -1;
+	}
+	if (src[9] != '/') {
+		bench_error("%s: its daemon was started with the relative store path '%s'; give the store "
+			    "with --store instead of --mount", mnt, src + 9);
+		return -1;
+	}
+	snprintf(tb->store, sizeof(tb->store), "%s", src + 9);
+	return 0;
+}
+
+int testbed_open(struct testbed *tb, const char *store, const char *mnt, const char *daemon_path)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	char state[PATH_MAX + 16];
+	struct stat st;
+
+	memset(tb, 0, sizeof(*tb));
+	if (mnt)
+		return store_of_mount(tb, mnt);
+	find_daemon(tb, daemon_path);
+	snprintf(tb->tmp, sizeof(tb->tmp), "%s/sectorfs-bench-zeroing.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+	if (!mkdtemp(tb->tmp)) {
+		bench_error("cannot make a temporary directory %s: %s", tb->tmp, strerror(errno));
+		tb->tmp[0] = '\0';
+		return -1;
+	}
+	snprintf(tb->mnt, sizeof(tb->mnt), "%s/mnt", tb->tmp);
+	if (store) {
+		if (!realpath(store, tb->store) || stat(tb->store, &st) < 0 || !S_ISDIR(st.st_mode)) {
+			bench_error("%s: not a directory", store);
+			return -1;
+		}
+		snprintf(state, sizeof(state), "%s/.sectorfs", tb->store);
+		tb->state_existed = access(state, F_OK) == 0;
+	} else {
+		snprintf(tb->store, sizeof(tb->store), "%s/store", tb->tmp);
+		tb->temporary_store = true;
+		if (mkdir(tb->store, 0755) < 0) {
+			bench_error("%s: %s", tb->store, strerror(errno));
+			return -1;
+		}
+	}
+	if (mkdir(tb->mnt, 0755) < 0) {
+		bench_error("%s: %s", tb->mnt, strerror(errno));
+		return -1;
+	}
+	return start_daemon(tb);
+}
+
+int testbed_declare(struct testbed *tb, const char *name, const char *json)
+{
+	char path[PATH_MAX + 80];
+	size_t len = strlen(json);
+	int fd;
+
+	if (tb->nimages == TESTBED_MAX_IMAGES || strlen(name) >= sizeof(tb->names[0]))
+		return -1;
+	snprintf(path, sizeof(path), "%s/%s", tb->store, name);
+	if (access(path, F_OK) == 0) {
+		bench_error("%s already exists: remove it or use another store", path);
+		return -1;
+	}
+	snprintf(path, sizeof(path), "%s/%s.json", tb->store, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		bench_error(errno == EEXIST ? "%s already exists: remove it or use another store" : "%s: %s",
+			    path, strerror(errno));
+		return -1;
+	}
+	snprintf(tb->names[tb->nimages++], sizeof(tb->names[0]), "%s", name);
+	if (write(fd, json, len) != (ssize_t)len || fsync(fd) < 0 || close(fd) < 0) {
+		bench_error("%s: %s", path, strerror(errno ? errno : EIO));
+		return -1;
+	}
+	return 0;
+}
+
+const char *testbed_path(const struct testbed *tb, const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s", tb->mnt, name);
+	return buf;
+}
+
+json_t *testbed_stats(const struct testbed *tb, const char *name)
+{
+	char path[PATH_MAX + 80];
+	json_error_t e;
+	json_t *j;
+
+	snprintf(path, sizeof(path), "%s/.stats/%s.json", tb->mnt, name);
+	if (!(j = json_load_file(path, 0, &e)))
+		bench_error("cannot read %s: %s%s", path, e.text,
+			    access(path, F_OK) < 0 ? " (a mount made with -o nostats has no statistics)" : "");
+	return j;
+}
+
+int testbed_close(struct testbed *tb)
+{
+	char path[PATH_MAX + 80], fstype[64], src[PATH_MAX];
+	int rc = 0;
+
+	/* Through the mount: sidecar, backing file and map go together. */
+	for (unsigned i = 0; i < tb->nimages; i++) {
+		testbed_path(tb, tb->names[i], path, sizeof(path));
+		if ((tb->daemon || !tb->tmp[0]) && unlink(path) == 0)
+			continue;
+		/* no mount (the daemon never came up): the sidecar is all there is */
+		snprintf(path, sizeof(path), "%s/%s.json", tb->store, tb->names[i]);
+		if (unlink(path) < 0 && errno != ENOENT) {
+			bench_error("cannot remove %s: %s", path, strerror(errno));
+			rc = -1;
+		}
+	}
+	if (tb->daemon && stop_daemon(tb) < 0)
+		rc = -1;
+	if (!tb->temporary_store && tb->tmp[0] && !tb->state_existed) {
+		snprintf(path, sizeof(path), "%s/.sectorfs", tb->store);
+		if (rm_tree(path) < 0)
+			rc = -1;
+	}
+	if (tb->tmp[0] && mount_lookup(tb->mnt, fstype, src, sizeof(src))) {
+		bench_error("%s is still mounted: leaving %s in place", tb->mnt, tb->tmp);
+		return -1;
+	}
+	if (tb->tmp[0] && rm_tree(tb->tmp) < 0) {
+		bench_error("cannot remove %s: %s", tb->tmp, strerror(errno));
+		rc = -1;
+	}
+	return rc;
+}
