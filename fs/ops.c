@@ -341,8 +341,19 @@ static int sfs_write(const char *path, const char *buf, size_t size, off_t off,
 	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
 	size_t n = size;
 
-	if (h->kind == K_IMAGE)
-		return (int)sfs_image_write(h->im, buf, size, (uint64_t)off);
+	if (h->kind == K_IMAGE) {
+		ssize_t rc = sfs_image_write(h->im, buf, size, (uint64_t)off);
+
+		/* O_DSYNC/O_SYNC (or RWF_DSYNC): the kernel sends no fsync for
+		 * direct_io writes, so the write itself must be durable. */
+		if (rc > 0 && (fi->flags & O_DSYNC)) {
+			int frc = sfs_image_flush(h->im);
+
+			if (frc < 0)
+				return frc;
+		}
+		return (int)rc;
+	}
 	if (h->kind != K_STATS_TEXT)
 		return -EACCES;
 	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))

@@ -27,6 +27,7 @@
 #include <fuse_lowlevel.h>
 
 #include "ops.h"
+#include "pdw.h"
 #include "units.h"
 
 struct options {
@@ -215,6 +216,10 @@ int main(int argc, char *argv[])
 		goto out_store;
 	if (fuse_mount(fuse, copts.mountpoint) != 0)
 		goto out_fuse;
+	/* Writes to different blocks of one disk must not queue behind each other. */
+	if (sfs_pdw_install(fuse_get_session(fuse)) < 0)
+		sfs_logf(&sopts.log, SFS_LOG_WARN, "cannot ask for parallel direct writes; "
+			 "writes to one disk will be serialised by the kernel");
 	if (fuse_daemonize(copts.foreground) != 0)
 		goto out_unmount;
 	if (!copts.foreground) {

@@ -29,7 +29,7 @@ head -c $PATSIZE /dev/urandom > "$PAT" || fail "cannot make the pattern file"
 PATOFF=0
 
 # Per-image state, set by check_image.
-IMG= LSS= PSS= PROV= EXP_RMW=0
+IMG='' LSS=0 PSS=0 PROV='' EXP_RMW=0
 declare -A TOUCHED
 
 # xattr_get FILE NAME: the value of an xattr, with getfattr (package attr)
@@ -87,14 +87,15 @@ check_alloc() {
 	blocks=$(stat_val %b "$MNT/$IMG")
 	if [ "$PROV" = thin ]; then
 		# Whole blocks, plus at most the backing filesystem's own metadata
-		# (ext4 counts an extent-tree block once a file has > 4 extents).
+		# (ext4 counts an extent-tree block once a file has > 4 extents;
+		# the same holds for zeroedthick below).
 		[ $((blocks * 512 / BS)) -eq "$n" ] ||
 			fail "$IMG: st_blocks $blocks after first writes to $n blocks of 64K, expected $((n * BS / 512)) (+ < 1 block of metadata) ($1)"
 		[ "$(stats_key "$IMG" allocated_blocks)" -eq "$n" ] ||
 			fail "$IMG: allocated_blocks $(stats_key "$IMG" allocated_blocks), expected $n ($1)"
 	else
-		[ "$blocks" -eq $((SIZE / 512)) ] ||
-			fail "$IMG: zeroedthick st_blocks $blocks, expected $((SIZE / 512)) (all reserved) ($1)"
+		[ $((blocks * 512 / BS)) -eq $((SIZE / BS)) ] ||
+			fail "$IMG: zeroedthick st_blocks $blocks, expected $((SIZE / 512)) (all reserved, + < 1 block of metadata) ($1)"
 	fi
 }
 
@@ -110,7 +111,7 @@ bad_io() {
 }
 
 check_image() {
-	local fmt=$1 want xv mis0 rmw0 alloc0 blocks0 last
+	local fmt=$1 want xv mis0 rmw0 alloc0 blocks0 r
 	IMG="$fmt-$2" PROV=$2 EXP_RMW=0 NBAD=0
 	TOUCHED=()
 	case $fmt in
@@ -155,11 +156,11 @@ check_image() {
 	pass "$IMG: aligned writes of 1, 2, 3 sectors and a whole block read back byte-exact; st_blocks follows whole blocks"
 
 	# On 512e: 512-byte writes are read-modify-writes, 4K-aligned 4K ones are not.
-	if [ $fmt = 512e ]; then
+	if [ "$fmt" = 512e ]; then
 		wr $((40 * BS + 512)) 512
 		wr $((40 * BS + 4096)) 512
 		wr $((41 * BS + 3 * 512)) 512
-		local r=$(stats_key "$IMG" rmw_writes)
+		r=$(stats_key "$IMG" rmw_writes)
 		wr $((42 * BS)) 4096
 		wr $((42 * BS + 8192)) 4096
 		[ "$(stats_key "$IMG" rmw_writes)" -eq "$r" ] || fail "$IMG: 4K-aligned 4K writes on 512e counted as read-modify-writes"
@@ -190,7 +191,8 @@ check_image() {
 	[ "$(stats_key "$IMG" misaligned_rejected)" -eq $((mis0 + NBAD)) ] ||
 		fail "$IMG: misaligned_rejected went from $mis0 to $(stats_key "$IMG" misaligned_rejected), expected +$NBAD"
 	[ "$(stats_key "$IMG" allocated_blocks)" -eq "$alloc0" ] || fail "$IMG: a refused write allocated a block"
-	[ "$(stat_val %b "$MNT/$IMG")" -eq "$blocks0" ] || fail "$IMG: a refused write changed st_blocks"
+	[ $(($(stat_val %b "$MNT/$IMG") * 512 / BS)) -eq $((blocks0 * 512 / BS)) ] ||
+		fail "$IMG: a refused write changed st_blocks from $blocks0 to $(stat_val %b "$MNT/$IMG")"
 	same_as_model "misaligned I/O"
 	pass "$IMG: $NBAD misaligned reads and writes fail EINVAL, change nothing, counted exactly in misaligned_rejected"
 
