@@ -235,6 +235,28 @@ static int load_locked(struct sfs_store *s, const char *name, struct entry **out
 	return 0;
 }
 
+/* Has e's image been removed from the store directory behind our back
+ * (backing file unlinked, or its sidecar gone)?  Then it is dropped from
+ * the namespace; files still open on it keep the removed file. */
+static bool prune_if_gone(struct sfs_store *s, struct entry *e)
+{
+	char scname[SFS_NAME_MAX + 8], mapname[SFS_NAME_MAX + 8];
+	struct stat st;
+	bool backing_gone = fstat(sfs_image_fd(e->im), &st) == 0 && st.st_nlink == 0;
+
+	snprintf(scname, sizeof(scname), "%s.json", e->name);
+	if (!backing_gone && fstatat(s->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return false;
+	/* The map described the removed file; a sidecar alone keeps it for its backing file. */
+	snprintf(mapname, sizeof(mapname), "%s.map", e->name);
+	if (backing_gone)
+		unlinkat(s->statefd, mapname, 0);
+	sfs_logf(&s->opts.log, SFS_LOG_WARN, "%s: removed from the store while served; "
+		 "no longer served (open files keep the removed data until closed)", e->name);
+	remove_entry(s, e);
+	return true;
+}
+
 static int scan_locked(struct sfs_store *s)
 {
 	int fd = openat(s->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -243,6 +265,8 @@ static int scan_locked(struct sfs_store *s)
 
 	if (fd < 0)
 		return -errno;
+	for (size_t i = s->nents; i-- > 0;)
+		prune_if_gone(s, &s->ents[i]);
 	d = fdopendir(fd);
 	if (!d) {
 		close(fd);
@@ -469,6 +493,8 @@ int sfs_store_get(struct sfs_store *s, const char *name, struct sfs_image **out)
 
 	pthread_mutex_lock(&s->lock);
 	e = find(s, name, NULL);
+	if (e && prune_if_gone(s, e))
+		e = NULL;
 	if (!e)
 		rc = load_locked(s, name, &e);
 	if (rc == 0) {
