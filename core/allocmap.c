@@ -325,6 +325,24 @@ static int check_header(const unsigned char *h, const char *fname, struct sfs_ma
 	return 0;
 }
 
+/* A grow extends the file before it rewrites the header: whole zero pages
+ * past what the header needs are an interrupted grow, and are dropped. */
+static bool trim_interrupted_grow(int fd, uint64_t want, uint64_t size)
+{
+	unsigned char page[MAP_PAGE];
+
+	if ((size - want) % MAP_PAGE)
+		return false;
+	for (uint64_t off = want; off < size; off += MAP_PAGE) {
+		if (pread(fd, page, MAP_PAGE, (off_t)off) != (ssize_t)MAP_PAGE)
+			return false;
+		for (unsigned i = 0; i < MAP_PAGE; i++)
+			if (page[i])
+				return false;
+	}
+	return ftruncate(fd, (off_t)want) == 0;
+}
+
 int sfs_map_open(int dirfd, const char *fname, struct sfs_map **out, char *err, size_t errlen)
 {
 	unsigned char h[MAP_HDR];
@@ -359,6 +377,8 @@ int sfs_map_open(int dirfd, const char *fname, struct sfs_map **out, char *err, 
 		return rc;
 	}
 	want = MAP_HDR + pages_for(nblocks) * MAP_PAGE;
+	if ((uint64_t)st.st_size > want && trim_interrupted_grow(fd, want, (uint64_t)st.st_size))
+		st.st_size = (off_t)want;
 	if ((uint64_t)st.st_size != want) {
 		close(fd);
 		return sfs_err(err, errlen, -EUCLEAN, "%s: allocation map is %lld bytes, its header needs %llu (%s)",
@@ -622,6 +642,11 @@ int sfs_map_grow(struct sfs_map *m, uint64_t new_size)
 		if (rc == 0 && fdatasync(m->fd) < 0)
 			rc = -errno;
 		if (rc < 0) {
+			/* leave the file as its header describes it (best effort:
+			 * an open trims zero pages a failed grow leaves anyway) */
+			int trc = ftruncate(m->fd, (off_t)(MAP_HDR + m->npages * MAP_PAGE));
+
+			(void)trc;
 			free(words);
 			free(dirty);
 			free(o);

@@ -3,7 +3,8 @@
 # Debian's packages.  Run as root on Debian 12; does nothing when all is there.
 set -e
 PKGS="build-essential autoconf automake pkg-config libfuse3-dev fuse3 libjansson-dev
-libcriterion-dev fio e2fsprogs xfsprogs attr util-linux coreutils qemu-system-x86 xz-utils"
+libcriterion-dev fio e2fsprogs xfsprogs attr util-linux coreutils qemu-system-x86 xz-utils
+clang libclang-rt-14-dev valgrind"
 missing=
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
