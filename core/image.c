@@ -580,32 +580,33 @@ static int range_op(struct sfs_image *im, uint64_t off, uint64_t len, enum range
 	return rc;
 }
 
-int sfs_image_discard(struct sfs_image *im, uint64_t off, uint64_t len)
+/* Discard and write-zeroes: the I/O rules and their counters, then the blocks. */
+static int checked_range_op(struct sfs_image *im, uint64_t off, uint64_t len, enum range_op op)
 {
 	struct sfs_geom g = cur_geom(im);
 	int rc = sfs_geom_check_write(&g, off, len);
 
-	if (rc == -EINVAL && im->stats)
-		sfs_stats_misaligned(im->stats, off, len);
-	if (rc < 0)
-		return rc;
-	if (im->stats)
-		sfs_stats_discard(im->stats, len);
-	return range_op(im, off, len, OP_DISCARD);
+	if (im->stats) {
+		if (rc == -EINVAL)
+			sfs_stats_misaligned(im->stats, off, len);
+		else if (rc == -ENOSPC)
+			sfs_stats_out_of_range(im->stats);
+		else if (op == OP_DISCARD)
+			sfs_stats_discard(im->stats, len);
+		else
+			sfs_stats_write_zeroes(im->stats, len);
+	}
+	return rc < 0 ? rc : range_op(im, off, len, op);
+}
+
+int sfs_image_discard(struct sfs_image *im, uint64_t off, uint64_t len)
+{
+	return checked_range_op(im, off, len, OP_DISCARD);
 }
 
 int sfs_image_write_zeroes(struct sfs_image *im, uint64_t off, uint64_t len)
 {
-	struct sfs_geom g = cur_geom(im);
-	int rc = sfs_geom_check_write(&g, off, len);
-
-	if (rc == -EINVAL && im->stats)
-		sfs_stats_misaligned(im->stats, off, len);
-	if (rc < 0)
-		return rc;
-	if (im->stats)
-		sfs_stats_write_zeroes(im->stats, len);
-	return range_op(im, off, len, OP_ZERO);
+	return checked_range_op(im, off, len, OP_ZERO);
 }
 
 int sfs_image_allocate(struct sfs_image *im, uint64_t off, uint64_t len)

@@ -26,42 +26,9 @@ grep -qw xfs /proc/filesystems || skip "the kernel has no XFS"
 grep -qw ext4 /proc/filesystems || modprobe ext4 2>/dev/null || true
 grep -qw ext4 /proc/filesystems || skip "the kernel has no ext4"
 
-STEP_TIMEOUT=60
 FS="$T/fs"
 SRC="$T/src"
 mkdir -p "$FS" "$SRC"
-
-# step WHAT CMD...: run CMD under a timeout; fail naming WHAT on error or hang.
-step() {
-	local what=$1 rc=0
-	shift
-	timeout -k 5 "$STEP_TIMEOUT" "$@" >"$T/step.out" 2>&1 || rc=$?
-	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-		cat "$T/step.out" >&2
-		fail "$what: hung (no answer in $STEP_TIMEOUT s): $*"
-	fi
-	if [ $rc -ne 0 ]; then
-		cat "$T/step.out" >&2
-		fail "$what: exit $rc: $*"
-	fi
-}
-
-# attach NAME LOGICAL: loop device over MNT/NAME; sets DEV.
-attach() {
-	attach_loop "$MNT/$1" "$2" > "$T/dev" || fail "attach_loop $MNT/$1 $2 failed"
-	DEV=$(cat "$T/dev")
-	[ -b "$DEV" ] || fail "attach_loop gave no block device: '$DEV'"
-	[ "$(timeout 10 blockdev --getss "$DEV")" = "$2" ] || fail "$1: $DEV logical block size is not $2"
-}
-
-# detach DEV: detach now and drop the exit-time detach attach_loop registered.
-detach() {
-	local i
-	step "detach $1" losetup -d "$1"
-	for i in "${!_cleanups[@]}"; do
-		[ "${_cleanups[$i]}" = "losetup -d $1" ] && _cleanups[i]=:
-	done
-}
 
 mount_fs() {
 	step "mount $1 on $DEV" mount -t "$1" "$DEV" "$FS"
@@ -112,7 +79,7 @@ start_daemon
 # ---- first life: mkfs, files, check ----
 for c in $CASES; do
 	IFS=: read -r name lss fstype <<< "$c"
-	attach "$name" "$lss"
+	attach_loop "$MNT/$name" "$lss"
 	case $fstype in
 	ext4) step "mkfs.ext4 on $name" mkfs.ext4 -q -F "$DEV" ;;
 	xfs) step "mkfs.xfs on $name" mkfs.xfs -q -f -b size=4096 "$DEV" ;;
@@ -123,7 +90,7 @@ for c in $CASES; do
 	check_tree "$name ($fstype), before umount"
 	umount_fs
 	fsck_clean "$fstype" "$name, after the first umount"
-	detach "$DEV"
+	detach_loop "$DEV"
 	[ "$(stats_key "$name" misaligned_rejected)" = 0 ] ||
 		fail "$name: the daemon refused $(stats_key "$name" misaligned_rejected) I/Os of $fstype as misaligned"
 	fl=$(stats_key "$name" flushes)
@@ -137,12 +104,12 @@ start_daemon
 pass "daemon stopped (exit 0) and started again"
 for c in $CASES; do
 	IFS=: read -r name lss fstype <<< "$c"
-	attach "$name" "$lss"
+	attach_loop "$MNT/$name" "$lss"
 	mount_fs "$fstype"
 	check_tree "$name ($fstype), after the daemon restart"
 	umount_fs
 	fsck_clean "$fstype" "$name, after the daemon restart"
-	detach "$DEV"
+	detach_loop "$DEV"
 	[ "$(stats_key "$name" misaligned_rejected)" = 0 ] || fail "$name: misaligned I/O after restart"
 	pass "$fstype on $name after the restart: $NFILES files, every sha256 matches, check clean"
 done

@@ -38,23 +38,6 @@ requires_cmd fio timeout blkdiscard blockdev sha256sum cmp
 fio --enghelp 2>/dev/null | grep -qw libaio || skip "fio has no libaio engine"
 
 M=$((1024 * 1024))
-STEP_TIMEOUT=60
-
-# detach_loop DEV: detach now and drop the exit-time detach.
-detach_loop() {
-	local i
-	timeout 20 losetup -d "$1" || fail "losetup -d $1 failed"
-	for i in "${!_cleanups[@]}"; do
-		[ "${_cleanups[$i]}" = "losetup -d $1" ] && _cleanups[i]=:
-	done
-}
-
-# attach NAME LOGICAL: loop device over MNT/NAME; sets DEV.
-attach() {
-	attach_loop "$MNT/$1" "$2" > "$T/dev" || fail "attach_loop $MNT/$1 $2 failed"
-	DEV=$(cat "$T/dev")
-	[ -b "$DEV" ] || fail "attach_loop gave no block device: '$DEV'"
-}
 
 # fio_json_sums JSON: "READ WRITE TRIM" io_bytes summed over all jobs.
 fio_json_sums() {
@@ -152,7 +135,7 @@ misaligned_none zt512e
 pass "zeroedthick 512e via the mount: 4 jobs x libaio QD16, 512B/2K/4K/64K random writes, $WB bytes verified ($rmw read-modify-writes, $fw first writes)"
 
 # ---- through a loop device over a 4kn thin image ----
-attach loop4kn 4096
+attach_loop "$MNT/loop4kn" 4096
 [ "$(timeout 10 blockdev --getss "$DEV")" = 4096 ] || fail "loop4kn: $DEV logical block size is not 4096"
 jobfile "$T/loop.fio" "$DEV" randwrite "bsrange=4k-256k" 4 $((24 * M))
 run_fio "thin 4kn via $DEV" "$T/loop.fio"
@@ -162,7 +145,7 @@ misaligned_none loop4kn
 pass "thin 4kn via loop device (-b 4096, direct I/O): 4 jobs x libaio QD16 random 4K-256K writes, $WB bytes verified"
 
 # ---- trim mix through a loop device over a 4kn thin image with 64K blocks ----
-attach trim4kn 4096
+attach_loop "$MNT/trim4kn" 4096
 [ "$(cat "/sys/block/${DEV#/dev/}/queue/discard_max_bytes" 2>/dev/null || echo 0)" -gt 0 ] ||
 	fail "trim4kn: $DEV offers no discard (discard_max_bytes 0), though the image supports PUNCH_HOLE"
 cat > "$T/trim.fio" <<-EOF

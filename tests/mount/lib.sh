@@ -140,12 +140,39 @@ expect_errno() {
 	esac
 }
 
-# attach_loop FILE SECTOR: a loop device with direct I/O, printed; detached
-# at exit.  Call it in this shell (attach_loop F 4096 > "$T/dev"), not in
-# $(...): a subshell would register the exit-time detach in itself only.
+# step WHAT CMD...: run CMD under a timeout of $STEP_TIMEOUT s (60); fail
+# naming WHAT when it fails or hangs (a hung loop device must not hang CI).
+STEP_TIMEOUT=${STEP_TIMEOUT:-60}
+step() {
+	local what=$1 rc=0
+	shift
+	timeout -k 5 "$STEP_TIMEOUT" "$@" >"$T/step.out" 2>&1 || rc=$?
+	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+		cat "$T/step.out" >&2
+		fail "$what: hung (no answer in $STEP_TIMEOUT s): $*"
+	fi
+	if [ $rc -ne 0 ]; then
+		cat "$T/step.out" >&2
+		fail "$what: exit $rc: $*"
+	fi
+}
+
+# attach_loop FILE SECTOR: a loop device with direct I/O and SECTOR-byte
+# logical blocks, in $DEV; detached at exit unless detach_loop did it.
 attach_loop() {
-	local dev
-	dev=$(losetup -f --show -b "$2" --direct-io=on "$1") || fail "losetup -b $2 --direct-io=on $1 failed"
-	on_exit "losetup -d $dev"
-	echo "$dev"
+	DEV=$(timeout 20 losetup -f --show -b "$2" --direct-io=on "$1") ||
+		fail "losetup -b $2 --direct-io=on $1 failed"
+	on_exit "losetup -d $DEV"
+	[ -b "$DEV" ] || fail "losetup gave no block device: '$DEV'"
+	[ "$(timeout 10 blockdev --getss "$DEV")" = "$2" ] || fail "$1: $DEV logical block size is not $2"
+}
+
+# detach_loop DEV: detach now, and drop the exit-time detach (by then the
+# device number may belong to someone else).
+detach_loop() {
+	local i
+	step "detach $1" losetup -d "$1"
+	for i in "${!_cleanups[@]}"; do
+		[ "${_cleanups[$i]}" = "losetup -d $1" ] && _cleanups[i]=:
+	done
 }

@@ -19,42 +19,8 @@ requires_fuse
 requires_loop
 requires_cmd mkfs.ext4 e2fsck blockdev mount umount timeout sha256sum
 
-STEP_TIMEOUT=60
 FS="$T/ext4"
 mkdir -p "$FS"
-
-# step WHAT CMD...: run CMD under a timeout; fail naming WHAT on error or hang.
-step() {
-	local what=$1 rc=0
-	shift
-	timeout -k 5 "$STEP_TIMEOUT" "$@" >"$T/step.out" 2>&1 || rc=$?
-	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-		cat "$T/step.out" >&2
-		fail "$what: hung (no answer in $STEP_TIMEOUT s): $*"
-	fi
-	if [ $rc -ne 0 ]; then
-		cat "$T/step.out" >&2
-		fail "$what: exit $rc: $*"
-	fi
-}
-
-# detach_loop DEV: detach now, and drop the exit-time detach attach_loop
-# registered (the device number may be reused by someone else by then).
-detach_loop() {
-	local i
-	step "detach $1" losetup -d "$1"
-	for i in "${!_cleanups[@]}"; do
-		[ "${_cleanups[$i]}" = "losetup -d $1" ] && _cleanups[i]=:
-	done
-}
-
-# attach NAME SECTOR: attach MNT/NAME; sets DEV.  attach_loop registers its
-# cleanup in this shell only if it does not run in a $(...) subshell.
-attach() {
-	attach_loop "$MNT/$1" "$2" > "$T/dev" || fail "attach_loop $MNT/$1 $2 failed"
-	DEV=$(cat "$T/dev")
-	[ -b "$DEV" ] || fail "attach_loop gave no block device: '$DEV'"
-}
 
 mount_fs() {
 	step "mount $DEV" mount "$DEV" "$FS"
@@ -92,7 +58,7 @@ start_daemon
 # ---- first life: mkfs, files, fsck ----
 for spec in $IMAGES; do
 	IFS=: read -r name lss pss <<< "$spec"
-	attach "$name" "$lss"
+	attach_loop "$MNT/$name" "$lss"
 	ss=$(timeout 10 blockdev --getss "$DEV")
 	pbsz=$(timeout 10 blockdev --getpbsz "$DEV")
 	size=$(timeout 10 blockdev --getsize64 "$DEV")
@@ -145,7 +111,7 @@ start_daemon
 pass "daemon restarted"
 for spec in $IMAGES; do
 	IFS=: read -r name lss pss <<< "$spec"
-	attach "$name" "$lss"
+	attach_loop "$MNT/$name" "$lss"
 	[ "$(timeout 10 blockdev --getss "$DEV")" = "$lss" ] || fail "$name: logical sector changed after restart"
 	mount_fs
 	check_files "$name"
