@@ -200,6 +200,35 @@ static void forget_reported(struct sfs_store *s, const char *name)
 	}
 }
 
+/* An image dropped from the namespace while files were open on it (its
+ * sidecar went away) comes back when it is declared again: the same
+ * instance, never a second one over the same backing file and map, which
+ * would keep two maps in memory and lose one's bits. */
+static int revive_orphan(struct sfs_store *s, const char *name, struct entry **out)
+{
+	struct stat want, have;
+
+	if (fstatat(s->dirfd, name, &want, AT_SYMLINK_NOFOLLOW) < 0)
+		return -ENOENT;
+	for (size_t i = 0; i < s->norphans; i++) {
+		struct entry e = s->orphans[i];
+
+		if (fstat(sfs_image_fd(e.im), &have) < 0 || have.st_ino != want.st_ino ||
+		    have.st_dev != want.st_dev || have.st_nlink == 0)
+			continue;
+		snprintf(e.name, sizeof(e.name), "%s", name);
+		e.refs++;                    /* the table's reference again */
+		if (sfs_image_set_name(e.im, name) < 0 || put_in(s, &e) < 0)
+			return -ENOMEM;
+		s->orphans[i] = s->orphans[--s->norphans];
+		sfs_logf(&s->opts.log, SFS_LOG_INFO, "%s: declared again; served by the instance still open", name);
+		if (out)
+			*out = find(s, name, NULL);
+		return 0;
+	}
+	return -ENOENT;
+}
+
 /* Load image name from its sidecar into the table (store lock held). -ENOENT when undeclared. */
 static int load_locked(struct sfs_store *s, const char *name, struct entry **out)
 {
@@ -216,6 +245,8 @@ static int load_locked(struct sfs_store *s, const char *name, struct entry **out
 	if (fstatat(s->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -ENOENT;
 	rc = sfs_sidecar_load(s->dirfd, scname, &sc, err, sizeof(err));
+	if (rc == 0 && revive_orphan(s, name, out) == 0)
+		return 0;
 	if (rc == 0)
 		rc = sfs_image_open(s->dirfd, s->statefd, name, &sc, s->opts.stats, &s->opts.log,
 				    &im, err, sizeof(err));
@@ -251,8 +282,12 @@ static bool prune_if_gone(struct sfs_store *s, struct entry *e)
 	snprintf(mapname, sizeof(mapname), "%s.map", e->name);
 	if (backing_gone)
 		unlinkat(s->statefd, mapname, 0);
-	sfs_logf(&s->opts.log, SFS_LOG_WARN, "%s: removed from the store while served; "
-		 "no longer served (open files keep the removed data until closed)", e->name);
+	if (backing_gone)
+		sfs_logf(&s->opts.log, SFS_LOG_WARN, "%s: backing file removed from the store while served; "
+			 "open files keep the removed data until closed", e->name);
+	else
+		sfs_logf(&s->opts.log, SFS_LOG_WARN, "%s: sidecar removed from the store while served; "
+			 "no longer served until it is declared again", e->name);
 	remove_entry(s, e);
 	return true;
 }

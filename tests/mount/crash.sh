@@ -16,6 +16,8 @@
 #  B. a range written and fsynced, then partly overwritten without fsync,
 #     kill -9, remount: each sector is the old or the new data, never zeros
 #     or junk;
+#  before each remount: `sectorfs-img check` is clean (exit 0) on every
+#  image (junk in never-written blocks included);
 #  after each remount: allocated_blocks >= the blocks with fsynced data and
 #  <= the blocks ever written, and the other images are exactly as left.
 # Finally: a clean unmount keeps everything, and a write made durable by
@@ -128,9 +130,22 @@ check_after_crash() {
 	cp "$T/got" "$T/$img.new"
 }
 
+# check_store WHEN: with no daemon running, sectorfs-img check on every
+# image must exit 0 (clean): a crash leaves sidecar, map and backing file
+# agreeing.
+check_store() {
+	local img rc
+	for img in "${IMAGES[@]}"; do
+		rc=0
+		"$top_builddir/tools/sectorfs-img" check "$STORE/$img" >"$T/check.out" 2>&1 || rc=$?
+		[ $rc -eq 0 ] || fail "$img: sectorfs-img check after kill -9 ($1) exited $rc, want 0 (clean): $(cat "$T/check.out")"
+	done
+}
+
 crash_and_remount() {
 	kill9_daemon
 	mountpoint -q "$MNT" && fail "mount still there after kill -9"
+	check_store "$1"
 	start_daemon
 }
 
@@ -177,13 +192,14 @@ round() {
 		b=$(fresh_block "$img")
 		dd if=/dev/urandom of="$STORE/$img" bs=$BS count=1 seek="$b" conv=notrunc status=none
 	done
+	check_store "round $r A"
 	start_daemon
 	check_after_crash "$img" "round $r A"
 	echo "# round $r: $(($(cmp -l <(dd if="$T/got" bs=$BS skip="$ifb" count=2 status=none) \
 		<(dd if="$T/src" bs=$BS count=2 status=none) 2>/dev/null |
 		awk -v L="$l" 'BEGIN { last = -1 } { s = int(($1 - 1) / L); if (s != last) { n++; last = s } } END { print -n }') + 2 * BS / l)) of \
 $((2 * BS / l)) sectors of the in-flight writer ($( ((r % 2)) && echo "over fsynced data" || echo "fresh blocks")) read as written after kill -9"
-	pass "round $r ($img): after kill -9, fsynced writes byte-exact, unsynced and in-flight writes old or new per sector, never-written blocks zero despite junk, allocation consistent"
+	pass "round $r ($img): after kill -9, fsynced writes byte-exact, unsynced and in-flight writes old or new per sector, never-written blocks zero despite junk, allocation consistent, sectorfs-img check clean"
 
 	# B: a fsynced range crossing a block boundary, overwritten in part, kill -9.
 	b=$(fresh_block "$img")
@@ -193,9 +209,9 @@ $((2 * BS / l)) sectors of the in-flight writer ($( ((r % 2)) && echo "over fsyn
 	mark "$img" $off $((8 * l)) DURABLE
 	put "$img" $((off + 2 * l)) $((4 * l)) $(((soff + 700 * 1024) % (1024 * 1024))) "$T/$img.new"
 	cmp -s "$T/$img.old" "$T/$img.new" && fail "test bug: the overwrite did not change the model"
-	crash_and_remount
+	crash_and_remount "round $r B"
 	check_after_crash "$img" "round $r B"
-	pass "round $r ($img): a fsynced range overwritten in part without fsync reads old or new data per sector after kill -9"
+	pass "round $r ($img): a fsynced range overwritten in part without fsync reads old or new data per sector after kill -9; sectorfs-img check clean"
 }
 
 for img in "${IMAGES[@]}"; do
@@ -222,7 +238,7 @@ pass "a clean unmount and remount keep every image as it was"
 img=c4kn
 b=$(fresh_block $img)
 put $img $((b * BS + 4096)) 8192 12288 "$T/$img.old $T/$img.new" oflag=dsync
-crash_and_remount
+crash_and_remount "O_DSYNC"
 dump $img "$T/got"
 cmp -s "$T/got" "$T/$img.old" || fail "$img: a write made with O_DSYNC (dd oflag=direct,dsync, 8K at $((b * BS + 4096)), first write to block $b) is lost after kill -9: $(cmp "$T/got" "$T/$img.old" 2>&1); allocated_blocks $(stats_key $img allocated_blocks)"
 pass "an O_DSYNC write survives kill -9"
