@@ -155,44 +155,16 @@ const char *bench_errno_name(int e, char *buf, size_t len)
 
 /* ---- time, signals, progress ---- */
 
-uint64_t bench_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-volatile sig_atomic_t bench_interrupted;
-
-static void on_signal(int sig)
-{
-	bench_interrupted = sig;
-}
-
-void bench_catch_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-}
-
 void bench_progress_init(struct bench_progress *p)
 {
 	memset(p, 0, sizeof(*p));
 	p->tty = isatty(STDERR_FILENO);
-	p->t0 = bench_now_ns();
+	p->t0 = tool_now_ns();
 }
 
 void bench_progress_draw(struct bench_progress *p, const char *fmt, ...)
 {
-	uint64_t now = bench_now_ns();
+	uint64_t now = tool_now_ns();
 	va_list ap;
 
 	if (!p->tty || now - p->t0 < BENCH_PROGRESS_AFTER_NS || (p->drawn && now - p->last < 100000000ull))

@@ -36,6 +36,8 @@
 
 #include <jansson.h>
 
+#include "toolutil.h"
+
 #define BENCH_PROG "sectorfs-bench"
 #define BENCH_EXIT_INTERRUPTED 130
 #define BENCH_PROGRESS_AFTER_NS 2000000000ull   /* runs shorter than 2 s draw no progress */
@@ -83,12 +85,6 @@ const char *bench_errno_name(int e, char *buf, size_t len);
 
 /* ---- time, signals, progress ---- */
 
-uint64_t bench_now_ns(void);
-
-/* Set by SIGINT, SIGTERM or SIGHUP once bench_catch_signals() ran. */
-extern volatile sig_atomic_t bench_interrupted;
-
-void bench_catch_signals(void);
 
 struct bench_progress {
 	bool tty;               /* stderr is a terminal */

@@ -128,7 +128,7 @@ static void client(struct redo *s, struct bench_run *r, unsigned idx)
 
 	while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
 		len = draw(&s->dist, &seed);
-		t0 = bench_now_ns();
+		t0 = tool_now_ns();
 		pthread_mutex_lock(&s->lock);
 		if (s->failed || s->writer_gone) {
 			pthread_mutex_unlock(&s->lock);
@@ -150,7 +150,7 @@ static void client(struct redo *s, struct bench_run *r, unsigned idx)
 		pthread_mutex_unlock(&s->lock);
 		if (!ok)
 			break;
-		bench_hist_add(&s->commit_lat[idx], bench_now_ns() - t0);
+		bench_hist_add(&s->commit_lat[idx], tool_now_ns() - t0);
 	}
 	pthread_mutex_lock(&s->lock);
 	s->active--;
@@ -186,12 +186,12 @@ static void log_writer(struct redo *s, struct bench_run *r)
 		wlen = (len + s->block - 1) / s->block * s->block;
 		memset(buf + len, 0, wlen - len);                   /* pad the last block */
 		off = s->head + wlen > s->log_size ? 0 : s->head;
-		t0 = bench_now_ns();
+		t0 = tool_now_ns();
 		n = pwrite(s->d.fd, buf, wlen, (off_t)off);
 		err = n < 0 ? errno : (uint64_t)n != wlen ? EIO : 0;
 		if (!err && fdatasync(s->d.fd) < 0)
 			err = errno;
-		t1 = bench_now_ns();
+		t1 = tool_now_ns();
 
 		pthread_mutex_lock(&s->lock);
 		if (err) {
@@ -226,7 +226,7 @@ static void worker_fn(struct bench_run *r, unsigned idx, void *arg)
 static void tick(struct bench_run *r, void *arg)
 {
 	struct redo *s = arg;
-	double secs = (double)(bench_now_ns() - r->t0) / 1e9;
+	double secs = (double)(tool_now_ns() - r->t0) / 1e9;
 	uint64_t commits, writes;
 
 	pthread_mutex_lock(&s->lock);
@@ -319,7 +319,7 @@ static int exec_redo(int argc, char **argv)
 					 "or exp:MEAN, sizes from 1 byte to 1M", s.dist_spec);
 	s.block = (unsigned)block;
 
-	bench_catch_signals();
+	tool_catch_signals();
 	bench_progress_init(&s.prog);
 	if (bench_disk_open(&s.d, argv[optind], O_RDWR) < 0)
 		return 1;

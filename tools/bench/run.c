@@ -141,7 +141,7 @@ static void *trampoline(void *p)
 		pthread_cond_wait(&r->gate, &r->lock);
 	pthread_mutex_unlock(&r->lock);
 	r->worker(r, s->idx, r->arg);
-	end = bench_now_ns();
+	end = tool_now_ns();
 	prev = atomic_load(&r->t_end);
 	while (end > prev && !atomic_compare_exchange_weak(&r->t_end, &prev, end))
 		;
@@ -204,12 +204,12 @@ int bench_run(struct bench_run *r)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 
 	pthread_mutex_lock(&r->lock);
-	r->t0 = bench_now_ns();
+	r->t0 = tool_now_ns();
 	r->go = true;
 	pthread_cond_broadcast(&r->gate);
 	while (atomic_load(&r->running) > 0) {
-		now = bench_now_ns();
-		if (bench_interrupted && !atomic_load(&r->stop)) {
+		now = tool_now_ns();
+		if (tool_interrupted && !atomic_load(&r->stop)) {
 			r->interrupted = true;
 			atomic_store(&r->stop, true);
 		}
@@ -234,7 +234,7 @@ int bench_run(struct bench_run *r)
 	r->t1 = atomic_load(&r->t_end);
 	if (r->t1 < r->t0)
 		r->t1 = r->t0;
-	if (bench_interrupted)
+	if (tool_interrupted)
 		r->interrupted = true;
 	pthread_cond_destroy(&r->gate);
 	pthread_cond_destroy(&r->done);

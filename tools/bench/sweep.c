@@ -69,12 +69,12 @@ static void worker_fn(struct bench_run *r, unsigned idx, void *arg)
 	ssize_t n;
 
 	while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
-		t0 = bench_now_ns();
+		t0 = tool_now_ns();
 		if (t->write)
 			n = pwrite(s->d.fd, w->buf, t->xfer, (off_t)off);
 		else
 			n = pread(s->d.fd, w->buf, t->xfer, (off_t)off);
-		t1 = bench_now_ns();
+		t1 = tool_now_ns();
 		if (n < 0) {
 			w->err = errno;
 			atomic_store(&r->stop, true);   /* one refusal decides the test */
@@ -93,7 +93,7 @@ static void tick(struct bench_run *r, void *arg)
 {
 	struct sweep *s = arg;
 	uint64_t bytes = 0;
-	double secs = (double)(bench_now_ns() - r->t0) / 1e9;
+	double secs = (double)(tool_now_ns() - r->t0) / 1e9;
 	char sz[32];
 
 	for (unsigned i = 0; i < s->cur->threads; i++)
@@ -194,7 +194,7 @@ static int exec_sweep(int argc, char **argv)
 	if (!sfs_is_pow2(s.min) || !sfs_is_pow2(s.max) || s.min < 512 || s.max > MAX_XFER || s.min > s.max)
 		return bench_usage_error(cmd, "--min and --max must be powers of two, 512 <= min <= max <= 64M");
 
-	bench_catch_signals();
+	tool_catch_signals();
 	bench_progress_init(&s.prog);
 	if (bench_disk_open(&s.d, argv[optind], ronly ? O_RDONLY : O_RDWR) < 0)
 		return 1;

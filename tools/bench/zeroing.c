@@ -102,7 +102,7 @@ static void worker_fn(struct bench_run *r, unsigned idx, void *arg)
 	ssize_t n;
 
 	while (off < z->size && !atomic_load_explicit(&r->stop, memory_order_relaxed)) {
-		t0 = bench_now_ns();
+		t0 = tool_now_ns();
 		n = pwrite(z->fd, z->buf, z->xfer, (off_t)off);
 		if (n != (ssize_t)z->xfer) {
 			z->err = n < 0 ? errno : EIO;
@@ -110,7 +110,7 @@ static void worker_fn(struct bench_run *r, unsigned idx, void *arg)
 				res->bytes += (uint64_t)n;
 			return;
 		}
-		t0 = bench_now_ns() - t0;
+		t0 = tool_now_ns() - t0;
 		bench_hist_add(&res->lat, t0);
 		if (off % z->block == 0 || off / z->block != (off + z->xfer - 1) / z->block)
 			bench_hist_add(&res->lat_new, t0);
@@ -351,7 +351,7 @@ static int exec_zeroing(int argc, char **argv)
 	if (z.size % z.xfer || z.size % z.block)
 		return bench_usage_error(cmd, "--size must be a multiple of --xfer and of --block-size");
 
-	bench_catch_signals();
+	tool_catch_signals();
 	bench_progress_init(&z.prog);
 	if (!(z.buf = bench_buf_alloc(z.xfer, 4096)))
 		return 1;

@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "toolutil.h"
 #include "allocmap.h"
 #include "image.h"
 #include "imgops.h"
@@ -141,11 +142,6 @@ void img_view_close(struct img_view *v);
 int img_view_image(struct img_view *v, struct sfs_map_info *mi, bool *created);
 
 /* ---- progress and interruption ---- */
-
-extern volatile sig_atomic_t img_interrupted;
-
-/* Catch SIGINT, SIGTERM and SIGHUP into img_interrupted. */
-void img_catch_signals(void);
 
 struct img_progress {
 	const char *label;

@@ -115,14 +115,14 @@ static int make_image(struct img_session *ss, const struct sfs_sidecar *sc, int 
 		img_error("%s: %s", ss->ref->path, err);
 		return -1;
 	}
-	if (src_fd >= 0 && !img_interrupted) {
+	if (src_fd >= 0 && !tool_interrupted) {
 		img_progress_start(&p, "copying");
 		rc = sfs_image_import_raw(im, src_fd, img_progress_cb, &p);
 		img_progress_end(&p);
 		if (rc < 0 && rc != -ECANCELED)
 			img_error("%s: copying the raw file failed: %s", ss->ref->path, strerror(-rc));
 	}
-	if (rc == 0 && sc->prov == SFS_PROV_EAGERZEROEDTHICK && !img_interrupted) {
+	if (rc == 0 && sc->prov == SFS_PROV_EAGERZEROEDTHICK && !tool_interrupted) {
 		img_progress_start(&p, "zeroing");
 		rc = sfs_image_fill(im, img_progress_cb, &p);
 		img_progress_end(&p);
@@ -140,7 +140,7 @@ static int make_image(struct img_session *ss, const struct sfs_sidecar *sc, int 
 		img_error("%s: flushing the new image failed", ss->ref->path);
 		rc = -EIO;
 	}
-	if (rc == 0 && img_interrupted)
+	if (rc == 0 && tool_interrupted)
 		rc = -ECANCELED;
 	if (rc == 0 && img_save_sidecar(ss, sc) < 0)
 		rc = -EIO;
@@ -289,7 +289,7 @@ static int exec_create(int argc, char **argv)
 			close(src_fd);
 		return 1;
 	}
-	img_catch_signals();
+	tool_catch_signals();
 	rc = make_image(&ss, &sc, src_fd);
 	if (rc < 0)
 		remove_image(&ss);

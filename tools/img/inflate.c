@@ -63,7 +63,7 @@ static int inflate(struct img_session *ss)
 		printf("%s: already eagerzeroedthick\n", ss->ref->path);
 		return 0;
 	}
-	img_catch_signals();
+	tool_catch_signals();
 	img_progress_start(&p, "zeroing");
 	rc = sfs_image_fill(ss->im, img_progress_cb, &p);
 	img_progress_end(&p);

@@ -9,7 +9,7 @@
  * decimal megabytes per second since the start; the ETA divides what is
  * left by that rate.
  *
- * SIGINT, SIGTERM and SIGHUP only set img_interrupted; the progress
+ * SIGINT, SIGTERM and SIGHUP only set tool_interrupted; the progress
  * callback returns 1 once it is set, so the core operation stops between
  * two chunks with -ECANCELED and the command cleans up.
  */
@@ -23,40 +23,12 @@
 #define BAR_WIDTH 20
 #define REDRAW_NS 100000000ull
 
-volatile sig_atomic_t img_interrupted;
-
-static void on_signal(int sig)
-{
-	img_interrupted = sig;
-}
-
-void img_catch_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void img_progress_start(struct img_progress *p, const char *label)
 {
 	memset(p, 0, sizeof(*p));
 	p->label = label;
 	p->tty = isatty(STDOUT_FILENO);
-	p->t0 = now_ns();
+	p->t0 = tool_now_ns();
 }
 
 static void fmt_eta(double secs, char *buf, size_t len)
@@ -100,18 +72,18 @@ int img_progress_cb(void *ctx, uint64_t done, uint64_t total)
 	p->done = done;
 	p->total = total;
 	if (p->tty) {
-		now = now_ns();
+		now = tool_now_ns();
 		if (!p->drawn || now - p->last >= REDRAW_NS || done >= total)
 			draw(p, now);
 	}
-	return img_interrupted ? 1 : 0;
+	return tool_interrupted ? 1 : 0;
 }
 
 void img_progress_end(struct img_progress *p)
 {
 	if (p->tty && p->drawn) {
-		if (!img_interrupted && p->done >= p->total)
-			draw(p, now_ns());
+		if (!tool_interrupted && p->done >= p->total)
+			draw(p, tool_now_ns());
 		putchar('\n');
 		fflush(stdout);
 	}
