@@ -92,8 +92,9 @@ struct sfs_map {
 
 /* ---- little helpers ---- */
 
-static uint32_t crc32c(const unsigned char *p, size_t n)
+uint32_t sfs_map_crc32c(const void *buf, size_t n)
 {
+	const unsigned char *p = buf;
 	uint32_t crc = 0xffffffffu;
 
 	while (n--) {
@@ -190,7 +191,7 @@ static void encode_header(const struct sfs_map_info *info, uint64_t nblocks, uns
 	put64(h + 40, nblocks);
 	put32(h + 48, (uint32_t)info->prov);
 	put32(h + 52, info->flags);
-	put32(h + MAP_HDR_CRC_OFF, crc32c(h, MAP_HDR_CRC_OFF));
+	put32(h + MAP_HDR_CRC_OFF, sfs_map_crc32c(h, MAP_HDR_CRC_OFF));
 }
 
 static int write_header(struct sfs_map *m)
@@ -298,7 +299,7 @@ static int check_header(const unsigned char *h, const char *fname, struct sfs_ma
 		return sfs_err(err, errlen, -EUCLEAN, "%s: not a sectorfs allocation map (bad magic)", fname);
 	if (get32(h + 8) != MAP_VERSION)
 		return sfs_err(err, errlen, -EUCLEAN, "%s: unsupported map version %u", fname, get32(h + 8));
-	if (get32(h + MAP_HDR_CRC_OFF) != crc32c(h, MAP_HDR_CRC_OFF))
+	if (get32(h + MAP_HDR_CRC_OFF) != sfs_map_crc32c(h, MAP_HDR_CRC_OFF))
 		return sfs_err(err, errlen, -EUCLEAN, "%s: map header checksum mismatch (corrupted)", fname);
 	if (get32(h + 12) != MAP_HDR)
 		return sfs_err(err, errlen, -EUCLEAN, "%s: bad map header size %u", fname, get32(h + 12));

@@ -86,6 +86,9 @@ int sfs_map_flush(struct sfs_map *m, int data_fd);
  * safe: the old bitmap stays readable until close).  0 or -errno. */
 int sfs_map_grow(struct sfs_map *m, uint64_t new_size);
 
+/* CRC-32C (Castagnoli) of n bytes, as the map header records it. */
+uint32_t sfs_map_crc32c(const void *buf, size_t n);
+
 /* Set header flags and rewrite the header durably. 0 or -errno. */
 int sfs_map_set_flags(struct sfs_map *m, uint32_t flags);
 

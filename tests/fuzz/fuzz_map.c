@@ -67,18 +67,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-static uint32_t crc32c(const unsigned char *p, size_t n)
-{
-	uint32_t crc = 0xffffffffu;
-
-	while (n--) {
-		crc ^= *p++;
-		for (int k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0x82f63b78u & (0u - (crc & 1u)));
-	}
-	return ~crc;
-}
-
 static void die(const char *what, unsigned long long a, unsigned long long b)
 {
 	fprintf(stderr, "fuzz_map: %s (%llu vs %llu)\n", what, a, b);
@@ -257,7 +245,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < CRC_OFF + 4)
 		return 0;
 	/* Again with a correct header checksum, to reach the checks behind it. */
-	crc = crc32c(data, CRC_OFF);
+	crc = sfs_map_crc32c(data, CRC_OFF);
 	if (data[CRC_OFF] == (uint8_t)crc && data[CRC_OFF + 1] == (uint8_t)(crc >> 8) &&
 	    data[CRC_OFF + 2] == (uint8_t)(crc >> 16) && data[CRC_OFF + 3] == (uint8_t)(crc >> 24))
 		return 0;           /* already right: tried above */

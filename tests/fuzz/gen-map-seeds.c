@@ -43,18 +43,6 @@ static void die(const char *what)
 	exit(1);
 }
 
-static uint32_t crc32c(const unsigned char *p, size_t n)
-{
-	uint32_t crc = 0xffffffffu;
-
-	while (n--) {
-		crc ^= *p++;
-		for (int k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0x82f63b78u & (0u - (crc & 1u)));
-	}
-	return ~crc;
-}
-
 static void put32(unsigned char *p, uint32_t v)
 {
 	for (int i = 0; i < 4; i++)
@@ -69,7 +57,7 @@ static void put64(unsigned char *p, uint64_t v)
 
 static void fix_crc(unsigned char *h)
 {
-	put32(h + CRC_OFF, crc32c(h, CRC_OFF));
+	put32(h + CRC_OFF, sfs_map_crc32c(h, CRC_OFF));
 }
 
 struct blob {
