@@ -28,7 +28,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+if [ -t 1 ]; then B=$'\033[1m' N=$'\033[0m'; else B= N=; fi
+say() { printf '\n%s== %s%s\n' "$B" "$*" "$N"; }
 run() { printf '$ %s\n' "$*"; "$@"; }
 
 say "Mount the sample store ($STORE)"
