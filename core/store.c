@@ -477,7 +477,7 @@ int sfs_store_open(const char *dir, const struct sfs_store_opts *o, struct sfs_s
 		sfs_err(err, errlen, rc, "%s: cannot finish an interrupted rename: %s", dir, strerror(-rc));
 		goto fail;
 	}
-	rc = scan_locked(s);
+	rc = s->opts.lazy ? 0 : scan_locked(s);
 	if (rc < 0) {
 		sfs_err(err, errlen, rc, "%s: cannot read store: %s", dir, strerror(-rc));
 		goto fail;

@@ -33,12 +33,13 @@ struct sfs_store_opts {
 	bool stats;                   /* keep per-image statistics */
 	struct sfs_log log;
 	const char *holder;           /* description written in the lock file, e.g. "pid 42 mount /mnt" */
+	bool lazy;                    /* load images only when asked for (tools): no scan at open */
 };
 
 /* Check an image name: 0, or -EINVAL for "", ".", "..", "/", leading '.', ".json" suffix, too long. */
 int sfs_name_valid(const char *name);
 
-/* Open dir as a store: lock it, finish an interrupted rename, load every sidecar. */
+/* Open dir as a store: lock it, finish an interrupted rename, load every sidecar (unless lazy). */
 int sfs_store_open(const char *dir, const struct sfs_store_opts *o, struct sfs_store **out,
 		   char *err, size_t errlen);
 

@@ -375,3 +375,11 @@ start_daemon
 [ "$(stat_val %s "$MNT/zt")" -eq $((32 * M)) ] || fail "resized zt is $(stat_val %s "$MNT/zt") bytes"
 stop_daemon
 pass "resize shows in the mount"
+
+# a changing command touches only the image it names
+printf '{ "size": "8M", "sector": "4kn", "provisioning": "eagerzeroedthick" }\n' > "$STORE/bystander.json"
+img 0 resize "$STORE/zt" 40M
+[ ! -e "$STORE/bystander" ] && [ ! -e "$STORE/.sectorfs/bystander.map" ] ||
+	fail "resize of zt created another image's files"
+rm -f "$STORE/bystander.json"
+pass "resize leaves the store's other images alone"

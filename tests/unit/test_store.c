@@ -939,3 +939,23 @@ Test(store, close_flushes)
 	sfs_store_put(s, im);
 	cr_expect_eq(sfs_store_close(s), 0);
 }
+
+Test(store, lazy_open_loads_only_what_is_asked_for)
+{
+	struct sfs_store_opts lazy = opts;
+	struct sfs_store *s = NULL;
+	struct sfs_image *im;
+	char err[1024] = "";
+
+	tmp_write_sidecar(ts.fd, "a", GOOD);
+	tmp_write_sidecar(ts.fd, "b", GOOD);
+	lazy.lazy = true;
+	cr_assert_eq(sfs_store_open(ts.path, &lazy, &s, err, sizeof(err)), 0, "open: %s", err);
+	cr_expect_str_eq(listing(s), "", "a lazy open loads nothing");
+	cr_expect(!tmp_exists(ts.fd, "a") && !tmp_exists(ts.fd, "b"), "and creates no backing file");
+	cr_assert_eq(sfs_store_get(s, "b", &im), 0);
+	cr_expect(tmp_exists(ts.fd, "b") && !tmp_exists(ts.fd, "a"), "only the image asked for is made");
+	cr_expect_str_eq(listing(s), "b");
+	sfs_store_put(s, im);
+	cr_expect_eq(sfs_store_close(s), 0);
+}

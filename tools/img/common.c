@@ -7,8 +7,8 @@
  * changes it, and a command cannot run while a daemon serves it.  The
  * core logs through a sink that keeps only what concerns the image being
  * worked on: warnings are shown, the last error is kept to explain why
- * the image could not be opened, messages about other images are not
- * this command's business and are dropped.
+ * the image could not be opened.  The store is opened lazily: only the
+ * image asked for is loaded, the others are left as they are.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -195,7 +195,7 @@ struct sfs_log img_session_log(struct img_session *ss)
 int img_session_open(struct img_session *ss, const struct img_ref *ref, const char *cmd,
 		     unsigned flags)
 {
-	struct sfs_store_opts o = { .stats = false };
+	struct sfs_store_opts o = { .stats = false, .lazy = true };
 	char err[1024], holder[128], scname[SFS_NAME_MAX + 8];
 	struct stat st;
 	int rc;
