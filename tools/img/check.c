@@ -233,33 +233,14 @@ static int repair(const struct img_view *v, const struct diag *d)
 
 static int exec_check(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "repair", no_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const struct img_cmd *cmd = &img_cmd_check;
-	bool do_repair = false;
+	bool do_repair;
 	struct diag d, after;
 	struct img_view v;
 	struct img_ref ref;
-	int c;
+	int rc;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		if (c == 'r') {
-			do_repair = true;
-		} else if (c == 'h') {
-			printf("usage: " IMG_PROG " check %s\n\n%s", cmd->usage, help);
-			return EX_CLEAN;
-		} else {
-			return img_bad_option(cmd, EX_USAGE, c, argv);
-		}
-	}
-	if (optind != argc - 1)
-		return img_usage_error(cmd, EX_USAGE, optind == argc ? "missing STORE/NAME" : "too many arguments");
-	if (img_ref_parse(argv[optind], &ref) < 0)
-		return EX_USAGE;
+	if (!img_parse_one_image(&img_cmd_check, help, "repair", EX_USAGE, argc, argv, &do_repair, &ref, &rc))
+		return rc;
 	if (do_repair && (img_store_exists(ref.store) < 0 || img_refuse_if_served(&ref) < 0))
 		return EX_OPER;
 	if (img_view_open(&v, &ref) < 0)

@@ -120,6 +120,41 @@ int img_ref_parse(const char *arg, struct img_ref *ref)
 	return 0;
 }
 
+bool img_parse_one_image(const struct img_cmd *cmd, const char *help, const char *flag, int usage_rc,
+			 int argc, char **argv, bool *flag_set, struct img_ref *ref, int *status)
+{
+	const struct option longopts[] = {
+		{ flag ? flag : "help", no_argument, NULL, flag ? 'f' : 'h' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	*flag_set = false;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		if (c == 'f') {
+			*flag_set = true;
+		} else if (c == 'h') {
+			printf("usage: " IMG_PROG " %s %s\n\n%s", cmd->name, cmd->usage, help);
+			*status = 0;
+			return false;
+		} else {
+			*status = img_bad_option(cmd, usage_rc, c, argv);
+			return false;
+		}
+	}
+	if (optind != argc - 1) {
+		*status = img_usage_error(cmd, usage_rc, optind == argc ? "missing STORE/NAME" : "too many arguments");
+		return false;
+	}
+	if (img_ref_parse(argv[optind], ref) < 0) {
+		*status = usage_rc;
+		return false;
+	}
+	return true;
+}
+
 int img_store_exists(const char *store)
 {
 	struct stat st;

@@ -75,6 +75,13 @@ struct img_ref {
 /* Split arg into store and name and check both; prints the error.  0 or -1. */
 int img_ref_parse(const char *arg, struct img_ref *ref);
 
+/* Parse "[--FLAG] [--help] STORE/NAME", the arguments of the commands that
+ * take one image (flag NULL: no flag).  True when the command goes on, with
+ * *flag_set and ref filled; false with *status the exit status to return
+ * (0 after --help, usage_rc after a usage error, which is printed). */
+bool img_parse_one_image(const struct img_cmd *cmd, const char *help, const char *flag, int usage_rc,
+			 int argc, char **argv, bool *flag_set, struct img_ref *ref, int *status);
+
 /* Is store an existing directory?  0, or -1 with the problem printed. */
 int img_store_exists(const char *store);
 

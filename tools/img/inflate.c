@@ -95,26 +95,14 @@ static int inflate(struct img_session *ss)
 
 static int exec_inflate(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const struct img_cmd *cmd = &img_cmd_inflate;
 	struct img_session ss;
 	struct img_ref ref;
-	int c, rc;
+	bool unused;
+	int rc;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		if (c == 'h') {
-			printf("usage: " IMG_PROG " inflate %s\n\n%s", cmd->usage, help);
-			return 0;
-		}
-		return img_bad_option(cmd, 1, c, argv);
-	}
-	if (optind != argc - 1)
-		return img_usage_error(cmd, 1, optind == argc ? "missing STORE/NAME" : "too many arguments");
-	if (img_ref_parse(argv[optind], &ref) < 0 || img_session_open(&ss, &ref, "inflate", IMG_S_GET) < 0)
+	if (!img_parse_one_image(&img_cmd_inflate, help, NULL, 1, argc, argv, &unused, &ref, &rc))
+		return rc;
+	if (img_session_open(&ss, &ref, "inflate", IMG_S_GET) < 0)
 		return 1;
 	rc = inflate(&ss);
 	if (img_session_close(&ss) < 0 && rc == 0)

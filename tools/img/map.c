@@ -54,34 +54,17 @@ static void emit(bool json, json_t *arr, uint64_t off, uint64_t len, bool alloc)
 
 static int exec_map(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const struct img_cmd *cmd = &img_cmd_map;
 	struct sfs_map_info mi;
 	struct img_view v;
 	struct img_ref ref;
-	bool json = false, created;
+	bool json, created;
 	json_t *arr = NULL;
 	uint64_t nb;
-	int c;
+	int rc;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		if (c == 'j') {
-			json = true;
-		} else if (c == 'h') {
-			printf("usage: " IMG_PROG " map %s\n\n%s", cmd->usage, help);
-			return 0;
-		} else {
-			return img_bad_option(cmd, 1, c, argv);
-		}
-	}
-	if (optind != argc - 1)
-		return img_usage_error(cmd, 1, optind == argc ? "missing STORE/NAME" : "too many arguments");
-	if (img_ref_parse(argv[optind], &ref) < 0 || img_view_open(&v, &ref) < 0)
+	if (!img_parse_one_image(&img_cmd_map, help, "json", 1, argc, argv, &json, &ref, &rc))
+		return rc;
+	if (img_view_open(&v, &ref) < 0)
 		return 1;
 	if (img_view_image(&v, &mi, &created) < 0) {
 		img_view_close(&v);
