@@ -39,8 +39,10 @@ _cleanup() {
 	if [ -n "$DPID" ] && kill -0 "$DPID" 2>/dev/null; then
 		kill "$DPID" 2>/dev/null; sleep 0.5; kill -9 "$DPID" 2>/dev/null || true
 	fi
-	if [ $rc -ne 0 ] && [ $rc -ne 77 ] && [ -s "$T/daemon.log" ]; then
-		echo "--- daemon log ---"; cat "$T/daemon.log"
+	if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
+		for f in "$T/daemon.log" ${FAIL_LOGS:-}; do
+			[ -s "$f" ] && { echo "--- $(basename "$f") ---"; cat "$f"; }
+		done
 	fi
 	rm -rf "$T"
 	exit $rc
@@ -81,34 +83,44 @@ sidecar() {
 		"$2" "$3" "$4" "$extra" > "$STORE/$1.json"
 }
 
-# start_daemon [sectorfs options...]: mount $STORE on $MNT, wait until ready.
+# start_daemon [sectorfs options...]: mount $STORE on $MNT, wait until ready
+# (READY_TIMEOUT seconds, 10).  DAEMON_WRAPPER, an array, runs the daemon
+# under another program (valgrind); FAIL_LOGS names more files to print
+# when the test fails.
+DAEMON_WRAPPER=()
 start_daemon() {
 	rm -f "$T/pid"
-	"$SECTORFS" -f -o pidfile="$T/pid" "$@" "$STORE" "$MNT" 2>>"$T/daemon.log" &
+	"${DAEMON_WRAPPER[@]}" "$SECTORFS" -f -o pidfile="$T/pid" "$@" "$STORE" "$MNT" 2>>"$T/daemon.log" &
 	DPID=$!
 	local i
-	for ((i = 0; i < 100; i++)); do
+	for ((i = 0; i < ${READY_TIMEOUT:-10} * 10; i++)); do
 		if [ -s "$T/pid" ] && mountpoint -q "$MNT"; then
+			[ "$(cat "$T/pid")" = "$DPID" ] || fail "pid file says $(cat "$T/pid"), daemon is $DPID"
 			return 0
 		fi
 		kill -0 "$DPID" 2>/dev/null || { wait "$DPID"; fail "daemon exited with $? before the mount was ready"; }
 		sleep 0.1
 	done
-	fail "mount not ready after 10 s"
+	fail "mount not ready after ${READY_TIMEOUT:-10} s"
 }
 
-# stop_daemon: unmount and require the daemon to exit 0 within 30 s.
-stop_daemon() {
-	fusermount3 -u "$MNT" || fail "fusermount3 -u failed"
+# wait_daemon WHAT: the daemon must exit 0 within STOP_TIMEOUT seconds (30) of WHAT.
+wait_daemon() {
 	local rc=0 i
-	for ((i = 0; i < 300; i++)); do
+	for ((i = 0; i < ${STOP_TIMEOUT:-30} * 10; i++)); do
 		kill -0 "$DPID" 2>/dev/null || break
 		sleep 0.1
 	done
-	kill -0 "$DPID" 2>/dev/null && fail "daemon still running 30 s after unmount"
+	kill -0 "$DPID" 2>/dev/null && fail "daemon still running ${STOP_TIMEOUT:-30} s after $1"
 	wait "$DPID" || rc=$?
 	DPID=
-	[ $rc -eq 0 ] || fail "daemon exited with $rc after unmount"
+	[ $rc -eq 0 ] || fail "daemon exited with $rc after $1"
+}
+
+# stop_daemon: unmount and require the daemon to exit 0.
+stop_daemon() {
+	fusermount3 -u "$MNT" || fail "fusermount3 -u failed"
+	wait_daemon unmount
 }
 
 # kill9_daemon: what a crash looks like: SIGKILL, then drop the dead mount.

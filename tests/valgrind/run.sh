@@ -38,52 +38,20 @@ if grep -q __asan_init "$SECTORFS" 2>/dev/null; then
 	skip "$SECTORFS is built with AddressSanitizer; valgrind needs a build without it"
 fi
 
-VGLOG="$T/valgrind.log"
 K=1024
 M=$((1024 * K))
+READY_TIMEOUT=60                 # valgrind is slow to start
+STOP_TIMEOUT=120                 # and checks for leaks at exit
+FAIL_LOGS="$T/valgrind.log $T/valgrind2.log"   # printed when the test fails
 
-# vg_fail MSG: fail, with valgrind's log (the daemon's stderr is in daemon.log).
-vg_fail() {
-	if [ -s "$VGLOG" ]; then
-		echo "--- valgrind log ---"
-		cat "$VGLOG"
-	fi
-	fail "$*"
-}
-
-# start_vg_daemon [sectorfs options...]: like lib.sh's start_daemon, under valgrind.
+# start_vg_daemon LOG [sectorfs options...]: lib.sh's start_daemon under
+# valgrind, which exits 99 when it found errors or definite/indirect leaks.
 start_vg_daemon() {
-	rm -f "$T/pid"
-	valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect \
-		--error-exitcode=99 --track-fds=no --num-callers=30 --log-file="$VGLOG" \
-		"$SECTORFS" -f -o pidfile="$T/pid" "$@" "$STORE" "$MNT" 2>>"$T/daemon.log" &
-	DPID=$!
-	local i
-	for ((i = 0; i < 600; i++)); do
-		if [ -s "$T/pid" ] && mountpoint -q "$MNT"; then
-			[ "$(cat "$T/pid")" = "$DPID" ] || vg_fail "pid file says $(cat "$T/pid"), daemon is $DPID"
-			return 0
-		fi
-		kill -0 "$DPID" 2>/dev/null || { wait "$DPID"; vg_fail "daemon exited with $? before the mount was ready"; }
-		sleep 0.1
-	done
-	vg_fail "mount not ready after 60 s under valgrind"
-}
-
-# stop_vg_daemon: unmount; valgrind must exit 0 within 120 s (leak check included).
-stop_vg_daemon() {
-	fusermount3 -u "$MNT" || vg_fail "fusermount3 -u failed"
-	local rc=0 i
-	for ((i = 0; i < 1200; i++)); do
-		kill -0 "$DPID" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -0 "$DPID" 2>/dev/null && vg_fail "daemon still running 120 s after unmount"
-	wait "$DPID" || rc=$?
-	DPID=
-	summary
-	[ $rc -ne 99 ] || vg_fail "valgrind found errors (exit 99)"
-	[ $rc -eq 0 ] || vg_fail "daemon exited with $rc after unmount"
+	VGLOG=$1
+	shift
+	DAEMON_WRAPPER=(valgrind --leak-check=full --errors-for-leak-kinds=definite,indirect
+		--error-exitcode=99 --track-fds=no --num-callers=30 --log-file="$VGLOG")
+	start_daemon "$@"
 }
 
 # summary: valgrind's error and leak lines.
@@ -96,7 +64,7 @@ summary() {
 ok_run() {
 	local what=$1
 	shift
-	"$@" >"$T/cmd.out" 2>&1 || vg_fail "$what failed: $(cat "$T/cmd.out")"
+	"$@" >"$T/cmd.out" 2>&1 || fail "$what failed: $(cat "$T/cmd.out")"
 }
 
 # dd_w IMG OFF LEN [dd conv]: one O_DIRECT write of random bytes.
@@ -115,7 +83,7 @@ head -c $((2 * M)) /dev/urandom > "$T/pat" || fail "cannot make the pattern"
 sidecar e512 16M 512e thin 1M
 sidecar k4 16M 4kn zeroedthick 64K
 sidecar ez 4M 512n eagerzeroedthick 256K false
-start_vg_daemon
+start_vg_daemon "$T/valgrind.log"
 pass "daemon up under valgrind"
 
 # ---- I/O on the declared images ----
@@ -125,14 +93,14 @@ dd_w e512 $((4 * M + 4 * K)) 4K        # overwrite
 dd_w e512 $((8 * M + 512)) 512         # 512 B on 512e: read-modify-write
 dd_w e512 $((12 * M)) 8K fsync
 [ "$(dd_r e512 $((4 * M + 4 * K)) 4K | cmp - <(head -c 4096 "$T/pat") && echo same)" = same ] ||
-	vg_fail "e512: read back differs"
+	fail "e512: read back differs"
 dd_r e512 0 2M | cmp -s - <(head -c $M "$T/pat"; head -c $M /dev/zero) ||
-	vg_fail "e512: first 2 MiB differ"
+	fail "e512: first 2 MiB differ"
 dd_w k4 0 64K
 dd_w k4 $((1 * M + 8 * K)) 4K fdatasync
 dd_w ez 0 4K
-dd_r k4 0 1M > /dev/null || vg_fail "k4: read failed"
-dd_r ez 0 4M > /dev/null || vg_fail "ez: read failed"
+dd_r k4 0 1M > /dev/null || fail "k4: read failed"
+dd_r ez 0 4M > /dev/null || fail "ez: read failed"
 expect_errno "Invalid argument" dd if="$T/pat" of="$MNT/k4" bs=512 count=1 oflag=direct conv=notrunc status=none
 expect_errno "No space left" dd if="$T/pat" of="$MNT/e512" bs=4K count=1 seek=$((16 * M)) \
 	oflag=direct,seek_bytes conv=notrunc status=none
@@ -145,7 +113,7 @@ for i in 0 1 2 3; do
 	pids+=($!)
 done
 for i in 0 1 2 3; do
-	wait "${pids[$i]}" || vg_fail "parallel writer $i failed: $(cat "$T/par$i.err")"
+	wait "${pids[$i]}" || fail "parallel writer $i failed: $(cat "$T/par$i.err")"
 done
 pass "O_DIRECT writes and reads, fsync, fdatasync, refused I/O, 4 parallel writers"
 
@@ -158,44 +126,35 @@ ok_run "punch hole" fallocate -p -o $((1 * M)) -l 1M "$MNT/new"
 ok_run "zero range" fallocate -z -o $((2 * M)) -l 4K "$MNT/new"
 expect_errno "Invalid argument" truncate -s 4M "$MNT/new"
 ok_run "rename" mv "$MNT/new" "$MNT/renamed"
-if [ ! -e "$MNT/renamed" ] || [ -e "$MNT/new" ]; then vg_fail "rename did not show"; fi
+if [ ! -e "$MNT/renamed" ] || [ -e "$MNT/new" ]; then fail "rename did not show"; fi
 ok_run "stat" stat "$MNT/renamed" "$MNT/e512"
 ok_run "ls" ls -la "$MNT" "$MNT/.stats"
 ok_run "getfattr" getfattr -d -m - "$MNT/e512"
 ok_run "unlink" rm "$MNT/renamed"
-[ ! -e "$MNT/renamed" ] || vg_fail "unlink did not show"
+[ ! -e "$MNT/renamed" ] || fail "unlink did not show"
 expect_errno "" touch "$MNT/bad.json"
 pass "create, truncate, fallocate (allocate, punch, zero), rename, unlink, xattrs"
 
 # ---- stats ----
 ok_run "stats text" cat "$MNT/.stats/e512"
 ok_run "stats json" cat "$MNT/.stats/e512.json" "$MNT/.stats/k4.json" "$MNT/.stats/ez"
-[ "$(stats_key e512 writes)" -ge 5 ] || vg_fail "e512: writes counter is $(stats_key e512 writes)"
+[ "$(stats_key e512 writes)" -ge 5 ] || fail "e512: writes counter is $(stats_key e512 writes)"
 ok_run "stats reset" bash -c "echo reset > '$MNT/.stats/e512'"
-[ "$(stats_key e512 writes)" = 0 ] || vg_fail "e512: writes after reset is $(stats_key e512 writes)"
+[ "$(stats_key e512 writes)" = 0 ] || fail "e512: writes after reset is $(stats_key e512 writes)"
 expect_errno "Invalid argument" bash -c "printf nonsense > '$MNT/.stats/k4'"
 pass ".stats read, reset, bad write refused"
 
-stop_vg_daemon
+stop_daemon
+summary
 pass "valgrind: no errors, no definite or indirect leaks; daemon exited 0 after unmount"
 
 # ---- again: reopen the images from their maps, then end with SIGTERM ----
-VGLOG="$T/valgrind2.log"
-start_vg_daemon -o nostats
-dd_r e512 0 1M | cmp -s - <(head -c $M "$T/pat") || vg_fail "e512: data not there after remount"
+start_vg_daemon "$T/valgrind2.log" -o nostats
+dd_r e512 0 1M | cmp -s - <(head -c $M "$T/pat") || fail "e512: data not there after remount"
 dd_w k4 $((2 * M)) 64K fsync
-[ ! -e "$MNT/.stats" ] || vg_fail "-o nostats still shows .stats"
+[ ! -e "$MNT/.stats" ] || fail "-o nostats still shows .stats"
 kill -TERM "$DPID"
-rc=0
-for ((i = 0; i < 1200; i++)); do
-	kill -0 "$DPID" 2>/dev/null || break
-	sleep 0.1
-done
-kill -0 "$DPID" 2>/dev/null && vg_fail "daemon still running 120 s after SIGTERM"
-wait "$DPID" || rc=$?
-DPID=
+wait_daemon SIGTERM
 summary
-[ $rc -ne 99 ] || vg_fail "valgrind found errors (exit 99)"
-[ $rc -eq 0 ] || vg_fail "daemon exited with $rc after SIGTERM"
-! mountpoint -q "$MNT" || vg_fail "SIGTERM left $MNT mounted"
+! mountpoint -q "$MNT" || fail "SIGTERM left $MNT mounted"
 pass "valgrind: reopen from the maps, -o nostats, SIGTERM: no errors, no leaks; daemon exited 0"
