@@ -1,6 +1,13 @@
 /*
- * toolutil.c - the clock and the interruption flag of the tools (toolutil.h).
+ * toolutil.c - the command dispatcher, the clock and the interruption flag
+ * of the tools (toolutil.h).
  */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -32,4 +39,55 @@ uint64_t tool_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
+static void usage(const struct tool *t, FILE *f)
+{
+	int w = 0;
+
+	for (size_t i = 0; i < t->ncmds; i++)
+		if ((int)strlen(t->cmds[i]->name) > w)
+			w = (int)strlen(t->cmds[i]->name);
+	fprintf(f, "%s\ncommands:\n", t->intro);
+	for (size_t i = 0; i < t->ncmds; i++)
+		fprintf(f, "  %-*s  %s\n", w, t->cmds[i]->name, t->cmds[i]->summary);
+	fprintf(f, "\noptions:\n"
+		"  -h, --help     this help\n"
+		"  -V, --version  print the version\n\n%s", t->outro);
+}
+
+int tool_main(const struct tool *t, int argc, char **argv)
+{
+	bool help = argc >= 2 && strcmp(argv[1], "help") == 0;
+	const char *name = help ? argv[2] : argv[1];
+
+	if (argc < 2) {
+		usage(t, stderr);
+		return 1;
+	}
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 || (help && argc < 3)) {
+		usage(t, stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0) {
+		printf("%s %s\n", t->prog, PACKAGE_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < t->ncmds; i++) {
+		if (strcmp(t->cmds[i]->name, name) != 0)
+			continue;
+		if (help) {
+			char *args[] = { argv[2], (char *)"--help", NULL };
+
+			return t->cmds[i]->exec(2, args);
+		}
+		return t->cmds[i]->exec(argc - 1, argv + 1);
+	}
+	fprintf(stderr, "%s: unknown command '%s'\nTry '%s --help' for the list of commands.\n",
+		t->prog, name, t->prog);
+	return 1;
 }

@@ -1,12 +1,34 @@
 /*
- * toolutil.h - what the command-line tools share: a monotonic clock and
- * a Ctrl-C flag that long runs poll so they can stop cleanly.
+ * toolutil.h - what the command-line tools share: the command table and
+ * its dispatcher (one file per command, as tmux does it), a monotonic
+ * clock and a Ctrl-C flag that long runs poll so they can stop cleanly.
  */
 #ifndef SFS_TOOLUTIL_H
 #define SFS_TOOLUTIL_H
 
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
+
+/* One command of a tool. */
+struct tool_cmd {
+	const char *name;
+	const char *usage;      /* arguments, after "PROG NAME " */
+	const char *summary;    /* one line for the tool's help */
+	int (*exec)(int argc, char **argv);   /* argv[0] is the command name */
+};
+
+/* A tool: its commands and the text around their list in --help. */
+struct tool {
+	const char *prog;
+	const char *intro;      /* before "commands:" */
+	const char *outro;      /* after the list of commands and options */
+	const struct tool_cmd *const *cmds;
+	size_t ncmds;
+};
+
+/* Run the command argv[1] names (also -h/--help, -V/--version, "help CMD"); the exit status. */
+int tool_main(const struct tool *t, int argc, char **argv);
 
 /* Set to the signal number by SIGINT, SIGTERM or SIGHUP once tool_catch_signals() ran. */
 extern volatile sig_atomic_t tool_interrupted;

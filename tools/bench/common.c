@@ -43,7 +43,7 @@ void bench_error(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-int bench_usage_error(const struct bench_cmd *cmd, const char *fmt, ...)
+int bench_usage_error(const struct tool_cmd *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -56,7 +56,7 @@ int bench_usage_error(const struct bench_cmd *cmd, const char *fmt, ...)
 	return 1;
 }
 
-int bench_bad_option(const struct bench_cmd *cmd, int opt, char **argv)
+int bench_bad_option(const struct tool_cmd *cmd, int opt, char **argv)
 {
 	const char *arg = argv[optind - 1];
 
@@ -67,7 +67,7 @@ int bench_bad_option(const struct bench_cmd *cmd, int opt, char **argv)
 	return bench_usage_error(cmd, "unknown option '%s'", arg);
 }
 
-int bench_parse_size(const struct bench_cmd *cmd, const char *opt, const char *s, uint64_t *out)
+int bench_parse_size(const struct tool_cmd *cmd, const char *opt, const char *s, uint64_t *out)
 {
 	int rc = sfs_parse_size(s, out);
 
@@ -81,7 +81,7 @@ int bench_parse_size(const struct bench_cmd *cmd, const char *opt, const char *s
 	return rc < 0 || *out == 0 ? -1 : 0;
 }
 
-int bench_parse_seconds(const struct bench_cmd *cmd, const char *opt, const char *s, double *out)
+int bench_parse_seconds(const struct tool_cmd *cmd, const char *opt, const char *s, double *out)
 {
 	char *end;
 
@@ -95,7 +95,7 @@ int bench_parse_seconds(const struct bench_cmd *cmd, const char *opt, const char
 	return 0;
 }
 
-int bench_parse_uint(const struct bench_cmd *cmd, const char *opt, const char *s,
+int bench_parse_uint(const struct tool_cmd *cmd, const char *opt, const char *s,
 		     unsigned long min, unsigned long max, unsigned long *out)
 {
 	char *end;

@@ -42,15 +42,7 @@
 #define BENCH_EXIT_INTERRUPTED 130
 #define BENCH_PROGRESS_AFTER_NS 2000000000ull   /* runs shorter than 2 s draw no progress */
 
-/* One command of the table. */
-struct bench_cmd {
-	const char *name;
-	const char *usage;      /* arguments, after "sectorfs-bench NAME " */
-	const char *summary;    /* one line for the global help */
-	int (*exec)(int argc, char **argv);
-};
-
-extern const struct bench_cmd bench_cmd_sweep, bench_cmd_zeroing, bench_cmd_redo;
+extern const struct tool_cmd bench_cmd_sweep, bench_cmd_zeroing, bench_cmd_redo;
 
 /* ---- messages and arguments ---- */
 
@@ -58,20 +50,20 @@ extern const struct bench_cmd bench_cmd_sweep, bench_cmd_zeroing, bench_cmd_redo
 void bench_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* "sectorfs-bench CMD: MSG", the usage line and a --help hint on stderr; returns 1. */
-int bench_usage_error(const struct bench_cmd *cmd, const char *fmt, ...)
+int bench_usage_error(const struct tool_cmd *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /* Report a getopt_long failure (unknown option, missing argument); returns 1. */
-int bench_bad_option(const struct bench_cmd *cmd, int opt, char **argv);
+int bench_bad_option(const struct tool_cmd *cmd, int opt, char **argv);
 
 /* Parse SIZE ("32K", "8M", "4096") given to option opt; prints the error.  0 or -1. */
-int bench_parse_size(const struct bench_cmd *cmd, const char *opt, const char *s, uint64_t *out);
+int bench_parse_size(const struct tool_cmd *cmd, const char *opt, const char *s, uint64_t *out);
 
 /* Parse a positive, finite number of seconds ("0.3", "10"); prints the error.  0 or -1. */
-int bench_parse_seconds(const struct bench_cmd *cmd, const char *opt, const char *s, double *out);
+int bench_parse_seconds(const struct tool_cmd *cmd, const char *opt, const char *s, double *out);
 
 /* Parse an integer in [min, max]; prints the error.  0 or -1. */
-int bench_parse_uint(const struct bench_cmd *cmd, const char *opt, const char *s,
+int bench_parse_uint(const struct tool_cmd *cmd, const char *opt, const char *s,
 		     unsigned long min, unsigned long max, unsigned long *out);
 
 /* A transfer size for people: "512 B", "4 KiB", "8 MiB"; other sizes as "1.5 KiB". */

@@ -39,7 +39,7 @@
 
 static int exec_redo(int argc, char **argv);
 
-const struct bench_cmd bench_cmd_redo = {
+const struct tool_cmd bench_cmd_redo = {
 	"redo", "--redo-block 512|4096 [options] IMAGE",
 	"redo-log writer: group commit, fdatasync per log write, wastage",
 	exec_redo,
@@ -279,7 +279,7 @@ static int exec_redo(int argc, char **argv)
 		{ "log-size", required_argument, NULL, 'l' }, { "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
-	const struct bench_cmd *cmd = &bench_cmd_redo;
+	const struct tool_cmd *cmd = &bench_cmd_redo;
 	struct redo s = { .clients = 4, .dist_spec = DEFAULT_DIST };
 	struct bench_run r = { .seconds = 10 };
 	struct bench_hist cl;

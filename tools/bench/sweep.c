@@ -33,7 +33,7 @@
 
 static int exec_sweep(int argc, char **argv);
 
-const struct bench_cmd bench_cmd_sweep = {
+const struct tool_cmd bench_cmd_sweep = {
 	"sweep", "[options] IMAGE",
 	"read and write throughput for transfer sizes 512 B .. 8 MiB (ATTO-style)",
 	exec_sweep,
@@ -158,7 +158,7 @@ static int exec_sweep(int argc, char **argv)
 		{ "csv", no_argument, NULL, 'c' }, { "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const struct bench_cmd *cmd = &bench_cmd_sweep;
+	const struct tool_cmd *cmd = &bench_cmd_sweep;
 	struct sweep s = { .min = 512, .max = 8ull << 20, .seconds = 1 };
 	bool ronly = false, wonly = false, json = false, csv = false;
 	uint64_t span = 0;

@@ -40,7 +40,7 @@
 
 static int exec_zeroing(int argc, char **argv);
 
-const struct bench_cmd bench_cmd_zeroing = {
+const struct tool_cmd bench_cmd_zeroing = {
 	"zeroing", "[--store DIR | --mount MNT] [options]",
 	"first-write cost of thin / zeroedthick / eagerzeroedthick, zero offload on and off",
 	exec_zeroing,
@@ -312,7 +312,7 @@ static int exec_zeroing(int argc, char **argv)
 		{ "daemon", required_argument, NULL, 'd' }, { "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
-	const struct bench_cmd *cmd = &bench_cmd_zeroing;
+	const struct tool_cmd *cmd = &bench_cmd_zeroing;
 	struct zexp z = { .xfer = 32768, .block = 1 << 20, .size = 256 << 20, .sector = "512n", .fd = -1,
 			 .store_fd = -1 };
 	const char *store = NULL, *mnt = NULL, *daemon = NULL;

@@ -55,7 +55,7 @@ struct diag {
 
 static int exec_check(int argc, char **argv);
 
-const struct img_cmd img_cmd_check = {
+const struct tool_cmd img_cmd_check = {
 	"check", "[--repair] STORE/NAME",
 	"verify that sidecar, map and backing file agree (fsck exit codes)",
 	exec_check,

@@ -35,7 +35,7 @@ void img_error(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-int img_usage_error(const struct img_cmd *cmd, int rc, const char *fmt, ...)
+int img_usage_error(const struct tool_cmd *cmd, int rc, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -48,7 +48,7 @@ int img_usage_error(const struct img_cmd *cmd, int rc, const char *fmt, ...)
 	return rc;
 }
 
-int img_bad_option(const struct img_cmd *cmd, int rc, int opt, char **argv)
+int img_bad_option(const struct tool_cmd *cmd, int rc, int opt, char **argv)
 {
 	const char *arg = argv[optind - 1];
 
@@ -59,7 +59,7 @@ int img_bad_option(const struct img_cmd *cmd, int rc, int opt, char **argv)
 	return img_usage_error(cmd, rc, "unknown option '%s'", arg);
 }
 
-int img_parse_size(const struct img_cmd *cmd, const char *what, const char *s, uint64_t *out)
+int img_parse_size(const struct tool_cmd *cmd, const char *what, const char *s, uint64_t *out)
 {
 	int rc = sfs_parse_size(s, out);
 
@@ -120,7 +120,7 @@ int img_ref_parse(const char *arg, struct img_ref *ref)
 	return 0;
 }
 
-bool img_parse_one_image(const struct img_cmd *cmd, const char *help, const char *flag, int usage_rc,
+bool img_parse_one_image(const struct tool_cmd *cmd, const char *help, const char *flag, int usage_rc,
 			 int argc, char **argv, bool *flag_set, struct img_ref *ref, int *status)
 {
 	const struct option longopts[] = {

@@ -35,15 +35,7 @@
 
 #define IMG_PROG "sectorfs-img"
 
-/* One command of the table. */
-struct img_cmd {
-	const char *name;
-	const char *usage;      /* arguments, after "sectorfs-img NAME " */
-	const char *summary;    /* one line for the global help */
-	int (*exec)(int argc, char **argv);
-};
-
-extern const struct img_cmd img_cmd_create, img_cmd_info, img_cmd_check,
+extern const struct tool_cmd img_cmd_create, img_cmd_info, img_cmd_check,
 	img_cmd_resize, img_cmd_inflate, img_cmd_map;
 
 /* ---- messages ---- */
@@ -52,14 +44,14 @@ extern const struct img_cmd img_cmd_create, img_cmd_info, img_cmd_check,
 void img_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* "sectorfs-img CMD: MSG", the usage line and a --help hint on stderr; returns rc. */
-int img_usage_error(const struct img_cmd *cmd, int rc, const char *fmt, ...)
+int img_usage_error(const struct tool_cmd *cmd, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* Report a getopt failure (unknown option, missing argument); returns rc. */
-int img_bad_option(const struct img_cmd *cmd, int rc, int opt, char **argv);
+int img_bad_option(const struct tool_cmd *cmd, int rc, int opt, char **argv);
 
 /* Parse a size argument named what ("-s"); prints the error.  0 or -1. */
-int img_parse_size(const struct img_cmd *cmd, const char *what, const char *s, uint64_t *out);
+int img_parse_size(const struct tool_cmd *cmd, const char *what, const char *s, uint64_t *out);
 
 /* "8G (8589934592 bytes)" style text for people. */
 const char *img_fmt_size(uint64_t bytes, char *buf, size_t len);
@@ -79,7 +71,7 @@ int img_ref_parse(const char *arg, struct img_ref *ref);
  * take one image (flag NULL: no flag).  True when the command goes on, with
  * *flag_set and ref filled; false with *status the exit status to return
  * (0 after --help, usage_rc after a usage error, which is printed). */
-bool img_parse_one_image(const struct img_cmd *cmd, const char *help, const char *flag, int usage_rc,
+bool img_parse_one_image(const struct tool_cmd *cmd, const char *help, const char *flag, int usage_rc,
 			 int argc, char **argv, bool *flag_set, struct img_ref *ref, int *status);
 
 /* Is store an existing directory?  0, or -1 with the problem printed. */

@@ -29,7 +29,7 @@
 
 static int exec_create(int argc, char **argv);
 
-const struct img_cmd img_cmd_create = {
+const struct tool_cmd img_cmd_create = {
 	"create",
 	"-s SIZE [-f FORMAT] [-p MODE] [-b BLOCK] [--from RAWFILE] [...] STORE/NAME",
 	"create an image and its sidecar (eager zeroing with a progress bar)",
@@ -191,7 +191,7 @@ static int exec_create(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const struct img_cmd *cmd = &img_cmd_create;
+	const struct tool_cmd *cmd = &img_cmd_create;
 	const char *format = NULL, *from = NULL;
 	uint64_t lss = 0, pss = 0, v;
 	bool have_size = false, have_lss = false, have_pss = false;

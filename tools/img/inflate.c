@@ -24,7 +24,7 @@
 
 static int exec_inflate(int argc, char **argv);
 
-const struct img_cmd img_cmd_inflate = {
+const struct tool_cmd img_cmd_inflate = {
 	"inflate", "STORE/NAME",
 	"convert a thin or zeroedthick image to eagerzeroedthick",
 	exec_inflate,

@@ -21,7 +21,7 @@
 
 static int exec_info(int argc, char **argv);
 
-const struct img_cmd img_cmd_info = {
+const struct tool_cmd img_cmd_info = {
 	"info", "[--json] STORE/NAME",
 	"show geometry, provisioning, allocation and backing file usage",
 	exec_info,

@@ -20,7 +20,7 @@
 
 static int exec_map(int argc, char **argv);
 
-const struct img_cmd img_cmd_map = {
+const struct tool_cmd img_cmd_map = {
 	"map", "[--json] STORE/NAME",
 	"list allocated and unallocated ranges (like qemu-img map)",
 	exec_map,

@@ -17,7 +17,7 @@
 
 static int exec_resize(int argc, char **argv);
 
-const struct img_cmd img_cmd_resize = {
+const struct tool_cmd img_cmd_resize = {
 	"resize", "STORE/NAME [+]SIZE",
 	"grow an image to SIZE (or by +SIZE) and rewrite its sidecar",
 	exec_resize,
@@ -37,7 +37,7 @@ static int exec_resize(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const struct img_cmd *cmd = &img_cmd_resize;
+	const struct tool_cmd *cmd = &img_cmd_resize;
 	struct img_session ss;
 	struct sfs_geom g;
 	struct img_ref ref;
