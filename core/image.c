@@ -18,6 +18,17 @@
  * block, and a crash before the next flush leaves the bit clear on disk
  * (see allocmap.c for the ordering of the flush).  Writes to allocated
  * blocks and all reads take no lock.
+ *
+ * Backing I/O is O_DIRECT unless the image is opened SFS_IMAGE_BUFFERED
+ * or the backing filesystem cannot do it: the host page cache would
+ * otherwise stand between the disk and the device it emulates, and its
+ * latencies and first-write costs would be those of RAM.  A second
+ * descriptor (the same open file, reopened with O_DIRECT) takes every
+ * transfer whose offset and length meet the filesystem's alignment
+ * (STATX_DIOALIGN); data in buffers that do not meet its memory alignment
+ * is copied through 1 MiB bounce buffers kept in a small per-image pool.
+ * Anything else (a 512-byte write on a 4096-byte backing device) goes
+ * through the buffered descriptor; the kernel keeps the two coherent.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +38,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,18 +49,26 @@
 #define NSTRIPES 256
 #define ZEROBUF_MAX (1u << 20)
 #define MAP_SUFFIX ".map"
+#define BOUNCE_LEN (1u << 20)
+#define BOUNCE_ALIGN 4096u
+#define BOUNCE_KEEP 8                /* free bounce buffers an image keeps */
 
 struct sfs_image {
 	char name[256];              /* rewritten in place on rename */
 	int fd;
+	int dfd;                     /* the backing file opened O_DIRECT, or -1 */
+	unsigned dio_mem, dio_off;   /* its alignment of buffers and of offset/length */
 	struct sfs_map *map;
 	struct sfs_geom geom;        /* geom.size read atomically: grow changes it */
 	struct sfs_sidecar sc;
 	struct sfs_stats *stats;
 	struct sfs_log log;
 	int no_zero_range;           /* backing filesystem lacks ZERO_RANGE (atomic) */
-	void *zerobuf;
+	void *zerobuf;               /* BOUNCE_ALIGN-aligned */
 	size_t zerolen;
+	pthread_mutex_t pool_lk;
+	void *pool;                  /* free bounce buffers, linked through their first bytes */
+	unsigned pool_n;
 	pthread_mutex_t stripe[NSTRIPES];
 };
 
@@ -114,6 +135,124 @@ static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
+static void *bounce_get(struct sfs_image *im)
+{
+	void *b;
+
+	pthread_mutex_lock(&im->pool_lk);
+	b = im->pool;
+	if (b) {
+		im->pool = *(void **)b;
+		im->pool_n--;
+	}
+	pthread_mutex_unlock(&im->pool_lk);
+	if (!b && posix_memalign(&b, BOUNCE_ALIGN, BOUNCE_LEN) != 0)
+		return NULL;
+	return b;
+}
+
+static void bounce_put(struct sfs_image *im, void *b)
+{
+	pthread_mutex_lock(&im->pool_lk);
+	if (im->pool_n < BOUNCE_KEEP) {
+		*(void **)b = im->pool;
+		im->pool = b;
+		im->pool_n++;
+		b = NULL;
+	}
+	pthread_mutex_unlock(&im->pool_lk);
+	free(b);
+}
+
+/* The descriptor for a transfer of len bytes at off: O_DIRECT when aligned. */
+static int backing_fd(const struct sfs_image *im, size_t len, uint64_t off)
+{
+	if (im->dfd >= 0 && off % im->dio_off == 0 && len % im->dio_off == 0)
+		return im->dfd;
+	return im->fd;
+}
+
+static bool needs_bounce(const struct sfs_image *im, int fd, const void *buf)
+{
+	return fd == im->dfd && (uintptr_t)buf % im->dio_mem != 0;
+}
+
+/* Read len bytes of the backing file at off into buf. */
+static int back_read(struct sfs_image *im, void *buf, size_t len, uint64_t off)
+{
+	int fd = backing_fd(im, len, off), rc = 0;
+	char *p = buf, *b;
+
+	if (!needs_bounce(im, fd, buf))
+		return pread_all(fd, buf, len, off);
+	b = bounce_get(im);
+	if (!b)
+		return -ENOMEM;
+	for (size_t done = 0, n; done < len && rc == 0; done += n) {
+		n = len - done < BOUNCE_LEN ? len - done : BOUNCE_LEN;
+		rc = pread_all(fd, b, n, off + done);
+		if (rc == 0)
+			memcpy(p + done, b, n);
+	}
+	bounce_put(im, b);
+	return rc;
+}
+
+/* Write len bytes of buf to the backing file at off. */
+static int back_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off)
+{
+	int fd = backing_fd(im, len, off), rc = 0;
+	const char *p = buf;
+	char *b;
+
+	if (!needs_bounce(im, fd, buf))
+		return pwrite_all(fd, buf, len, off);
+	b = bounce_get(im);
+	if (!b)
+		return -ENOMEM;
+	for (size_t done = 0, n; done < len && rc == 0; done += n) {
+		n = len - done < BOUNCE_LEN ? len - done : BOUNCE_LEN;
+		memcpy(b, p + done, n);
+		rc = pwrite_all(fd, b, n, off + done);
+	}
+	bounce_put(im, b);
+	return rc;
+}
+
+/* Open the O_DIRECT descriptor when the backing filesystem supports it:
+ * reopen the same file through /proc (never by name, which could have been
+ * replaced) and take its alignment from statx, 4096 where statx is silent. */
+static void open_direct(struct sfs_image *im)
+{
+	struct statx stx;
+	struct stat a, b;
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", im->fd);
+	fd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(im->fd, &a) < 0 || fstat(fd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+		close(fd);
+		return;
+	}
+	im->dio_mem = im->dio_off = 4096;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 && (stx.stx_mask & STATX_DIOALIGN)) {
+		if (stx.stx_dio_mem_align == 0 || stx.stx_dio_offset_align == 0) {
+			close(fd);           /* the filesystem says: no direct I/O on this file */
+			return;
+		}
+		im->dio_mem = stx.stx_dio_mem_align;
+		im->dio_off = stx.stx_dio_offset_align;
+	}
+	if (im->dio_mem > BOUNCE_ALIGN || BOUNCE_LEN % im->dio_off) {
+		close(fd);
+		return;
+	}
+	im->dfd = fd;
+}
+
 /* Make [off, off+len) of the backing file zeros, offloaded when possible. */
 static int zero_backing(struct sfs_image *im, uint64_t off, uint64_t len)
 {
@@ -134,7 +273,7 @@ static int zero_backing(struct sfs_image *im, uint64_t off, uint64_t len)
 	for (uint64_t done_len = 0; done_len < len && rc == 0;) {
 		size_t n = len - done_len > im->zerolen ? im->zerolen : (size_t)(len - done_len);
 
-		rc = pwrite_all(im->fd, im->zerobuf, n, off + done_len);
+		rc = back_write(im, im->zerobuf, n, off + done_len);
 		done_len += n;
 	}
 	if (rc < 0)
@@ -226,26 +365,30 @@ static int eager_zero(struct sfs_image *im)
 	return sfs_map_set_flags(im->map, sfs_map_info(im->map)->flags | SFS_MAP_F_ZEROED);
 }
 
-static int image_alloc(const char *name, const struct sfs_sidecar *sc, bool with_stats,
+static int image_alloc(const char *name, const struct sfs_sidecar *sc, unsigned flags,
 		       const struct sfs_log *log, struct sfs_image **out)
 {
 	struct sfs_image *im = calloc(1, sizeof(*im));
 
 	if (!im)
 		return -ENOMEM;
-	im->fd = -1;
+	im->fd = im->dfd = -1;
 	snprintf(im->name, sizeof(im->name), "%s", name);
 	im->sc = *sc;
 	im->geom = (struct sfs_geom){ sc->size, sc->lss, sc->pss, sc->block_size };
 	if (log)
 		im->log = *log;
 	im->zerolen = sc->block_size < ZEROBUF_MAX ? (size_t)sc->block_size : ZEROBUF_MAX;
-	im->zerobuf = calloc(1, im->zerolen);
-	if (!im->zerobuf || (with_stats && sfs_stats_new(&im->stats) < 0)) {
+	if (posix_memalign(&im->zerobuf, BOUNCE_ALIGN, im->zerolen) != 0)
+		im->zerobuf = NULL;
+	else
+		memset(im->zerobuf, 0, im->zerolen);
+	if (!im->zerobuf || ((flags & SFS_IMAGE_STATS) && sfs_stats_new(&im->stats) < 0)) {
 		free(im->zerobuf);
 		free(im);
 		return -ENOMEM;
 	}
+	pthread_mutex_init(&im->pool_lk, NULL);
 	for (int i = 0; i < NSTRIPES; i++)
 		pthread_mutex_init(&im->stripe[i], NULL);
 	*out = im;
@@ -258,6 +401,15 @@ static void image_free(struct sfs_image *im)
 		sfs_map_close(im->map);
 	if (im->fd >= 0)
 		close(im->fd);
+	if (im->dfd >= 0)
+		close(im->dfd);
+	while (im->pool) {
+		void *next = *(void **)im->pool;
+
+		free(im->pool);
+		im->pool = next;
+	}
+	pthread_mutex_destroy(&im->pool_lk);
 	for (int i = 0; i < NSTRIPES; i++)
 		pthread_mutex_destroy(&im->stripe[i]);
 	sfs_stats_free(im->stats);
@@ -294,7 +446,7 @@ static int reconcile(struct sfs_image *im, const char *name, char *err, size_t e
 }
 
 int sfs_image_open(int store_fd, int state_fd, const char *name, const struct sfs_sidecar *sc,
-		   bool with_stats, const struct sfs_log *log, struct sfs_image **out,
+		   unsigned flags, const struct sfs_log *log, struct sfs_image **out,
 		   char *err, size_t errlen)
 {
 	struct sfs_map_info mi = { { sc->size, sc->lss, sc->pss, sc->block_size }, sc->prov, 0 };
@@ -305,7 +457,7 @@ int sfs_image_open(int store_fd, int state_fd, const char *name, const struct sf
 	int rc;
 
 	snprintf(mapname, sizeof(mapname), "%s" MAP_SUFFIX, name);
-	rc = image_alloc(name, sc, with_stats, log, &im);
+	rc = image_alloc(name, sc, flags, log, &im);
 	if (rc < 0)
 		return sfs_err(err, errlen, rc, "%s: out of memory", name);
 
@@ -335,6 +487,8 @@ int sfs_image_open(int store_fd, int state_fd, const char *name, const struct sf
 		return sfs_err(err, errlen, -EPERM, "%s: backing file is %s; refused", name,
 			       !S_ISREG(st.st_mode) ? "not a regular file" : "hard-linked elsewhere");
 	}
+	if (!(flags & SFS_IMAGE_BUFFERED))
+		open_direct(im);
 
 	if (!fresh) {
 		rc = sfs_map_open(state_fd, mapname, &im->map, err, errlen);
@@ -438,7 +592,7 @@ ssize_t sfs_image_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 		if (re > off + n)
 			re = off + n;
 		if (set) {
-			rc = pread_all(im->fd, p + (pos - off), re - pos, pos);
+			rc = back_read(im, p + (pos - off), re - pos, pos);
 			if (rc < 0)
 				return rc;
 		} else {
@@ -463,14 +617,14 @@ static int first_write(struct sfs_image *im, const struct sfs_geom *g, uint64_t 
 	pthread_mutex_lock(lk);
 	if (sfs_map_test(im->map, b)) {          /* another writer got there first */
 		pthread_mutex_unlock(lk);
-		return pwrite_all(im->fd, data, e - s, s);
+		return back_write(im, data, e - s, s);
 	}
 	sfs_geom_block_range(g, b, &bs, &be);
 	rc = zero_backing(im, bs, s - bs);
 	if (rc == 0)
 		rc = zero_backing(im, e, be - e);
 	if (rc == 0)
-		rc = pwrite_all(im->fd, data, e - s, s);
+		rc = back_write(im, data, e - s, s);
 	if (rc == 0) {
 		sfs_map_set(im->map, b);
 		*was_first = true;
@@ -510,7 +664,7 @@ ssize_t sfs_image_write(struct sfs_image *im, const void *buf, size_t len, uint6
 		if (be > end)
 			be = end;
 		if (bs > run) {
-			rc = pwrite_all(im->fd, p + (run - off), bs - run, run);
+			rc = back_write(im, p + (run - off), bs - run, run);
 			if (rc < 0)
 				return rc;
 		}
@@ -520,7 +674,7 @@ ssize_t sfs_image_write(struct sfs_image *im, const void *buf, size_t len, uint6
 		run = be;
 	}
 	if (run < end) {
-		rc = pwrite_all(im->fd, p + (run - off), end - run, run);
+		rc = back_write(im, p + (run - off), end - run, run);
 		if (rc < 0)
 			return rc;
 	}
@@ -711,6 +865,7 @@ void sfs_image_stats_info(const struct sfs_image *im, struct sfs_stats_info *inf
 	info->geom = cur_geom(im);
 	info->prov = im->sc.prov;
 	info->zero_offload = im->sc.zero_offload;
+	info->direct = im->dfd >= 0;
 	info->allocated_blocks = sfs_map_count(im->map);
 	info->total_blocks = sfs_map_nblocks(im->map);
 }
@@ -731,4 +886,9 @@ int sfs_image_set_name(struct sfs_image *im, const char *name)
 int sfs_image_fd(const struct sfs_image *im)
 {
 	return im->fd;
+}
+
+bool sfs_image_direct(const struct sfs_image *im)
+{
+	return im->dfd >= 0;
 }

@@ -29,15 +29,20 @@
 
 struct sfs_image;
 
+#define SFS_IMAGE_STATS 1u     /* keep statistics */
+#define SFS_IMAGE_BUFFERED 2u  /* buffered backing I/O instead of O_DIRECT */
+
 /* Open (or create, when the backing file is missing) image name.
  * store_fd: the store directory, holding name (backing file);
  * state_fd: STORE/.sectorfs, holding name.map.  sc is the parsed sidecar.
  * The recorded geometry wins: a sidecar whose sector sizes differ from the
- * map's is refused (-EINVAL, err says both).  with_stats allocates stats.
+ * map's is refused (-EINVAL, err says both).  flags: SFS_IMAGE_STATS
+ * allocates stats; SFS_IMAGE_BUFFERED keeps backing I/O in the page cache
+ * (else O_DIRECT where the backing filesystem supports it).
  * Bad state gives -EUCLEAN, a backing file that is not a regular file or
  * has other hard links -EPERM, each with err filled. */
 int sfs_image_open(int store_fd, int state_fd, const char *name,
-		   const struct sfs_sidecar *sc, bool with_stats,
+		   const struct sfs_sidecar *sc, unsigned flags,
 		   const struct sfs_log *log, struct sfs_image **out,
 		   char *err, size_t errlen);
 
@@ -91,5 +96,8 @@ int sfs_image_set_name(struct sfs_image *im, const char *name);
 
 /* The backing file descriptor (for tools and tests; do not close). */
 int sfs_image_fd(const struct sfs_image *im);
+
+/* True when the image's backing I/O is O_DIRECT (aligned transfers). */
+bool sfs_image_direct(const struct sfs_image *im);
 
 #endif

@@ -60,6 +60,7 @@ struct sfs_stats_info {
 	struct sfs_geom geom;
 	enum sfs_prov prov;
 	bool zero_offload;
+	bool direct;                  /* backing I/O is O_DIRECT */
 	uint64_t allocated_blocks, total_blocks;
 };
 

@@ -175,6 +175,7 @@ int sfs_stats_render_json(const struct sfs_stats_snap *s, const struct sfs_stats
 	SETU("block_size", info->geom.block_size);
 	SETU("size", info->geom.size);
 	SET("zero_offload", json_boolean(info->zero_offload));
+	SET("backing_io", json_string(info->direct ? "direct" : "buffered"));
 	SET("elapsed_seconds", json_real((double)s->elapsed_ns / 1e9));
 	SETU("reads", s->reads);
 	SETU("writes", s->writes);
@@ -311,6 +312,7 @@ int sfs_stats_render_text(const struct sfs_stats_snap *s, const struct sfs_stats
 	fprintf(f, "provisioning  %s, block size %s, zero offload %s\n",
 		prov_name(info->prov), bsize, info->zero_offload ? "on" : "off");
 	fprintf(f, "size          %s (%" PRIu64 " bytes)\n", size, g->size);
+	fprintf(f, "backing I/O   %s\n", info->direct ? "O_DIRECT" : "buffered (page cache)");
 	fprintf(f, "allocation    %" PRIu64 "/%" PRIu64 " blocks (%.1f%%)\n",
 		info->allocated_blocks, info->total_blocks,
 		info->total_blocks ? 100.0 * info->allocated_blocks / info->total_blocks : 0.0);

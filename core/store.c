@@ -76,6 +76,11 @@ int sfs_name_valid(const char *name)
 
 /* ---- table ---- */
 
+static unsigned image_flags(const struct sfs_store *s)
+{
+	return (s->opts.stats ? SFS_IMAGE_STATS : 0) | (s->opts.buffered ? SFS_IMAGE_BUFFERED : 0);
+}
+
 static struct entry *find(struct sfs_store *s, const char *name, size_t *pos)
 {
 	size_t lo = 0, hi = s->nents;
@@ -248,7 +253,7 @@ static int load_locked(struct sfs_store *s, const char *name, struct entry **out
 	if (rc == 0 && revive_orphan(s, name, out) == 0)
 		return 0;
 	if (rc == 0)
-		rc = sfs_image_open(s->dirfd, s->statefd, name, &sc, s->opts.stats, &s->opts.log,
+		rc = sfs_image_open(s->dirfd, s->statefd, name, &sc, image_flags(s), &s->opts.log,
 				    &im, err, sizeof(err));
 	if (rc < 0) {
 		if (!already_reported(s, scname, &st))
@@ -624,7 +629,7 @@ int sfs_store_create(struct sfs_store *s, const char *name, struct sfs_image **o
 		pthread_mutex_unlock(&s->lock);
 		return -EEXIST;
 	}
-	rc = sfs_image_open(s->dirfd, s->statefd, name, &sc, s->opts.stats, &s->opts.log, &im, err, sizeof(err));
+	rc = sfs_image_open(s->dirfd, s->statefd, name, &sc, image_flags(s), &s->opts.log, &im, err, sizeof(err));
 	if (rc < 0) {
 		sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s", err);
 		pthread_mutex_unlock(&s->lock);

@@ -31,6 +31,7 @@ struct sfs_store;
 struct sfs_store_opts {
 	struct sfs_sidecar defaults;  /* for images created through the mount (size ignored) */
 	bool stats;                   /* keep per-image statistics */
+	bool buffered;                /* buffered backing I/O (page cache) instead of O_DIRECT */
 	struct sfs_log log;
 	const char *holder;           /* description written in the lock file, e.g. "pid 42 mount /mnt" */
 	bool lazy;                    /* load images only when asked for (tools): no scan at open */

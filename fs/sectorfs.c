@@ -37,6 +37,7 @@ struct options {
 	char *block_size;
 	char *pidfile;
 	int nostats;
+	int buffered;
 	int no_default_permissions;
 	int no_zero_offload;
 	int show_help;
@@ -50,6 +51,7 @@ static const struct fuse_opt option_spec[] = {
 	OPT("block_size=%s", block_size),
 	OPT("pidfile=%s", pidfile),
 	OPT("nostats", nostats),
+	OPT("buffered", buffered),
 	OPT("no_zero_offload", no_zero_offload),
 	OPT("nodefault_permissions", no_default_permissions),
 	OPT("-h", show_help),
@@ -72,6 +74,9 @@ static void usage(const char *prog)
 	       "    -o block_size=SIZE      allocation unit of new images, e.g. 64K, 1M (1M)\n"
 	       "    -o no_zero_offload      new images zero by writing, not FALLOC_FL_ZERO_RANGE\n"
 	       "    -o nostats              keep no statistics (no .stats directory)\n"
+	       "    -o buffered             buffered I/O on the backing files (the host page\n"
+	       "                            cache as a large volatile write cache) instead of\n"
+	       "                            O_DIRECT\n"
 	       "    -o pidfile=FILE         write the daemon's pid to FILE once the mount is up\n"
 	       "    -o max_threads=N        at most N worker threads (sectorfs default: 64)\n"
 	       "    -o nodefault_permissions  turn off the kernel's permission checks, which\n"
@@ -192,6 +197,7 @@ int main(int argc, char *argv[])
 		goto out_args;
 
 	sopts.stats = !o.nostats;
+	sopts.buffered = o.buffered;
 	sopts.log.fn = log_to_stderr_or_syslog;
 	sopts.log.ctx = &foreground;
 	snprintf(holder, sizeof(holder), "pid %ld, mounted at %s", (long)getpid(), copts.mountpoint);

@@ -482,3 +482,96 @@ ParameterizedTest(struct fmt *f, image, allocate)
 	free(model);
 	cr_expect_eq(sfs_image_close(im), 0);
 }
+
+/* ---- backing I/O: O_DIRECT, or buffered when asked ---- */
+
+/* Pages of [off, off+len) of the backing file that are in the page cache. */
+static size_t cached_pages(struct sfs_image *im, uint64_t off, size_t len)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), n = len / pg, in = 0;
+	unsigned char *vec = calloc(n, 1);
+	void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, sfs_image_fd(im), (off_t)off);
+
+	cr_assert_not_null(vec);
+	cr_assert_neq(m, MAP_FAILED, "mmap: %s", strerror(errno));
+	cr_assert_eq(mincore(m, len, vec), 0, "mincore: %s", strerror(errno));
+	for (size_t i = 0; i < n; i++)
+		in += vec[i] & 1;
+	munmap(m, len);
+	free(vec);
+	return in;
+}
+
+static struct sfs_image *open_flags(const struct sfs_sidecar *sc, unsigned flags)
+{
+	struct sfs_image *im = NULL;
+	char err[512] = "";
+
+	cr_assert_eq(sfs_image_open(ts.fd, ts.statefd, NAME, sc, flags, &lg, &im, err, sizeof(err)), 0,
+		     "open: %s", err);
+	return im;
+}
+
+Test(image, direct_backing_io_bypasses_the_page_cache)
+{
+	struct sfs_sidecar sc = sidecar(SFS_PROV_EAGERZEROEDTHICK, 4096, 4096, SIZE, BS, true);
+	struct sfs_image *im = open_flags(&sc, SFS_IMAGE_STATS);
+	unsigned char *model = new_model(SIZE);
+
+	if (!sfs_image_direct(im)) {
+		sfs_image_close(im);
+		cr_skip_test("the filesystem of /tmp has no O_DIRECT");
+	}
+	posix_fadvise(sfs_image_fd(im), 0, SIZE, POSIX_FADV_DONTNEED);
+	put(im, model, 2 * BS, 4 * BS, 1);
+	expect_model(im, model, 0, SIZE, "direct");
+	cr_expect_eq(cached_pages(im, 0, 8 * BS), 0, "O_DIRECT writes and reads left pages in the page cache");
+	cr_expect_eq(sfs_image_close(im), 0);
+
+	/* asked for buffered I/O, the same writes land in the page cache */
+	im = open_flags(&sc, SFS_IMAGE_STATS | SFS_IMAGE_BUFFERED);
+	cr_expect_not(sfs_image_direct(im));
+	put(im, model, 2 * BS, 4 * BS, 2);
+	cr_expect_eq(cached_pages(im, 2 * BS, 4 * BS), 4 * BS / (size_t)sysconf(_SC_PAGESIZE));
+	expect_model(im, model, 0, SIZE, "buffered");
+	cr_expect_eq(sfs_image_close(im), 0);
+	free(model);
+}
+
+Test(image, direct_backing_io_from_any_buffer)
+{
+	/* Callers' buffers are not aligned (FUSE hands data 80 bytes into its
+	 * request buffer): they are copied through bounce buffers, in 1 MiB
+	 * pieces; aligned ones go straight to the file.  A thin image, so first
+	 * writes zero around the data through the same path. */
+	struct sfs_sidecar sc = sidecar(SFS_PROV_THIN, 512, 4096, SIZE, BS, false);
+	struct sfs_image *im = open_flags(&sc, SFS_IMAGE_STATS);
+	unsigned char *model = new_model(SIZE), *raw = malloc(SIZE + 64), *al = NULL;
+	size_t big = MiB + 8 * KiB;
+
+	if (!sfs_image_direct(im)) {
+		sfs_image_close(im);
+		cr_skip_test("the filesystem of /tmp has no O_DIRECT");
+	}
+	cr_assert_not_null(raw);
+	cr_assert_eq(posix_memalign((void **)&al, 4096, SIZE), 0);
+	for (unsigned k = 0; k < 2; k++) {
+		unsigned char *buf = k ? al : raw + 80;
+		uint64_t off = k ? 512 : 3 * 512;
+
+		fill(buf, big, off, 3 + k);
+		cr_assert_eq(sfs_image_write(im, buf, big, off), (ssize_t)big);
+		memcpy(model + off, buf, big);
+		memset(buf, 0, big);
+		cr_assert_eq(sfs_image_read(im, buf, big, off), (ssize_t)big);
+		cr_expect_eq(first_diff(buf, model + off, big), big, "%s buffer", k ? "aligned" : "unaligned");
+		memset(buf, 0, SIZE);
+		cr_assert_eq(sfs_image_read(im, buf, SIZE, 0), (ssize_t)SIZE);
+		cr_expect_eq(first_diff(buf, model, SIZE), SIZE, "%s buffer, whole disk", k ? "aligned" : "unaligned");
+	}
+	expect_backing(im, model, 0, 16 * BS, "backing");
+	cr_expect_eq(sfs_image_close(im), 0);
+	free(model);
+	free(raw);
+	free(al);
+}
