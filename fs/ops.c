@@ -132,21 +132,18 @@ static int sfs_getattr(const char *path, struct stat *st, struct fuse_file_info 
 	case K_STATS_TEXT:
 	case K_STATS_JSON: {
 		struct sfs_image *im;
-		char *buf;
-		size_t len;
 
 		rc = sfs_store_get(fs->store, name, &im);
 		if (rc < 0)
 			return rc;
 		rc = sfs_image_stat(im, st);
-		if (rc == 0)
-			rc = render(im, k, &buf, &len);
 		sfs_store_put(fs->store, im);
 		if (rc < 0)
 			return rc;
-		free(buf);
+		/* Size 0, as in /proc: the content is rendered at open and its
+		 * length changes from one open to the next; readers read to EOF. */
 		st->st_mode = S_IFREG | (k == K_STATS_TEXT ? 0644 : 0444);
-		st->st_size = (off_t)len;
+		st->st_size = 0;
 		st->st_blocks = 0;
 		st->st_nlink = 1;
 		return 0;
@@ -333,6 +330,47 @@ static int sfs_read(const char *path, char *buf, size_t size, off_t off, struct 
 		size = h->len - (size_t)off;
 	memcpy(buf, h->buf + off, size);
 	return (int)size;
+}
+
+/* SEEK_DATA/SEEK_HOLE (the kernel does the other whences): an image is data
+ * to its end, as a block device is; a stats file is data to the end of the
+ * rendering its handle holds, which can be longer than the st_size rendered
+ * by an earlier getattr (cp copies up to the first hole it is told of). */
+static off_t sfs_lseek(const char *path, off_t off, int whence, struct fuse_file_info *fi)
+{
+	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
+	off_t end = h->kind == K_IMAGE ? (off_t)sfs_image_geom(h->im).size : (off_t)h->len;
+
+	if (whence != SEEK_DATA && whence != SEEK_HOLE)
+		return -EINVAL;
+	if (off < 0 || off >= end)
+		return -ENXIO;
+	return whence == SEEK_DATA ? off : end;
+}
+
+/* Reads land in a page-aligned buffer of their own, which the image's
+ * O_DIRECT backing reads fill without a bounce copy; libfuse frees it. */
+static int sfs_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size, off_t off,
+			struct fuse_file_info *fi)
+{
+	struct fuse_bufvec *bv = malloc(sizeof(*bv));
+	void *mem = NULL;
+	int n;
+
+	if (!bv || posix_memalign(&mem, 4096, size ? size : 1) != 0) {
+		free(bv);
+		return -ENOMEM;
+	}
+	n = sfs_read(path, mem, size, off, fi);
+	if (n < 0) {
+		free(mem);
+		free(bv);
+		return n;
+	}
+	*bv = (struct fuse_bufvec)FUSE_BUFVEC_INIT((size_t)n);
+	bv->buf[0].mem = mem;
+	*bufp = bv;
+	return 0;
 }
 
 static int sfs_write(const char *path, const char *buf, size_t size, off_t off,
@@ -638,6 +676,8 @@ const struct fuse_operations sfs_fs_ops = {
 	.create = sfs_create,
 	.release = sfs_release,
 	.read = sfs_read,
+	.read_buf = sfs_read_buf,
+	.lseek = sfs_lseek,
 	.write = sfs_write,
 	.fsync = sfs_fsync,
 	.fallocate = sfs_fallocate,

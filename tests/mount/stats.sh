@@ -229,6 +229,29 @@ pass "4 parallel dd writers: exact totals (2560 writes, 12 first writes, zeroed 
 
 # ---- the files themselves ----
 
+# A stats file's bytes are rendered at open (st_size is 0, as in /proc);
+# SEEK_HOLE must report the end of what the open file holds, since cp
+# copies only up to the first hole it is told of (an image: its size).
+if command -v python3 >/dev/null; then
+	python3 - "$MNT/.stats/mis.json" "$MNT/.stats/mis" "$MNT/mis" <<'PY' || fail "SEEK_DATA/SEEK_HOLE: see above"
+import os, sys
+for i, path in enumerate(sys.argv[1:]):
+    fd = os.open(path, os.O_RDONLY)
+    n = os.lseek(fd, 0, os.SEEK_END) if i == 2 else len(os.pread(fd, 1 << 20, 0))
+    hole, data = os.lseek(fd, 0, os.SEEK_HOLE), os.lseek(fd, 7, os.SEEK_DATA)
+    try:
+        os.lseek(fd, n, os.SEEK_DATA)
+        past = "no error"
+    except OSError as e:
+        past = e.errno
+    os.close(fd)
+    if (hole, data, past) != (n, 7, 6):
+        sys.exit("%s: SEEK_HOLE %d (want %d), SEEK_DATA 7 -> %d, SEEK_DATA at the end -> %s (want ENXIO)"
+                 % (path, hole, n, data, past))
+PY
+	pass "SEEK_HOLE is the end of what an open stats file holds, and an image's size"
+fi
+
 for img in $IMAGES; do
 	f="$MNT/.stats/$img.json"
 	expect_eq "$(wc -l < "$f")" 1 "$img.json: number of lines"
