@@ -39,8 +39,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,7 +51,7 @@
 #define MAP_SUFFIX ".map"
 #define BOUNCE_LEN (1u << 20)
 #define BOUNCE_ALIGN 4096u
-#define BOUNCE_KEEP 8                /* free bounce buffers an image keeps */
+#define BOUNCE_KEEP 4                /* free bounce buffers an image keeps */
 
 struct sfs_image {
 	char name[256];              /* rewritten in place on rename */
@@ -64,7 +64,7 @@ struct sfs_image {
 	struct sfs_stats *stats;
 	struct sfs_log log;
 	int no_zero_range;           /* backing filesystem lacks ZERO_RANGE (atomic) */
-	void *zerobuf;               /* BOUNCE_ALIGN-aligned */
+	void *zerobuf;               /* zerolen bytes of zeros, page-aligned (mmap) */
 	size_t zerolen;
 	pthread_mutex_t pool_lk;
 	void *pool;                  /* free bounce buffers, linked through their first bytes */
@@ -379,12 +379,15 @@ static int image_alloc(const char *name, const struct sfs_sidecar *sc, unsigned 
 	if (log)
 		im->log = *log;
 	im->zerolen = sc->block_size < ZEROBUF_MAX ? (size_t)sc->block_size : ZEROBUF_MAX;
-	if (posix_memalign(&im->zerobuf, BOUNCE_ALIGN, im->zerolen) != 0)
+	/* Anonymous read-only memory: zeros, page-aligned for O_DIRECT, and
+	 * not resident (reads map the kernel's zero page), so an image that
+	 * never zeroes anything costs no memory for it. */
+	im->zerobuf = mmap(NULL, im->zerolen, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (im->zerobuf == MAP_FAILED)
 		im->zerobuf = NULL;
-	else
-		memset(im->zerobuf, 0, im->zerolen);
 	if (!im->zerobuf || ((flags & SFS_IMAGE_STATS) && sfs_stats_new(&im->stats) < 0)) {
-		free(im->zerobuf);
+		if (im->zerobuf)
+			munmap(im->zerobuf, im->zerolen);
 		free(im);
 		return -ENOMEM;
 	}
@@ -413,7 +416,7 @@ static void image_free(struct sfs_image *im)
 	for (int i = 0; i < NSTRIPES; i++)
 		pthread_mutex_destroy(&im->stripe[i]);
 	sfs_stats_free(im->stats);
-	free(im->zerobuf);
+	munmap(im->zerobuf, im->zerolen);
 	free(im);
 }
 

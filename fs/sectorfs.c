@@ -177,7 +177,7 @@ int main(int argc, char *argv[])
 	/* I/O buffers of up to 1 MiB come and go with every request: keep them
 	 * in the heap for reuse instead of an mmap and page faults each time. */
 	mallopt(M_MMAP_THRESHOLD, 4 << 20);
-	mallopt(M_TRIM_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 8 << 20);
 
 	for (int i = 1; i < argc; i++)
 		if (strstr(argv[i], "max_threads="))

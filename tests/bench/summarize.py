@@ -30,7 +30,7 @@ SYNC_WORKLOADS = {"fsync512", "fsync4k"}
 
 WORKLOAD_ORDER = ["randread-qd1", "randwrite-qd1", "randread-4x8", "randwrite-4x8",
                   "seqread-1m", "seqwrite-1m", "fsync512", "fsync4k", "fresh32k"]
-TARGET_ORDER = ["raw", "sfs-4kn", "sfs-512e", "sfs-4kn-nostats", "qsd",
+TARGET_ORDER = ["raw", "sfs-4kn", "sfs-512e", "sfs-4kn-nostats", "sfs-4kn-buffered", "qsd",
                 "sfs-thin", "sfs-thin-nooffload", "sfs-zeroedthick", "sfs-eagerzeroedthick"]
 DESCR = {
     "randread-qd1": "4K random read, QD1 (psync)",
