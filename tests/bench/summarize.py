@@ -30,7 +30,7 @@ SYNC_WORKLOADS = {"fsync512", "fsync4k"}
 
 WORKLOAD_ORDER = ["randread-qd1", "randwrite-qd1", "randread-4x8", "randwrite-4x8",
                   "seqread-1m", "seqwrite-1m", "fsync512", "fsync4k", "fresh32k"]
-TARGET_ORDER = ["raw", "sfs-4kn", "sfs-512e", "sfs-4kn-nostats", "sfs-4kn-buffered", "qsd",
+TARGET_ORDER = ["raw", "sfs-4kn", "sfs-512e", "sfs-4kn-nostats", "sfs-4kn-buffered", "sfs-floor", "qsd",
                 "sfs-thin", "sfs-thin-nooffload", "sfs-zeroedthick", "sfs-eagerzeroedthick"]
 DESCR = {
     "randread-qd1": "4K random read, QD1 (psync)",
@@ -213,6 +213,8 @@ def cmd_report(runs_tsv, meta_json, out_dir):
     lines.append("fsync rows: IOPS = writes/s, each followed by fdatasync; mean = write + fdatasync; "
                  "p99 = fdatasync p99.")
     lines.append("fresh32k rows: 'raw' is a fresh sparse file; every repeat uses fresh images.")
+    lines.append("sfs-floor: reads of a thin image never written, which touch no file: "
+                 "the FUSE round trip alone.")
     if stats_cmp:
         lines.append("")
         lines.append("stats cost: IOPS of sfs-4kn (stats on) / sfs-4kn-nostats, median of per-repeat ratios")
