@@ -546,7 +546,7 @@ Test(image, direct_backing_io_from_any_buffer)
 	 * writes zero around the data through the same path. */
 	struct sfs_sidecar sc = sidecar(SFS_PROV_THIN, 512, 4096, SIZE, BS, false);
 	struct sfs_image *im = open_flags(&sc, SFS_IMAGE_STATS);
-	unsigned char *model = new_model(SIZE), *raw = malloc(SIZE + 64), *al = NULL;
+	unsigned char *model = new_model(SIZE), *raw = malloc(SIZE + 128), *al = NULL;
 	size_t big = MiB + 8 * KiB;
 
 	if (!sfs_image_direct(im)) {
