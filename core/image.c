@@ -177,46 +177,39 @@ static bool needs_bounce(const struct sfs_image *im, int fd, const void *buf)
 	return fd == im->dfd && (uintptr_t)buf % im->dio_mem != 0;
 }
 
-/* Read len bytes of the backing file at off into buf. */
-static int back_read(struct sfs_image *im, void *buf, size_t len, uint64_t off)
+/* Read (wr false) or write len bytes at off of the backing file; buf is
+ * only read from when writing. */
+static int back_io(struct sfs_image *im, bool wr, char *buf, size_t len, uint64_t off)
 {
 	int fd = backing_fd(im, len, off), rc = 0;
-	char *p = buf, *b;
+	char *b;
 
 	if (!needs_bounce(im, fd, buf))
-		return pread_all(fd, buf, len, off);
+		return wr ? pwrite_all(fd, buf, len, off) : pread_all(fd, buf, len, off);
 	b = bounce_get(im);
 	if (!b)
 		return -ENOMEM;
 	for (size_t done = 0, n; done < len && rc == 0; done += n) {
 		n = len - done < BOUNCE_LEN ? len - done : BOUNCE_LEN;
-		rc = pread_all(fd, b, n, off + done);
-		if (rc == 0)
-			memcpy(p + done, b, n);
+		if (wr) {
+			memcpy(b, buf + done, n);
+			rc = pwrite_all(fd, b, n, off + done);
+		} else if ((rc = pread_all(fd, b, n, off + done)) == 0) {
+			memcpy(buf + done, b, n);
+		}
 	}
 	bounce_put(im, b);
 	return rc;
 }
 
-/* Write len bytes of buf to the backing file at off. */
+static int back_read(struct sfs_image *im, void *buf, size_t len, uint64_t off)
+{
+	return back_io(im, false, buf, len, off);
+}
+
 static int back_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off)
 {
-	int fd = backing_fd(im, len, off), rc = 0;
-	const char *p = buf;
-	char *b;
-
-	if (!needs_bounce(im, fd, buf))
-		return pwrite_all(fd, buf, len, off);
-	b = bounce_get(im);
-	if (!b)
-		return -ENOMEM;
-	for (size_t done = 0, n; done < len && rc == 0; done += n) {
-		n = len - done < BOUNCE_LEN ? len - done : BOUNCE_LEN;
-		memcpy(b, p + done, n);
-		rc = pwrite_all(fd, b, n, off + done);
-	}
-	bounce_put(im, b);
-	return rc;
+	return back_io(im, true, (char *)buf, len, off);
 }
 
 /* Open the O_DIRECT descriptor when the backing filesystem supports it:

@@ -28,22 +28,9 @@ requires_cmd mkfs.ext4 mount umount cmp timeout
 SEED=${SEED:-4242}
 SECTORS=$((16 * 2048))          # 16 MiB images
 
-unmount_all() {
-	if mountpoint -q "$MNT"; then
-		fusermount3 -u "$MNT" || fusermount3 -uz "$MNT"
-	fi
-	if [ -n "$DPID" ]; then
-		for ((i = 0; i < 50; i++)); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
-		kill -9 "$DPID" 2>/dev/null
-	fi
-	if mountpoint -q "$STORE"; then
-		timeout 20 umount "$STORE" || umount -l "$STORE"
-	fi
-}
-
 truncate -s 96M "$T/disk4k" || fail "truncate $T/disk4k failed"
 attach_loop "$T/disk4k" 4096
-on_exit unmount_all
+on_exit unmount_store
 step "mkfs.ext4 on $DEV" mkfs.ext4 -q -F "$DEV"
 step "mount $DEV" mount "$DEV" "$STORE"
 

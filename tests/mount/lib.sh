@@ -169,6 +169,23 @@ step() {
 	fi
 }
 
+# unmount_store: for tests whose STORE is a filesystem mounted for them:
+# the FUSE mount and the daemon go first, then STORE.  Register it with
+# on_exit after whatever STORE sits on (a loop device), so it runs before.
+unmount_store() {
+	local i
+	if mountpoint -q "$MNT"; then
+		fusermount3 -u "$MNT" || fusermount3 -uz "$MNT"
+	fi
+	if [ -n "$DPID" ]; then
+		for ((i = 0; i < 50; i++)); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
+		kill -9 "$DPID" 2>/dev/null
+	fi
+	if mountpoint -q "$STORE"; then
+		timeout 20 umount "$STORE" || umount -l "$STORE"
+	fi
+}
+
 # attach_loop FILE SECTOR: a loop device with direct I/O and SECTOR-byte
 # logical blocks, in $DEV; detached at exit unless detach_loop did it.
 attach_loop() {

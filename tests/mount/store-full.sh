@@ -48,22 +48,7 @@ requires_cmd mkfs.ext4 mount umount fallocate timeout cmp
 M=$((1024 * 1024))
 SRCMB=96
 
-# The FUSE mount must go before the backing filesystem: registered first,
-# so it runs after everything else at exit.
-unmount_all() {
-	local i
-	if mountpoint -q "$MNT"; then
-		fusermount3 -u "$MNT" || fusermount3 -uz "$MNT"
-	fi
-	if [ -n "$DPID" ]; then
-		for ((i = 0; i < 50; i++)); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
-		kill -9 "$DPID" 2>/dev/null
-	fi
-	if mountpoint -q "$STORE"; then
-		timeout 20 umount "$STORE" || umount -l "$STORE"
-	fi
-}
-on_exit unmount_all
+on_exit unmount_store
 
 head -c $((SRCMB * M)) /dev/urandom > "$T/src" || fail "making $T/src failed"
 head -c $((SRCMB * M)) /dev/urandom > "$T/src2" || fail "making $T/src2 failed"
