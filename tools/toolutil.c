@@ -6,6 +6,7 @@
 #include "config.h"
 #endif
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,6 +32,45 @@ void tool_catch_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+}
+
+void tool_verror(const char *prog, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s: ", prog);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+int tool_vusage_error(const char *prog, const struct tool_cmd *cmd, int rc, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "%s %s: ", prog, cmd->name);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\nusage: %s %s %s\nTry '%s %s --help' for more.\n",
+		prog, cmd->name, cmd->usage, prog, cmd->name);
+	return rc;
+}
+
+static int usage_error(const char *prog, const struct tool_cmd *cmd, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int usage_error(const char *prog, const struct tool_cmd *cmd, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	rc = tool_vusage_error(prog, cmd, rc, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+int tool_bad_option(const char *prog, const struct tool_cmd *cmd, int rc, int opt, char **argv)
+{
+	const char *arg = argv[optind - 1];
+
+	if (opt == ':')
+		return usage_error(prog, cmd, rc, "option '%s' needs an argument", arg);
+	if (optopt && strncmp(arg, "--", 2) != 0)
+		return usage_error(prog, cmd, rc, "unknown option '-%c'", optopt);
+	return usage_error(prog, cmd, rc, "unknown option '%s'", arg);
 }
 
 uint64_t tool_now_ns(void)

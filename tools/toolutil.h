@@ -7,6 +7,7 @@
 #define SFS_TOOLUTIL_H
 
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +36,16 @@ extern volatile sig_atomic_t tool_interrupted;
 
 /* Catch SIGINT, SIGTERM and SIGHUP into tool_interrupted (system calls restart). */
 void tool_catch_signals(void);
+
+/* Print "PROG: MESSAGE" on stderr. */
+void tool_verror(const char *prog, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+
+/* Print "PROG CMD: MESSAGE", the command's usage line and a pointer to --help; returns rc. */
+int tool_vusage_error(const char *prog, const struct tool_cmd *cmd, int rc, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
+
+/* Report getopt's ':' or '?' for the option last seen in argv as a usage error; returns rc. */
+int tool_bad_option(const char *prog, const struct tool_cmd *cmd, int rc, int opt, char **argv);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t tool_now_ns(void);

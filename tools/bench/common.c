@@ -36,35 +36,25 @@ void bench_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, BENCH_PROG ": ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	tool_verror(BENCH_PROG, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 int bench_usage_error(const struct tool_cmd *cmd, const char *fmt, ...)
 {
 	va_list ap;
+	int rc;
 
-	fprintf(stderr, BENCH_PROG " %s: ", cmd->name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	rc = tool_vusage_error(BENCH_PROG, cmd, 1, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nusage: " BENCH_PROG " %s %s\nTry '" BENCH_PROG " %s --help' for more.\n",
-		cmd->name, cmd->usage, cmd->name);
-	return 1;
+	return rc;
 }
 
 int bench_bad_option(const struct tool_cmd *cmd, int opt, char **argv)
 {
-	const char *arg = argv[optind - 1];
-
-	if (opt == ':')
-		return bench_usage_error(cmd, "option '%s' needs an argument", arg);
-	if (optopt && strncmp(arg, "--", 2) != 0)
-		return bench_usage_error(cmd, "unknown option '-%c'", optopt);
-	return bench_usage_error(cmd, "unknown option '%s'", arg);
+	return tool_bad_option(BENCH_PROG, cmd, 1, opt, argv);
 }
 
 int bench_parse_size(const struct tool_cmd *cmd, const char *opt, const char *s, uint64_t *out)

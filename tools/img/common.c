@@ -28,35 +28,24 @@ void img_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, IMG_PROG ": ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	tool_verror(IMG_PROG, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 int img_usage_error(const struct tool_cmd *cmd, int rc, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, IMG_PROG " %s: ", cmd->name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	rc = tool_vusage_error(IMG_PROG, cmd, rc, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nusage: " IMG_PROG " %s %s\nTry '" IMG_PROG " %s --help' for more.\n",
-		cmd->name, cmd->usage, cmd->name);
 	return rc;
 }
 
 int img_bad_option(const struct tool_cmd *cmd, int rc, int opt, char **argv)
 {
-	const char *arg = argv[optind - 1];
-
-	if (opt == ':')
-		return img_usage_error(cmd, rc, "option '%s' needs an argument", arg);
-	if (optopt && strncmp(arg, "--", 2) != 0)
-		return img_usage_error(cmd, rc, "unknown option '-%c'", optopt);
-	return img_usage_error(cmd, rc, "unknown option '%s'", arg);
+	return tool_bad_option(IMG_PROG, cmd, rc, opt, argv);
 }
 
 int img_parse_size(const struct tool_cmd *cmd, const char *what, const char *s, uint64_t *out)
