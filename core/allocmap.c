@@ -57,6 +57,7 @@
 
 #include "allocmap.h"
 #include "log.h"
+#include "tmpfile.h"
 
 #define MAP_MAGIC "SFSMAP\0\1"
 #define MAP_VERSION 1u
@@ -88,6 +89,9 @@ struct sfs_map {
 	struct snap_page *snap;
 	size_t nsnap;
 	struct old_arrays *old;
+	uint64_t *pend_words, *pend_dirty;   /* a prepared grow's arrays (NULL: same pages) */
+	uint64_t pend_size, pend_pages;      /* a prepared grow's size and page count */
+	bool pending;                        /* a grow is prepared */
 };
 
 /* ---- little helpers ---- */
@@ -239,6 +243,15 @@ static struct sfs_map *map_new(int fd, const struct sfs_map_info *info)
 	return m;
 }
 
+static void drop_pending(struct sfs_map *m)
+{
+	free(m->pend_words);
+	free(m->pend_dirty);
+	m->pend_words = m->pend_dirty = NULL;
+	m->pend_size = m->pend_pages = 0;
+	m->pending = false;
+}
+
 static void mark_dirty(struct sfs_map *m, uint64_t blk)
 {
 	uint64_t page = blk / MAP_PAGE_BITS;
@@ -249,20 +262,18 @@ static void mark_dirty(struct sfs_map *m, uint64_t blk)
 
 /* ---- create / open / close ---- */
 
-int sfs_map_create(int dirfd, const char *fname, const struct sfs_map_info *info,
-		   struct sfs_map **out)
+int sfs_map_create_tmp(int dirfd, const struct sfs_map_info *info, char *tmp, size_t tmplen,
+		       struct sfs_map **out)
 {
 	unsigned char h[MAP_HDR];
-	char tmp[512];
 	uint64_t nblocks = sfs_geom_nblocks(&info->geom);
 	off_t len = (off_t)(MAP_HDR + pages_for(nblocks) * MAP_PAGE);
 	struct sfs_map *m;
 	int fd, rc = 0;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", fname, (long)getpid());
-	fd = openat(dirfd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = sfs_tmp_create(dirfd, tmp, tmplen, 0600);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	encode_header(info, nblocks, h);
 	rc = pwrite_all(fd, h, MAP_HDR, 0);
 	if (rc == 0 && ftruncate(fd, len) < 0)
@@ -271,19 +282,32 @@ int sfs_map_create(int dirfd, const char *fname, const struct sfs_map_info *info
 		rc = reserve(fd, MAP_HDR, len - (off_t)MAP_HDR);
 	if (rc == 0 && fsync(fd) < 0)
 		rc = -errno;
-	if (rc == 0 && renameat(dirfd, tmp, dirfd, fname) < 0)
-		rc = -errno;
-	if (rc == 0 && fsync(dirfd) < 0)
-		rc = -errno;
+	m = rc == 0 ? map_new(fd, info) : NULL;
+	if (rc == 0 && !m)
+		rc = -ENOMEM;
 	if (rc < 0) {
 		unlinkat(dirfd, tmp, 0);
 		close(fd);
 		return rc;
 	}
-	m = map_new(fd, info);
-	if (!m) {
-		close(fd);
-		return -ENOMEM;
+	*out = m;
+	return 0;
+}
+
+int sfs_map_create(int dirfd, const char *fname, const struct sfs_map_info *info,
+		   struct sfs_map **out)
+{
+	char tmp[SFS_TMP_NAME_MAX];
+	struct sfs_map *m;
+	int rc = sfs_map_create_tmp(dirfd, info, tmp, sizeof(tmp), &m);
+
+	if (rc < 0)
+		return rc;
+	rc = sfs_tmp_install(m->fd, dirfd, tmp, dirfd, fname);
+	if (rc < 0) {
+		unlinkat(dirfd, tmp, 0);
+		sfs_map_close(m);
+		return rc;
 	}
 	*out = m;
 	return 0;
@@ -424,6 +448,7 @@ void sfs_map_close(struct sfs_map *m)
 		free(o->dirty);
 		free(o);
 	}
+	drop_pending(m);
 	free(m->snap);
 	free(m->words);
 	free(m->dirty);
@@ -433,6 +458,11 @@ void sfs_map_close(struct sfs_map *m)
 }
 
 /* ---- bits ---- */
+
+int sfs_map_fd(const struct sfs_map *m)
+{
+	return m->fd;
+}
 
 const struct sfs_map_info *sfs_map_info(const struct sfs_map *m)
 {
@@ -616,58 +646,117 @@ int sfs_map_flush(struct sfs_map *m, int data_fd)
 
 /* ---- grow / flags ---- */
 
-int sfs_map_grow(struct sfs_map *m, uint64_t new_size)
+int sfs_map_grow_prepare(struct sfs_map *m, uint64_t new_size)
 {
 	struct sfs_geom g = m->info.geom;
-	uint64_t nb, np, *words, *dirty;
-	struct old_arrays *o;
-	int rc;
+	uint64_t np;
+	int rc = 0;
 
 	if (new_size < g.size)
 		return -EINVAL;
 	g.size = new_size;
-	nb = sfs_geom_nblocks(&g);
-	np = pages_for(nb);
+	np = pages_for(sfs_geom_nblocks(&g));
 	pthread_mutex_lock(&m->flush_lock);
+	drop_pending(m);
 	if (np != m->npages) {
-		o = calloc(1, sizeof(*o));
-		if (!o || alloc_arrays(np, &words, &dirty) < 0) {
-			free(o);
-			pthread_mutex_unlock(&m->flush_lock);
-			return -ENOMEM;
-		}
-		rc = ftruncate(m->fd, (off_t)(MAP_HDR + np * MAP_PAGE)) < 0 ? -errno : 0;
+		rc = alloc_arrays(np, &m->pend_words, &m->pend_dirty);
+		if (rc == 0 && ftruncate(m->fd, (off_t)(MAP_HDR + np * MAP_PAGE)) < 0)
+			rc = -errno;
 		if (rc == 0)
 			rc = reserve(m->fd, (off_t)(MAP_HDR + m->npages * MAP_PAGE),
 				     (off_t)((np - m->npages) * MAP_PAGE));
 		if (rc == 0 && fdatasync(m->fd) < 0)
 			rc = -errno;
 		if (rc < 0) {
-			/* leave the file as its header describes it (best effort:
-			 * an open trims zero pages a failed grow leaves anyway) */
+			/* back to the length the header describes (an open would drop
+			 * the zero pages of a failed grow anyway) */
 			int trc = ftruncate(m->fd, (off_t)(MAP_HDR + m->npages * MAP_PAGE));
 
 			(void)trc;
-			free(words);
-			free(dirty);
-			free(o);
+			drop_pending(m);
 			pthread_mutex_unlock(&m->flush_lock);
 			return rc;
 		}
-		memcpy(words, m->words, m->npages * MAP_PAGE);
-		memcpy(dirty, m->dirty, (m->npages / 64 + 1) * sizeof(uint64_t));
+	}
+	m->pend_size = new_size;
+	m->pend_pages = np;
+	m->pending = true;
+	pthread_mutex_unlock(&m->flush_lock);
+	return 0;
+}
+
+int sfs_map_grow_commit(struct sfs_map *m, uint64_t new_size, uint32_t flags)
+{
+	struct sfs_map_info info = m->info;
+	unsigned char h[MAP_HDR];
+	struct old_arrays *o = NULL;
+	uint64_t nb;
+	int rc;
+
+	pthread_mutex_lock(&m->flush_lock);
+	if (!m->pending || m->pend_size != new_size) {
+		pthread_mutex_unlock(&m->flush_lock);
+		return -EINVAL;
+	}
+	if (m->pend_words && !(o = calloc(1, sizeof(*o)))) {
+		pthread_mutex_unlock(&m->flush_lock);
+		return -ENOMEM;
+	}
+	info.geom.size = new_size;
+	info.flags = flags;
+	nb = sfs_geom_nblocks(&info.geom);
+	encode_header(&info, nb, h);
+	rc = pwrite_all(m->fd, h, 512, 0);
+	if (rc == 0 && fdatasync(m->fd) < 0)
+		rc = -errno;
+	if (rc < 0) {
+		free(o);
+		pthread_mutex_unlock(&m->flush_lock);
+		return rc;
+	}
+	if (m->pend_words) {
+		memcpy(m->pend_words, m->words, m->npages * MAP_PAGE);
+		memcpy(m->pend_dirty, m->dirty, (m->npages / 64 + 1) * sizeof(uint64_t));
 		o->words = m->words;
 		o->dirty = m->dirty;
 		o->next = m->old;
 		m->old = o;
-		__atomic_store_n(&m->dirty, dirty, __ATOMIC_RELEASE);
-		__atomic_store_n(&m->words, words, __ATOMIC_RELEASE);
-		m->npages = np;
+		__atomic_store_n(&m->dirty, m->pend_dirty, __ATOMIC_RELEASE);
+		__atomic_store_n(&m->words, m->pend_words, __ATOMIC_RELEASE);
+		m->npages = m->pend_pages;
+		m->pend_words = m->pend_dirty = NULL;
 	}
-	m->info.geom.size = new_size;
+	m->info = info;
 	__atomic_store_n(&m->nblocks, nb, __ATOMIC_RELEASE);
-	rc = write_header(m);
+	drop_pending(m);
 	pthread_mutex_unlock(&m->flush_lock);
+	return 0;
+}
+
+int sfs_map_grow_abort(struct sfs_map *m)
+{
+	int rc;
+
+	pthread_mutex_lock(&m->flush_lock);
+	drop_pending(m);
+	/* a failed commit may have left the header in doubt: write the current one again */
+	rc = write_header(m);
+	if (ftruncate(m->fd, (off_t)(MAP_HDR + m->npages * MAP_PAGE)) < 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && fdatasync(m->fd) < 0)
+		rc = -errno;
+	pthread_mutex_unlock(&m->flush_lock);
+	return rc;
+}
+
+int sfs_map_grow(struct sfs_map *m, uint64_t new_size)
+{
+	int rc = sfs_map_grow_prepare(m, new_size);
+
+	if (rc == 0)
+		rc = sfs_map_grow_commit(m, new_size, m->info.flags);
+	if (rc < 0)
+		sfs_map_grow_abort(m);
 	return rc;
 }
 

@@ -35,15 +35,25 @@ struct sfs_map_info {
 /* Eager zeroing of the whole image has completed (eagerzeroedthick). */
 #define SFS_MAP_F_ZEROED 0x1u
 
-/* Create dirfd/fname with all bits clear (atomically: temp file + rename). 0 or -errno. */
+/* Create dirfd/fname with all bits clear (atomically: a temporary file of tmpfile.h, made
+ * durable, then renamed). 0 or -errno (nothing left behind). */
 int sfs_map_create(int dirfd, const char *fname, const struct sfs_map_info *info,
 		   struct sfs_map **out);
+
+/* Create a durable map with all bits clear under a new temporary name of dirfd (put in tmp,
+ * >= SFS_TMP_NAME_MAX bytes); the caller renames it into place (sfs_tmp_install) or removes
+ * it.  0 or -errno (nothing left behind). */
+int sfs_map_create_tmp(int dirfd, const struct sfs_map_info *info, char *tmp, size_t tmplen,
+		       struct sfs_map **out);
 
 /* Open and validate dirfd/fname; corrupt, truncated or foreign files give -EUCLEAN with err. */
 int sfs_map_open(int dirfd, const char *fname, struct sfs_map **out, char *err, size_t errlen);
 
 /* Close without flushing (what a crash looks like to the file); NULL is fine. */
 void sfs_map_close(struct sfs_map *m);
+
+/* The map file's descriptor (for sfs_tmp_install; do not close). */
+int sfs_map_fd(const struct sfs_map *m);
 
 /* The header as recorded. */
 const struct sfs_map_info *sfs_map_info(const struct sfs_map *m);
@@ -81,10 +91,23 @@ int sfs_map_flush_end(struct sfs_map *m);
 /* Whole flush: begin, fdatasync(data_fd) (skipped when < 0), end. 0 or -errno. */
 int sfs_map_flush(struct sfs_map *m, int data_fd);
 
-/* Grow the map to cover new_size (new blocks clear; bitmap extended and synced before the
- * header is rewritten).  The caller must keep set/clear/flush out while it runs (tests are
- * safe: the old bitmap stays readable until close).  0 or -errno. */
+/* Grow in one call: prepare, commit with the current flags, abort on failure.  The caller
+ * keeps set/clear out while it runs (tests are safe: the old bitmap stays readable until
+ * close).  0 or -errno (map as before). */
 int sfs_map_grow(struct sfs_map *m, uint64_t new_size);
+
+/* Grow, step 1: extend the map file for new_size (>= size; new blocks clear) durably and
+ * allocate the arrays; header and bits unchanged.  0 or -errno (file as before). */
+int sfs_map_grow_prepare(struct sfs_map *m, uint64_t new_size);
+
+/* Grow, step 2, the commit point: write the header with new_size and flags durably, then
+ * cover new_size in memory.  Needs a prepare of new_size; the caller keeps set/clear out
+ * (image stripe locks).  0, or -errno with the map in memory as before (then abort). */
+int sfs_map_grow_commit(struct sfs_map *m, uint64_t new_size, uint32_t flags);
+
+/* Undo a prepared grow that is not committed: header rewritten as in memory, file cut to
+ * what it describes.  0 or -errno. */
+int sfs_map_grow_abort(struct sfs_map *m);
 
 /* CRC-32C (Castagnoli) of n bytes, as the map header records it. */
 uint32_t sfs_map_crc32c(const void *buf, size_t n);

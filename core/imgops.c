@@ -17,8 +17,8 @@
  * block zeroes the rest of it and marks it, exactly as through the mount.
  *
  * Changing the provisioning recorded in the map header has no allocmap
- * call; it is done by writing a complete new map beside the old one and
- * renaming it over (sfs_map_create is itself temp file + rename).
+ * call; it is done by writing a complete new map under a temporary name
+ * (tmpfile.h) and renaming it over the old one.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +30,7 @@
 
 #include "imgops.h"
 #include "log.h"
+#include "tmpfile.h"
 
 #define CHUNK_BYTES (64ull << 20)      /* fill: progress granularity */
 #define FLUSH_CHUNKS 4                 /* fill: flush the map every 256 MiB */
@@ -198,7 +199,7 @@ int sfs_image_set_provisioning(struct sfs_image *im, int state_fd, enum sfs_prov
 	struct sfs_map *old = sfs_image_map(im), *nm = NULL;
 	struct sfs_map_info info = *sfs_map_info(old);
 	const char *name = sfs_image_name(im);
-	char final[300], tmp[310];
+	char final[300], tmp[SFS_TMP_NAME_MAX];
 	uint64_t nb;
 	int rc;
 
@@ -206,13 +207,11 @@ int sfs_image_set_provisioning(struct sfs_image *im, int state_fd, enum sfs_prov
 	info.prov = prov;
 	info.flags = flags;
 	snprintf(final, sizeof(final), "%s.map", name);
-	snprintf(tmp, sizeof(tmp), "%s.map.new", name);
 	rc = sfs_image_flush(im);
 	if (rc < 0)
 		return sfs_err(err, errlen, rc, "%s: cannot flush before rewriting the map: %s", name,
 			       strerror(-rc));
-	unlinkat(state_fd, tmp, 0);
-	rc = sfs_map_create(state_fd, tmp, &info, &nm);
+	rc = sfs_map_create_tmp(state_fd, &info, tmp, sizeof(tmp), &nm);
 	if (rc < 0)
 		return sfs_err(err, errlen, rc, "%s: cannot write a new map: %s", name, strerror(-rc));
 	nb = sfs_map_nblocks(old);
@@ -223,14 +222,12 @@ int sfs_image_set_provisioning(struct sfs_image *im, int state_fd, enum sfs_prov
 		b = e < nb ? sfs_map_next_set(old, e) : nb;
 	}
 	rc = sfs_map_flush(nm, sfs_image_fd(im));
-	sfs_map_close(nm);
-	if (rc == 0 && renameat(state_fd, tmp, state_fd, final) < 0)
-		rc = -errno;
-	if (rc == 0 && fsync(state_fd) < 0)
-		rc = -errno;
-	if (rc < 0) {
+	if (rc == 0)
+		rc = sfs_tmp_install(sfs_map_fd(nm), state_fd, tmp, state_fd, final);
+	else
 		unlinkat(state_fd, tmp, 0);
+	sfs_map_close(nm);
+	if (rc < 0)
 		return sfs_err(err, errlen, rc, "%s: cannot replace the map: %s", name, strerror(-rc));
-	}
 	return 0;
 }

@@ -45,8 +45,8 @@ int sfs_image_import_raw(struct sfs_image *im, int src_fd, sfs_progress_fn fn, v
 /* Record another provisioning mode and flags in the map header of im,
  * whose map lives in state_fd as NAME.map.  allocmap.h has no call to
  * change the provisioning, so this flushes the image, writes a new map
- * NAME.map.new with the same bits and the new header, makes it durable
- * and renames it over NAME.map (a crash leaves the old map or the new
+ * with the same bits and the new header under a temporary name, makes it
+ * durable and renames it over NAME.map (a crash leaves the old map or the new
  * one, both valid).  The image's open map then describes a replaced
  * file: the caller must not write to im afterwards, only close it.
  * 0 or -errno with err filled. */

@@ -32,6 +32,7 @@
 
 #include "log.h"
 #include "sidecar.h"
+#include "tmpfile.h"
 #include "units.h"
 
 static const char *const prov_names[] = {
@@ -474,28 +475,14 @@ char *sfs_sidecar_dump(const struct sfs_sidecar *sc)
 	return text;
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* fsync the directory holding dirfd/fname, so the rename is durable. */
-static int sync_parent(int dirfd, const char *fname)
+/* Open the directory holding dirfd/fname; *base points at fname's last component. */
+static int open_parent(int dirfd, const char *fname, const char **base)
 {
 	const char *slash = strrchr(fname, '/');
 	char parent[PATH_MAX];
-	int fd, rc = 0;
+	int fd;
 
+	*base = slash ? slash + 1 : fname;
 	if (!slash)
 		strcpy(parent, ".");
 	else if (slash == fname)
@@ -505,51 +492,44 @@ static int sync_parent(int dirfd, const char *fname)
 	else
 		return -ENAMETOOLONG;
 	fd = openat(dirfd, parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0)
-		rc = -errno;
-	close(fd);
-	return rc;
+	return fd < 0 ? -errno : fd;
 }
 
 /*
- * The temporary file is FNAME.tmp.<pid> beside FNAME; a stale one left by
- * a crashed process is truncated.  Callers serialise saves of one sidecar.
- * An error after the rename (fsync of the directory) leaves the new file in
- * place, only its durability is in doubt.
+ * The new text is written to a temporary file of tmpdir's (tmpfile.h:
+ * O_EXCL, a name nothing else can have), made durable and renamed over
+ * FNAME; without a tmpdir the temporary file is made beside FNAME.
+ * Callers serialise saves of one sidecar.  An error after the rename
+ * (fsync of a directory) leaves the new file in place, only its
+ * durability is in doubt.
  */
-int sfs_sidecar_save(int dirfd, const char *fname, const struct sfs_sidecar *sc)
+int sfs_sidecar_save(int dirfd, const char *fname, int tmpdir, const struct sfs_sidecar *sc)
 {
-	char tmp[PATH_MAX];
-	char *text;
-	int fd, rc, n;
+	const char *base;
+	char *text, *line;
+	size_t n;
+	int pfd, rc;
 
 	if (sfs_sidecar_validate(sc, fname, NULL, 0))
 		return -EINVAL;
-	n = snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", fname, (long)getpid());
-	if (n < 0 || (size_t)n >= sizeof(tmp))
-		return -ENAMETOOLONG;
 	text = sfs_sidecar_dump(sc);
 	if (!text)
 		return -errno;
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		rc = -errno;
+	n = strlen(text);
+	line = realloc(text, n + 2);
+	if (!line) {
 		free(text);
-		return rc;
+		return -ENOMEM;
 	}
-	if (!(rc = write_all(fd, text, strlen(text))) && !(rc = write_all(fd, "\n", 1)) &&
-	    fsync(fd) < 0)
-		rc = -errno;
+	text = line;
+	memcpy(text + n, "\n", 2);
+	pfd = open_parent(dirfd, fname, &base);
+	if (pfd < 0) {
+		free(text);
+		return pfd;
+	}
+	rc = sfs_write_file_atomic(tmpdir >= 0 ? tmpdir : pfd, pfd, base, text, strlen(text), 0644);
 	free(text);
-	if (close(fd) < 0 && !rc)
-		rc = -errno;
-	if (!rc && renameat(dirfd, tmp, dirfd, fname) < 0)
-		rc = -errno;
-	if (rc) {
-		unlinkat(dirfd, tmp, 0);
-		return rc;
-	}
-	return sync_parent(dirfd, fname);
+	close(pfd);
+	return rc;
 }

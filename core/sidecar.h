@@ -55,8 +55,9 @@ int sfs_sidecar_load(int dirfd, const char *fname, struct sfs_sidecar *out,
 /* Serialise sc as JSON (named sector format when it is one) into a malloc'd string; NULL on ENOMEM. */
 char *sfs_sidecar_dump(const struct sfs_sidecar *sc);
 
-/* Write dirfd/fname atomically (temp file, fsync, rename, fsync dir). 0 or -errno. */
-int sfs_sidecar_save(int dirfd, const char *fname, const struct sfs_sidecar *sc);
+/* Write dirfd/fname atomically: a new temporary file in tmpdir (the store's state directory;
+ * -1: beside fname), fsync, rename, fsync dirs.  0 or -errno; nothing left behind on failure. */
+int sfs_sidecar_save(int dirfd, const char *fname, int tmpdir, const struct sfs_sidecar *sc);
 
 /* Validate the fields of sc as the parser would; 0 or -EINVAL with err naming the key. */
 int sfs_sidecar_validate(const struct sfs_sidecar *sc, const char *fname,

@@ -635,7 +635,7 @@ int sfs_store_create(struct sfs_store *s, const char *name, struct sfs_image **o
 		pthread_mutex_unlock(&s->lock);
 		return rc;
 	}
-	rc = sfs_sidecar_save(s->dirfd, scname, &sc);
+	rc = sfs_sidecar_save(s->dirfd, scname, s->statefd, &sc);
 	if (rc == 0)
 		rc = insert(s, name, im, 2);   /* the table's reference and the caller's */
 	if (rc < 0) {
@@ -749,7 +749,7 @@ int sfs_store_resize(struct sfs_store *s, struct sfs_image *im, uint64_t new_siz
 	/* An unlinked or replaced image has no sidecar of its own any more. */
 	if (e && e->im == im) {
 		snprintf(scname, sizeof(scname), "%s.json", sfs_image_name(im));
-		rc = sfs_sidecar_save(s->dirfd, scname, &sc);
+		rc = sfs_sidecar_save(s->dirfd, scname, s->statefd, &sc);
 	}
 	pthread_mutex_unlock(&s->lock);
 	return rc;

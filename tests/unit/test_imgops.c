@@ -170,7 +170,7 @@ Test(imgops, set_provisioning_rewrites_the_map_header)
 	cr_assert_eq(sfs_image_set_provisioning(im, st.statefd, SFS_PROV_EAGERZEROEDTHICK,
 						SFS_MAP_F_ZEROED, err, sizeof(err)), 0, "%s", err);
 	cr_expect_eq(sfs_image_close(im), 0);
-	cr_expect_not(tmp_exists(st.statefd, "d.map.new"));
+	cr_expect_eq(count_tmp(st.statefd), 0);
 	cr_assert_eq(sfs_map_open(st.statefd, "d.map", &m, err, sizeof(err)), 0, "%s", err);
 	cr_expect_eq(sfs_map_info(m)->prov, SFS_PROV_EAGERZEROEDTHICK);
 	cr_expect_eq(sfs_map_info(m)->flags, SFS_MAP_F_ZEROED);

@@ -624,7 +624,7 @@ static void save_load(const char *name, const struct sfs_sidecar *sc)
 	struct sfs_sidecar back;
 	char err[256] = "";
 
-	cr_assert_eq(sfs_sidecar_save(tmp.fd, name, sc), 0);
+	cr_assert_eq(sfs_sidecar_save(tmp.fd, name, -1, sc), 0);
 	cr_assert_eq(sfs_sidecar_load(tmp.fd, name, &back, err, sizeof(err)), 0, "%s", err);
 	expect_same(&back, sc);
 }
@@ -665,7 +665,7 @@ Test(save, file_ends_with_newline)
 	int fd;
 
 	sfs_sidecar_defaults(&sc);
-	cr_assert_eq(sfs_sidecar_save(tmp.fd, FNAME, &sc), 0);
+	cr_assert_eq(sfs_sidecar_save(tmp.fd, FNAME, -1, &sc), 0);
 	fd = openat(tmp.fd, FNAME, O_RDONLY | O_CLOEXEC);
 	cr_assert_geq(fd, 0);
 	n = read(fd, buf, sizeof(buf));
@@ -691,7 +691,7 @@ Test(save, invalid_sidecar_writes_nothing)
 
 	sfs_sidecar_defaults(&sc);
 	sc.size = 1000;
-	cr_expect_eq(sfs_sidecar_save(tmp.fd, FNAME, &sc), -EINVAL);
+	cr_expect_eq(sfs_sidecar_save(tmp.fd, FNAME, -1, &sc), -EINVAL);
 	list_dir(names, sizeof(names));
 	cr_expect_str_eq(names, "");
 }
@@ -703,7 +703,59 @@ Test(save, failed_rename_removes_temp)
 
 	sfs_sidecar_defaults(&sc);
 	cr_assert_eq(mkdirat(tmp.fd, FNAME, 0755), 0);
-	cr_expect_eq(sfs_sidecar_save(tmp.fd, FNAME, &sc), -EISDIR);
+	cr_expect_eq(sfs_sidecar_save(tmp.fd, FNAME, -1, &sc), -EISDIR);
 	list_dir(names, sizeof(names));
 	cr_expect_str_eq(names, FNAME " ");
+}
+
+Test(save, temporary_file_in_tmpdir_and_no_file_ever_reused)
+{
+	struct sfs_sidecar sc;
+	char names[256], victim[64], old[64], buf[16];
+	int sub, fd;
+	ssize_t n;
+
+	sfs_sidecar_defaults(&sc);
+	sc.size = GiB;
+	cr_assert_eq(mkdirat(tmp.fd, "state", 0700), 0);
+	sub = openat(tmp.fd, "state", O_RDONLY | O_DIRECTORY);
+	cr_assert_geq(sub, 0);
+	/* files named as temporary files were once named, and as they are named now */
+	snprintf(old, sizeof(old), FNAME ".tmp.%ld", (long)getpid());
+	put_file(old, "users", 5);
+	snprintf(victim, sizeof(victim), ".tmp.%ld.1", (long)getpid());
+	fd = openat(sub, victim, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, "mine", 4), 4);
+	close(fd);
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(sfs_sidecar_save(tmp.fd, FNAME, sub, &sc), 0);
+	list_dir(names, sizeof(names));
+	cr_expect(strstr(names, FNAME " ") != NULL, "%s", names);
+	cr_expect(strstr(names, old) != NULL, "%s", names);
+	fd = openat(tmp.fd, old, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	cr_expect_eq(n, 5);
+	fd = openat(sub, victim, O_RDONLY);
+	cr_assert_geq(fd, 0, "a file of the temporary directory was replaced");
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	cr_expect(n == 4 && memcmp(buf, "mine", 4) == 0);
+	/* nothing else left in the temporary directory */
+	{
+		DIR *d = fdopendir(dup(sub));
+		struct dirent *de;
+		int others = 0;
+
+		cr_assert_not_null(d);
+		while ((de = readdir(d)))
+			if (de->d_name[0] != '.' || (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+						     strcmp(de->d_name, victim)))
+				others++;
+		closedir(d);
+		cr_expect_eq(others, 0);
+	}
+	close(sub);
 }

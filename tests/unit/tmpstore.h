@@ -149,6 +149,22 @@ static inline bool tmp_exists(int dirfd, const char *name)
 	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
+/* Number of temporary files (tmpfile.h names) in dirfd. */
+static inline int count_tmp(int dirfd)
+{
+	DIR *d = fdopendir(dup(dirfd));
+	struct dirent *de;
+	int n = 0;
+
+	cr_assert_not_null(d);
+	rewinddir(d);
+	while ((de = readdir(d)))
+		if (strncmp(de->d_name, ".tmp.", 5) == 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
 /* stat of dirfd/name, asserting it exists. */
 static inline struct stat tmp_stat(int dirfd, const char *name)
 {

@@ -293,7 +293,7 @@ int img_save_sidecar(struct img_session *ss, const struct sfs_sidecar *sc)
 	int rc;
 
 	snprintf(scname, sizeof(scname), "%s.json", ss->ref->name);
-	rc = sfs_sidecar_save(ss->store_fd, scname, sc);
+	rc = sfs_sidecar_save(ss->store_fd, scname, ss->state_fd, sc);
 	if (rc < 0) {
 		img_error("%s/%s: cannot write sidecar: %s", ss->ref->store, scname, strerror(-rc));
 		return -1;

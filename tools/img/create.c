@@ -91,8 +91,6 @@ static void remove_image(struct img_session *ss)
 	unlinkat(ss->store_fd, ss->ref->name, 0);
 	snprintf(f, sizeof(f), "%s.map", ss->ref->name);
 	unlinkat(ss->state_fd, f, 0);
-	snprintf(f, sizeof(f), "%s.map.new", ss->ref->name);
-	unlinkat(ss->state_fd, f, 0);
 	fsync(ss->state_fd);
 	fsync(ss->store_fd);
 }
