@@ -328,35 +328,10 @@ static void import_extents(struct sfs_image *im, uint64_t file_size)
 	}
 }
 
-/* Zero every block not yet allocated and mark it: eager zeroing.  The map
- * is flushed every EAGER_CHUNK bytes, so a crash loses at most one chunk of
- * progress and the next open resumes where it stopped. */
+/* Eager zeroing (sfs_image_finish_zeroing) goes in chunks of this many bytes, the map
+ * flushed after each, so a crash loses at most one chunk of progress and the next open
+ * resumes where it stopped. */
 #define EAGER_CHUNK (256ull << 20)
-static int eager_zero(struct sfs_image *im)
-{
-	struct sfs_geom g = cur_geom(im);
-	uint64_t nb = sfs_map_nblocks(im->map), per = EAGER_CHUNK / g.block_size;
-	int rc;
-
-	if (per == 0)
-		per = 1;
-	for (uint64_t b = sfs_map_next_clear(im->map, 0); b < nb; b = sfs_map_next_clear(im->map, b)) {
-		uint64_t e = sfs_map_next_set(im->map, b), s0, e0, s1, e1;
-
-		if (e - b > per)
-			e = b + per;
-		sfs_geom_block_range(&g, b, &s0, &e0);
-		sfs_geom_block_range(&g, e - 1, &s1, &e1);
-		rc = zero_backing(im, s0, e1 - s0);
-		if (rc < 0)
-			return rc;
-		sfs_map_set_range(im->map, b, e);
-		rc = sfs_map_flush(im->map, im->fd);
-		if (rc < 0)
-			return rc;
-	}
-	return sfs_map_set_flags(im->map, sfs_map_info(im->map)->flags | SFS_MAP_F_ZEROED);
-}
 
 static int image_alloc(const char *name, const struct sfs_sidecar *sc, unsigned flags,
 		       const struct sfs_log *log, struct sfs_image **out)
@@ -462,8 +437,8 @@ int sfs_image_open(int store_fd, int state_fd, const char *name, const struct sf
 	if (im->fd < 0 && errno == ENOENT) {
 		/* The sidecar declares an image that does not exist yet: make it. */
 		rc = sfs_map_create(state_fd, mapname, &mi, &im->map);
-		if (rc == 0)
-			rc = create_backing(store_fd, name, sc, log, &im->fd);
+		if (rc == 0 && (rc = create_backing(store_fd, name, sc, log, &im->fd)) < 0)
+			unlinkat(state_fd, mapname, 0);
 		if (rc < 0) {
 			image_free(im);
 			return sfs_err(err, errlen, rc, "%s: cannot create image: %s", name, strerror(-rc));
@@ -530,17 +505,10 @@ int sfs_image_open(int store_fd, int state_fd, const char *name, const struct sf
 			fallocate(im->fd, 0, st.st_size, (off_t)(im->geom.size - (uint64_t)st.st_size));
 	}
 	if (im->sc.prov == SFS_PROV_EAGERZEROEDTHICK && !(sfs_map_info(im->map)->flags & SFS_MAP_F_ZEROED)) {
-		rc = eager_zero(im);
+		rc = sfs_image_finish_zeroing(im);
 		if (rc < 0) {
 			image_free(im);
 			return sfs_err(err, errlen, rc, "%s: eager zeroing failed: %s", name, strerror(-rc));
-		}
-	}
-	if (im->geom.size < sc->size) {
-		rc = sfs_image_grow(im, sc->size);
-		if (rc < 0) {
-			image_free(im);
-			return sfs_err(err, errlen, rc, "%s: cannot grow to the sidecar's size: %s", name, strerror(-rc));
 		}
 	}
 	im->sc.size = im->geom.size;
@@ -768,26 +736,31 @@ int sfs_image_allocate(struct sfs_image *im, uint64_t off, uint64_t len)
 	return range_op(im, off, len, OP_ALLOCATE);
 }
 
-int sfs_image_grow(struct sfs_image *im, uint64_t new_size)
+/* The checks of a grow: 0 to go on, 1 when there is nothing to do, or -EINVAL. */
+static int grow_check(const struct sfs_geom *g, uint64_t new_size)
+{
+	if (new_size % g->lss || new_size < g->size || new_size > SFS_SIZE_MAX)
+		return -EINVAL;
+	return new_size == g->size;
+}
+
+int sfs_image_grow_prepare(struct sfs_image *im, uint64_t new_size)
 {
 	struct sfs_geom g = cur_geom(im);
-	uint64_t old = g.size, nb_old;
+	uint64_t old = g.size;
 	struct stat st;
-	int rc = 0;
+	int rc = grow_check(&g, new_size);
 
-	if (new_size % g.lss || new_size < old || new_size > SFS_SIZE_MAX)
-		return -EINVAL;
-	if (new_size == old)
-		return 0;
-	for (int i = 0; i < NSTRIPES; i++)
-		pthread_mutex_lock(&im->stripe[i]);
-	nb_old = sfs_geom_nblocks(&g);
+	if (rc)
+		return rc < 0 ? rc : 0;
 	if (fstat(im->fd, &st) < 0)
-		rc = -errno;
+		return -errno;
+	rc = sfs_map_grow_prepare(im->map, new_size);
 	if (rc == 0 && (uint64_t)st.st_size < new_size && ftruncate(im->fd, (off_t)new_size) < 0)
 		rc = -errno;
-	/* The old last block may be partial and allocated: what grows into it must read zero. */
-	if (rc == 0 && old % g.block_size && sfs_map_test(im->map, nb_old - 1)) {
+	/* The old last block may be partial and allocated: what grows into it must read zero.
+	 * Nothing past the old end is read or written until the commit, so no lock is needed. */
+	if (rc == 0 && old % g.block_size && sfs_map_test(im->map, sfs_geom_nblocks(&g) - 1)) {
 		uint64_t tail_end = (old / g.block_size + 1) * g.block_size;
 
 		rc = zero_backing(im, old, (tail_end < new_size ? tail_end : new_size) - old);
@@ -797,25 +770,91 @@ int sfs_image_grow(struct sfs_image *im, uint64_t new_size)
 		rc = -errno;
 	if (rc == 0 && fdatasync(im->fd) < 0)
 		rc = -errno;
-	if (rc == 0)
-		rc = sfs_map_grow(im->map, new_size);
+	if (rc < 0)
+		sfs_image_grow_abort(im, (uint64_t)st.st_size);
+	return rc;
+}
+
+int sfs_image_grow_commit(struct sfs_image *im, uint64_t new_size)
+{
+	struct sfs_geom g = cur_geom(im);
+	uint32_t flags = sfs_map_info(im->map)->flags;
+	int rc = grow_check(&g, new_size);
+
+	if (rc)
+		return rc < 0 ? rc : 0;
+	/* An eagerzeroedthick image is not all zeroed again until its new blocks are. */
+	if (im->sc.prov == SFS_PROV_EAGERZEROEDTHICK)
+		flags &= ~SFS_MAP_F_ZEROED;
+	for (int i = 0; i < NSTRIPES; i++)
+		pthread_mutex_lock(&im->stripe[i]);
+	rc = sfs_map_grow_commit(im->map, new_size, flags);
 	if (rc == 0) {
 		__atomic_store_n(&im->geom.size, new_size, __ATOMIC_RELEASE);
 		im->sc.size = new_size;
 	}
-	if (rc == 0 && im->sc.prov == SFS_PROV_EAGERZEROEDTHICK) {
-		g.size = new_size;
-		for (uint64_t b = nb_old; b < sfs_geom_nblocks(&g) && rc == 0; b++) {
-			uint64_t bs, be;
-
-			sfs_geom_block_range(&g, b, &bs, &be);
-			rc = zero_backing(im, bs, be - bs);
-			if (rc == 0)
-				sfs_map_set(im->map, b);
-		}
-	}
 	for (int i = NSTRIPES - 1; i >= 0; i--)
 		pthread_mutex_unlock(&im->stripe[i]);
+	return rc;
+}
+
+int sfs_image_grow_abort(struct sfs_image *im, uint64_t old_len)
+{
+	struct stat st;
+	int rc = sfs_map_grow_abort(im->map);
+
+	if (fstat(im->fd, &st) < 0)
+		return rc ? rc : -errno;
+	if ((uint64_t)st.st_size > old_len) {
+		/* the extension goes, and with it any space reserved for it */
+		if (ftruncate(im->fd, (off_t)old_len) < 0 || fsync(im->fd) < 0)
+			return rc ? rc : -errno;
+	}
+	return rc;
+}
+
+int sfs_image_finish_zeroing(struct sfs_image *im)
+{
+	const struct sfs_map_info *mi = sfs_map_info(im->map);
+	struct sfs_geom g = cur_geom(im);
+	uint64_t nb = sfs_map_nblocks(im->map), per = EAGER_CHUNK / g.block_size;
+	int rc;
+
+	if (im->sc.prov != SFS_PROV_EAGERZEROEDTHICK || (mi->flags & SFS_MAP_F_ZEROED))
+		return 0;
+	if (per == 0)
+		per = 1;
+	for (uint64_t b = sfs_map_next_clear(im->map, 0); b < nb; b = sfs_map_next_clear(im->map, b)) {
+		uint64_t e = sfs_map_next_set(im->map, b), s0, e0, s1, e1;
+
+		if (e - b > per)
+			e = b + per;
+		sfs_geom_block_range(&g, b, &s0, &e0);
+		sfs_geom_block_range(&g, e - 1, &s1, &e1);
+		rc = range_op(im, s0, e1 - s0, OP_ALLOCATE);
+		if (rc == 0)
+			rc = sfs_map_flush(im->map, im->fd);
+		if (rc < 0)
+			return rc;
+	}
+	return sfs_map_set_flags(im->map, mi->flags | SFS_MAP_F_ZEROED);
+}
+
+int sfs_image_grow(struct sfs_image *im, uint64_t new_size)
+{
+	struct stat st;
+	int rc;
+
+	if (fstat(im->fd, &st) < 0)
+		return -errno;
+	rc = sfs_image_grow_prepare(im, new_size);
+	if (rc == 0) {
+		rc = sfs_image_grow_commit(im, new_size);
+		if (rc < 0)
+			sfs_image_grow_abort(im, (uint64_t)st.st_size);
+	}
+	if (rc == 0)
+		rc = sfs_image_finish_zeroing(im);
 	if (rc == 0)
 		rc = sfs_map_flush(im->map, im->fd);
 	return rc;

@@ -67,8 +67,30 @@ int sfs_image_write_zeroes(struct sfs_image *im, uint64_t off, uint64_t len);
 /* Allocate (zero and mark written) every block touching [off, off+len). */
 int sfs_image_allocate(struct sfs_image *im, uint64_t off, uint64_t len);
 
-/* Grow the disk to new_size (multiple of the logical sector, >= size); -EINVAL otherwise. */
+/* Grow the disk to new_size (multiple of the logical sector, >= size) in one call, without a
+ * journal: prepare, commit, finish zeroing, flush.  0; -EINVAL for a bad size; -errno with the
+ * image as before when prepare or commit fails (a later error leaves it grown). */
 int sfs_image_grow(struct sfs_image *im, uint64_t new_size);
+
+/* Grow, step 1: extend the backing file to new_size (space reserved when thick, the old partial
+ * last block's tail zeroed) and the map file, durably; the disk keeps its size.  0 (also when
+ * new_size is the size), -EINVAL for a bad size, or -errno with everything as before. */
+int sfs_image_grow_prepare(struct sfs_image *im, uint64_t new_size);
+
+/* Grow, step 2, the commit point: the map header records new_size (eagerzeroedthick: no longer
+ * all zeroed) and the disk has it.  Needs a prepare of new_size.  0 or -errno (size as before,
+ * then abort). */
+int sfs_image_grow_commit(struct sfs_image *im, uint64_t new_size);
+
+/* Undo a prepare that is not committed: the map file as its header describes, the backing file
+ * cut back to old_len (its length before the prepare) with what was reserved for the growth.
+ * 0 or -errno (then the next open, through the store's journal, finishes the undo). */
+int sfs_image_grow_abort(struct sfs_image *im, uint64_t old_len);
+
+/* Eagerzeroedthick: zero and mark every block not yet allocated (under the block locks, so it
+ * may run while the disk is in use), flushing every 256 MiB, then record the image zeroed.
+ * No-op for other modes or when already zeroed.  0 or -errno (progress kept). */
+int sfs_image_finish_zeroing(struct sfs_image *im);
 
 /* stat of the backing file with st_size = disk size, st_blksize = physical sector. */
 int sfs_image_stat(struct sfs_image *im, struct stat *st);

@@ -7,19 +7,36 @@
  *     .sectorfs/
  *       lock          flock()ed by the serving daemon; holds its description
  *       NAME.map      allocation map (allocmap.c)
- *       rename        journal of a rename in progress: "FROM\0TO\0"
+ *       rename        intent record of a rename in progress: "FROM\0TO\0"
+ *       NAME.unlink   intent record of an unlink in progress
+ *       NAME.grow     journal of a grow in progress (grow.c)
+ *       .tmp.PID.N    temporary files (tmpfile.h), removed at the next open
  *
  * The table of open images is a sorted array under one mutex; it is only
- * touched by lookups, create, unlink and rename, never by I/O (the FUSE
- * layer keeps image pointers in its file handles).
+ * touched by lookups and the namespace operations, never by I/O (the FUSE
+ * layer keeps image pointers in its file handles).  The namespace
+ * operations hold the mutex from start to end, so one multi-file change
+ * runs at a time.
  *
- * Multi-file operations are ordered so that a crash leaves no image
- * pointing at the wrong data:
- *   create:  backing file + map, then the sidecar (the sidecar declares it);
- *   unlink:  the sidecar first, then backing file and map (leftovers of an
- *            interrupted unlink are undeclared and ignored);
- *   rename:  journal, then map, backing, sidecar, then the journal goes;
- *            an interrupted rename is finished when the store is opened.
+ * The sidecar declares an image: a name is an image when NAME.json
+ * exists.  Each multi-file operation is ordered so that a crash at any
+ * point leaves the name as before the operation or as after it, once the
+ * next open of the store (recover.c) has run:
+ *   create:  the sidecar first (the commit: a sidecar without a backing
+ *            file declares an image, which is made when it is loaded),
+ *            then map and backing file; a failure removes them, the
+ *            sidecar last;
+ *   unlink:  intent record NAME.unlink (with the backing file's inode),
+ *            the sidecar (the commit), backing file and map, the record;
+ *            recovery finishes it when the sidecar is gone, else drops it;
+ *   rename:  intent record, then map, backing, sidecar, then the record
+ *            goes; an interrupted rename is finished;
+ *   grow:    journal, backing and map files extended, sidecar, map header
+ *            (the commit), journal removed: grow.c;
+ *   any rewritten file: a temporary file, fsync, rename (tmpfile.h).
+ * No operation overwrites or removes a file that is not a served image's
+ * own: a create or rename onto a name held by a file of the user's (or
+ * by an image that is refused) fails with EEXIST, and says why in the log.
  */
 #include <dirent.h>
 #include <limits.h>
@@ -33,15 +50,30 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "grow.h"
+#include "recover.h"
+#include "step.h"
 #include "store.h"
+#include "tmpfile.h"
 
 #define LOCK_FILE "lock"
-#define JOURNAL_FILE "rename"
+
+int (*sfs_step_hook)(const char *op, int n);
+
+/* What identifies one version of a sidecar file: a rewrite changes it. */
+struct file_id {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+};
 
 struct entry {
 	char name[SFS_NAME_MAX + 1];
 	struct sfs_image *im;
 	int refs;                  /* the table's own reference counts as one */
+	struct sfs_sidecar declared;   /* the sidecar as loaded (or last written by the store) */
+	struct file_id scid;       /* and the version of the file it was read from */
 };
 
 struct bad_sidecar {
@@ -137,12 +169,63 @@ static int put_in(struct sfs_store *s, const struct entry *e)
 	return 0;
 }
 
-static int insert(struct sfs_store *s, const char *name, struct sfs_image *im, int refs)
+static int insert(struct sfs_store *s, const char *name, struct sfs_image *im, int refs,
+		  const struct sfs_sidecar *declared, const struct file_id *scid)
 {
-	struct entry e = { .im = im, .refs = refs };
+	struct entry e = { .im = im, .refs = refs, .declared = *declared, .scid = *scid };
 
 	snprintf(e.name, sizeof(e.name), "%s", name);
 	return put_in(s, &e);
+}
+
+static struct file_id file_id_of(const struct stat *st)
+{
+	struct file_id id = { st->st_dev, st->st_ino, st->st_size, st->st_mtim };
+
+	return id;
+}
+
+static bool same_file_id(const struct file_id *a, const struct file_id *b)
+{
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
+}
+
+/* Identify the current version of name's sidecar; 0 or -errno. */
+static int sidecar_id(struct sfs_store *s, const char *name, struct file_id *id)
+{
+	char scname[SFS_NAME_MAX + 8];
+	struct stat st;
+
+	snprintf(scname, sizeof(scname), "%s.json", name);
+	if (fstatat(s->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	*id = file_id_of(&st);
+	return 0;
+}
+
+/* Describe how sidecar b differs from a ("size 1048576 -> 2097152, ..."); false when equal. */
+static bool sidecar_diff(const struct sfs_sidecar *a, const struct sfs_sidecar *b, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+#define DIFF(cond, ...) \
+	do { \
+		if ((cond) && n < len) \
+			n += (size_t)snprintf(buf + n, len - n, "%s", n ? ", " : ""); \
+		if ((cond) && n < len) \
+			n += (size_t)snprintf(buf + n, len - n, __VA_ARGS__); \
+	} while (0)
+	DIFF(a->size != b->size, "size %llu -> %llu", (unsigned long long)a->size, (unsigned long long)b->size);
+	DIFF(a->lss != b->lss || a->pss != b->pss, "sector %u/%u -> %u/%u", a->lss, a->pss, b->lss, b->pss);
+	DIFF(a->prov != b->prov, "provisioning %s -> %s", sfs_prov_name(a->prov), sfs_prov_name(b->prov));
+	DIFF(a->block_size != b->block_size, "block_size %llu -> %llu", (unsigned long long)a->block_size,
+	     (unsigned long long)b->block_size);
+	DIFF(a->zero_offload != b->zero_offload, "zero_offload %s -> %s", a->zero_offload ? "true" : "false",
+	     b->zero_offload ? "true" : "false");
+#undef DIFF
+	return n > 0;
 }
 
 /* Take e out of the table and return it. */
@@ -206,12 +289,17 @@ static void forget_reported(struct sfs_store *s, const char *name)
 }
 
 /* An image dropped from the namespace while files were open on it (its
- * sidecar went away) comes back when it is declared again: the same
- * instance, never a second one over the same backing file and map, which
- * would keep two maps in memory and lose one's bits. */
-static int revive_orphan(struct sfs_store *s, const char *name, struct entry **out)
+ * sidecar went away or changed) comes back when it is declared again: the
+ * same instance, never a second one over the same backing file and map,
+ * which would keep two maps in memory and lose one's bits.  The new
+ * sidecar must say what the instance runs with; if it says anything else
+ * the name is refused (-EBUSY, logged once) until the instance is closed,
+ * and then loaded from the sidecar as at mount time. */
+static int revive_orphan(struct sfs_store *s, const char *name, const struct sfs_sidecar *sc,
+			 const struct stat *scst, struct entry **out)
 {
 	struct stat want, have;
+	char diff[512];
 
 	if (fstatat(s->dirfd, name, &want, AT_SYMLINK_NOFOLLOW) < 0)
 		return -ENOENT;
@@ -221,8 +309,19 @@ static int revive_orphan(struct sfs_store *s, const char *name, struct entry **o
 		if (fstat(sfs_image_fd(e.im), &have) < 0 || have.st_ino != want.st_ino ||
 		    have.st_dev != want.st_dev || have.st_nlink == 0)
 			continue;
+		if (sidecar_diff(&e.declared, sc, diff, sizeof(diff))) {
+			char scname[SFS_NAME_MAX + 8];
+
+			snprintf(scname, sizeof(scname), "%s.json", name);
+			if (!already_reported(s, scname, scst))
+				sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s.json: declared again while the image is still "
+					 "open with other values (%s); not served until its open files are closed",
+					 name, diff);
+			return -EBUSY;
+		}
 		snprintf(e.name, sizeof(e.name), "%s", name);
 		e.refs++;                    /* the table's reference again */
+		e.scid = file_id_of(scst);
 		if (sfs_image_set_name(e.im, name) < 0 || put_in(s, &e) < 0)
 			return -ENOMEM;
 		s->orphans[i] = s->orphans[--s->norphans];
@@ -234,12 +333,14 @@ static int revive_orphan(struct sfs_store *s, const char *name, struct entry **o
 	return -ENOENT;
 }
 
-/* Load image name from its sidecar into the table (store lock held). -ENOENT when undeclared. */
+/* Load image name from its sidecar into the table (store lock held). -ENOENT when undeclared
+ * or not served (the reason logged once). */
 static int load_locked(struct sfs_store *s, const char *name, struct entry **out)
 {
 	char scname[SFS_NAME_MAX + 8], err[512];
 	struct sfs_sidecar sc;
 	struct sfs_image *im;
+	struct file_id id;
 	struct stat st;
 	size_t pos;
 	int rc;
@@ -249,19 +350,35 @@ static int load_locked(struct sfs_store *s, const char *name, struct entry **out
 	snprintf(scname, sizeof(scname), "%s.json", name);
 	if (fstatat(s->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -ENOENT;
+	id = file_id_of(&st);
 	rc = sfs_sidecar_load(s->dirfd, scname, &sc, err, sizeof(err));
-	if (rc == 0 && revive_orphan(s, name, out) == 0)
-		return 0;
+	if (rc == 0) {
+		rc = revive_orphan(s, name, &sc, &st, out);
+		if (rc == 0)
+			return 0;
+		if (rc == -EBUSY)
+			return -ENOENT;
+		rc = 0;
+	}
 	if (rc == 0)
 		rc = sfs_image_open(s->dirfd, s->statefd, name, &sc, image_flags(s), &s->opts.log,
 				    &im, err, sizeof(err));
+	/* A sidecar that says more than the image has grows it (the user edited it). */
+	if (rc == 0 && sc.size > sfs_image_geom(im).size) {
+		rc = sfs_grow(s->dirfd, s->statefd, im, sc.size, false, &s->opts.log);
+		if (rc < 0) {
+			snprintf(err, sizeof(err), "%s: cannot grow to the sidecar's size %llu: %s", name,
+				 (unsigned long long)sc.size, strerror(-rc));
+			sfs_image_close(im);
+		}
+	}
 	if (rc < 0) {
 		if (!already_reported(s, scname, &st))
 			sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s (image not served)", err);
 		return -ENOENT;
 	}
 	forget_reported(s, scname);
-	rc = insert(s, name, im, 1);
+	rc = insert(s, name, im, 1, &sc, &id);
 	if (rc < 0) {
 		sfs_image_close(im);
 		return rc;
@@ -272,17 +389,42 @@ static int load_locked(struct sfs_store *s, const char *name, struct entry **out
 }
 
 /* Has e's image been removed from the store directory behind our back
- * (backing file unlinked, or its sidecar gone)?  Then it is dropped from
- * the namespace; files still open on it keep the removed file. */
+ * (backing file unlinked, or its sidecar gone), or its sidecar rewritten
+ * to say something else?  Then it is dropped from the namespace; files
+ * still open on it keep working on the instance they have. */
 static bool prune_if_gone(struct sfs_store *s, struct entry *e)
 {
-	char scname[SFS_NAME_MAX + 8], mapname[SFS_NAME_MAX + 8];
+	char scname[SFS_NAME_MAX + 8], mapname[SFS_NAME_MAX + 8], err[512], diff[512];
+	struct sfs_sidecar sc;
+	struct file_id id;
 	struct stat st;
 	bool backing_gone = fstat(sfs_image_fd(e->im), &st) == 0 && st.st_nlink == 0;
+	int rc = backing_gone ? -ENOENT : sidecar_id(s, e->name, &id);
 
 	snprintf(scname, sizeof(scname), "%s.json", e->name);
-	if (!backing_gone && fstatat(s->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0)
+	if (rc == 0 && same_file_id(&id, &e->scid))
 		return false;
+	if (rc == 0) {
+		/* The sidecar was written again: read it again. */
+		if (sfs_sidecar_load(s->dirfd, scname, &sc, err, sizeof(err)) == 0 &&
+		    !sidecar_diff(&e->declared, &sc, diff, sizeof(diff))) {
+			e->scid = id;
+			return false;
+		}
+		/* Held open: refused until closed (said once).  Else closed now, and the
+		 * next lookup loads the new sidecar as at mount time. */
+		if (e->refs > 1 && fstatat(s->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    !already_reported(s, scname, &st)) {
+			if (sfs_sidecar_load(s->dirfd, scname, &sc, err, sizeof(err)) < 0)
+				sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s (image not served)", err);
+			else
+				sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s.json: rewritten while the image is served, "
+					 "with other values (%s); not served until its open files are closed",
+					 e->name, diff);
+		}
+		remove_entry(s, e);
+		return true;
+	}
 	/* The map described the removed file; a sidecar alone keeps it for its backing file. */
 	snprintf(mapname, sizeof(mapname), "%s.map", e->name);
 	if (backing_gone)
@@ -396,56 +538,6 @@ int sfs_store_holder(const char *dir, char *buf, size_t len)
 	return 0;
 }
 
-static int sync_dirs(struct sfs_store *s)
-{
-	if (fsync(s->statefd) < 0 || fsync(s->dirfd) < 0)
-		return -errno;
-	return 0;
-}
-
-/* Rename the three files of an image; files already moved are skipped. */
-static int move_files(struct sfs_store *s, const char *from, const char *to)
-{
-	char a[SFS_NAME_MAX + 8], b[SFS_NAME_MAX + 8];
-
-	snprintf(a, sizeof(a), "%s.map", from);
-	snprintf(b, sizeof(b), "%s.map", to);
-	if (renameat(s->statefd, a, s->statefd, b) < 0 && errno != ENOENT)
-		return -errno;
-	if (renameat(s->dirfd, from, s->dirfd, to) < 0 && errno != ENOENT)
-		return -errno;
-	snprintf(a, sizeof(a), "%s.json", from);
-	snprintf(b, sizeof(b), "%s.json", to);
-	if (renameat(s->dirfd, a, s->dirfd, b) < 0 && errno != ENOENT)
-		return -errno;
-	return sync_dirs(s);
-}
-
-static int replay_journal(struct sfs_store *s)
-{
-	char buf[2 * (SFS_NAME_MAX + 1)];
-	int fd = openat(s->statefd, JOURNAL_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	ssize_t n;
-	int rc = 0;
-
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	if (n > 0 && memchr(buf, '\0', (size_t)n)) {
-		const char *from = buf, *to = buf + strlen(buf) + 1;
-
-		if (to < buf + n && memchr(to, '\0', (size_t)(buf + n - to)) &&
-		    sfs_name_valid(from) == 0 && sfs_name_valid(to) == 0) {
-			sfs_logf(&s->opts.log, SFS_LOG_WARN, "finishing interrupted rename of %s to %s", from, to);
-			rc = move_files(s, from, to);
-		}
-	}
-	if (rc == 0 && unlinkat(s->statefd, JOURNAL_FILE, 0) < 0)
-		rc = -errno;
-	return rc;
-}
-
 /* ---- open / close ---- */
 
 int sfs_store_open(const char *dir, const struct sfs_store_opts *o, struct sfs_store **out,
@@ -477,9 +569,10 @@ int sfs_store_open(const char *dir, const struct sfs_store_opts *o, struct sfs_s
 	rc = take_lock(s, dir, err, errlen);
 	if (rc < 0)
 		goto fail;
-	rc = replay_journal(s);
+	rc = sfs_recover(s->dirfd, s->statefd, &s->opts.log, true);
 	if (rc < 0) {
-		sfs_err(err, errlen, rc, "%s: cannot finish an interrupted rename: %s", dir, strerror(-rc));
+		sfs_err(err, errlen, rc, "%s: cannot put the store right after a crash: %s (the log says what "
+			"was left)", dir, strerror(-rc));
 		goto fail;
 	}
 	rc = s->opts.lazy ? 0 : scan_locked(s);
@@ -558,6 +651,11 @@ void sfs_store_put(struct sfs_store *s, struct sfs_image *im)
 	for (size_t i = 0; i < s->norphans; i++) {
 		if (s->orphans[i].im == im) {
 			if (--s->orphans[i].refs == 0) {
+				char scname[SFS_NAME_MAX + 8];
+
+				/* what was said about its name while it was open no longer holds */
+				snprintf(scname, sizeof(scname), "%s.json", s->orphans[i].name);
+				forget_reported(s, scname);
 				s->orphans[i] = s->orphans[--s->norphans];
 				pthread_mutex_unlock(&s->lock);
 				sfs_image_close(im);
@@ -603,49 +701,78 @@ int sfs_store_rescan(struct sfs_store *s)
 
 /* ---- changes ---- */
 
-static bool name_taken(struct sfs_store *s, const char *name)
+/* Is name held by a file that is not a served image's: 0 when free or served, else -EEXIST
+ * with why logged (what for: "create", "rename onto"). */
+static int held_by_other(struct sfs_store *s, const char *name, const char *what)
 {
 	char scname[SFS_NAME_MAX + 8];
 	struct stat st;
+	bool sc, bk;
 
+	if (find(s, name, NULL))
+		return 0;
 	snprintf(scname, sizeof(scname), "%s.json", name);
-	return find(s, name, NULL) || fstatat(s->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
-	       fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	sc = fstatat(s->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	bk = fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	if (!sc && !bk)
+		return 0;
+	sfs_logf(&s->opts.log, SFS_LOG_WARN, "%s: cannot %s it: %s in the store is not a served image (%s); "
+		 "left alone", name, what, sc ? scname : name,
+		 sc ? "its sidecar is refused, see the earlier message" :
+		 "a file put there by hand, or an image whose sidecar was removed");
+	return -EEXIST;
 }
 
 int sfs_store_create(struct sfs_store *s, const char *name, struct sfs_image **out)
 {
-	char scname[SFS_NAME_MAX + 8], err[512];
+	char scname[SFS_NAME_MAX + 8], mapname[SFS_NAME_MAX + 8], err[512];
 	struct sfs_sidecar sc = s->opts.defaults;
-	struct sfs_image *im;
+	struct sfs_image *im = NULL;
+	struct file_id id;
 	int rc;
 
 	if (sfs_name_valid(name) < 0)
 		return -EINVAL;
 	sc.size = 0;
 	snprintf(scname, sizeof(scname), "%s.json", name);
+	snprintf(mapname, sizeof(mapname), "%s.map", name);
 	pthread_mutex_lock(&s->lock);
-	if (name_taken(s, name)) {
+	if (find(s, name, NULL)) {
 		pthread_mutex_unlock(&s->lock);
 		return -EEXIST;
 	}
-	rc = sfs_image_open(s->dirfd, s->statefd, name, &sc, image_flags(s), &s->opts.log, &im, err, sizeof(err));
+	rc = held_by_other(s, name, "create");
 	if (rc < 0) {
-		sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s", err);
 		pthread_mutex_unlock(&s->lock);
 		return rc;
 	}
+	/* 1: the sidecar declares the image (the commit point) */
 	rc = sfs_sidecar_save(s->dirfd, scname, s->statefd, &sc);
 	if (rc == 0)
-		rc = insert(s, name, im, 2);   /* the table's reference and the caller's */
+		rc = sfs_step("create", 1);
+	/* 2: map and backing file */
+	if (rc == 0) {
+		rc = sfs_image_open(s->dirfd, s->statefd, name, &sc, image_flags(s), &s->opts.log, &im,
+				    err, sizeof(err));
+		if (rc < 0)
+			sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s", err);
+	}
+	if (rc == 0)
+		rc = sfs_step("create", 2);
+	if (rc == 0)
+		rc = sidecar_id(s, name, &id);
+	if (rc == 0)
+		rc = insert(s, name, im, 2, &sc, &id);   /* the table's reference and the caller's */
 	if (rc < 0) {
-		char mapname[SFS_NAME_MAX + 8];
-
-		sfs_image_close(im);
-		snprintf(mapname, sizeof(mapname), "%s.map", name);
-		unlinkat(s->dirfd, scname, 0);
-		unlinkat(s->dirfd, name, 0);
-		unlinkat(s->statefd, mapname, 0);
+		/* undo, the sidecar last: a crash in between leaves a declared image */
+		if (im) {
+			sfs_image_close(im);
+			unlinkat(s->dirfd, name, 0);
+			unlinkat(s->statefd, mapname, 0);
+			fsync(s->statefd);
+			fsync(s->dirfd);
+		}
+		sfs_remove_durably(s->dirfd, scname);
 		pthread_mutex_unlock(&s->lock);
 		return rc;
 	}
@@ -656,26 +783,55 @@ int sfs_store_create(struct sfs_store *s, const char *name, struct sfs_image **o
 
 int sfs_store_unlink(struct sfs_store *s, const char *name)
 {
-	char scname[SFS_NAME_MAX + 8], mapname[SFS_NAME_MAX + 8];
+	char scname[SFS_NAME_MAX + 8], mapname[SFS_NAME_MAX + 8], rec[SFS_NAME_MAX + 16], text[96];
 	struct entry *e;
+	struct stat st;
 	int rc = 0;
 
 	pthread_mutex_lock(&s->lock);
 	e = find(s, name, NULL);
+	if (e && prune_if_gone(s, e))
+		e = NULL;
 	if (!e) {
 		pthread_mutex_unlock(&s->lock);
 		return -ENOENT;
 	}
 	snprintf(scname, sizeof(scname), "%s.json", name);
 	snprintf(mapname, sizeof(mapname), "%s.map", name);
-	if (unlinkat(s->dirfd, scname, 0) < 0)
+	snprintf(rec, sizeof(rec), "%s" SFS_UNLINK_SUFFIX, name);
+	/* 1: the intent, naming the backing file by inode */
+	if (fstat(sfs_image_fd(e->im), &st) < 0)
 		rc = -errno;
+	if (rc == 0) {
+		snprintf(text, sizeof(text), "unlink %llu %llu\n", (unsigned long long)st.st_dev,
+			 (unsigned long long)st.st_ino);
+		rc = sfs_write_file_atomic(s->statefd, s->statefd, rec, text, strlen(text), 0600);
+	}
+	if (rc == 0)
+		rc = sfs_step("unlink", 1);
+	/* 2: the sidecar goes: the commit point */
+	if (rc == 0 && (unlinkat(s->dirfd, scname, 0) < 0 || fsync(s->dirfd) < 0))
+		rc = -errno;
+	if (rc < 0) {
+		sfs_remove_durably(s->statefd, rec);
+		pthread_mutex_unlock(&s->lock);
+		return rc;
+	}
+	rc = sfs_step("unlink", 2);
+	/* 3: backing file and map; 4: the intent */
 	if (rc == 0 && unlinkat(s->dirfd, name, 0) < 0 && errno != ENOENT)
 		rc = -errno;
 	if (rc == 0 && unlinkat(s->statefd, mapname, 0) < 0 && errno != ENOENT)
 		rc = -errno;
+	if (rc == 0 && (fsync(s->dirfd) < 0 || fsync(s->statefd) < 0))
+		rc = -errno;
 	if (rc == 0)
-		rc = sync_dirs(s);
+		rc = sfs_step("unlink", 3);
+	if (rc == 0)
+		rc = sfs_remove_durably(s->statefd, rec);
+	if (rc < 0)
+		sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s: unlinked, but its files are not all removed (%s); "
+			 "the next start of the store finishes it", name, strerror(-rc));
 	remove_entry(s, e);
 	pthread_mutex_unlock(&s->lock);
 	return rc;
@@ -686,12 +842,14 @@ int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool
 	char journal[2 * (SFS_NAME_MAX + 1)];
 	struct entry *e, *t, moved;
 	size_t jl;
-	int fd, rc;
+	int rc;
 
 	if (sfs_name_valid(to) < 0)
 		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
 	e = find(s, from, NULL);
+	if (e && prune_if_gone(s, e))
+		e = NULL;
 	if (!e) {
 		pthread_mutex_unlock(&s->lock);
 		return -ENOENT;
@@ -701,55 +859,70 @@ int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool
 		return 0;
 	}
 	t = find(s, to, NULL);
-	if (noreplace && name_taken(s, to)) {
+	if (t && prune_if_gone(s, t))
+		t = NULL;
+	if (t && noreplace) {
 		pthread_mutex_unlock(&s->lock);
 		return -EEXIST;
 	}
-	jl = (size_t)snprintf(journal, sizeof(journal), "%s%c%s", from, '\0', to) + 1;
-	fd = openat(s->statefd, JOURNAL_FILE, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0 || write(fd, journal, jl) != (ssize_t)jl || fsync(fd) < 0) {
-		rc = -errno;
-		if (fd >= 0)
-			close(fd);
-		pthread_mutex_unlock(&s->lock);
-		return rc;
-	}
-	close(fd);
-	rc = sync_dirs(s);
-	if (rc == 0)
-		rc = move_files(s, from, to);
-	if (rc == 0 && unlinkat(s->statefd, JOURNAL_FILE, 0) < 0)
-		rc = -errno;
+	/* Only a served image is replaced; a file of the user's, or a refused image, never. */
+	rc = t ? 0 : held_by_other(s, to, "rename onto");
 	if (rc < 0) {
 		pthread_mutex_unlock(&s->lock);
 		return rc;
 	}
+	/* 1: the intent; 2: map, backing file, sidecar; 3: the intent goes */
+	jl = (size_t)snprintf(journal, sizeof(journal), "%s%c%s", from, '\0', to) + 1;
+	rc = sfs_write_file_atomic(s->statefd, s->statefd, SFS_RENAME_JOURNAL, journal, jl, 0600);
+	if (rc == 0)
+		rc = sfs_step("rename", 1);
+	if (rc < 0) {
+		sfs_remove_durably(s->statefd, SFS_RENAME_JOURNAL);
+		pthread_mutex_unlock(&s->lock);
+		return rc;
+	}
+	rc = sfs_move_image_files(s->dirfd, s->statefd, from, to);
+	if (rc < 0) {
+		/* Stopped part way: the intent stays, and the next start finishes the move.
+		 * Until then the names are served as they were. */
+		sfs_logf(&s->opts.log, SFS_LOG_ERR, "rename of %s to %s failed part way (%s); the next start "
+			 "of the store finishes it", from, to, strerror(-rc));
+		pthread_mutex_unlock(&s->lock);
+		return rc;
+	}
+	/* Moved: the rename is done, whatever removing the intent says (a leftover
+	 * intent finds nothing to move). */
+	rc = sfs_step("rename", 2);
+	if (rc == 0)
+		rc = sfs_remove_durably(s->statefd, SFS_RENAME_JOURNAL);
 	if (t)
 		remove_entry(s, t);
 	moved = take_out(s, find(s, from, NULL));
 	snprintf(moved.name, sizeof(moved.name), "%s", to);
 	sfs_image_set_name(moved.im, to);
-	rc = put_in(s, &moved);
+	if (put_in(s, &moved) < 0 && rc == 0)
+		rc = -ENOMEM;
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }
 
 int sfs_store_resize(struct sfs_store *s, struct sfs_image *im, uint64_t new_size)
 {
-	char scname[SFS_NAME_MAX + 8];
-	struct sfs_sidecar sc;
 	struct entry *e;
-	int rc = sfs_image_grow(im, new_size);
+	int rc;
 
-	if (rc < 0)
-		return rc;
-	sc = sfs_image_sidecar(im);
 	pthread_mutex_lock(&s->lock);
 	e = find(s, sfs_image_name(im), NULL);
-	/* An unlinked or replaced image has no sidecar of its own any more. */
 	if (e && e->im == im) {
-		snprintf(scname, sizeof(scname), "%s.json", sfs_image_name(im));
-		rc = sfs_sidecar_save(s->dirfd, scname, s->statefd, &sc);
+		rc = sfs_grow(s->dirfd, s->statefd, im, new_size, true, &s->opts.log);
+		/* the sidecar is now the store's: remember what it says */
+		if (sfs_image_geom(im).size == new_size) {
+			e->declared = sfs_image_sidecar(im);
+			sidecar_id(s, e->name, &e->scid);
+		}
+	} else {
+		/* An unlinked or replaced image has no files in the store any more. */
+		rc = sfs_image_grow(im, new_size);
 	}
 	pthread_mutex_unlock(&s->lock);
 	return rc;

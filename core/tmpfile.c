@@ -94,3 +94,39 @@ int sfs_write_file_atomic(int tmpdir, int todir, const char *to, const void *buf
 		rc = -errno;
 	return rc;
 }
+
+ssize_t sfs_read_small_file(int dirfd, const char *fname, char *buf, size_t len)
+{
+	int fd = openat(dirfd, fname, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	size_t got = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	while (got < len) {
+		n = read(fd, buf + got, len - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int rc = -errno;
+
+			close(fd);
+			return rc;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (got >= len)
+		return -EFBIG;
+	buf[got] = '\0';
+	return (ssize_t)got;
+}
+
+int sfs_remove_durably(int dirfd, const char *fname)
+{
+	if (unlinkat(dirfd, fname, 0) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	return sfs_fsync_dir(dirfd);
+}

@@ -40,4 +40,11 @@ int sfs_write_file_atomic(int tmpdir, int todir, const char *to, const void *buf
 /* fsync a directory given by fd; 0 or -errno. */
 int sfs_fsync_dir(int dirfd);
 
+/* Read the small file dirfd/fname into buf, NUL-terminated (at most len - 1 bytes): its
+ * length, -ENOENT when absent, -EFBIG when longer, or -errno. */
+ssize_t sfs_read_small_file(int dirfd, const char *fname, char *buf, size_t len);
+
+/* Remove dirfd/fname durably (unlink, fsync dirfd); 0, also when it is absent, or -errno. */
+int sfs_remove_durably(int dirfd, const char *fname);
+
 #endif

@@ -67,22 +67,6 @@ ParameterizedTest(struct fmt *f, image, grow)
 	cr_expect_eq(sfs_image_close(im), 0);
 }
 
-Test(image, sidecar_larger_than_image_grows_it)
-{
-	struct sfs_sidecar sc = sidecar(SFS_PROV_THIN, 4096, 4096, SIZE, BS, true);
-	struct sfs_image *im = open_as(NAME, &sc, true);
-	unsigned char *model = new_model(SIZE + 4 * BS);
-
-	put(im, model, SIZE - 4096, 4096, 1);
-	cr_expect_eq(sfs_image_close(im), 0);
-	sc.size = SIZE + 4 * BS;
-	im = open_as(NAME, &sc, true);
-	cr_expect_eq(sfs_image_geom(im).size, SIZE + 4 * BS);
-	cr_expect_eq(sfs_map_nblocks(sfs_image_map(im)), NB + 4);
-	expect_model(im, model, 0, SIZE + 4 * BS, "thin/4kn");
-	cr_expect_eq(sfs_image_close(im), 0);
-}
-
 /* ---- reopen ---- */
 
 ParameterizedTestParameters(image, reopen_keeps_data_and_map)

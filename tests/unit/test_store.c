@@ -959,3 +959,236 @@ Test(store, lazy_open_loads_only_what_is_asked_for)
 	sfs_store_put(s, im);
 	cr_expect_eq(sfs_store_close(s), 0);
 }
+
+/* ---- growing ---- */
+
+Test(store, sidecar_larger_than_image_grows_it)
+{
+	struct sfs_store *s;
+	struct sfs_image *im;
+
+	make_image("a", 0x61);
+	tmp_write_sidecar(ts.fd, "a", "{\"size\": \"2M\", \"sector\": \"512e\", \"block_size\": \"64K\"}");
+	s = open_store();
+	im = get(s, "a");
+	cr_expect_eq(sfs_image_geom(im).size, 2 * MiB);
+	cr_expect_eq(sfs_map_nblocks(sfs_image_map(im)), 32);
+	expect_bytes(im, 0, 0x61);
+	expect_bytes(im, 512 * KiB, 0x61);
+	expect_bytes(im, MiB + 4096, 0);
+	sfs_store_put(s, im);
+	cr_assert_eq(sfs_store_close(s), 0);
+	cr_expect(!state_exists("a.grow"));
+	cr_expect_eq(tmp_stat(ts.fd, "a").st_size, (off_t)(2 * MiB));
+}
+
+/* ---- files that are not a served image's own ---- */
+
+static void expect_file(const char *name, const char *want)
+{
+	char buf[256];
+
+	cr_expect_eq(tmp_read_file(ts.fd, name, buf, sizeof(buf)), (ssize_t)strlen(want), "%s", name);
+	cr_expect_str_eq(buf, want, "%s was changed", name);
+}
+
+Test(store, rename_never_replaces_a_users_file_or_a_refused_image)
+{
+	struct sfs_store *s;
+	struct sfs_image *im;
+
+	make_image("a", 0x61);
+	tmp_write_file(ts.fd, "notes", "notes\n", 6);
+	tmp_write_file(ts.fd, "bad", "1 MiB of data, say", 18);
+	tmp_write_sidecar(ts.fd, "bad", "{\"size\": \"1M\", \"sector\": \"512x\"}");
+	tmp_write_sidecar(ts.fd, "lonely", "{\"size\": \"1M\", \"sector\": \"512x\"}");
+	s = open_store();
+	logcap_clear(&cap);
+	cr_expect_eq(sfs_store_rename(s, "a", "notes", false), -EEXIST);
+	cr_expect_eq(sfs_store_rename(s, "a", "bad", false), -EEXIST);
+	cr_expect_eq(sfs_store_rename(s, "a", "lonely", false), -EEXIST);
+	cr_expect_eq(sfs_store_rename(s, "a", "notes", true), -EEXIST);
+	cr_expect_eq(logcap_lines(&cap, "notes: cannot rename onto it", "not a served image", NULL), 2, "%s", cap.buf);
+	cr_expect_eq(logcap_lines(&cap, "bad: cannot rename onto it", "bad.json", NULL), 1, "%s", cap.buf);
+	expect_file("notes", "notes\n");
+	expect_file("bad", "1 MiB of data, say");
+	expect_file("bad.json", "{\"size\": \"1M\", \"sector\": \"512x\"}");
+	expect_file("lonely.json", "{\"size\": \"1M\", \"sector\": \"512x\"}");
+	cr_expect(!tmp_exists(ts.fd, "notes.json"));
+	cr_expect_str_eq(listing(s), "a");
+	im = get(s, "a");
+	expect_bytes(im, 0, 0x61);
+	sfs_store_put(s, im);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, create_onto_a_users_file_says_why)
+{
+	struct sfs_store *s;
+	struct sfs_image *im = NULL;
+
+	tmp_write_file(ts.fd, "raw", "xxxx", 4);
+	s = open_store();
+	cr_expect_eq(sfs_store_create(s, "raw", &im), -EEXIST);
+	cr_expect_eq(logcap_lines(&cap, "raw: cannot create it", "a file put there by hand", NULL), 1, "%s", cap.buf);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, leftovers_of_a_crash_are_removed_and_logged)
+{
+	struct sfs_store *s;
+	char name[64];
+	int fd;
+
+	make_image("a", 0x61);
+	make_image("b.json.tmp.77", 0x62);    /* an image may be named like an old temporary file */
+	fd = state_fd();
+	tmp_write_file(fd, ".tmp.123.1", "x", 1);
+	tmp_write_file(fd, "a.map.tmp.4242", "x", 1);
+	tmp_write_file(fd, "a.map.new", "x", 1);
+	close(fd);
+	tmp_write_file(ts.fd, "a.json.tmp.4242", GOOD, strlen(GOOD));          /* an old sidecar temp */
+	tmp_write_file(ts.fd, "z.json.tmp.5", "not json", 8);                  /* not a sidecar: a user's */
+	snprintf(name, sizeof(name), "notes.json.tmp.1");
+	tmp_write_file(ts.fd, name, GOOD, strlen(GOOD));
+	logcap_clear(&cap);
+	s = open_store();
+	cr_expect(!state_exists(".tmp.123.1") && !state_exists("a.map.tmp.4242") && !state_exists("a.map.new"));
+	cr_expect(!tmp_exists(ts.fd, "a.json.tmp.4242") && !tmp_exists(ts.fd, name));
+	cr_expect(tmp_exists(ts.fd, "z.json.tmp.5"), "a file that is no sidecar is the user's");
+	cr_expect(tmp_exists(ts.fd, "b.json.tmp.77") && tmp_exists(ts.fd, "b.json.tmp.77.json"),
+		  "an image named like a temporary file is kept");
+	cr_expect_eq(logcap_lines(&cap, "removed", NULL, NULL), 5, "one line per repair: %s", cap.buf);
+	cr_expect_str_eq(listing(s), "a b.json.tmp.77");
+	cr_expect_eq(sfs_store_close(s), 0);
+	logcap_clear(&cap);
+	s = open_store();
+	cr_expect_eq(logcap_lines(&cap, "removed", NULL, NULL), 0, "%s", cap.buf);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, interrupted_unlink_is_finished_or_undone)
+{
+	struct sfs_store *s;
+	struct stat st;
+	char rec[64];
+	int fd;
+
+	make_image("a", 0x61);
+	make_image("b", 0x62);
+	/* a: the sidecar was gone, backing file and map not yet */
+	st = tmp_stat(ts.fd, "a");
+	snprintf(rec, sizeof(rec), "unlink %llu %llu\n", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+	fd = state_fd();
+	tmp_write_file(fd, "a.unlink", rec, strlen(rec));
+	/* b: nothing was removed yet */
+	st = tmp_stat(ts.fd, "b");
+	snprintf(rec, sizeof(rec), "unlink %llu %llu\n", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+	tmp_write_file(fd, "b.unlink", rec, strlen(rec));
+	close(fd);
+	cr_assert_eq(unlinkat(ts.fd, "a.json", 0), 0);
+	s = open_store();
+	cr_expect_str_eq(listing(s), "b");
+	cr_expect(!tmp_exists(ts.fd, "a") && !state_exists("a.map") && !state_exists("a.unlink"));
+	cr_expect(!state_exists("b.unlink") && tmp_exists(ts.fd, "b"));
+	cr_expect_eq(logcap_lines(&cap, "a: finished an interrupted unlink", NULL, NULL), 1, "%s", cap.buf);
+	cr_expect_eq(logcap_lines(&cap, "b: an interrupted unlink had not removed the sidecar", NULL, NULL), 1,
+		     "%s", cap.buf);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, interrupted_unlink_leaves_a_new_file_of_that_name_alone)
+{
+	struct sfs_store *s;
+	int fd;
+
+	make_image("a", 0x61);
+	fd = state_fd();
+	tmp_write_file(fd, "a.unlink", "unlink 1 2\n", 11);    /* some other inode */
+	close(fd);
+	cr_assert_eq(unlinkat(ts.fd, "a.json", 0), 0);
+	s = open_store();
+	cr_expect(tmp_exists(ts.fd, "a"), "not the file the unlink was removing");
+	cr_expect(!state_exists("a.unlink"));
+	cr_expect_eq(logcap_lines(&cap, "a: not the backing file", NULL, NULL), 1, "%s", cap.buf);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+/* ---- a sidecar written again while its image is open ---- */
+
+Test(store, readded_sidecar_that_matches_is_served_by_the_open_instance)
+{
+	struct sfs_store *s;
+	struct sfs_image *held, *im;
+
+	make_image("a", 0x61);
+	s = open_store();
+	held = get(s, "a");
+	cr_assert_eq(renameat(ts.fd, "a.json", ts.fd, "a.json.away"), 0);
+	sfs_store_rescan(s);
+	cr_expect_str_eq(listing(s), "");
+	tmp_write_sidecar(ts.fd, "a", GOOD);
+	sfs_store_rescan(s);
+	cr_expect_str_eq(listing(s), "a");
+	im = get(s, "a");
+	cr_expect_eq(im, held, "the same instance");
+	sfs_store_put(s, im);
+	sfs_store_put(s, held);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, readded_sidecar_that_differs_is_refused_until_closed)
+{
+	struct sfs_store *s;
+	struct sfs_image *held, *im = NULL;
+
+	make_image("a", 0x61);
+	s = open_store();
+	held = get(s, "a");
+	cr_assert_eq(unlinkat(ts.fd, "a.json", 0), 0);
+	sfs_store_rescan(s);
+	cr_expect_str_eq(listing(s), "");
+	tmp_write_sidecar(ts.fd, "a", "{\"size\": \"2M\", \"sector\": \"4kn\", \"block_size\": \"64K\"}");
+	logcap_clear(&cap);
+	sfs_store_rescan(s);
+	cr_expect_str_eq(listing(s), "");
+	cr_expect_eq(sfs_store_get(s, "a", &im), -ENOENT);
+	cr_expect_eq(logcap_lines(&cap, "a.json: declared again while the image is still open",
+				  "size 1048576 -> 2097152", "sector 512/4096 -> 4096/4096"), 1, "%s", cap.buf);
+	expect_bytes(held, 0, 0x61);           /* the open file keeps working */
+	sfs_store_put(s, held);
+	/* closed: loaded as at mount time, which refuses another sector size */
+	logcap_clear(&cap);
+	cr_expect_eq(sfs_store_get(s, "a", &im), -ENOENT);
+	cr_expect_eq(logcap_lines(&cap, "sector format never changes", NULL, NULL), 1, "%s", cap.buf);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(store, sidecar_rewritten_in_place_is_read_again)
+{
+	struct sfs_store *s;
+	struct sfs_image *held, *im = NULL;
+
+	make_image("a", 0x61);
+	s = open_store();
+	held = get(s, "a");
+	/* the same values, written again: still served by the open instance */
+	tmp_write_sidecar(ts.fd, "a", " " GOOD);
+	im = get(s, "a");
+	cr_expect_eq(im, held);
+	sfs_store_put(s, im);
+	/* another size while held open: refused until closed */
+	tmp_write_sidecar(ts.fd, "a", "{\"size\": \"2M\", \"sector\": \"512e\", \"block_size\": \"64K\"}");
+	logcap_clear(&cap);
+	cr_expect_eq(sfs_store_get(s, "a", &im), -ENOENT);
+	cr_expect_eq(logcap_lines(&cap, "a.json: rewritten while the image is served", "size 1048576 -> 2097152",
+				  NULL), 1, "%s", cap.buf);
+	sfs_store_put(s, held);
+	/* closed: the new sidecar is loaded, and grows the image */
+	im = get(s, "a");
+	cr_expect_neq(im, held);
+	cr_expect_eq(sfs_image_geom(im).size, 2 * MiB);
+	expect_bytes(im, 0, 0x61);
+	sfs_store_put(s, im);
+	cr_expect_eq(sfs_store_close(s), 0);
+}

@@ -1,0 +1,222 @@
+/*
+ * grow.c - growing an image all or nothing (see grow.h).
+ *
+ * The order, with the state a crash after each step leaves and what the
+ * next open of the store (sfs_grow_recover) makes of it:
+ *
+ *   step                                  on disk after it        recovery
+ *   1 journal NAME.grow: OLD NEW LEN SC   nothing else changed    undo: nothing to do
+ *   2 prepare: backing file extended to   backing longer, map     undo: backing cut to LEN
+ *     NEW (reserved if thick), map file   file longer, both       (the reservation goes
+ *     extended; both durable              headers still OLD       with it), map pages dropped
+ *   3 sidecar NAME.json says NEW (SC=1)   sidecar NEW, map OLD    undo: and the sidecar
+ *                                                                 rewritten with OLD
+ *   4 commit: map header says NEW         map NEW                 finish: sidecar made to
+ *                                                                 say NEW if it says less
+ *   5 journal removed                     done
+ *
+ * The map header is the commit point: recovery reads it and finishes the
+ * grow when it says NEW, undoes it when it says OLD.  A failure (not a
+ * crash) before the commit undoes the same steps at once.  SC=0 is the
+ * grow of an image whose sidecar already says NEW (the user edited it):
+ * undoing it leaves the sidecar alone, and the next open tries again.
+ * An eagerzeroedthick image's header loses its "zeroed" flag at the
+ * commit; the new blocks are zeroed after step 5, and an interrupted
+ * zeroing resumes when the image is next opened.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "grow.h"
+#include "sidecar.h"
+#include "step.h"
+#include "store.h"
+#include "tmpfile.h"
+
+#define NAMEBUF 300
+
+struct journal {
+	uint64_t old_size, new_size, old_len;
+	int sidecar;
+};
+
+static int journal_name(const char *name, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s" SFS_GROW_SUFFIX, name);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int rewrite_sidecar_size(int store_fd, int state_fd, const char *name, uint64_t from,
+				uint64_t to, bool only_if_smaller, const struct sfs_log *log)
+{
+	char scname[NAMEBUF], err[512];
+	struct sfs_sidecar sc;
+	int rc;
+
+	snprintf(scname, sizeof(scname), "%s.json", name);
+	rc = sfs_sidecar_load(store_fd, scname, &sc, err, sizeof(err));
+	if (rc < 0) {
+		sfs_logf(log, SFS_LOG_WARN, "%s", err);
+		return rc;
+	}
+	if (only_if_smaller ? sc.size >= to : sc.size != from)
+		return 0;
+	sc.size = to;
+	return sfs_sidecar_save(store_fd, scname, state_fd, &sc);
+}
+
+int sfs_grow(int store_fd, int state_fd, struct sfs_image *im, uint64_t new_size, bool save_sidecar,
+	     const struct sfs_log *log)
+{
+	struct sfs_geom g = sfs_image_geom(im);
+	const char *name = sfs_image_name(im);
+	char jname[NAMEBUF], text[128];
+	struct sfs_sidecar sc;
+	bool saved = false;
+	struct stat st;
+	int rc, urc = 0;
+
+	if (new_size % g.lss || new_size < g.size || new_size > SFS_SIZE_MAX)
+		return -EINVAL;
+	if (new_size == g.size)
+		return 0;
+	if ((rc = journal_name(name, jname, sizeof(jname))) < 0)
+		return rc;
+	if (fstat(sfs_image_fd(im), &st) < 0)
+		return -errno;
+	snprintf(text, sizeof(text), "grow %" PRIu64 " %" PRIu64 " %" PRIu64 " %d\n", g.size, new_size,
+		 (uint64_t)st.st_size, save_sidecar);
+	rc = sfs_write_file_atomic(state_fd, state_fd, jname, text, strlen(text), 0600);
+	if (rc == 0)
+		rc = sfs_step("grow", 1);
+	if (rc == 0)
+		rc = sfs_image_grow_prepare(im, new_size);
+	if (rc == 0)
+		rc = sfs_step("grow", 2);
+	if (rc == 0 && save_sidecar) {
+		char scname[NAMEBUF];
+
+		sc = sfs_image_sidecar(im);
+		sc.size = new_size;
+		snprintf(scname, sizeof(scname), "%s.json", name);
+		rc = sfs_sidecar_save(store_fd, scname, state_fd, &sc);
+		saved = rc == 0;
+		if (rc == 0)
+			rc = sfs_step("grow", 3);
+	}
+	if (rc == 0)
+		rc = sfs_image_grow_commit(im, new_size);
+	if (rc == 0)
+		rc = sfs_step("grow", 4);
+	if (rc < 0 && sfs_image_geom(im).size == new_size) {
+		/* failed after the commit (only a test can make it): the grow stands */
+		sfs_remove_durably(state_fd, jname);
+		return rc;
+	}
+	if (rc < 0) {
+		urc = sfs_image_grow_abort(im, (uint64_t)st.st_size);
+		if (saved && urc == 0)
+			urc = rewrite_sidecar_size(store_fd, state_fd, name, new_size, g.size, false, log);
+		if (urc == 0)
+			urc = sfs_remove_durably(state_fd, jname);
+		else
+			sfs_logf(log, SFS_LOG_ERR, "%s: cannot undo the failed grow to %" PRIu64 " bytes: %s; "
+				 "the next start of the store undoes it", name, new_size, strerror(-urc));
+		return rc;
+	}
+	urc = sfs_remove_durably(state_fd, jname);
+	if (urc < 0)
+		sfs_logf(log, SFS_LOG_WARN, "%s: cannot remove %s: %s (the grow is done)", name, jname,
+			 strerror(-urc));
+	rc = sfs_image_finish_zeroing(im);
+	if (rc == 0)
+		rc = sfs_image_flush(im);
+	return rc;
+}
+
+static int parse_journal(const char *text, struct journal *j)
+{
+	char tail;
+
+	if (sscanf(text, "grow %" SCNu64 " %" SCNu64 " %" SCNu64 " %d%c", &j->old_size, &j->new_size,
+		   &j->old_len, &j->sidecar, &tail) != 5 || tail != '\n' || j->new_size <= j->old_size ||
+	    (j->sidecar != 0 && j->sidecar != 1))
+		return -EUCLEAN;
+	return 0;
+}
+
+/* Cut the backing file back to len (undoing the extension and its reservation). */
+static int cut_backing(int store_fd, const char *name, uint64_t len)
+{
+	int fd = openat(store_fd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), rc = 0;
+	struct stat st;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (fstat(fd, &st) < 0)
+		rc = -errno;
+	else if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
+		rc = -EPERM;
+	else if ((uint64_t)st.st_size > len && (ftruncate(fd, (off_t)len) < 0 || fsync(fd) < 0))
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+int sfs_grow_recover(int store_fd, int state_fd, const char *name, const struct sfs_log *log)
+{
+	char jname[NAMEBUF], mapname[NAMEBUF], text[256], err[512];
+	struct journal j;
+	struct sfs_map *m;
+	uint64_t msize;
+	ssize_t n;
+	int rc;
+
+	if ((rc = journal_name(name, jname, sizeof(jname))) < 0)
+		return rc;
+	n = sfs_read_small_file(state_fd, jname, text, sizeof(text));
+	if (n < 0)
+		return n == -ENOENT ? 0 : (int)n;
+	if (parse_journal(text, &j) < 0) {
+		/* written atomically, so never half there: damaged */
+		sfs_logf(log, SFS_LOG_WARN, "removed %s/%s: a damaged grow journal", SFS_STATE_DIR, jname);
+		return sfs_remove_durably(state_fd, jname);
+	}
+	snprintf(mapname, sizeof(mapname), "%s.map", name);
+	rc = sfs_map_open(state_fd, mapname, &m, err, sizeof(err));
+	if (rc < 0) {
+		sfs_logf(log, SFS_LOG_ERR, "%s: cannot finish or undo an interrupted grow: %s", name, err);
+		return rc;
+	}
+	msize = sfs_map_info(m)->geom.size;
+	sfs_map_close(m);
+	if (msize == j.new_size) {
+		rc = j.sidecar ? rewrite_sidecar_size(store_fd, state_fd, name, 0, j.new_size, true, log) : 0;
+		if (rc == 0)
+			sfs_logf(log, SFS_LOG_WARN, "%s: finished an interrupted grow from %" PRIu64 " to %" PRIu64
+				 " bytes", name, j.old_size, j.new_size);
+	} else if (msize == j.old_size) {
+		rc = cut_backing(store_fd, name, j.old_len);
+		if (rc == 0 && j.sidecar)
+			rc = rewrite_sidecar_size(store_fd, state_fd, name, j.new_size, j.old_size, false, log);
+		if (rc == 0)
+			sfs_logf(log, SFS_LOG_WARN, "%s: undid an interrupted grow from %" PRIu64 " to %" PRIu64
+				 " bytes; the image keeps %" PRIu64 " bytes", name, j.old_size, j.new_size, j.old_size);
+	} else {
+		sfs_logf(log, SFS_LOG_ERR, "%s: its map says %" PRIu64 " bytes, neither side of the interrupted "
+			 "grow from %" PRIu64 " to %" PRIu64 "; %s/%s left alone", name, msize, j.old_size,
+			 j.new_size, SFS_STATE_DIR, jname);
+		return -EUCLEAN;
+	}
+	if (rc < 0) {
+		sfs_logf(log, SFS_LOG_ERR, "%s: cannot finish or undo an interrupted grow: %s", name, strerror(-rc));
+		return rc;
+	}
+	return sfs_remove_durably(state_fd, jname);
+}

@@ -1,0 +1,35 @@
+/*
+ * grow.h - growing an image all or nothing, through a journal.
+ *
+ * A grow changes three files: the backing file (longer, space reserved
+ * when thick), the map (more bitmap pages, a new header) and the sidecar
+ * (a new size).  sfs_grow() orders them around a journal,
+ * STORE/.sectorfs/NAME.grow, so that on any failure everything is as
+ * before, and after a crash the next open of the store finishes the grow
+ * or undoes it (sfs_grow_recover), whichever side of the commit it
+ * stopped on.
+ */
+#ifndef SFS_GROW_H
+#define SFS_GROW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "image.h"
+#include "log.h"
+
+#define SFS_GROW_SUFFIX ".grow"
+
+/* Grow im (served as STORE/NAME, store_fd/state_fd its directories) to new_size, all or
+ * nothing; with save_sidecar also rewrite NAME.json with the new size.  The caller keeps other
+ * changes to the image's files out (store lock).  0; -EINVAL for a bad size; -errno with
+ * disk size, backing file, reservation, map and sidecar as before.  An eagerzeroedthick image
+ * is then zeroed; an error there (-errno) leaves it grown, zeroing resumed at the next open. */
+int sfs_grow(int store_fd, int state_fd, struct sfs_image *im, uint64_t new_size, bool save_sidecar,
+	     const struct sfs_log *log);
+
+/* Finish or undo the grow that STATE/NAME.grow records (a crash interrupted it), log what was
+ * done and remove the journal.  0, or -errno with the journal kept (and the reason logged). */
+int sfs_grow_recover(int store_fd, int state_fd, const char *name, const struct sfs_log *log);
+
+#endif

@@ -1,0 +1,327 @@
+/*
+ * recover.c - start-up recovery of a store (see recover.h).
+ *
+ * The state directory is the daemon's own: anything in it named as a
+ * temporary file (tmpfile.h), or as the temporary files of older versions
+ * (NAME.map.tmp.PID, NAME.map.new), is a leftover and goes.  In the store
+ * directory only one kind of file is removed: NAME.json.tmp.PID, which
+ * older versions wrote beside a sidecar, and only when it is a regular
+ * file that parses as a sidecar and no image of that name is declared
+ * (an image may have such a name; its sidecar would be
+ * NAME.json.tmp.PID.json).
+ *
+ * Then the intent records, in the order their operations can have left
+ * them (the store lock lets one multi-file operation run at a time, so at
+ * most one is pending unless older versions left more):
+ *   rename       finished: the three files moved, the record removed;
+ *   NAME.unlink  sidecar gone (the commit point): backing file (the same
+ *                inode as recorded, else left alone) and map removed;
+ *                sidecar still there: the unlink never happened;
+ *   NAME.grow    finished or undone by grow.c, as the map header says.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "grow.h"
+#include "recover.h"
+#include "sidecar.h"
+#include "store.h"
+#include "tmpfile.h"
+
+#define NAMEBUF 300
+
+int sfs_move_image_files(int dirfd, int statefd, const char *from, const char *to)
+{
+	char a[NAMEBUF], b[NAMEBUF];
+
+	snprintf(a, sizeof(a), "%s.map", from);
+	snprintf(b, sizeof(b), "%s.map", to);
+	if (renameat(statefd, a, statefd, b) < 0 && errno != ENOENT)
+		return -errno;
+	if (renameat(dirfd, from, dirfd, to) < 0 && errno != ENOENT)
+		return -errno;
+	snprintf(a, sizeof(a), "%s.json", from);
+	snprintf(b, sizeof(b), "%s.json", to);
+	if (renameat(dirfd, a, dirfd, b) < 0 && errno != ENOENT)
+		return -errno;
+	if (fsync(statefd) < 0 || fsync(dirfd) < 0)
+		return -errno;
+	return 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n > k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* Does s end in ".tmp.DIGITS" after prefix_len bytes ending in suffix ("X.map" / "X.json")? */
+static bool legacy_tmp(const char *s, const char *what)
+{
+	const char *p = strstr(s, what);
+
+	while (p) {
+		const char *q = p + strlen(what);
+
+		if (q[0] && strspn(q, "0123456789") == strlen(q) && p > s)
+			return true;
+		p = strstr(p + 1, what);
+	}
+	return false;
+}
+
+struct ctx {
+	int dirfd, statefd;
+	const struct sfs_log *log;
+	bool apply;
+	int rc;
+};
+
+static void note_rc(struct ctx *c, int rc)
+{
+	if (rc < 0 && c->rc == 0)
+		c->rc = rc;
+}
+
+static void remove_leftover(struct ctx *c, int fd, const char *where, const char *name, const char *what)
+{
+	if (!c->apply) {
+		sfs_logf(c->log, SFS_LOG_WARN, "%s%s: %s (removed at the next start)", where, name, what);
+		return;
+	}
+	if (unlinkat(fd, name, 0) < 0 && errno != ENOENT) {
+		sfs_logf(c->log, SFS_LOG_ERR, "%s%s: %s; cannot remove it: %s", where, name, what, strerror(errno));
+		note_rc(c, -errno);
+		return;
+	}
+	sfs_logf(c->log, SFS_LOG_WARN, "removed %s%s: %s", where, name, what);
+}
+
+/* A NAME.json.tmp.PID of an older version: a sidecar text, no image declared by that name. */
+static bool legacy_sidecar_tmp(struct ctx *c, const char *name)
+{
+	char scname[NAMEBUF + 8], err[256];
+	struct sfs_sidecar sc;
+	struct stat st;
+
+	if (!legacy_tmp(name, ".json.tmp."))
+		return false;
+	if (fstatat(c->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1)
+		return false;
+	snprintf(scname, sizeof(scname), "%s.json", name);
+	if (fstatat(c->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return false;
+	return sfs_sidecar_load(c->dirfd, name, &sc, err, sizeof(err)) == 0;
+}
+
+static void sweep(struct ctx *c)
+{
+	int fd = openat(c->statefd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		note_rc(c, -errno);
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (sfs_tmp_is_ours(de->d_name))
+			remove_leftover(c, c->statefd, SFS_STATE_DIR "/", de->d_name,
+					"a temporary file left by an interrupted write");
+		else if (legacy_tmp(de->d_name, ".map.tmp.") || ends_with(de->d_name, ".map.new"))
+			remove_leftover(c, c->statefd, SFS_STATE_DIR "/", de->d_name,
+					"a temporary map left by an interrupted write");
+	}
+	closedir(d);
+	fd = openat(c->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		note_rc(c, -errno);
+		return;
+	}
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.' && legacy_sidecar_tmp(c, de->d_name))
+			remove_leftover(c, c->dirfd, "", de->d_name,
+					"a temporary sidecar left by an interrupted rewrite");
+	closedir(d);
+}
+
+/* Intent records are written atomically: one that does not parse is damaged, and goes. */
+static void drop_record(struct ctx *c, const char *rec, const char *what)
+{
+	remove_leftover(c, c->statefd, SFS_STATE_DIR "/", rec, what);
+}
+
+static void replay_rename(struct ctx *c)
+{
+	char buf[2 * (SFS_NAME_MAX + 1) + 1];
+	ssize_t n = sfs_read_small_file(c->statefd, SFS_RENAME_JOURNAL, buf, sizeof(buf));
+	const char *from = buf, *to;
+
+	if (n == -ENOENT)
+		return;
+	if (n < 0) {
+		sfs_logf(c->log, SFS_LOG_ERR, SFS_STATE_DIR "/" SFS_RENAME_JOURNAL ": cannot read: %s",
+			 strerror((int)-n));
+		note_rc(c, (int)n);
+		return;
+	}
+	to = memchr(buf, '\0', (size_t)n) ? buf + strlen(buf) + 1 : NULL;
+	if (!to || to >= buf + n || !memchr(to, '\0', (size_t)(buf + n - to)) || sfs_name_valid(from) < 0 ||
+	    sfs_name_valid(to) < 0) {
+		/* written atomically, so never half there: damaged */
+		drop_record(c, SFS_RENAME_JOURNAL, "a damaged rename record");
+		return;
+	}
+	if (!c->apply) {
+		sfs_logf(c->log, SFS_LOG_WARN, "%s: interrupted rename to %s (finished at the next start)", from, to);
+		return;
+	}
+	n = sfs_move_image_files(c->dirfd, c->statefd, from, to);
+	if (n == 0)
+		n = sfs_remove_durably(c->statefd, SFS_RENAME_JOURNAL);
+	if (n < 0) {
+		sfs_logf(c->log, SFS_LOG_ERR, "%s: cannot finish an interrupted rename to %s: %s", from, to,
+			 strerror((int)-n));
+		note_rc(c, (int)n);
+		return;
+	}
+	sfs_logf(c->log, SFS_LOG_WARN, "%s: finished an interrupted rename to %s", from, to);
+}
+
+static void replay_unlink(struct ctx *c, const char *rec)
+{
+	char name[NAMEBUF], text[128], scname[NAMEBUF + 8], mapname[NAMEBUF + 8], tail;
+	unsigned long long dev, ino;
+	struct stat st;
+	size_t n = strlen(rec) - strlen(SFS_UNLINK_SUFFIX);
+	ssize_t len;
+	int rc = 0;
+
+	if (n >= sizeof(name))
+		return;
+	memcpy(name, rec, n);
+	name[n] = '\0';
+	len = sfs_read_small_file(c->statefd, rec, text, sizeof(text));
+	if (len < 0 || sfs_name_valid(name) < 0 ||
+	    sscanf(text, "unlink %llu %llu%c", &dev, &ino, &tail) != 3 || tail != '\n') {
+		drop_record(c, rec, "a damaged unlink record");
+		return;
+	}
+	snprintf(scname, sizeof(scname), "%s.json", name);
+	snprintf(mapname, sizeof(mapname), "%s.map", name);
+	if (fstatat(c->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (!c->apply) {
+			sfs_logf(c->log, SFS_LOG_WARN, "%s: interrupted unlink that had not begun (the image stays)", name);
+			return;
+		}
+		rc = sfs_remove_durably(c->statefd, rec);
+		if (rc == 0)
+			sfs_logf(c->log, SFS_LOG_WARN, "%s: an interrupted unlink had not removed the sidecar; "
+				 "the image stays", name);
+		note_rc(c, rc);
+		return;
+	}
+	if (!c->apply) {
+		sfs_logf(c->log, SFS_LOG_WARN, "%s: interrupted unlink (finished at the next start)", name);
+		return;
+	}
+	if (fstatat(c->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if ((unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino) {
+			if (unlinkat(c->dirfd, name, 0) < 0)
+				rc = -errno;
+		} else {
+			sfs_logf(c->log, SFS_LOG_WARN, "%s: not the backing file an interrupted unlink was "
+				 "removing (another file took the name); left alone", name);
+		}
+	}
+	if (rc == 0 && unlinkat(c->statefd, mapname, 0) < 0 && errno != ENOENT)
+		rc = -errno;
+	if (rc == 0 && fsync(c->dirfd) < 0)
+		rc = -errno;
+	if (rc == 0)
+		rc = sfs_remove_durably(c->statefd, rec);
+	if (rc < 0) {
+		sfs_logf(c->log, SFS_LOG_ERR, "%s: cannot finish an interrupted unlink: %s", name, strerror(-rc));
+		note_rc(c, rc);
+		return;
+	}
+	sfs_logf(c->log, SFS_LOG_WARN, "%s: finished an interrupted unlink", name);
+}
+
+static void replay_grow(struct ctx *c, const char *rec)
+{
+	char name[NAMEBUF];
+	size_t n = strlen(rec) - strlen(SFS_GROW_SUFFIX);
+
+	if (n >= sizeof(name))
+		return;
+	memcpy(name, rec, n);
+	name[n] = '\0';
+	if (sfs_name_valid(name) < 0)
+		return;
+	if (!c->apply) {
+		sfs_logf(c->log, SFS_LOG_WARN, "%s: interrupted grow (finished or undone at the next start)", name);
+		return;
+	}
+	note_rc(c, sfs_grow_recover(c->dirfd, c->statefd, name, c->log));
+}
+
+/* Call fn for every name in the state directory ending in suffix. */
+static void each_record(struct ctx *c, const char *suffix, void (*fn)(struct ctx *, const char *))
+{
+	int fd = openat(c->statefd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	char (*names)[NAME_MAX + 1] = NULL;
+	size_t n = 0, cap = 0;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		note_rc(c, -errno);
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || !ends_with(de->d_name, suffix))
+			continue;
+		if (n == cap) {
+			void *p = realloc(names, (cap = cap ? 2 * cap : 8) * sizeof(*names));
+
+			if (!p) {
+				note_rc(c, -ENOMEM);
+				break;
+			}
+			names = p;
+		}
+		snprintf(names[n++], sizeof(*names), "%s", de->d_name);
+	}
+	closedir(d);
+	for (size_t i = 0; i < n; i++)
+		fn(c, names[i]);
+	free(names);
+}
+
+int sfs_recover(int dirfd, int statefd, const struct sfs_log *log, bool apply)
+{
+	struct ctx c = { dirfd, statefd, log, apply, 0 };
+
+	sweep(&c);
+	replay_rename(&c);
+	each_record(&c, SFS_UNLINK_SUFFIX, replay_unlink);
+	each_record(&c, SFS_GROW_SUFFIX, replay_grow);
+	return c.rc;
+}
