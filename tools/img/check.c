@@ -35,6 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "checkstore.h"
 #include "common.h"
 #include "units.h"
 
@@ -56,7 +57,7 @@ struct diag {
 static int exec_check(int argc, char **argv);
 
 const struct tool_cmd img_cmd_check = {
-	"check", "[--repair] STORE/NAME",
+	"check", "[--repair] STORE/NAME | STORE",
 	"verify that sidecar, map and backing file agree (fsck exit codes)",
 	exec_check,
 };
@@ -64,7 +65,9 @@ const struct tool_cmd img_cmd_check = {
 static const char help[] =
 	"Verify STORE/NAME: the sidecar parses, the allocation map is intact and records\n"
 	"the geometry the sidecar declares, the backing file is a regular file at least\n"
-	"as long as the disk.  One line per problem.\n\n"
+	"as long as the disk.  One line per problem.  Given a STORE, check every image in\n"
+	"it, what a crash left for the next start to put right (temporary files,\n"
+	"interrupted renames, unlinks and grows) and the files that are no image.\n\n"
 	"  --repair    fix what can be fixed without losing data: rebuild a missing or\n"
 	"              corrupt map from the backing file (the corrupt one is kept as\n"
 	"              .sectorfs/NAME.map.corrupt), rewrite a sidecar that disagrees with\n"
@@ -231,7 +234,19 @@ static int repair(const struct img_view *v, const struct diag *d)
 	return img_session_close(&ss);
 }
 
+static int check_one(int argc, char **argv);
+
 static int exec_check(int argc, char **argv)
+{
+
+	const char *store;
+
+	if (img_check_store_arg(argc, argv, &store))
+		return img_check_store(argc, argv, store, check_one);
+	return check_one(argc, argv);
+}
+
+static int check_one(int argc, char **argv)
 {
 	bool do_repair;
 	struct diag d, after;

@@ -1,0 +1,71 @@
+#!/bin/bash
+# check-store.sh - sectorfs-img check STORE: every image of a store, what a
+# crash left for the next start to put right, and the files that are no
+# image, with fsck exit codes:
+#  - a clean store: 0, one line per image, files that are no image noted;
+#  - leftovers (a temporary file, an old temporary sidecar, an interrupted
+#    unlink and grow): 4, each named; --repair puts them right (1) and says
+#    what it did; then 0;
+#  - a backing file and map without a sidecar: a problem of that name (4),
+#    left alone by --repair (the data may be wanted);
+#  - the user's files are never touched.
+# Needs no mount.
+. "$(dirname "$0")/../mount/lib.sh"
+
+IMGT="$top_builddir/tools/sectorfs-img"
+[ -x "$IMGT" ] || fail "not built: $IMGT"
+
+img() {
+	local want=$1 rc=0
+	shift
+	"$IMGT" "$@" >"$T/out" 2>"$T/err" || rc=$?
+	[ "$rc" -eq "$want" ] ||
+		fail "sectorfs-img $* exited $rc, expected $want; stdout: $(cat "$T/out") stderr: $(cat "$T/err")"
+}
+out_has() { grep -qF -- "$1" "$T/out" || fail "stdout lacks '$1'; got: $(cat "$T/out")"; }
+out_lacks() { ! grep -qF -- "$1" "$T/out" || fail "stdout has '$1'; got: $(cat "$T/out")"; }
+
+img 0 create -s 1M -f 4kn "$STORE/a"
+img 0 create -s 2M -p zeroedthick "$STORE/b"
+echo "my notes" > "$STORE/notes"
+img 0 check "$STORE"
+out_has "$STORE/a: clean (1048576 bytes"
+out_has "$STORE/b: clean (2097152 bytes"
+out_has "$STORE/notes: note: not an image (no sidecar, no map); left alone"
+out_has "$STORE: 2 images, 2 clean"
+pass "a clean store: 0, each image checked, the user's file noted"
+
+# what a crash leaves: a temporary file, an old-style temporary sidecar, an
+# unlink whose sidecar was gone, a grow whose map header was not written
+touch "$STORE/.sectorfs/.tmp.999.1"
+cp "$STORE/a.json" "$STORE/a.json.tmp.4242"
+printf 'unlink %s %s\n' "$(stat -c %d "$STORE/a")" "$(stat -c %i "$STORE/a")" > "$STORE/.sectorfs/a.unlink"
+rm "$STORE/a.json"
+printf 'grow 2097152 4194304 2097152 1\n' > "$STORE/.sectorfs/b.grow"
+truncate -s 4M "$STORE/b"
+img 4 check "$STORE"
+out_has ".sectorfs/.tmp.999.1: a temporary file left by an interrupted write (removed at the next start)"
+out_has "a.json.tmp.4242: a temporary sidecar left by an interrupted rewrite (removed at the next start)"
+out_has "a: interrupted unlink (finished at the next start)"
+out_has "b: interrupted grow (finished or undone at the next start)"
+img 1 check --repair "$STORE"
+out_has "repaired: removed .sectorfs/.tmp.999.1"
+out_has "repaired: a: finished an interrupted unlink"
+out_has "repaired: b: undid an interrupted grow from 2097152 to 4194304 bytes"
+[ "$(stat -c %s "$STORE/b")" -eq 2097152 ] || fail "the undone grow left b $(stat -c %s "$STORE/b") bytes long"
+[ ! -e "$STORE/a" ] && [ ! -e "$STORE/.sectorfs/a.map" ] || fail "the interrupted unlink left files of a"
+img 0 check "$STORE"
+out_has "$STORE: 1 image, 1 clean"
+[ "$(cat "$STORE/notes")" = "my notes" ] || fail "the user's file was changed"
+pass "leftovers of a crash: 4, each named; --repair puts them right (1); then 0"
+
+# a backing file and map without a sidecar: not served, and left alone
+img 0 create -s 1M "$STORE/hidden"
+mv "$STORE/hidden.json" "$T/hidden.json"
+img 4 check "$STORE"
+out_has "$STORE/hidden: no sidecar hidden.json"
+img 4 check --repair "$STORE"
+[ -e "$STORE/hidden" ] && [ -e "$STORE/.sectorfs/hidden.map" ] || fail "--repair removed an undeclared image's files"
+mv "$T/hidden.json" "$STORE/hidden.json"
+img 0 check "$STORE"
+pass "backing file and map without a sidecar: a problem (4), left alone by --repair"

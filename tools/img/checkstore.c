@@ -1,0 +1,244 @@
+/*
+ * checkstore.c - sectorfs-img check STORE: every image of a store, and
+ * what else a crash or a user left in it.
+ *
+ *   1. what the next start of the store would put right (recover.c, run
+ *      without changing anything): temporary files, interrupted renames,
+ *      unlinks and grows.  Each is a problem; --repair opens the store
+ *      (taking its lock), which does that recovery, and says what it did.
+ *      While a daemon serves the store it has done this at its start, and
+ *      what is in the state directory may be its work in progress: the
+ *      step is skipped, with a note.
+ *   2. every name with a sidecar, a map or a backing file beside another
+ *      of them: checked as 'check STORE/NAME' does (the same code), so a
+ *      backing file and map left without a sidecar, or a map alone, is a
+ *      problem of that name.
+ *   3. the other files: notes only, they are the user's and left alone.
+ * The exit status is the OR of the fsck codes of every part.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checkstore.h"
+#include "recover.h"
+
+enum { EX_CLEAN = 0, EX_REPAIRED = 1, EX_LEFT = 4, EX_OPER = 8, EX_USAGE = 16 };
+
+bool img_check_store_arg(int argc, char **argv, const char **dir)
+{
+	struct stat st;
+
+	for (int i = argc - 1; i >= 1; i--) {
+		if (argv[i][0] == '-')
+			continue;
+		if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+			*dir = argv[i];
+			return true;
+		}
+		return false;
+	}
+	return false;
+}
+
+struct pending {
+	const char *store;
+	unsigned n;
+	const char *prefix;
+};
+
+static void print_pending(void *ctx, int level, const char *msg)
+{
+	struct pending *p = ctx;
+
+	(void)level;
+	p->n++;
+	printf("%s: %s%s\n", p->store, p->prefix, msg);
+}
+
+/* Part 1: pending recovery.  Returns the part's exit code. */
+static int check_recovery(const char *store, int dfd, bool repair)
+{
+	struct pending p = { store, 0, "" };
+	struct sfs_log log = { print_pending, &p };
+	char holder[512];
+	int sfd;
+
+	if (img_served(store, holder, sizeof(holder))) {
+		printf("%s: note: served by sectorfs (%s), which put right what a crash left when it started\n",
+		       store, holder[0] ? holder : "holder unknown");
+		return EX_CLEAN;
+	}
+	sfd = openat(dfd, SFS_STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfd < 0)
+		return errno == ENOENT ? EX_CLEAN : EX_OPER;
+	sfs_recover(dfd, sfd, &log, false);
+	close(sfd);
+	if (p.n == 0)
+		return EX_CLEAN;
+	if (!repair)
+		return EX_LEFT;
+	{
+		struct sfs_store_opts o = { .lazy = true, .holder = IMG_PROG " check --repair" };
+		struct pending done = { store, 0, "repaired: " };
+		struct sfs_store *s;
+		char err[1024];
+
+		sfs_sidecar_defaults(&o.defaults);
+		o.log.fn = print_pending;
+		o.log.ctx = &done;
+		if (sfs_store_open(store, &o, &s, err, sizeof(err)) < 0) {
+			img_error("%s", err);
+			return EX_LEFT;
+		}
+		if (sfs_store_close(s) < 0)
+			return EX_OPER;
+	}
+	return EX_REPAIRED;
+}
+
+struct name_list {
+	char (*v)[SFS_NAME_MAX + 1];
+	size_t n, cap;
+};
+
+static int add_name(struct name_list *l, const char *name, size_t len)
+{
+	if (len > SFS_NAME_MAX)
+		return 0;
+	for (size_t i = 0; i < l->n; i++)
+		if (strlen(l->v[i]) == len && memcmp(l->v[i], name, len) == 0)
+			return 0;
+	if (l->n == l->cap) {
+		void *p = realloc(l->v, (l->cap = l->cap ? 2 * l->cap : 32) * sizeof(*l->v));
+
+		if (!p)
+			return -ENOMEM;
+		l->v = p;
+	}
+	memcpy(l->v[l->n], name, len);
+	l->v[l->n++][len] = '\0';
+	return 0;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+/* Does dfd/NAME+suffix exist? */
+static bool exists(int dfd, const char *name, const char *suffix)
+{
+	char f[NAME_MAX + 16];
+	struct stat st;
+
+	snprintf(f, sizeof(f), "%s%s", name, suffix);
+	return fstatat(dfd, f, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/* Names that are images or what is left of one: sidecars, and maps; files beside neither are
+ * the user's (noted). */
+static int collect(const char *store, int dfd, struct name_list *l)
+{
+	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int sfd = openat(dfd, SFS_STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (n > 5 && strcmp(de->d_name + n - 5, ".json") == 0) {
+			char name[NAME_MAX + 1];
+
+			snprintf(name, sizeof(name), "%.*s", (int)(n - 5), de->d_name);
+			if (sfs_name_valid(name) == 0 && add_name(l, name, n - 5) < 0)
+				break;
+		} else if (!exists(dfd, de->d_name, ".json") && !(sfd >= 0 && exists(sfd, de->d_name, ".map"))) {
+			printf("%s/%s: note: not an image (no sidecar, no map); left alone\n", store, de->d_name);
+		}
+	}
+	closedir(d);
+	if (sfd >= 0 && (d = fdopendir(sfd))) {
+		while ((de = readdir(d))) {
+			size_t n = strlen(de->d_name);
+
+			if (de->d_name[0] != '.' && n > 4 && strcmp(de->d_name + n - 4, ".map") == 0 &&
+			    add_name(l, de->d_name, n - 4) < 0)
+				break;
+		}
+		closedir(d);
+	} else if (sfd >= 0) {
+		close(sfd);
+	}
+	qsort(l->v, l->n, sizeof(*l->v), cmp_names);
+	return 0;
+}
+
+int img_check_store(int argc, char **argv, const char *store, int (*check_one)(int, char **))
+{
+	static const struct option longopts[] = {
+		{ "repair", no_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct name_list l = { 0 };
+	bool repair = false;
+	unsigned clean = 0;
+	int c, rc = EX_CLEAN, dfd;
+
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		if (c == 'r')
+			repair = true;
+		else
+			return check_one(argc, argv);     /* --help and bad options: the usual answers */
+	}
+	if (optind != argc - 1)
+		return check_one(argc, argv);
+	dfd = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		img_error("%s: cannot open store: %s", store, strerror(errno));
+		return EX_OPER;
+	}
+	rc |= check_recovery(store, dfd, repair);
+	if (collect(store, dfd, &l) < 0) {
+		img_error("%s: cannot read store: %s", store, strerror(errno));
+		close(dfd);
+		free(l.v);
+		return rc | EX_OPER;
+	}
+	close(dfd);
+	fflush(stdout);
+	for (size_t i = 0; i < l.n; i++) {
+		char path[PATH_MAX], *args[4];
+		int n = 0, r;
+
+		snprintf(path, sizeof(path), "%s/%s", store, l.v[i]);
+		args[n++] = argv[0];
+		if (repair)
+			args[n++] = "--repair";
+		args[n++] = path;
+		args[n] = NULL;
+		optind = 1;
+		r = check_one(n, args);
+		fflush(stdout);
+		if (r == EX_CLEAN)
+			clean++;
+		rc |= r;
+	}
+	printf("%s: %zu image%s, %u clean%s\n", store, l.n, l.n == 1 ? "" : "s", clean,
+	       rc & EX_LEFT ? "; problems left" : rc & EX_REPAIRED ? "; problems repaired" : "");
+	free(l.v);
+	return rc;
+}
