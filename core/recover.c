@@ -4,11 +4,11 @@
  * The state directory is the daemon's own: anything in it named as a
  * temporary file (tmpfile.h), or as the temporary files of older versions
  * (NAME.map.tmp.PID, NAME.map.new), is a leftover and goes.  In the store
- * directory only one kind of file is removed: NAME.json.tmp.PID, which
- * older versions wrote beside a sidecar, and only when it is a regular
- * file that parses as a sidecar and no image of that name is declared
- * (an image may have such a name; its sidecar would be
- * NAME.json.tmp.PID.json).
+ * directory only temporary sidecars are removed, and only regular files
+ * that parse as a sidecar: .tmp.PID.N (written beside the sidecar when the
+ * state directory is on another filesystem) and NAME.json.tmp.PID, which
+ * older versions wrote, when no image of that name is declared (an image
+ * may have such a name; its sidecar would be NAME.json.tmp.PID.json).
  *
  * Then the intent records, in the order their operations can have left
  * them (the store lock lets one multi-file operation run at a time, so at
@@ -106,21 +106,30 @@ static void remove_leftover(struct ctx *c, int fd, const char *where, const char
 	sfs_logf(c->log, SFS_LOG_WARN, "removed %s%s: %s", where, name, what);
 }
 
+/* Is STORE/name a regular file holding a sidecar's text? */
+static bool is_sidecar(struct ctx *c, const char *name)
+{
+	struct sfs_sidecar sc;
+	struct stat st;
+	char err[256];
+
+	if (fstatat(c->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1)
+		return false;
+	return sfs_sidecar_load(c->dirfd, name, &sc, err, sizeof(err)) == 0;
+}
+
 /* A NAME.json.tmp.PID of an older version: a sidecar text, no image declared by that name. */
 static bool legacy_sidecar_tmp(struct ctx *c, const char *name)
 {
-	char scname[NAMEBUF + 8], err[256];
-	struct sfs_sidecar sc;
+	char scname[NAMEBUF + 8];
 	struct stat st;
 
-	if (!legacy_tmp(name, ".json.tmp."))
-		return false;
-	if (fstatat(c->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1)
+	if (name[0] == '.' || !legacy_tmp(name, ".json.tmp."))
 		return false;
 	snprintf(scname, sizeof(scname), "%s.json", name);
 	if (fstatat(c->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return false;
-	return sfs_sidecar_load(c->dirfd, name, &sc, err, sizeof(err)) == 0;
+	return is_sidecar(c, name);
 }
 
 static void sweep(struct ctx *c)
@@ -153,7 +162,7 @@ static void sweep(struct ctx *c)
 		return;
 	}
 	while ((de = readdir(d)))
-		if (de->d_name[0] != '.' && legacy_sidecar_tmp(c, de->d_name))
+		if (legacy_sidecar_tmp(c, de->d_name) || (sfs_tmp_is_ours(de->d_name) && is_sidecar(c, de->d_name)))
 			remove_leftover(c, c->dirfd, "", de->d_name,
 					"a temporary sidecar left by an interrupted rewrite");
 	closedir(d);

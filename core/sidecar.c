@@ -529,6 +529,9 @@ int sfs_sidecar_save(int dirfd, const char *fname, int tmpdir, const struct sfs_
 		return pfd;
 	}
 	rc = sfs_write_file_atomic(tmpdir >= 0 ? tmpdir : pfd, pfd, base, text, strlen(text), 0644);
+	/* a state directory on another filesystem: the temporary file goes beside the sidecar */
+	if (rc == -EXDEV && tmpdir >= 0)
+		rc = sfs_write_file_atomic(pfd, pfd, base, text, strlen(text), 0644);
 	free(text);
 	close(pfd);
 	return rc;
