@@ -17,7 +17,12 @@
  *   NAME.unlink  sidecar gone (the commit point): backing file (the same
  *                inode as recorded, else left alone) and map removed;
  *                sidecar still there: the unlink never happened;
- *   NAME.grow    finished or undone by grow.c, as the map header says.
+ *   NAME.create  the sidecar there (its last step): finished; else the
+ *                backing file (the recorded inode; without one, only if it
+ *                holds no data) and map removed;
+ *   NAME.grow    finished or undone by grow.c, as the map header says;
+ *   NAME.inflate the sidecar made to say eagerzeroedthick when the map
+ *                (the commit point) does.
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -30,6 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "allocmap.h"
 #include "grow.h"
 #include "recover.h"
 #include "sidecar.h"
@@ -37,6 +43,24 @@
 #include "tmpfile.h"
 
 #define NAMEBUF 300
+
+int sfs_intent_put(int statefd, const char *name, const char *suffix, const char *text)
+{
+	char rec[NAMEBUF];
+
+	if ((size_t)snprintf(rec, sizeof(rec), "%s%s", name, suffix) >= sizeof(rec))
+		return -ENAMETOOLONG;
+	return sfs_write_file_atomic(statefd, statefd, rec, text, strlen(text), 0600);
+}
+
+int sfs_intent_drop(int statefd, const char *name, const char *suffix)
+{
+	char rec[NAMEBUF];
+
+	if ((size_t)snprintf(rec, sizeof(rec), "%s%s", name, suffix) >= sizeof(rec))
+		return -ENAMETOOLONG;
+	return sfs_remove_durably(statefd, rec);
+}
 
 int sfs_move_image_files(int dirfd, int statefd, const char *from, const char *to)
 {
@@ -271,6 +295,123 @@ static void replay_unlink(struct ctx *c, const char *rec)
 	sfs_logf(c->log, SFS_LOG_WARN, "%s: finished an interrupted unlink", name);
 }
 
+/* The image name of record rec (NAME + suffix); false when it is no valid name. */
+static bool record_name(const char *rec, const char *suffix, char *name, size_t len)
+{
+	size_t n = strlen(rec) - strlen(suffix);
+
+	if (n >= len)
+		return false;
+	memcpy(name, rec, n);
+	name[n] = '\0';
+	return sfs_name_valid(name) == 0;
+}
+
+/* Does the file hold no byte of data (all holes or unwritten extents)? */
+static bool holds_no_data(int fd, const struct stat *st)
+{
+	return st->st_size == 0 || (lseek(fd, 0, SEEK_DATA) < 0 && errno == ENXIO);
+}
+
+static void replay_create(struct ctx *c, const char *rec)
+{
+	char name[NAMEBUF], text[128], scname[NAMEBUF + 8], mapname[NAMEBUF + 8], tail;
+	unsigned long long dev = 0, ino = 0;
+	struct stat st;
+	int n = 0, fd, rc = 0;
+	ssize_t len;
+
+	if (!record_name(rec, SFS_CREATE_SUFFIX, name, sizeof(name)))
+		return;
+	len = sfs_read_small_file(c->statefd, rec, text, sizeof(text));
+	if (len < 0 || (strcmp(text, "create\n") != 0 &&
+			((n = sscanf(text, "create %llu %llu%c", &dev, &ino, &tail)) != 3 || tail != '\n'))) {
+		drop_record(c, rec, "a damaged create record");
+		return;
+	}
+	snprintf(scname, sizeof(scname), "%s.json", name);
+	snprintf(mapname, sizeof(mapname), "%s.map", name);
+	if (!c->apply) {
+		sfs_logf(c->log, SFS_LOG_WARN, "%s: interrupted create (%s at the next start)", name,
+			 fstatat(c->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0 ? "finished" : "undone");
+		return;
+	}
+	if (fstatat(c->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		/* the sidecar is its last step: the image is whole */
+		rc = sfs_remove_durably(c->statefd, rec);
+		if (rc == 0)
+			sfs_logf(c->log, SFS_LOG_WARN, "%s: finished an interrupted create", name);
+		note_rc(c, rc);
+		return;
+	}
+	fd = openat(c->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd >= 0) {
+		bool ours = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
+			    (n == 3 ? (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino
+				    : holds_no_data(fd, &st));
+
+		close(fd);
+		if (!ours)
+			sfs_logf(c->log, SFS_LOG_WARN, "%s: not the backing file an interrupted create made "
+				 "(another file took the name, or it holds data); left alone", name);
+		else if (unlinkat(c->dirfd, name, 0) < 0)
+			rc = -errno;
+	}
+	if (rc == 0 && unlinkat(c->statefd, mapname, 0) < 0 && errno != ENOENT)
+		rc = -errno;
+	if (rc == 0 && fsync(c->dirfd) < 0)
+		rc = -errno;
+	if (rc == 0)
+		rc = sfs_remove_durably(c->statefd, rec);
+	if (rc < 0) {
+		sfs_logf(c->log, SFS_LOG_ERR, "%s: cannot undo an interrupted create: %s", name, strerror(-rc));
+		note_rc(c, rc);
+		return;
+	}
+	sfs_logf(c->log, SFS_LOG_WARN, "%s: undid an interrupted create", name);
+}
+
+static void replay_inflate(struct ctx *c, const char *rec)
+{
+	char name[NAMEBUF], scname[NAMEBUF + 8], mapname[NAMEBUF + 8], err[512];
+	struct sfs_sidecar sc;
+	struct sfs_map *m;
+	enum sfs_prov prov;
+	int rc;
+
+	if (!record_name(rec, SFS_INFLATE_SUFFIX, name, sizeof(name)))
+		return;
+	if (!c->apply) {
+		sfs_logf(c->log, SFS_LOG_WARN, "%s: interrupted inflate (finished at the next start)", name);
+		return;
+	}
+	snprintf(scname, sizeof(scname), "%s.json", name);
+	snprintf(mapname, sizeof(mapname), "%s.map", name);
+	rc = sfs_map_open(c->statefd, mapname, &m, err, sizeof(err));
+	if (rc < 0) {
+		sfs_logf(c->log, SFS_LOG_ERR, "%s: cannot finish an interrupted inflate: %s", name, err);
+		note_rc(c, rc);
+		return;
+	}
+	prov = sfs_map_info(m)->prov;
+	sfs_map_close(m);
+	/* the map is the commit point: the sidecar follows it */
+	if (prov == SFS_PROV_EAGERZEROEDTHICK && sfs_sidecar_load(c->dirfd, scname, &sc, err, sizeof(err)) == 0 &&
+	    sc.prov != prov) {
+		sc.prov = prov;
+		rc = sfs_sidecar_save(c->dirfd, scname, c->statefd, &sc);
+	}
+	if (rc == 0)
+		rc = sfs_remove_durably(c->statefd, rec);
+	if (rc < 0) {
+		sfs_logf(c->log, SFS_LOG_ERR, "%s: cannot finish an interrupted inflate: %s", name, strerror(-rc));
+		note_rc(c, rc);
+		return;
+	}
+	sfs_logf(c->log, SFS_LOG_WARN, "%s: %s an interrupted inflate", name,
+		 prov == SFS_PROV_EAGERZEROEDTHICK ? "finished" : "dropped (the image keeps its mode)");
+}
+
 static void replay_grow(struct ctx *c, const char *rec)
 {
 	char name[NAMEBUF];
@@ -331,6 +472,8 @@ int sfs_recover(int dirfd, int statefd, const struct sfs_log *log, bool apply)
 	sweep(&c);
 	replay_rename(&c);
 	each_record(&c, SFS_UNLINK_SUFFIX, replay_unlink);
+	each_record(&c, SFS_CREATE_SUFFIX, replay_create);
 	each_record(&c, SFS_GROW_SUFFIX, replay_grow);
+	each_record(&c, SFS_INFLATE_SUFFIX, replay_inflate);
 	return c.rc;
 }

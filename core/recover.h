@@ -10,6 +10,11 @@
  *   NAME.unlink   "unlink DEV INO\n"    an unlink in progress: finished when
  *                                       its sidecar is gone, else undone
  *   NAME.grow     "grow OLD NEW LEN SC" a grow in progress (grow.c)
+ *   NAME.create   "create [DEV INO]\n"  a create by sectorfs-img (backing
+ *                                       file and map before the sidecar):
+ *                                       undone unless the sidecar is there
+ *   NAME.inflate  "inflate\n"           a change to eagerzeroedthick: the
+ *                                       sidecar made to say what the map says
  *
  * and every file it rewrites goes through a temporary file (tmpfile.h).
  * Recovery replays the records and removes the temporary files, logging
@@ -25,6 +30,14 @@
 
 #define SFS_RENAME_JOURNAL "rename"
 #define SFS_UNLINK_SUFFIX ".unlink"
+#define SFS_CREATE_SUFFIX ".create"
+#define SFS_INFLATE_SUFFIX ".inflate"
+
+/* Write the intent record STATE/NAME+suffix holding text, atomically and durably. 0 or -errno. */
+int sfs_intent_put(int statefd, const char *name, const char *suffix, const char *text);
+
+/* Remove the intent record STATE/NAME+suffix durably; 0 (also when absent) or -errno. */
+int sfs_intent_drop(int statefd, const char *name, const char *suffix);
 
 /* Put the store right after a crash (the store lock held): remove temporary files, finish an
  * interrupted rename, finish or undo interrupted unlinks and grows; one log line each.  With

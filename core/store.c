@@ -805,7 +805,7 @@ int sfs_store_unlink(struct sfs_store *s, const char *name)
 	if (rc == 0) {
 		snprintf(text, sizeof(text), "unlink %llu %llu\n", (unsigned long long)st.st_dev,
 			 (unsigned long long)st.st_ino);
-		rc = sfs_write_file_atomic(s->statefd, s->statefd, rec, text, strlen(text), 0600);
+		rc = sfs_intent_put(s->statefd, name, SFS_UNLINK_SUFFIX, text);
 	}
 	if (rc == 0)
 		rc = sfs_step("unlink", 1);

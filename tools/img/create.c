@@ -1,10 +1,13 @@
 /*
  * create.c - sectorfs-img create: a new image, its sidecar and its map.
  *
- * The order is the store's (store.c): backing file and map first, the
- * sidecar last, since the sidecar is what declares the image.  The image
- * is made by sfs_image_open() from a validated sidecar, so the backing
- * file and the map are exactly what the daemon would have made:
+ * The sidecar, which declares the image, comes last, once the data is in
+ * place; before anything an intent record .sectorfs/NAME.create is
+ * written (recover.h), and rewritten with the backing file's inode once it
+ * exists, so that a crash part way is undone at the next start of the
+ * store instead of leaving files no sidecar declares.  The image is made
+ * by sfs_image_open() from a validated sidecar, so the backing file and
+ * the map are exactly what the daemon would have made:
  *
  *   thin / zeroedthick     sfs_image_open (sparse, or space reserved)
  *   eagerzeroedthick       opened as zeroedthick, every block zeroed by
@@ -15,7 +18,7 @@
  *
  * The store lock is held throughout.  An existing sidecar, backing file
  * or map is never overwritten.  On any failure, and on Ctrl-C, the three
- * files are removed: no half-made image is left behind.
+ * files and the record are removed: no half-made image is left behind.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +28,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "recover.h"
 #include "units.h"
 
 static int exec_create(int argc, char **argv);
@@ -93,6 +97,7 @@ static void remove_image(struct img_session *ss)
 	unlinkat(ss->state_fd, f, 0);
 	fsync(ss->state_fd);
 	fsync(ss->store_fd);
+	sfs_intent_drop(ss->state_fd, ss->ref->name, SFS_CREATE_SUFFIX);
 }
 
 /* Make the image; 0, -ECANCELED when interrupted, -1 when failed (printed). */
@@ -102,15 +107,33 @@ static int make_image(struct img_session *ss, const struct sfs_sidecar *sc, int 
 	struct sfs_log log = img_session_log(ss);
 	struct sfs_image *im = NULL;
 	struct img_progress p;
-	char err[1024];
+	char err[1024], rec[64];
+	struct stat st;
 	int rc;
 
 	if (sc->prov == SFS_PROV_EAGERZEROEDTHICK)
 		osc.prov = SFS_PROV_ZEROEDTHICK;      /* zeroed below, with progress */
+	rc = sfs_intent_put(ss->state_fd, ss->ref->name, SFS_CREATE_SUFFIX, "create\n");
+	if (rc < 0) {
+		img_error("%s/%s: cannot write: %s", ss->ref->store, SFS_STATE_DIR, strerror(-rc));
+		return -1;
+	}
 	rc = sfs_image_open(ss->store_fd, ss->state_fd, ss->ref->name, &osc, false, &log, &im,
 			    err, sizeof(err));
 	if (rc < 0) {
 		img_error("%s: %s", ss->ref->path, err);
+		return -1;
+	}
+	if (fstat(sfs_image_fd(im), &st) == 0) {
+		snprintf(rec, sizeof(rec), "create %llu %llu\n", (unsigned long long)st.st_dev,
+			 (unsigned long long)st.st_ino);
+		rc = sfs_intent_put(ss->state_fd, ss->ref->name, SFS_CREATE_SUFFIX, rec);
+	} else {
+		rc = -errno;
+	}
+	if (rc < 0) {
+		img_error("%s/%s: cannot write: %s", ss->ref->store, SFS_STATE_DIR, strerror(-rc));
+		sfs_image_close(im);
 		return -1;
 	}
 	if (src_fd >= 0 && !tool_interrupted) {
@@ -142,6 +165,9 @@ static int make_image(struct img_session *ss, const struct sfs_sidecar *sc, int 
 		rc = -ECANCELED;
 	if (rc == 0 && img_save_sidecar(ss, sc) < 0)
 		rc = -EIO;
+	if (rc == 0 && sfs_intent_drop(ss->state_fd, ss->ref->name, SFS_CREATE_SUFFIX) < 0)
+		img_error("%s: cannot remove %s/%s.create (the image is whole; the next start removes it)",
+			  ss->ref->path, SFS_STATE_DIR, ss->ref->name);
 	return rc == 0 ? 0 : rc == -ECANCELED ? -ECANCELED : -1;
 }
 

@@ -9,10 +9,10 @@
  *   3. the sidecar is rewritten with the new provisioning.
  *
  * A crash or Ctrl-C during 1 leaves a valid image of the old mode with
- * more blocks allocated; running inflate again finishes the job.  A crash
- * between 2 and 3 leaves a sidecar saying the old mode, which the image
- * overrides (the recorded mode wins) until the next inflate or check
- * --repair rewrites it.
+ * more blocks allocated; running inflate again finishes the job.  Steps 2
+ * and 3 are bracketed by an intent record, .sectorfs/NAME.inflate
+ * (recover.h): after a crash between them the next start of the store
+ * rewrites the sidecar to say what the map says.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "recover.h"
 #include "units.h"
 
 static int exec_inflate(int argc, char **argv);
@@ -77,15 +78,22 @@ static int inflate(struct img_session *ss)
 		img_error("%s: zeroing failed: %s", ss->ref->path, strerror(-rc));
 		return 1;
 	}
+	rc = sfs_intent_put(ss->state_fd, ss->ref->name, SFS_INFLATE_SUFFIX, "inflate\n");
+	if (rc < 0) {
+		img_error("%s/%s: cannot write: %s", ss->ref->store, SFS_STATE_DIR, strerror(-rc));
+		return 1;
+	}
 	rc = sfs_image_set_provisioning(ss->im, ss->state_fd, SFS_PROV_EAGERZEROEDTHICK,
 					mi->flags | SFS_MAP_F_ZEROED, err, sizeof(err));
 	if (rc < 0) {
 		img_error("%s", err);
+		sfs_intent_drop(ss->state_fd, ss->ref->name, SFS_INFLATE_SUFFIX);
 		return 1;
 	}
 	sc.prov = SFS_PROV_EAGERZEROEDTHICK;
 	if (img_save_sidecar(ss, &sc) < 0)
-		return 1;
+		return 1;      /* the record stays: the next start rewrites the sidecar */
+	sfs_intent_drop(ss->state_fd, ss->ref->name, SFS_INFLATE_SUFFIX);
 	sfs_format_human(sfs_blocks_bytes(&g, 0, nb) - before_bytes, human, sizeof(human));
 	printf("inflated %s: %s -> eagerzeroedthick, %llu of %llu blocks zeroed now (%s)\n",
 	       ss->ref->path, sfs_prov_name(was), (unsigned long long)(nb - before),
