@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -141,24 +142,54 @@ static int parse_defaults(const struct options *o, struct sfs_sidecar *d)
 	return 0;
 }
 
+/* Make *path absolute, from the current directory, so that it names the
+ * same file after the daemon moves to "/".  0 or -ENOMEM, -errno of getcwd. */
+static int absolute_path(char **path)
+{
+	char *cwd, *abs;
+
+	if ((*path)[0] == '/')
+		return 0;
+	cwd = getcwd(NULL, 0);
+	if (!cwd)
+		return -errno;
+	if (asprintf(&abs, "%s/%s", cwd, *path) < 0) {
+		free(cwd);
+		return -ENOMEM;
+	}
+	free(cwd);
+	free(*path);
+	*path = abs;
+	return 0;
+}
+
+/* Write our pid to path through a temporary file of a name no one else
+ * has (mkostemp) and rename(2), so a reader sees the whole pid or no file;
+ * mode 0644 less the umask.  0 or -errno. */
 static int write_pidfile(const char *path)
 {
-	char buf[32];
-	int n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
-	char tmp[4096];
-	int fd;
+	char buf[32], tmp[PATH_MAX];
+	int n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid()), fd, rc = 0;
+	mode_t mask = umask(0);
+	ssize_t w;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	umask(mask);
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (write(fd, buf, (size_t)n) != n || close(fd) < 0 || rename(tmp, path) < 0) {
-		int rc = -errno;
-
+	if (fchmod(fd, 0644 & ~mask) < 0 || (w = write(fd, buf, (size_t)n)) < 0)
+		rc = -errno;
+	else if (w != n)
+		rc = -EIO;
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && rename(tmp, path) < 0)
+		rc = -errno;
+	if (rc < 0)
 		unlink(tmp);
-		return rc;
-	}
-	return 0;
+	return rc;
 }
 
 int main(int argc, char *argv[])
@@ -201,6 +232,11 @@ int main(int argc, char *argv[])
 	foreground = copts.foreground;
 	if (parse_defaults(&o, &sopts.defaults) < 0)
 		goto out_args;
+	if (o.pidfile && (rc = absolute_path(&o.pidfile)) < 0) {
+		fprintf(stderr, "sectorfs: -o pidfile=%s: %s\n", o.pidfile, strerror(-rc));
+		rc = 1;
+		goto out_args;
+	}
 
 	sopts.stats = !o.nostats;
 	sopts.buffered = o.buffered;
