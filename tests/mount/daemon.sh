@@ -25,23 +25,10 @@ on_exit "mountpoint -q $MNT2 && fusermount3 -uz $MNT2"   # if a daemon that shou
 # sum FILE LEN: sha256 of the first LEN bytes (64 KiB reads).
 sum() { dd if="$1" bs=64K count=$(($2 / 65536)) status=none | sha256sum | cut -d' ' -f1; }
 
-# wait_gone PID SECONDS: wait until PID has exited; 1 if it is still there.
-wait_gone() {
-	local i
-	for ((i = 0; i < $2 * 10; i++)); do
-		kill -0 "$1" 2>/dev/null || return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # not_ok MSG: a failed check that does not stop the test (the checks after
 # it still run); the test fails at the end.
 FAILED=()
 not_ok() { echo "not ok - $*"; FAILED+=("$*"); }
-
-# lock_text: what the store's lock file says.
-lock_text() { head -n1 "$STORE/.sectorfs/lock" 2>/dev/null; }
 
 # run_bad WANT ARGS...: sectorfs ARGS must exit non-zero (not hang), say WANT
 # on stderr, and mount nothing on MNT2.

@@ -24,16 +24,6 @@ wait_pidfile() {
 	fail "no pid file $1 / mount after 10 s"
 }
 
-# wait_gone PID: the daemon exits after umount.
-wait_gone() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		kill -0 "$1" 2>/dev/null || return 0
-		sleep 0.1
-	done
-	fail "daemon $1 still running 10 s after umount"
-}
-
 # check_disk: the mount serves the image as its sidecar says.
 check_disk() {
 	[ "$(stat -c %s "$MNT/disk")" = 8388608 ] || fail "size of disk"
@@ -55,7 +45,7 @@ on_exit "kill $pid"
 check_disk
 pass "mount -t fuse $SECTORFS#STORE: served, 4kn rules hold, allow_other set"
 umount "$MNT" || fail "umount failed"
-wait_gone "$pid"
+wait_gone "$pid" 10 || fail "daemon $pid still running 10 s after umount"
 [ ! -e "$T/pid1" ] || fail "pid file left behind after a clean exit"
 pass "umount ends the daemon and it removes its pid file"
 
@@ -70,5 +60,5 @@ cmp -s "$T/blk" <(dd if="$MNT/disk" bs=4096 skip=3 count=1 iflag=direct status=n
 	fail "data written in the first mount is not there"
 pass "fstab line: served, data of the earlier mount intact"
 umount "$MNT" || fail "umount failed"
-wait_gone "$pid"
+wait_gone "$pid" 10 || fail "daemon $pid still running 10 s after umount"
 pass "umount of the fstab mount ends the daemon"
