@@ -655,6 +655,9 @@ static int sfs_removexattr(const char *path, const char *name)
 
 static void *sfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
+	struct fuse_context *ctx = fuse_get_context();
+	struct sfs_fs *fs = ctx->private_data;
+
 	cfg->nullpath_ok = 1;
 	cfg->use_ino = 0;
 	cfg->attr_timeout = 1.0;
@@ -664,7 +667,9 @@ static void *sfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
 	if (conn->max_write < (1u << 20))
 		conn->max_write = 1u << 20;
-	return fuse_get_context()->private_data;
+	if (fs->serving && fs->serving(fs->serving_ctx) < 0)
+		fuse_exit(ctx->fuse);
+	return fs;
 }
 
 const struct fuse_operations sfs_fs_ops = {

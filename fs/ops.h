@@ -18,6 +18,10 @@ struct sfs_fs {
 	const struct sfs_log *log;
 	pthread_mutex_t lock;          /* guards handles */
 	struct handle *handles;        /* open files, for release at exit */
+	/* if set, called once from init, when the loop answers the kernel's
+	 * first request (the mount serves); < 0 ends the loop */
+	int (*serving)(void *ctx);
+	void *serving_ctx;
 };
 
 /* Free the handles of files still open when the mount went away (no release comes for them). */

@@ -5,11 +5,15 @@
  *   sectorfs [FUSE options] [-o sector=,provisioning=,block_size=,nostats,pidfile=]
  *            STORE MOUNTPOINT
  *
- * The store is opened before mounting so that a second daemon on the
- * same store fails without touching the mount point.  Readiness: once the
- * mount is up (and the daemon has gone to the background unless -f) the
- * pid file, if asked for, is written.  SIGINT, SIGTERM and SIGHUP end the
- * loop; the mount is then removed and every image flushed before exit.
+ * Unless -f, the daemon forks first (daemon.c): the process that serves
+ * is the child from the start, and the parent exits only when the child
+ * reports ready, or with its failure.  The store is opened before
+ * mounting so that a second daemon on the same store fails without
+ * touching the mount point.  Readiness: once mounted, the pid file (if
+ * asked for) is written; then the loop starts, and when it answers the
+ * kernel's INIT the daemon is ready (sfs_daemon_ready: the parent exits 0,
+ * logging moves from stderr to syslog).  SIGINT, SIGTERM and SIGHUP end
+ * the loop; the mount is then removed and every image flushed before exit.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -27,6 +32,7 @@
 #include "fuse_version.h"
 #include <fuse_lowlevel.h>
 
+#include "daemon.h"
 #include "ops.h"
 #include "pdw.h"
 #include "units.h"
@@ -103,17 +109,6 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 	return 1;
 }
 
-static void log_to_stderr_or_syslog(void *ctx, int level, const char *msg)
-{
-	static const int prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
-	const int *foreground = ctx;
-
-	if (*foreground)
-		sfs_log_stderr(NULL, level, msg);
-	else
-		syslog(prio[level & 3], "%s", msg);
-}
-
 /* Fill the defaults for new images from -o options; 0 or -EINVAL with a message printed. */
 static int parse_defaults(const struct options *o, struct sfs_sidecar *d)
 {
@@ -141,24 +136,68 @@ static int parse_defaults(const struct options *o, struct sfs_sidecar *d)
 	return 0;
 }
 
+/* Make *path absolute, from the current directory, so that it names the
+ * same file after the daemon moves to "/".  0 or -ENOMEM, -errno of getcwd. */
+static int absolute_path(char **path)
+{
+	char *cwd, *abs;
+
+	if ((*path)[0] == '/')
+		return 0;
+	cwd = getcwd(NULL, 0);
+	if (!cwd)
+		return -errno;
+	if (asprintf(&abs, "%s/%s", cwd, *path) < 0) {
+		free(cwd);
+		return -ENOMEM;
+	}
+	free(cwd);
+	free(*path);
+	*path = abs;
+	return 0;
+}
+
+/* Write our pid to path through a temporary file of a name no one else
+ * has (mkostemp) and rename(2), so a reader sees the whole pid or no file;
+ * mode 0644 less the umask.  0 or -errno. */
 static int write_pidfile(const char *path)
 {
-	char buf[32];
-	int n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
-	char tmp[4096];
-	int fd;
+	char buf[32], tmp[PATH_MAX];
+	int n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid()), fd, rc = 0;
+	mode_t mask = umask(0);
+	ssize_t w;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	umask(mask);
+	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (write(fd, buf, (size_t)n) != n || close(fd) < 0 || rename(tmp, path) < 0) {
-		int rc = -errno;
-
+	if (fchmod(fd, 0644 & ~mask) < 0 || (w = write(fd, buf, (size_t)n)) < 0)
+		rc = -errno;
+	else if (w != n)
+		rc = -EIO;
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && rename(tmp, path) < 0)
+		rc = -errno;
+	if (rc < 0)
 		unlink(tmp);
-		return rc;
+	return rc;
+}
+
+/* The loop answers the kernel's first request: the mount serves. */
+static int on_serving(void *ctx)
+{
+	struct sfs_daemon *d = ctx;
+	int rc = sfs_daemon_ready(d);
+	char msg[256];
+
+	if (rc < 0) {
+		snprintf(msg, sizeof(msg), "cannot detach (open /dev/null, chdir /): %s", strerror(-rc));
+		sfs_daemon_log(d, SFS_LOG_ERR, msg);
 	}
-	return 0;
+	return rc;
 }
 
 int main(int argc, char *argv[])
@@ -171,8 +210,9 @@ int main(int argc, char *argv[])
 	struct sfs_store *store = NULL;
 	struct fuse *fuse = NULL;
 	struct sfs_fs fs = { 0 };
+	struct sfs_daemon daemon;
 	char err[1024], holder[4200], fsname[4200];
-	int foreground = 1, rc = 1, max_threads_given = 0;
+	int rc = 1, max_threads_given = 0, parent_status;
 
 	/* I/O buffers of up to 1 MiB come and go with every request: keep them
 	 * in the heap for reuse instead of an mmap and page faults each time. */
@@ -198,24 +238,42 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "usage: %s [options] STORE MOUNTPOINT  (see --help)\n", argv[0]);
 		goto out_args;
 	}
-	foreground = copts.foreground;
 	if (parse_defaults(&o, &sopts.defaults) < 0)
 		goto out_args;
+	if (o.pidfile && (rc = absolute_path(&o.pidfile)) < 0) {
+		fprintf(stderr, "sectorfs: -o pidfile=%s: %s\n", o.pidfile, strerror(-rc));
+		rc = 1;
+		goto out_args;
+	}
+
+	openlog("sectorfs", LOG_PID, LOG_DAEMON);
+	/* Unless -f the parent stops here, once the child is ready or has failed. */
+	if ((rc = sfs_daemon_start(&daemon, copts.foreground, &parent_status)) < 0) {
+		fprintf(stderr, "sectorfs: cannot go to the background: %s\n", strerror(-rc));
+		rc = 1;
+		goto out_daemon;
+	}
+	rc = 1;
+	if (parent_status >= 0) {
+		rc = parent_status;
+		goto out_daemon;
+	}
 
 	sopts.stats = !o.nostats;
 	sopts.buffered = o.buffered;
-	sopts.log.fn = log_to_stderr_or_syslog;
-	sopts.log.ctx = &foreground;
+	sopts.log.fn = sfs_daemon_log;
+	sopts.log.ctx = &daemon;
 	snprintf(holder, sizeof(holder), "pid %ld, mounted at %s", (long)getpid(), copts.mountpoint);
 	sopts.holder = holder;
-	openlog("sectorfs", LOG_PID, LOG_DAEMON);
 	if (sfs_store_open(o.store, &sopts, &store, err, sizeof(err)) < 0) {
 		fprintf(stderr, "sectorfs: %s\n", err);
-		goto out_args;
+		goto out_daemon;
 	}
 	fs.store = store;
 	fs.stats = sopts.stats;
 	fs.log = &sopts.log;
+	fs.serving = on_serving;
+	fs.serving_ctx = &daemon;
 	pthread_mutex_init(&fs.lock, NULL);
 
 	/* Rebuild the FUSE arguments: the defaults first, so the user's win. */
@@ -232,12 +290,6 @@ int main(int argc, char *argv[])
 	if (sfs_pdw_install(fuse_get_session(fuse)) < 0)
 		sfs_logf(&sopts.log, SFS_LOG_WARN, "cannot ask for parallel direct writes; "
 			 "writes to one disk will be serialised by the kernel");
-	if (fuse_daemonize(copts.foreground) != 0)
-		goto out_unmount;
-	if (!copts.foreground) {
-		snprintf(holder, sizeof(holder), "pid %ld, mounted at %s", (long)getpid(), copts.mountpoint);
-		sfs_store_set_holder(store, holder);
-	}
 	/* A daemon started in the background by a script inherits SIGINT ignored,
 	 * and libfuse only takes over signals left at their default. */
 	signal(SIGINT, SIG_DFL);
@@ -250,6 +302,7 @@ int main(int argc, char *argv[])
 		rc = 1;
 		goto out_signals;
 	}
+	/* the loop's init calls on_serving: the daemon is ready */
 	if (copts.singlethread) {
 		rc = fuse_loop(fuse);
 	} else {
@@ -263,6 +316,10 @@ int main(int argc, char *argv[])
 	}
 	/* a signal ends the loop with the signal number: a clean, asked-for exit */
 	rc = rc < 0 ? 1 : 0;
+	if (!sfs_daemon_is_ready(&daemon)) {
+		sfs_logf(&sopts.log, SFS_LOG_ERR, "the mount ended before it was ready");
+		rc = 1;
+	}
 	if (o.pidfile)
 		unlink(o.pidfile);
 out_signals:
@@ -277,6 +334,9 @@ out_store:
 		sfs_logf(&sopts.log, SFS_LOG_ERR, "flushing images at exit failed");
 		rc = 1;
 	}
+out_daemon:
+	sfs_daemon_end(&daemon);
+	closelog();
 out_args:
 	free(copts.mountpoint);
 	fuse_opt_free_args(&args);

@@ -4,7 +4,8 @@
 #
 # Proves: the pid file appears only once the mount is up (checked while
 # the daemon is slowed down by eager-zeroing an image before mounting),
-# in the foreground and in the background, and holds the daemon's own pid;
+# in the foreground and in the background (there, before sectorfs returns;
+# tests/mount/pidfile.sh has more), and holds the daemon's own pid;
 # a second daemon on the same store exits non-zero naming the holder as
 # the lock file does ("pid N, mounted at ..."), leaves its mount point
 # unmounted and the holder's lock and mount alone; SIGTERM and SIGINT each
@@ -25,23 +26,10 @@ on_exit "mountpoint -q $MNT2 && fusermount3 -uz $MNT2"   # if a daemon that shou
 # sum FILE LEN: sha256 of the first LEN bytes (64 KiB reads).
 sum() { dd if="$1" bs=64K count=$(($2 / 65536)) status=none | sha256sum | cut -d' ' -f1; }
 
-# wait_gone PID SECONDS: wait until PID has exited; 1 if it is still there.
-wait_gone() {
-	local i
-	for ((i = 0; i < $2 * 10; i++)); do
-		kill -0 "$1" 2>/dev/null || return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # not_ok MSG: a failed check that does not stop the test (the checks after
 # it still run); the test fails at the end.
 FAILED=()
 not_ok() { echo "not ok - $*"; FAILED+=("$*"); }
-
-# lock_text: what the store's lock file says.
-lock_text() { head -n1 "$STORE/.sectorfs/lock" 2>/dev/null; }
 
 # run_bad WANT ARGS...: sectorfs ARGS must exit non-zero (not hang), say WANT
 # on stderr, and mount nothing on MNT2.
@@ -112,17 +100,16 @@ rm "$STORE/slow.json" "$STORE/slow" "$STORE/.sectorfs/slow.map"
 rm -f "$T/pid"
 rc=0
 timeout 30 "$SECTORFS" -o pidfile="$T/pid" "$STORE" "$MNT" 2>>"$T/daemon.log" || rc=$?
+[ -s "$T/pid" ] || fail "sectorfs in the background returned ($rc) before writing its pid file"
+DPID=$(cat "$T/pid")   # for lib.sh's cleanup
 [ $rc -eq 0 ] || fail "sectorfs in the background exited $rc"
 mountpoint -q "$MNT" || fail "sectorfs returned but $MNT is not mounted"
-for ((i = 0; i < 100; i++)); do [ -s "$T/pid" ] && break; sleep 0.1; done
-[ -s "$T/pid" ] || fail "background daemon wrote no pid file"
-DPID=$(cat "$T/pid")   # for lib.sh's cleanup
 [ "$(cat "/proc/$DPID/comm" 2>/dev/null)" = sectorfs ] || fail "pid file says $DPID, which is not a running sectorfs"
 [ "$(lock_text)" = "pid $DPID, mounted at $MNT" ] || fail "lock file says '$(lock_text)', daemon is $DPID"
 fusermount3 -u "$MNT" || fail "fusermount3 -u failed"
 wait_gone "$DPID" 10 || fail "background daemon $DPID still running 10 s after unmount"
 DPID=
-pass "background: mounted when sectorfs returns; pid file and lock name the daemon itself"
+pass "background: mounted and pid file written when sectorfs returns; pid file and lock name the daemon itself"
 
 # ---- signals ----
 # Background jobs of a script start with SIGINT ignored, and libfuse keeps

@@ -62,16 +62,6 @@ BG=()
 ours() { [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f2)" = "$$" ]; }
 on_exit 'for p in "${BG[@]}"; do ours "$p" && kill "$p"; done; for p in "${BG[@]}"; do wait "$p"; done'
 
-# wait_gone PID SECONDS: wait until PID has exited; 1 if it is still there.
-wait_gone() {
-	local i
-	for ((i = 0; i < $2 * 10; i++)); do
-		kill -0 "$1" 2>/dev/null || return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 # daemon_exit SECONDS WHAT: the daemon must exit within SECONDS, with 0.
 daemon_exit() {
 	local rc=0

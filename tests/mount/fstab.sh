@@ -2,9 +2,9 @@
 # fstab.sh - sectorfs mounts through mount(8) and mount.fuse3, as from
 # /etc/fstab: "mount -t fuse PROGRAM#STORE MNT -o ..." and an fstab line
 # (read from a test-owned file with mount -T, not /etc/fstab).  The daemon
-# goes to the background as it does there; the test finds it through its
-# pid file, checks the disk, unmounts with umount(8) and requires the
-# daemon to have exited.
+# goes to the background as it does there; when mount returns the pid
+# file is there and the disk served; the test checks the disk, unmounts
+# with umount(8) and requires the daemon to have exited.
 . "$(dirname "$0")/lib.sh"
 requires_fuse
 requires_root
@@ -14,24 +14,11 @@ requires_cmd mount umount
 
 sidecar disk 8M 4kn thin 64K
 
-# wait_pidfile FILE: the daemon writes it once the mount is up.
-wait_pidfile() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		[ -s "$1" ] && mountpoint -q "$MNT" && return 0
-		sleep 0.1
-	done
-	fail "no pid file $1 / mount after 10 s"
-}
-
-# wait_gone PID: the daemon exits after umount.
-wait_gone() {
-	local i
-	for ((i = 0; i < 100; i++)); do
-		kill -0 "$1" 2>/dev/null || return 0
-		sleep 0.1
-	done
-	fail "daemon $1 still running 10 s after umount"
+# ready_now FILE: mount(8) returns only once the daemon has written its
+# pid file and the mount serves; nothing to wait for.
+ready_now() {
+	[ -s "$1" ] || fail "mount returned, but there is no pid file $1 yet"
+	mountpoint -q "$MNT" || fail "mount returned, but $MNT is not mounted"
 }
 
 # check_disk: the mount serves the image as its sidecar says.
@@ -49,20 +36,20 @@ check_disk() {
 # 1. mount -t fuse PROGRAM#STORE MNT -o options
 mount -t fuse "$SECTORFS#$STORE" "$MNT" -o "allow_other,pidfile=$T/pid1" 2>>"$T/daemon.log" ||
 	fail "mount -t fuse failed"
-wait_pidfile "$T/pid1"
+ready_now "$T/pid1"
 pid=$(cat "$T/pid1")
 on_exit "kill $pid"
 check_disk
 pass "mount -t fuse $SECTORFS#STORE: served, 4kn rules hold, allow_other set"
 umount "$MNT" || fail "umount failed"
-wait_gone "$pid"
+wait_gone "$pid" 10 || fail "daemon $pid still running 10 s after umount"
 [ ! -e "$T/pid1" ] || fail "pid file left behind after a clean exit"
 pass "umount ends the daemon and it removes its pid file"
 
 # 2. an fstab line, mounted by its mount point
 printf '%s#%s %s fuse allow_other,pidfile=%s 0 0\n' "$SECTORFS" "$STORE" "$MNT" "$T/pid2" > "$T/fstab"
 mount -T "$T/fstab" "$MNT" 2>>"$T/daemon.log" || fail "mount -T fstab failed"
-wait_pidfile "$T/pid2"
+ready_now "$T/pid2"
 pid=$(cat "$T/pid2")
 on_exit "kill $pid"
 check_disk
@@ -70,5 +57,5 @@ cmp -s "$T/blk" <(dd if="$MNT/disk" bs=4096 skip=3 count=1 iflag=direct status=n
 	fail "data written in the first mount is not there"
 pass "fstab line: served, data of the earlier mount intact"
 umount "$MNT" || fail "umount failed"
-wait_gone "$pid"
+wait_gone "$pid" 10 || fail "daemon $pid still running 10 s after umount"
 pass "umount of the fstab mount ends the daemon"

@@ -123,6 +123,30 @@ stop_daemon() {
 	wait_daemon unmount
 }
 
+# wait_gone PID SECONDS: wait until PID has exited; 1 if it is still there.
+wait_gone() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# lock_text: what the store's lock file says (the holder's description).
+lock_text() { head -n1 "$STORE/.sectorfs/lock" 2>/dev/null; }
+
+# sectorfs_pids WORD: pids of the running $SECTORFS processes whose command
+# line has an argument containing WORD (a path of this test's $T).
+sectorfs_pids() {
+	local p args
+	for p in /proc/[0-9]*; do
+		args=$( { tr '\0' '\n' < "$p/cmdline"; } 2>/dev/null) || continue
+		[ "${args%%$'\n'*}" = "$SECTORFS" ] || continue
+		case "$args" in *"$1"*) echo "${p#/proc/}" ;; esac
+	done
+}
+
 # kill9_daemon: what a crash looks like: SIGKILL, then drop the dead mount.
 kill9_daemon() {
 	kill -9 "$DPID"
