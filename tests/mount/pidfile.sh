@@ -158,3 +158,22 @@ lines=$(grep -F bad.json "$T/start.err")
 	fail "expected one line about bad.json and 512x on stderr, got: $(cat "$T/start.err")"
 stop_bg "bad sidecar" "$DPID"
 pass "bad sidecar, background start: on stderr: $lines"
+
+# ---- what a crash left, repaired at a background start: said on stderr ----
+rm -f "$STORE/bad.json"
+touch "$STORE/.sectorfs/.tmp.4242.1"
+printf 'grow 4194304 8388608 4194304 1\n' > "$STORE/.sectorfs/a.grow"
+truncate -s 8M "$STORE/a"
+rm -f "$PIDF"
+rc=0
+timeout 30 "$SECTORFS" -o pidfile="$PIDF" "$STORE" "$MNT" 2>"$T/start.err" || rc=$?
+[ -s "$PIDF" ] && DPID=$(cat "$PIDF")
+[ $rc -eq 0 ] || fail "start after a crash exited $rc: $(cat "$T/start.err")"
+check_serving "after a crash" "$DPID"
+grep -qF "removed .sectorfs/.tmp.4242.1: a temporary file left by an interrupted write" "$T/start.err" ||
+	fail "the removed temporary file is not reported on stderr: $(cat "$T/start.err")"
+grep -qF "a: undid an interrupted grow from 4194304 to 8388608 bytes" "$T/start.err" ||
+	fail "the undone grow is not reported on stderr: $(cat "$T/start.err")"
+[ "$(stat -c %s "$STORE/a")" -eq $((4 * M)) ] || fail "the undone grow left a $(stat -c %s "$STORE/a") bytes long"
+stop_bg "after a crash" "$DPID"
+pass "repairs at a background start are reported on stderr"
