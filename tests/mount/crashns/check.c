@@ -2,9 +2,6 @@
  * check.c - after the crash: what the store and the remounted namespace
  * show, against the model.
  *
- * offline (daemon dead, mount gone): sectorfs-img check on every image a
- * sidecar declares, on the state the crash left.
- *
  * verify (remounted): the listing, every name's presence, size and
  * sectors against the candidates of its thread (crashns.h); no write's
  * data under two names; no file in STORE or STORE/.sectorfs but the
@@ -112,27 +109,6 @@ static bool is_sidecar(const char *f, char *name, size_t len)
 		return false;
 	snprintf(name, len, "%.*s", (int)(n - 5), f);
 	return true;
-}
-
-int cmd_offline(struct state *s, const char *store, const char *imgtool)
-{
-	static const enum kind owned[] = { K_CHECK_BEFORE };
-	struct report r;
-	struct dirent *de;
-	char name[256];
-	DIR *d = opendir(store);
-
-	if (!d) {
-		fprintf(stderr, "crashns: %s: %s\n", store, strerror(errno));
-		return 2;
-	}
-	report_init(&r, s, "sectorfs-img check after kill -9, before the restart", owned, 1);
-	while ((de = readdir(d)))
-		if (is_sidecar(de->d_name, name, sizeof(name)))
-			check_image(&r, K_CHECK_BEFORE, imgtool, store, name);
-	closedir(d);
-	report_finish(&r);
-	return r.found ? 1 : 0;
 }
 
 /* ---- reading the namespace back ---- */

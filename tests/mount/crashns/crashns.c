@@ -4,7 +4,6 @@
  *
  *   crashns init STATE SEED
  *   crashns run STATE MNT PID ROUND        the workload; kill -9 PID at a random moment
- *   crashns offline STATE STORE IMGTOOL    unmounted: sectorfs-img check on every image
  *   crashns verify STATE MNT STORE IMGTOOL remounted: everything against the model
  *   crashns fail STATE KIND TEXT           a failure the script found (KIND: daemon, ...)
  *   crashns summary STATE                  failures by kind, "N rounds, F failures"
@@ -20,7 +19,7 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: crashns init STATE SEED | run STATE MNT PID ROUND | offline STATE STORE IMGTOOL |\n"
+	fprintf(stderr, "usage: crashns init STATE SEED | run STATE MNT PID ROUND |\n"
 		"       verify STATE MNT STORE IMGTOOL | fail STATE KIND TEXT | summary STATE\n");
 	return 2;
 }
@@ -58,8 +57,6 @@ int main(int argc, char **argv)
 		return usage();
 	if (strcmp(cmd, "run") == 0 && argc == 6)
 		rc = cmd_run(&s, argv[3], atoi(argv[4]), (uint32_t)strtoul(argv[5], NULL, 10));
-	else if (strcmp(cmd, "offline") == 0 && argc == 5)
-		rc = cmd_offline(&s, argv[3], argv[4]);
 	else if (strcmp(cmd, "verify") == 0 && argc == 6)
 		rc = cmd_verify(&s, argv[3], argv[4], argv[5]);
 	else if (strcmp(cmd, "summary") == 0 && argc == 3)

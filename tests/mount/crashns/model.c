@@ -24,7 +24,6 @@ const char *const kind_name[K_N] = {
 	[K_DUP] = "same data under two names",
 	[K_TMPFILE] = "temporary file left in the store",
 	[K_STRAYFILE] = "unexpected file in the store",
-	[K_CHECK_BEFORE] = "sectorfs-img check not clean after kill -9 (before restart)",
 	[K_CHECK_AFTER] = "sectorfs-img check not clean after restart",
 	[K_EEXIST] = "create refused with EEXIST, name absent from the listing",
 	[K_PROBE] = "create or unlink of a free name failed otherwise",
@@ -36,7 +35,7 @@ const char *const kind_name[K_N] = {
 
 const char *const kind_id[K_N] = {
 	[K_PRESENCE] = "presence", [K_SIZE] = "size", [K_CONTENT] = "content", [K_DUP] = "duplicate",
-	[K_TMPFILE] = "tmpfile", [K_STRAYFILE] = "strayfile", [K_CHECK_BEFORE] = "check-before-restart",
+	[K_TMPFILE] = "tmpfile", [K_STRAYFILE] = "strayfile",
 	[K_CHECK_AFTER] = "check-after-restart", [K_EEXIST] = "eexist-unlisted", [K_PROBE] = "probe",
 	[K_UNOPENABLE] = "unopenable", [K_LISTING] = "listing", [K_OPERR] = "operation-error",
 	[K_DAEMON] = "daemon",
