@@ -235,66 +235,6 @@ static void replay_rename(struct ctx *c)
 	sfs_logf(c->log, SFS_LOG_WARN, "%s: finished an interrupted rename to %s", from, to);
 }
 
-static void replay_unlink(struct ctx *c, const char *rec)
-{
-	char name[NAMEBUF], text[128], scname[NAMEBUF + 8], mapname[NAMEBUF + 8], tail;
-	unsigned long long dev, ino;
-	struct stat st;
-	size_t n = strlen(rec) - strlen(SFS_UNLINK_SUFFIX);
-	ssize_t len;
-	int rc = 0;
-
-	if (n >= sizeof(name))
-		return;
-	memcpy(name, rec, n);
-	name[n] = '\0';
-	len = sfs_read_small_file(c->statefd, rec, text, sizeof(text));
-	if (len < 0 || sfs_name_valid(name) < 0 ||
-	    sscanf(text, "unlink %llu %llu%c", &dev, &ino, &tail) != 3 || tail != '\n') {
-		drop_record(c, rec, "a damaged unlink record");
-		return;
-	}
-	snprintf(scname, sizeof(scname), "%s.json", name);
-	snprintf(mapname, sizeof(mapname), "%s.map", name);
-	if (fstatat(c->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (!c->apply) {
-			sfs_logf(c->log, SFS_LOG_WARN, "%s: interrupted unlink that had not begun (the image stays)", name);
-			return;
-		}
-		rc = sfs_remove_durably(c->statefd, rec);
-		if (rc == 0)
-			sfs_logf(c->log, SFS_LOG_WARN, "%s: an interrupted unlink had not removed the sidecar; "
-				 "the image stays", name);
-		note_rc(c, rc);
-		return;
-	}
-	if (!c->apply) {
-		sfs_logf(c->log, SFS_LOG_WARN, "%s: interrupted unlink (finished at the next start)", name);
-		return;
-	}
-	if (fstatat(c->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if ((unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino) {
-			if (unlinkat(c->dirfd, name, 0) < 0)
-				rc = -errno;
-		} else {
-			sfs_logf(c->log, SFS_LOG_WARN, "%s: not the backing file an interrupted unlink was "
-				 "removing (another file took the name); left alone", name);
-		}
-	}
-	if (rc == 0 && unlinkat(c->statefd, mapname, 0) < 0 && errno != ENOENT)
-		rc = -errno;
-	if (rc == 0 && fsync(c->dirfd) < 0)
-		rc = -errno;
-	if (rc == 0)
-		rc = sfs_remove_durably(c->statefd, rec);
-	if (rc < 0) {
-		sfs_logf(c->log, SFS_LOG_ERR, "%s: cannot finish an interrupted unlink: %s", name, strerror(-rc));
-		note_rc(c, rc);
-		return;
-	}
-	sfs_logf(c->log, SFS_LOG_WARN, "%s: finished an interrupted unlink", name);
-}
-
 /* The image name of record rec (NAME + suffix); false when it is no valid name. */
 static bool record_name(const char *rec, const char *suffix, char *name, size_t len)
 {
@@ -313,12 +253,83 @@ static bool holds_no_data(int fd, const struct stat *st)
 	return st->st_size == 0 || (lseek(fd, 0, SEEK_DATA) < 0 && errno == ENXIO);
 }
 
+/* The end of an unlink finished, or of a create undone: the backing file (when
+ * remove_backing), the map and the record go; what was done is logged (what: "finished an
+ * interrupted unlink"). */
+static void remove_image_files(struct ctx *c, const char *name, const char *rec, bool remove_backing,
+			       const char *what)
+{
+	char mapname[NAMEBUF + 8];
+	int rc = 0;
+
+	snprintf(mapname, sizeof(mapname), "%s.map", name);
+	if (remove_backing && unlinkat(c->dirfd, name, 0) < 0 && errno != ENOENT)
+		rc = -errno;
+	if (rc == 0 && unlinkat(c->statefd, mapname, 0) < 0 && errno != ENOENT)
+		rc = -errno;
+	if (rc == 0 && fsync(c->dirfd) < 0)
+		rc = -errno;
+	if (rc == 0)
+		rc = sfs_remove_durably(c->statefd, rec);
+	if (rc < 0) {
+		sfs_logf(c->log, SFS_LOG_ERR, "%s: cannot %s: %s", name, what, strerror(-rc));
+		note_rc(c, rc);
+		return;
+	}
+	sfs_logf(c->log, SFS_LOG_WARN, "%s: %s", name, what);
+}
+
+static void replay_unlink(struct ctx *c, const char *rec)
+{
+	char name[NAMEBUF], text[128], scname[NAMEBUF + 8], tail;
+	unsigned long long dev, ino;
+	struct stat st;
+	bool ours;
+	ssize_t len;
+	int rc;
+
+	if (!record_name(rec, SFS_UNLINK_SUFFIX, name, sizeof(name)))
+		return;
+	len = sfs_read_small_file(c->statefd, rec, text, sizeof(text));
+	if (len < 0 ||
+	    sscanf(text, "unlink %llu %llu%c", &dev, &ino, &tail) != 3 || tail != '\n') {
+		drop_record(c, rec, "a damaged unlink record");
+		return;
+	}
+	snprintf(scname, sizeof(scname), "%s.json", name);
+	if (fstatat(c->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (!c->apply) {
+			sfs_logf(c->log, SFS_LOG_WARN, "%s: interrupted unlink that had not begun (the image stays)", name);
+			return;
+		}
+		rc = sfs_remove_durably(c->statefd, rec);
+		if (rc == 0)
+			sfs_logf(c->log, SFS_LOG_WARN, "%s: an interrupted unlink had not removed the sidecar; "
+				 "the image stays", name);
+		note_rc(c, rc);
+		return;
+	}
+	if (!c->apply) {
+		sfs_logf(c->log, SFS_LOG_WARN, "%s: interrupted unlink (finished at the next start)", name);
+		return;
+	}
+	ours = true;
+	if (fstatat(c->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    ((unsigned long long)st.st_dev != dev || (unsigned long long)st.st_ino != ino)) {
+		sfs_logf(c->log, SFS_LOG_WARN, "%s: not the backing file an interrupted unlink was "
+			 "removing (another file took the name); left alone", name);
+		ours = false;
+	}
+	remove_image_files(c, name, rec, ours, "finished an interrupted unlink");
+}
+
 static void replay_create(struct ctx *c, const char *rec)
 {
-	char name[NAMEBUF], text[128], scname[NAMEBUF + 8], mapname[NAMEBUF + 8], tail;
+	char name[NAMEBUF], text[128], scname[NAMEBUF + 8], tail;
 	unsigned long long dev = 0, ino = 0;
 	struct stat st;
-	int n = 0, fd, rc = 0;
+	bool ours = true;
+	int n = 0, fd, rc;
 	ssize_t len;
 
 	if (!record_name(rec, SFS_CREATE_SUFFIX, name, sizeof(name)))
@@ -330,7 +341,6 @@ static void replay_create(struct ctx *c, const char *rec)
 		return;
 	}
 	snprintf(scname, sizeof(scname), "%s.json", name);
-	snprintf(mapname, sizeof(mapname), "%s.map", name);
 	if (!c->apply) {
 		sfs_logf(c->log, SFS_LOG_WARN, "%s: interrupted create (%s at the next start)", name,
 			 fstatat(c->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0 ? "finished" : "undone");
@@ -346,7 +356,7 @@ static void replay_create(struct ctx *c, const char *rec)
 	}
 	fd = openat(c->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd >= 0) {
-		bool ours = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
+		ours = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
 			    (n == 3 ? (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino
 				    : holds_no_data(fd, &st));
 
@@ -354,21 +364,8 @@ static void replay_create(struct ctx *c, const char *rec)
 		if (!ours)
 			sfs_logf(c->log, SFS_LOG_WARN, "%s: not the backing file an interrupted create made "
 				 "(another file took the name, or it holds data); left alone", name);
-		else if (unlinkat(c->dirfd, name, 0) < 0)
-			rc = -errno;
 	}
-	if (rc == 0 && unlinkat(c->statefd, mapname, 0) < 0 && errno != ENOENT)
-		rc = -errno;
-	if (rc == 0 && fsync(c->dirfd) < 0)
-		rc = -errno;
-	if (rc == 0)
-		rc = sfs_remove_durably(c->statefd, rec);
-	if (rc < 0) {
-		sfs_logf(c->log, SFS_LOG_ERR, "%s: cannot undo an interrupted create: %s", name, strerror(-rc));
-		note_rc(c, rc);
-		return;
-	}
-	sfs_logf(c->log, SFS_LOG_WARN, "%s: undid an interrupted create", name);
+	remove_image_files(c, name, rec, ours, "undid an interrupted create");
 }
 
 static void replay_inflate(struct ctx *c, const char *rec)

@@ -69,3 +69,31 @@ img 4 check --repair "$STORE"
 mv "$T/hidden.json" "$STORE/hidden.json"
 img 0 check "$STORE"
 pass "backing file and map without a sidecar: a problem (4), left alone by --repair"
+
+# an interrupted sectorfs-img create (backing file and map made, no sidecar
+# yet) is undone; one whose record has no inode yet removes only a backing
+# file that holds no data; an interrupted inflate makes the sidecar follow
+# the map
+# (every sectorfs-img command that takes the lock puts the store right
+# first, so the records are planted after the last of them)
+img 0 create -s 1M "$STORE/infl"
+img 0 inflate "$STORE/infl"
+img 0 create -s 1M "$STORE/half"
+printf 'create %s %s\n' "$(stat -c %d "$STORE/half")" "$(stat -c %i "$STORE/half")" > "$STORE/.sectorfs/half.create"
+rm "$STORE/half.json"
+echo "data of the user's" > "$STORE/early"
+printf 'create\n' > "$STORE/.sectorfs/early.create"
+sed -i 's/eagerzeroedthick/thin/' "$STORE/infl.json"
+printf 'inflate\n' > "$STORE/.sectorfs/infl.inflate"
+img 4 check "$STORE"
+out_has "half: interrupted create (undone at the next start)"
+out_has "infl: interrupted inflate (finished at the next start)"
+img 1 check --repair "$STORE"
+out_has "repaired: half: undid an interrupted create"
+out_has "repaired: early: not the backing file an interrupted create made"
+out_has "repaired: infl: finished an interrupted inflate"
+[ ! -e "$STORE/half" ] && [ ! -e "$STORE/.sectorfs/half.map" ] || fail "the undone create left files"
+[ "$(cat "$STORE/early")" = "data of the user's" ] || fail "a file holding data was removed"
+grep -q eagerzeroedthick "$STORE/infl.json" || fail "infl.json: $(cat "$STORE/infl.json")"
+img 0 check "$STORE/infl"
+pass "interrupted create undone (a file holding data left alone), interrupted inflate finished"
