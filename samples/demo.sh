@@ -1,21 +1,25 @@
 #!/bin/bash
 # demo.sh - a tour of sectorfs on the sample store (run by "make demo").
 #
-#   demo.sh SECTORFS STORE
+#   demo.sh SECTORFS SAMPLES
 #
-# Mounts STORE (the daemon creates the backing files its sidecars declare
-# on first mount), does direct I/O on the 4kn and the 512e disk, shows a
+# Copies the sidecars of SAMPLES into a store in a temporary directory,
+# mounts it (the daemon creates the backing files the sidecars declare),
+# does direct I/O on the 4kn and the 512e disk, shows a
 # misaligned write being refused, puts ext4 on a loop device with the
 # image's sector size, shows the statistics, and takes everything down
-# again.  Needs root for the loop device and the ext4 mount.
+# again, the temporary store with it: SAMPLES is left as it was.  Needs
+# root for the loop device and the ext4 mount.
 set -euo pipefail
 
-SECTORFS=${1:?usage: demo.sh SECTORFS STORE}
-STORE=$(cd "${2:?usage: demo.sh SECTORFS STORE}" && pwd)
+SECTORFS=${1:?usage: demo.sh SECTORFS SAMPLES}
+SAMPLES=$(cd "${2:?usage: demo.sh SECTORFS SAMPLES}" && pwd)
 WORK=$(mktemp -d /tmp/sectorfs-demo.XXXXXX)
+STORE=$WORK/store
 MNT=$WORK/mnt
 FSMNT=$WORK/ext4
-mkdir -p "$MNT" "$FSMNT"
+mkdir -p "$STORE" "$MNT" "$FSMNT"
+cp "$SAMPLES"/boot.json "$SAMPLES"/data.json "$SAMPLES"/redo.json "$STORE"/
 DPID= LOOP=
 
 cleanup() {
@@ -32,7 +36,7 @@ if [ -t 1 ]; then B=$'\033[1m' N=$'\033[0m'; else B= N=; fi
 say() { printf '\n%s== %s%s\n' "$B" "$*" "$N"; }
 run() { printf '$ %s\n' "$*"; "$@"; }
 
-say "Mount the sample store ($STORE)"
+say "Mount a store made of the sample sidecars ($STORE)"
 "$SECTORFS" -f -o pidfile="$WORK/pid" "$STORE" "$MNT" 2>"$WORK/daemon.log" &
 DPID=$!
 for _ in $(seq 100); do [ -s "$WORK/pid" ] && break; sleep 0.1; done
@@ -40,10 +44,10 @@ for _ in $(seq 100); do [ -s "$WORK/pid" ] && break; sleep 0.1; done
 run ls -l "$MNT"
 for d in redo data boot; do
 	printf '%-5s logical %-5s physical %-5s %-17s block %s\n' "$d" \
-		"$(getfattr --only-values -n user.sectorfs.logical_sector_size "$MNT/$d")" \
-		"$(getfattr --only-values -n user.sectorfs.physical_sector_size "$MNT/$d")" \
-		"$(getfattr --only-values -n user.sectorfs.provisioning "$MNT/$d")" \
-		"$(getfattr --only-values -n user.sectorfs.block_size "$MNT/$d")"
+		"$(getfattr --absolute-names --only-values -n user.sectorfs.logical_sector_size "$MNT/$d")" \
+		"$(getfattr --absolute-names --only-values -n user.sectorfs.physical_sector_size "$MNT/$d")" \
+		"$(getfattr --absolute-names --only-values -n user.sectorfs.provisioning "$MNT/$d")" \
+		"$(getfattr --absolute-names --only-values -n user.sectorfs.block_size "$MNT/$d")"
 done
 
 say "Write and read 4 KiB with O_DIRECT on the 4kn redo disk"
@@ -83,4 +87,4 @@ say "Unmount the store"
 run fusermount3 -u "$MNT"
 wait "$DPID"
 DPID=
-echo "demo finished: the images stay in $STORE (delete NAME and .sectorfs/ to start over)"
+echo "demo finished (the temporary store $STORE goes with it; $SAMPLES is unchanged)"
