@@ -56,6 +56,7 @@
 #include <unistd.h>
 
 #include "allocmap.h"
+#include "crc32c.h"
 #include "log.h"
 #include "tmpfile.h"
 
@@ -98,15 +99,7 @@ struct sfs_map {
 
 uint32_t sfs_map_crc32c(const void *buf, size_t n)
 {
-	const unsigned char *p = buf;
-	uint32_t crc = 0xffffffffu;
-
-	while (n--) {
-		crc ^= *p++;
-		for (int k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0x82f63b78u & (0u - (crc & 1u)));
-	}
-	return ~crc;
+	return sfs_crc32c(0, buf, n);
 }
 
 static void put32(unsigned char *p, uint32_t v)

@@ -109,7 +109,7 @@ int sfs_map_grow_commit(struct sfs_map *m, uint64_t new_size, uint32_t flags);
  * what it describes.  0 or -errno. */
 int sfs_map_grow_abort(struct sfs_map *m);
 
-/* CRC-32C (Castagnoli) of n bytes, as the map header records it. */
+/* CRC-32C (Castagnoli) of n bytes, as the map header records it (crc32c.h). */
 uint32_t sfs_map_crc32c(const void *buf, size_t n);
 
 /* Set header flags and rewrite the header durably. 0 or -errno. */
