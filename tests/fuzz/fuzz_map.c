@@ -191,7 +191,7 @@ static void try_open(const uint8_t *data, size_t size)
 
 	write_file(data, size);
 	memset(err, 0x5a, sizeof(err));
-	rc = sfs_map_open(dir_fd, MAP_FILE, &m, err, sizeof(err));
+	rc = sfs_map_open(dir_fd, MAP_FILE, 0, NULL, &m, err, sizeof(err));
 	if (rc > 0)
 		die("sfs_map_open returned a positive value", (unsigned long long)rc, 0);
 	if (rc < 0) {
@@ -226,7 +226,7 @@ static void try_open(const uint8_t *data, size_t size)
 	rc = sfs_map_flush(m, -1);
 	if (rc != 0)
 		die("flush failed", (unsigned long long)-rc, 0);
-	rc = sfs_map_open(dir_fd, MAP_FILE, &m2, err, sizeof(err));
+	rc = sfs_map_open(dir_fd, MAP_FILE, 0, NULL, &m2, err, sizeof(err));
 	if (rc != 0) {
 		fprintf(stderr, "fuzz_map: flushed map does not reopen: %s\n", err);
 		abort();

@@ -3,8 +3,9 @@
  * durability, grow.
  *
  * Create/open round trips and the on-disk format described at the top of
- * allocmap.c (header fields at their offsets, CRC-32C, bit b of byte i is
- * block 8*i+b, file length); the bit operations (set, test, clear, count,
+ * allocmap.c (header fields at their offsets, CRC-32C, version 2's chunks
+ * of 63 words with the CRC of their index and bits, file length); the bit
+ * operations (set, test, clear, count,
  * next_set, next_clear, set_range) at word and map edges; durability:
  * bits not flushed are lost when the map is closed without a flush (what
  * a crash looks like), bits set between flush_begin and flush_end wait
@@ -85,16 +86,18 @@ Test(map, on_disk_format)
 	struct sfs_map *m = create(&mi);
 	unsigned char h[HDR], byte;
 
-	/* 70000 blocks need 3 bitmap pages of 32768 bits */
+	/* 70000 blocks need 3 bitmap pages of 32256 bits (2 would hold 64512) */
 	cr_expect_eq(file_size(), HDR + 3 * 4096);
-	sfs_map_set(m, 13);             /* byte 1, bit 5 */
-	sfs_map_set(m, 69999);          /* last block: byte 8749, bit 7 */
+	sfs_map_set(m, 13);             /* chunk 0, word 0: byte 1, bit 5 */
+	sfs_map_set(m, 4031);           /* chunk 0, last bit: byte 503, bit 7 */
+	sfs_map_set(m, 4032 + 64 + 2);  /* chunk 1, word 1, bit 2: byte 512 + 8 */
+	sfs_map_set(m, 69999);          /* last block: chunk 17 (from 68544), bit 1455: byte 181, bit 7 */
 	cr_assert_eq(sfs_map_flush(m, -1), 0);
 	sfs_map_close(m);
 
 	peek(0, h, sizeof(h));
 	cr_expect_eq(memcmp(h, "SFSMAP\0\1", 8), 0);
-	cr_expect_eq(le32(h + 8), 1);
+	cr_expect_eq(le32(h + 8), 2);
 	cr_expect_eq(le32(h + 12), 4096);
 	cr_expect_eq(le64(h + 16), 70000ull * 4096 - 2048);
 	cr_expect_eq(le32(h + 24), 2048);
@@ -106,10 +109,26 @@ Test(map, on_disk_format)
 	cr_expect_eq(le32(h + 56), crc32c_ref(h, 56));
 	peek(HDR + 1, &byte, 1);
 	cr_expect_eq(byte, 0x20);
-	peek(HDR + 8749, &byte, 1);
+	peek(HDR + 503, &byte, 1);
+	cr_expect_eq(byte, 0x80);
+	peek(HDR + 512 + 8, &byte, 1);
+	cr_expect_eq(byte, 0x04);
+	peek(HDR + 17 * 512 + 181, &byte, 1);
 	cr_expect_eq(byte, 0x80);
 	peek(HDR + 0, &byte, 1);
 	cr_expect_eq(byte, 0);
+	/* every chunk, also the untouched and the empty ones past the last block, carries the CRC
+	 * of its index and bits, then 4 zero bytes; bits past the last block (70000 is byte 182
+	 * of chunk 17) are zero */
+	for (uint64_t c = 0; c < 3 * 8; c++) {
+		unsigned char chunk[CHUNK];
+
+		peek(chunk_off(c), chunk, CHUNK);
+		cr_expect_eq(le32(chunk + CHUNK_DATA), chunk_crc_ref(c, chunk), "chunk %llu", (unsigned long long)c);
+		cr_expect_eq(le32(chunk + CHUNK_DATA + 4), 0, "chunk %llu", (unsigned long long)c);
+		for (unsigned i = c == 17 ? 182 : 0; c >= 17 && i < CHUNK_DATA; i++)
+			cr_expect_eq(chunk[i], 0, "chunk %llu byte %u", (unsigned long long)c, i);
+	}
 }
 
 Test(map, empty_disk)
@@ -149,7 +168,9 @@ Test(map, missing_file_is_enoent)
 	char err[256] = "";
 
 	/* the image layer relies on ENOENT to import a raw file without a map */
-	cr_expect_eq(sfs_map_open(ts.fd, MAPNAME, &m, err, sizeof(err)), -ENOENT);
+	cr_expect_eq(sfs_map_open(ts.fd, MAPNAME, 0, NULL, &m, err, sizeof(err)), -ENOENT);
+	cr_expect(strstr(err, MAPNAME), "'%s' should name the file", err);
+	cr_expect_eq(sfs_map_open(ts.fd, MAPNAME, SFS_MAP_RDONLY, NULL, &m, err, sizeof(err)), -ENOENT);
 	cr_expect_null(m);
 }
 

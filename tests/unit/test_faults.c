@@ -257,7 +257,7 @@ static bool bit_on_disk(const char *name, uint64_t blk)
 	int rc;
 
 	snprintf(fname, sizeof(fname), "%s.map", name);
-	rc = sfs_map_open(ts.statefd, fname, &m, err, sizeof(err));
+	rc = sfs_map_open(ts.statefd, fname, SFS_MAP_RDONLY, NULL, &m, err, sizeof(err));
 	cr_assert_eq(rc, 0, "map_open %s: %d %s", fname, rc, err);
 	set = sfs_map_test(m, blk);
 	sfs_map_close(m);
@@ -684,12 +684,12 @@ ParameterizedTest(struct scase *c, faults, sweep)
 /* ---- known bug ---- */
 
 /*
- * sfs_map_grow() extends the map file (ftruncate, reserve the new pages
- * with fallocate, fdatasync) and only then rewrites the header with the new
- * block count.  If anything fails in between (the fallocate, the fdatasync
- * after it, or the header pwrite), sfs_map_grow must return the error and
- * the image must open again afterwards, as it must after a crash at the
- * same point (the map file may be longer than its header says).
+ * sfs_map_grow() extends the map file (pwrite of the new pages as encoded
+ * empty chunks, fdatasync) and only then rewrites the header with the new
+ * block count.  If anything fails in between (the pages' pwrite, the
+ * fdatasync after it, or the header pwrite), sfs_map_grow must return the
+ * error and the image must open again afterwards, as it must after a crash
+ * at the same point (the map file may be longer than its header says).
  */
 struct gcase {
 	int fn;
@@ -699,12 +699,12 @@ struct gcase {
 
 ParameterizedTestParameters(faults, map_grow_failure_keeps_map_openable)
 {
-	/* In sfs_image_grow of a thin image with nothing to zero: fallocate #1
-	 * reserves the new map page (ENOSPC: what a full store gives);
-	 * fdatasync #1 is the data's, #2 the map's after it was extended, #3
-	 * the header's; pwrite #1 is the header. */
+	/* In sfs_image_grow of a thin image with nothing to zero: pwrite #1
+	 * writes the new map page (ENOSPC: what a full store gives), pwrite #2
+	 * the header; fdatasync #1 is the data's, #2 the map's after it was
+	 * extended, #3 the header's. */
 	static struct gcase c[] = {
-		{ F_FALLOCATE, 0, ENOSPC }, { F_FDATASYNC, 1, EIO }, { F_PWRITE, 0, EIO },
+		{ F_PWRITE, 0, ENOSPC }, { F_FDATASYNC, 1, EIO }, { F_PWRITE, 1, EIO },
 		{ F_FDATASYNC, 2, EIO },
 	};
 
@@ -713,7 +713,7 @@ ParameterizedTestParameters(faults, map_grow_failure_keeps_map_openable)
 
 ParameterizedTest(struct gcase *g, faults, map_grow_failure_keeps_map_openable)
 {
-	/* 4 KiB blocks: one bitmap page covers 32768 blocks = 128 MiB. */
+	/* 4 KiB blocks: one bitmap page covers 32256 blocks = 126 MiB. */
 	struct sfs_sidecar sc = sidecar(SFS_PROV_THIN, 1 << 20, true);
 	struct sfs_image *im;
 	char err[512];

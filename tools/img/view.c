@@ -6,7 +6,11 @@
  * sfs_map_open), never through sfs_image_open: opening an image may
  * create, extend, import or zero it, and a command that only looks must
  * change nothing and must work while a daemon serves the store.  While
- * served, the map on disk is the state of the daemon's last flush.
+ * served, the map on disk is the state of the daemon's last flush.  The
+ * map is opened SFS_MAP_RDONLY (no reserve, no trim, no upgrade: the file
+ * is not touched) and SFS_MAP_SALVAGE, so that a bitmap whose chunks fail
+ * their checksum under a good header still shows its geometry to check,
+ * with the damage (sfs_map_damage); info and map refuse such a map.
  *
  * Each piece keeps its own result so that check can report every
  * problem, and info/map can explain the first one that stops them.
@@ -45,7 +49,8 @@ int img_view_open(struct img_view *v, const struct img_ref *ref)
 	snprintf(fname, sizeof(fname), "%s.map", ref->name);
 	v->map_rc = -ENOENT;
 	if (v->state_fd >= 0)
-		v->map_rc = sfs_map_open(v->state_fd, fname, &v->map, v->map_err, sizeof(v->map_err));
+		v->map_rc = sfs_map_open(v->state_fd, fname, SFS_MAP_RDONLY | SFS_MAP_SALVAGE, NULL, &v->map,
+					 v->map_err, sizeof(v->map_err));
 	if (v->map_rc < 0)
 		v->map = NULL;
 
@@ -97,6 +102,14 @@ int img_view_image(struct img_view *v, struct sfs_map_info *mi, bool *created)
 	}
 	if (v->map_rc < 0) {
 		img_error("%s: %s (see '" IMG_PROG " check %s')", r->path, v->map_err, r->path);
+		return -1;
+	}
+	if (sfs_map_damage(v->map)->chunks) {
+		char fname[SFS_NAME_MAX + 8], text[512];
+
+		snprintf(fname, sizeof(fname), "%s.map", r->name);
+		sfs_map_damage_text(fname, sfs_map_damage(v->map), text, sizeof(text));
+		img_error("%s: %s (see '" IMG_PROG " check %s')", r->path, text, r->path);
 		return -1;
 	}
 	if (v->bk_rc < 0) {
