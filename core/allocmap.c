@@ -94,7 +94,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "allocmap.h"
@@ -302,8 +301,8 @@ static int upgrade(struct sfs_map *m, int dirfd, const char *fname)
 	return 0;
 }
 
-static int open_once(int dirfd, const char *fname, unsigned flags, const struct sfs_log *log,
-		     struct sfs_map **out, char *err, size_t errlen)
+int sfs_map_open(int dirfd, const char *fname, unsigned flags, const struct sfs_log *log,
+		 struct sfs_map **out, char *err, size_t errlen)
 {
 	bool ro = flags & SFS_MAP_RDONLY;
 	unsigned char h[MAP_HDR];
@@ -398,24 +397,6 @@ static int open_once(int dirfd, const char *fname, unsigned flags, const struct 
 	}
 	*out = m;
 	return 0;
-}
-
-int sfs_map_open(int dirfd, const char *fname, unsigned flags, const struct sfs_log *log,
-		 struct sfs_map **out, char *err, size_t errlen)
-{
-	int rc = open_once(dirfd, fname, flags, log, out, err, errlen);
-
-	/* A read-only open looks at a map that a daemon may be writing: a read that
-	 * overlaps a write of the same page can see part of it, which fails the
-	 * checksum without any damage on disk.  Look again before saying so. */
-	for (int again = 0; again < 2 && (flags & SFS_MAP_RDONLY) &&
-	     (rc == -EUCLEAN || (rc == 0 && (*out)->damage.chunks)); again++) {
-		if (rc == 0)
-			sfs_map_close(*out);
-		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
-		rc = open_once(dirfd, fname, flags, log, out, err, errlen);
-	}
-	return rc;
 }
 
 void sfs_map_close(struct sfs_map *m)

@@ -50,9 +50,7 @@ int sfs_map_create_tmp(int dirfd, const struct sfs_map_info *info, char *tmp, si
 /* Flags of sfs_map_open. */
 #define SFS_MAP_RDONLY 0x1u    /* open O_RDONLY and change nothing: no reserve, no trim of an
 				* interrupted grow's pages, no upgrade of a version-1 map; the map
-				* cannot be flushed, grown or given flags (-EROFS).  A read that
-				* shows damage is tried twice more, 10 ms apart (a daemon may be
-				* writing the page just then) */
+				* cannot be flushed, grown or given flags (-EROFS) */
 #define SFS_MAP_SALVAGE 0x2u   /* open a map whose bitmap chunks fail their checksum: every block
 				* of a bad chunk reads allocated, those pages are dirty (rewritten
 				* with valid checksums by the next flush; in memory only with
