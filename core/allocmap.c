@@ -2,26 +2,60 @@
  * allocmap.c - the allocation map: one bit per block, persisted in
  * STORE/.sectorfs/NAME.map.
  *
- * On-disk format (all integers little-endian):
+ * On-disk format, version 2 (all integers little-endian):
  *
- *   0          4096                         4096 + P * 4096
- *   +----------+----------------------------+
- *   | header   | bitmap: bit b of byte i    |
- *   | (4 KiB)  | is block 8*i + b; P pages, |
- *   |          | the tail of the last page  |
- *   |          | is zero                    |
- *   +----------+----------------------------+
+ *   0          4096       8192                 4096 + P * 4096
+ *   +----------+----------+------+-----------+
+ *   | header   | bitmap   | ...  | bitmap    |   P pages of 4 KiB,
+ *   | (4 KiB)  | page 0   |      | page P-1  |   32256 blocks each
+ *   +----------+----------+------+-----------+
+ *              |
+ *              v  a page is 8 chunks of 512 bytes, one disk sector each;
+ *                 chunk c (counted from 0 over the whole bitmap) is at
+ *                 byte 4096 + 512 * c and covers blocks 4032*c .. 4032*c+4031
  *
- *   header:  0 magic "SFSMAP\0\1"    8 u32 version (1)   12 u32 header size (4096)
+ *   chunk:  0                                   504       508     512
+ *           +-----------------------------------+---------+-------+
+ *           | 63 u64 words: bit j of word w is  | CRC-32C | 0 0 0 |
+ *           | block 4032*c + 64*w + j           |         | 0     |
+ *           +-----------------------------------+---------+-------+
+ *           CRC-32C over (c as a u64, then bytes 0..503); bytes 508..511
+ *           are zero; bits past the last block are zero.
+ *
+ *   header:  0 magic "SFSMAP\0\1"    8 u32 version (2)   12 u32 header size (4096)
  *           16 u64 disk size         24 u32 logical      28 u32 physical sector
  *           32 u64 block size        40 u64 nblocks      48 u32 provisioning
  *           52 u32 flags             56 u32 CRC-32C of bytes 0..55
+ *
+ * Version 1 (every map before this format) has the same header with
+ * version 1 and pages of plain bits (bit b of byte i is block 8*i + b,
+ * 32768 blocks a page) and no bitmap checksum.  It is still read; a
+ * read-write open converts it to version 2 (a complete new file under a
+ * temporary name, renamed over the old one).
+ *
+ * Why chunks of 512 bytes with the checksum inside: a sector is the unit
+ * a disk writes atomically, so a bitmap page torn by power loss at any
+ * sector boundary leaves every chunk wholly old or wholly new, each with
+ * a valid checksum: a torn page never makes a valid map look damaged,
+ * and random bytes, a zeroed sector or a hole never pass (an all-zero
+ * chunk does not check: its CRC is not 0).  The chunk index in the CRC
+ * catches a valid chunk at the wrong place.  63 words keep every chunk a
+ * whole number of 64-bit words, so a chunk is a copy of the in-memory
+ * words; the 4 bytes left over are reserved and must be zero.  A CRC per
+ * page would be broken by torn writes; a separate CRC table cannot be
+ * written atomically with the pages it describes.
  *
  * The header lives in the first 512-byte sector and changes only at
  * creation (temp file + rename) and on grow/flag changes (one sector
  * write, after everything it describes is durable).  A header with a bad
  * magic, version, CRC or geometry, or a file whose length does not match
- * nblocks, is refused with -EUCLEAN and a message saying which.
+ * nblocks, is refused with -EUCLEAN and a message saying which; so is a
+ * bitmap chunk whose checksum fails (message: which chunks, which blocks),
+ * unless the open salvages it (SFS_MAP_SALVAGE: its blocks read allocated).
+ * Every chunk on disk always checks: create and grow write the new pages
+ * as encoded empty chunks (which also gives them real blocks, so that a
+ * flush never needs new space: on a full store it must still be able to
+ * persist bits), and a flush writes whole encoded pages.
  *
  * Contract: a clear bit means the block reads as zeros whatever the
  * backing file holds.  A set bit means the backing file holds the block.
@@ -30,8 +64,8 @@
  * points at is durable.  The caller sets a bit only after the block's
  * data and zeroing are written to the backing file, and a flush is
  *
- *     flush_begin: snapshot the dirty bitmap pages   (bits set so far)
- *     fdatasync(backing file)                        (their data durable)
+ *     flush_begin: snapshot and encode the dirty pages   (bits set so far)
+ *     fdatasync(backing file)                            (their data durable)
  *     flush_end:   write the snapshot, fdatasync(map)
  *
  * so a bit set while the flush runs waits for the next one.  After a
@@ -40,11 +74,18 @@
  * the same path; a cleared bit lost in a crash leaves the block reading
  * what it held, which a discard allows.
  *
+ * A grow extends the file with encoded empty pages (durable) before the
+ * header that covers them is written: pages past what the header needs
+ * are an interrupted or failed grow, and a read-write open drops them
+ * (empty chunks, or zero bytes from a version-1 grow or a crash before
+ * they were written; anything else is "trailing data").
+ *
  * In memory the bitmap is an array of 64-bit words updated with atomics,
- * plus one dirty bit per 4 KiB bitmap page.  Tests need no lock; set and
- * clear are serialised per block by the image's stripe locks; grow runs
- * with those locks held and keeps the old arrays until close so that
- * lock-free readers never see freed memory.
+ * 504 words (32256 bits) per bitmap page, plus one dirty bit per page;
+ * words and chunks convert in the flush snapshot and at load.  Tests need
+ * no lock; set and clear are serialised per block by the image's stripe
+ * locks; grow runs with those locks held and keeps the old arrays until
+ * close so that lock-free readers never see freed memory.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,15 +97,15 @@
 #include <unistd.h>
 
 #include "allocmap.h"
+#include "crc32c.h"
 #include "log.h"
+#include "mapfile.h"
 #include "tmpfile.h"
 
-#define MAP_MAGIC "SFSMAP\0\1"
-#define MAP_VERSION 1u
-#define MAP_HDR 4096u
-#define MAP_PAGE 4096u
-#define MAP_PAGE_BITS (MAP_PAGE * 8ull)
-#define MAP_HDR_CRC_OFF 56u
+#define MAP_HDR SFS_MAPFILE_HDR
+#define MAP_PAGE SFS_MAPFILE_PAGE
+#define PAGE_WORDS SFS_MAPFILE_PAGE_WORDS               /* 504 in memory per bitmap page */
+#define MAP_PAGE_BITS SFS_MAPFILE_PAGE_BITS             /* 32256 */
 
 struct old_arrays {
 	struct old_arrays *next;
@@ -74,17 +115,19 @@ struct old_arrays {
 
 struct snap_page {
 	uint64_t page;
-	unsigned char data[MAP_PAGE];
+	unsigned char data[MAP_PAGE];     /* encoded: 8 chunks with their CRCs */
 };
 
 struct sfs_map {
 	int fd;
+	bool rdonly;                      /* SFS_MAP_RDONLY */
 	struct sfs_map_info info;
+	struct sfs_map_damage damage;     /* what the open found (and salvaged) */
 	uint64_t nblocks;
-	uint64_t npages;          /* bitmap pages */
-	uint64_t *words;          /* npages * MAP_PAGE bytes */
-	uint64_t *dirty;          /* one bit per page */
-	uint64_t count;           /* allocated blocks, atomic */
+	uint64_t npages;                  /* bitmap pages */
+	uint64_t *words;                  /* npages * PAGE_WORDS words */
+	uint64_t *dirty;                  /* one bit per page */
+	uint64_t count;                   /* allocated blocks, atomic */
 	pthread_mutex_t flush_lock;
 	struct snap_page *snap;
 	size_t nsnap;
@@ -98,104 +141,7 @@ struct sfs_map {
 
 uint32_t sfs_map_crc32c(const void *buf, size_t n)
 {
-	const unsigned char *p = buf;
-	uint32_t crc = 0xffffffffu;
-
-	while (n--) {
-		crc ^= *p++;
-		for (int k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0x82f63b78u & (0u - (crc & 1u)));
-	}
-	return ~crc;
-}
-
-static void put32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-	uint32_t v = 0;
-
-	for (int i = 3; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-static uint64_t pages_for(uint64_t nblocks)
-{
-	return (nblocks + MAP_PAGE_BITS - 1) / MAP_PAGE_BITS;
-}
-
-static int pwrite_all(int fd, const void *buf, size_t len, off_t off)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-		off += n;
-	}
-	return 0;
-}
-
-/* Give [off, off+len) of the map file real blocks, so that a flush never
- * needs new space: on a full store it must still be able to persist bits. */
-static int reserve(int fd, off_t off, off_t len)
-{
-	static const unsigned char zeros[MAP_PAGE];
-
-	if (len <= 0 || fallocate(fd, 0, off, len) == 0)
-		return 0;
-	if (errno != EOPNOTSUPP && errno != ENOSYS)
-		return -errno;
-	for (off_t done = 0; done < len; done += MAP_PAGE) {
-		int rc = pwrite_all(fd, zeros, MAP_PAGE, off + done);
-
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
-}
-
-static void encode_header(const struct sfs_map_info *info, uint64_t nblocks, unsigned char *h)
-{
-	memset(h, 0, MAP_HDR);
-	memcpy(h, MAP_MAGIC, 8);
-	put32(h + 8, MAP_VERSION);
-	put32(h + 12, MAP_HDR);
-	put64(h + 16, info->geom.size);
-	put32(h + 24, info->geom.lss);
-	put32(h + 28, info->geom.pss);
-	put64(h + 32, info->geom.block_size);
-	put64(h + 40, nblocks);
-	put32(h + 48, (uint32_t)info->prov);
-	put32(h + 52, info->flags);
-	put32(h + MAP_HDR_CRC_OFF, sfs_map_crc32c(h, MAP_HDR_CRC_OFF));
+	return sfs_crc32c(0, buf, n);
 }
 
 static int write_header(struct sfs_map *m)
@@ -203,16 +149,18 @@ static int write_header(struct sfs_map *m)
 	unsigned char h[MAP_HDR];
 	int rc;
 
-	encode_header(&m->info, m->nblocks, h);
-	rc = pwrite_all(m->fd, h, 512, 0);
+	sfs_mapfile_encode_header(&m->info, m->nblocks, h);
+	rc = sfs_mapfile_pwrite(m->fd, h, 512, 0);
 	if (rc == 0 && fdatasync(m->fd) < 0)
 		rc = -errno;
 	return rc;
 }
 
+/* ---- in memory ---- */
+
 static int alloc_arrays(uint64_t npages, uint64_t **words, uint64_t **dirty)
 {
-	size_t wbytes = npages ? npages * MAP_PAGE : 8;
+	size_t wbytes = npages ? npages * PAGE_WORDS * sizeof(uint64_t) : 8;
 	size_t dwords = npages / 64 + 1;
 
 	*words = calloc(1, wbytes);
@@ -234,7 +182,7 @@ static struct sfs_map *map_new(int fd, const struct sfs_map_info *info)
 	m->fd = fd;
 	m->info = *info;
 	m->nblocks = sfs_geom_nblocks(&info->geom);
-	m->npages = pages_for(m->nblocks);
+	m->npages = sfs_mapfile_pages(SFS_MAPFILE_VERSION, m->nblocks);
 	if (alloc_arrays(m->npages, &m->words, &m->dirty) < 0) {
 		free(m);
 		return NULL;
@@ -252,34 +200,30 @@ static void drop_pending(struct sfs_map *m)
 	m->pending = false;
 }
 
-static void mark_dirty(struct sfs_map *m, uint64_t blk)
+static void mark_page_dirty(struct sfs_map *m, uint64_t page)
 {
-	uint64_t page = blk / MAP_PAGE_BITS;
 	uint64_t *d = __atomic_load_n(&m->dirty, __ATOMIC_ACQUIRE);
 
 	__atomic_fetch_or(&d[page / 64], 1ull << (page % 64), __ATOMIC_RELEASE);
 }
 
-/* ---- create / open / close ---- */
+static void mark_dirty(struct sfs_map *m, uint64_t blk)
+{
+	mark_page_dirty(m, blk / MAP_PAGE_BITS);
+}
+
+/* ---- create ---- */
 
 int sfs_map_create_tmp(int dirfd, const struct sfs_map_info *info, char *tmp, size_t tmplen,
 		       struct sfs_map **out)
 {
-	unsigned char h[MAP_HDR];
-	uint64_t nblocks = sfs_geom_nblocks(&info->geom);
-	off_t len = (off_t)(MAP_HDR + pages_for(nblocks) * MAP_PAGE);
 	struct sfs_map *m;
-	int fd, rc = 0;
+	int fd, rc;
 
 	fd = sfs_tmp_create(dirfd, tmp, tmplen, 0600);
 	if (fd < 0)
 		return fd;
-	encode_header(info, nblocks, h);
-	rc = pwrite_all(fd, h, MAP_HDR, 0);
-	if (rc == 0 && ftruncate(fd, len) < 0)
-		rc = -errno;
-	if (rc == 0)
-		rc = reserve(fd, MAP_HDR, len - (off_t)MAP_HDR);
+	rc = sfs_mapfile_write(fd, info, sfs_geom_nblocks(&info->geom), NULL);
 	if (rc == 0 && fsync(fd) < 0)
 		rc = -errno;
 	m = rc == 0 ? map_new(fd, info) : NULL;
@@ -313,72 +257,63 @@ int sfs_map_create(int dirfd, const char *fname, const struct sfs_map_info *info
 	return 0;
 }
 
-static int check_header(const unsigned char *h, const char *fname, struct sfs_map_info *info,
-			uint64_t *nblocks, char *err, size_t errlen)
-{
-	struct sfs_sidecar sc;
-	char why[256];
+/* ---- open ---- */
 
-	if (memcmp(h, MAP_MAGIC, 8) != 0)
-		return sfs_err(err, errlen, -EUCLEAN, "%s: not a sectorfs allocation map (bad magic)", fname);
-	if (get32(h + 8) != MAP_VERSION)
-		return sfs_err(err, errlen, -EUCLEAN, "%s: unsupported map version %u", fname, get32(h + 8));
-	if (get32(h + MAP_HDR_CRC_OFF) != sfs_map_crc32c(h, MAP_HDR_CRC_OFF))
-		return sfs_err(err, errlen, -EUCLEAN, "%s: map header checksum mismatch (corrupted)", fname);
-	if (get32(h + 12) != MAP_HDR)
-		return sfs_err(err, errlen, -EUCLEAN, "%s: bad map header size %u", fname, get32(h + 12));
-	info->geom.size = get64(h + 16);
-	info->geom.lss = get32(h + 24);
-	info->geom.pss = get32(h + 28);
-	info->geom.block_size = get64(h + 32);
-	info->prov = (enum sfs_prov)get32(h + 48);
-	info->flags = get32(h + 52);
-	*nblocks = get64(h + 40);
-	if (get32(h + 48) > SFS_PROV_EAGERZEROEDTHICK)
-		return sfs_err(err, errlen, -EUCLEAN, "%s: bad provisioning %u in map header", fname, get32(h + 48));
-	sfs_sidecar_defaults(&sc);
-	sc.size = info->geom.size;
-	sc.lss = info->geom.lss;
-	sc.pss = info->geom.pss;
-	sc.block_size = info->geom.block_size;
-	sc.prov = info->prov;
-	if (sfs_sidecar_validate(&sc, fname, why, sizeof(why)) < 0)
-		return sfs_err(err, errlen, -EUCLEAN, "bad geometry in map header: %s", why);
-	if (*nblocks != sfs_geom_nblocks(&info->geom))
-		return sfs_err(err, errlen, -EUCLEAN, "%s: map header block count %llu does not match its size",
-			       fname, (unsigned long long)*nblocks);
+void sfs_map_damage_text(const char *fname, const struct sfs_map_damage *d, char *buf, size_t len)
+{
+	char where[80];
+
+	if (!len)
+		return;
+	if (d->first_end > d->first_blk)
+		snprintf(where, sizeof(where), "blocks %llu-%llu", (unsigned long long)d->first_blk,
+			 (unsigned long long)d->first_end - 1);
+	else
+		snprintf(where, sizeof(where), "past the last block");
+	snprintf(buf, len, "%s: bitmap checksum mismatch in %llu chunk%s (first at byte %llu, %s): "
+		 "the map is damaged; 'sectorfs-img check --repair' rebuilds it", fname,
+		 (unsigned long long)d->chunks, d->chunks == 1 ? "" : "s",
+		 (unsigned long long)d->first_off, where);
+}
+
+/* Replace the version-1 file of m with a version-2 one holding the same bits: a complete
+ * new file under a temporary name, made durable and renamed over dirfd/fname.  0 or -errno
+ * (the old file in place, or the new one when only the directory sync failed). */
+static int upgrade(struct sfs_map *m, int dirfd, const char *fname)
+{
+	char tmp[SFS_TMP_NAME_MAX];
+	int fd, rc;
+
+	fd = sfs_tmp_create(dirfd, tmp, sizeof(tmp), 0600);
+	if (fd < 0)
+		return fd;
+	rc = sfs_mapfile_write(fd, &m->info, m->nblocks, m->words);
+	if (rc == 0)
+		rc = sfs_tmp_install(fd, dirfd, tmp, dirfd, fname);
+	else
+		unlinkat(dirfd, tmp, 0);
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	close(m->fd);
+	m->fd = fd;
 	return 0;
 }
 
-/* A grow extends the file before it rewrites the header: whole zero pages
- * past what the header needs are an interrupted grow, and are dropped. */
-static bool trim_interrupted_grow(int fd, uint64_t want, uint64_t size)
+int sfs_map_open(int dirfd, const char *fname, unsigned flags, const struct sfs_log *log,
+		 struct sfs_map **out, char *err, size_t errlen)
 {
-	unsigned char page[MAP_PAGE];
-
-	if ((size - want) % MAP_PAGE)
-		return false;
-	for (uint64_t off = want; off < size; off += MAP_PAGE) {
-		if (pread(fd, page, MAP_PAGE, (off_t)off) != (ssize_t)MAP_PAGE)
-			return false;
-		for (unsigned i = 0; i < MAP_PAGE; i++)
-			if (page[i])
-				return false;
-	}
-	return ftruncate(fd, (off_t)want) == 0;
-}
-
-int sfs_map_open(int dirfd, const char *fname, struct sfs_map **out, char *err, size_t errlen)
-{
+	bool ro = flags & SFS_MAP_RDONLY;
 	unsigned char h[MAP_HDR];
 	struct sfs_map_info info;
 	struct sfs_map *m;
 	struct stat st;
 	uint64_t nblocks = 0, want, cnt = 0;
-	ssize_t n;
+	unsigned version = 0;
 	int fd, rc;
 
-	fd = openat(dirfd, fname, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(dirfd, fname, (ro ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return sfs_err(err, errlen, -errno, "%s: cannot open allocation map: %s", fname, strerror(errno));
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -390,20 +325,30 @@ int sfs_map_open(int dirfd, const char *fname, struct sfs_map **out, char *err, 
 		return sfs_err(err, errlen, -EUCLEAN, "%s: allocation map truncated (%lld bytes, header needs %u)",
 			       fname, (long long)st.st_size, MAP_HDR);
 	}
-	n = pread(fd, h, MAP_HDR, 0);
-	if (n != (ssize_t)MAP_HDR) {
-		rc = n < 0 ? -errno : -EUCLEAN;
+	rc = sfs_mapfile_pread(fd, h, MAP_HDR, 0);
+	if (rc < 0) {
 		close(fd);
 		return sfs_err(err, errlen, rc, "%s: cannot read map header", fname);
 	}
-	rc = check_header(h, fname, &info, &nblocks, err, errlen);
+	rc = sfs_mapfile_check_header(h, fname, &info, &nblocks, &version, err, errlen);
 	if (rc < 0) {
 		close(fd);
 		return rc;
 	}
-	want = MAP_HDR + pages_for(nblocks) * MAP_PAGE;
-	if ((uint64_t)st.st_size > want && trim_interrupted_grow(fd, want, (uint64_t)st.st_size))
-		st.st_size = (off_t)want;
+	want = MAP_HDR + sfs_mapfile_pages(version, nblocks) * MAP_PAGE;
+	if ((uint64_t)st.st_size > want) {
+		rc = sfs_mapfile_grow_leftover(fd, version, want, (uint64_t)st.st_size);
+		/* read-write: drop them (a version-1 file is replaced below anyway) */
+		if (rc == 0 && !ro && version == SFS_MAPFILE_VERSION && ftruncate(fd, (off_t)want) < 0)
+			rc = -errno;
+		if (rc < 0) {
+			close(fd);
+			return sfs_err(err, errlen, rc, "%s: cannot check or drop the pages past what its "
+				       "header describes (an interrupted grow): %s", fname, strerror(-rc));
+		}
+		if (rc == 0)
+			st.st_size = (off_t)want;
+	}
 	if ((uint64_t)st.st_size != want) {
 		close(fd);
 		return sfs_err(err, errlen, -EUCLEAN, "%s: allocation map is %lld bytes, its header needs %llu (%s)",
@@ -413,25 +358,43 @@ int sfs_map_open(int dirfd, const char *fname, struct sfs_map **out, char *err, 
 	m = map_new(fd, &info);
 	if (!m) {
 		close(fd);
-		return -ENOMEM;
+		return sfs_err(err, errlen, -ENOMEM, "%s: out of memory", fname);
 	}
-	reserve(fd, MAP_HDR, (off_t)(m->npages * MAP_PAGE));   /* best effort: older maps had holes */
-	if (m->npages) {
-		n = pread(fd, m->words, m->npages * MAP_PAGE, MAP_HDR);
-		if (n != (ssize_t)(m->npages * MAP_PAGE)) {
-			rc = n < 0 ? -errno : -EUCLEAN;
-			sfs_map_close(m);
-			return sfs_err(err, errlen, rc, "%s: cannot read bitmap", fname);
-		}
+	m->rdonly = ro;
+	if (version == SFS_MAPFILE_V1)
+		rc = sfs_mapfile_read_v1(fd, sfs_mapfile_pages(SFS_MAPFILE_V1, nblocks), m->words,
+					 m->npages * PAGE_WORDS);
+	else
+		rc = sfs_mapfile_read_v2(fd, m->npages, nblocks, flags & SFS_MAP_SALVAGE, m->words, m->dirty,
+					 &m->damage);
+	if (rc < 0) {
+		sfs_map_close(m);
+		return sfs_err(err, errlen, rc, "%s: cannot read bitmap: %s", fname, strerror(-rc));
+	}
+	if (m->damage.chunks && !(flags & SFS_MAP_SALVAGE)) {
+		sfs_map_damage_text(fname, &m->damage, err, errlen);
+		sfs_map_close(m);
+		return -EUCLEAN;
 	}
 	/* Bits past the last block mean nothing; drop them. */
 	if (nblocks % 64)
 		m->words[nblocks / 64] &= (1ull << (nblocks % 64)) - 1;
-	for (uint64_t w = nblocks / 64 + (nblocks % 64 != 0); w < m->npages * (MAP_PAGE / 8); w++)
+	for (uint64_t w = nblocks / 64 + (nblocks % 64 != 0); w < m->npages * PAGE_WORDS; w++)
 		m->words[w] = 0;
 	for (uint64_t w = 0; w < (nblocks + 63) / 64; w++)
 		cnt += (uint64_t)__builtin_popcountll(m->words[w]);
 	m->count = cnt;
+	if (version == SFS_MAPFILE_V1 && !ro) {
+		rc = upgrade(m, dirfd, fname);
+		if (rc < 0) {
+			sfs_map_close(m);
+			return sfs_err(err, errlen, rc, "%s: cannot convert the version-1 allocation map to "
+				       "version 2: %s", fname, strerror(-rc));
+		}
+		sfs_logf(log, SFS_LOG_INFO, "%s: converted the allocation map from version 1 to version 2 "
+			 "(checksummed bitmap); %llu of %llu blocks allocated", fname,
+			 (unsigned long long)cnt, (unsigned long long)nblocks);
+	}
 	*out = m;
 	return 0;
 }
@@ -467,6 +430,11 @@ int sfs_map_fd(const struct sfs_map *m)
 const struct sfs_map_info *sfs_map_info(const struct sfs_map *m)
 {
 	return &m->info;
+}
+
+const struct sfs_map_damage *sfs_map_damage(const struct sfs_map *m)
+{
+	return &m->damage;
 }
 
 uint64_t sfs_map_nblocks(const struct sfs_map *m)
@@ -563,6 +531,8 @@ int sfs_map_flush_begin(struct sfs_map *m)
 {
 	uint64_t dwords = m->npages / 64 + 1, ndirty = 0, *taken;
 
+	if (m->rdonly)
+		return -EROFS;
 	pthread_mutex_lock(&m->flush_lock);
 	free(m->snap);
 	m->snap = NULL;
@@ -587,19 +557,14 @@ int sfs_map_flush_begin(struct sfs_map *m)
 		pthread_mutex_unlock(&m->flush_lock);
 		return -ENOMEM;
 	}
+	/* Each chunk's CRC is computed over the bytes encoded here, not over
+	 * memory that setters may change meanwhile. */
 	for (uint64_t i = 0; i < dwords; i++) {
 		for (uint64_t bits = taken[i]; bits; bits &= bits - 1) {
-			uint64_t page = i * 64 + (uint64_t)__builtin_ctzll(bits);
 			struct snap_page *sp = &m->snap[m->nsnap++];
-			const uint64_t *src = m->words + page * (MAP_PAGE / 8);
 
-			sp->page = page;
-			for (unsigned k = 0; k < MAP_PAGE / 8; k++) {
-				uint64_t v = __atomic_load_n(&src[k], __ATOMIC_ACQUIRE);
-
-				for (int j = 0; j < 8; j++)
-					sp->data[k * 8 + j] = (unsigned char)(v >> (8 * j));
-			}
+			sp->page = i * 64 + (uint64_t)__builtin_ctzll(bits);
+			sfs_mapfile_encode_page(m->words, sp->page, sp->data);
 		}
 	}
 	free(taken);
@@ -611,14 +576,14 @@ int sfs_map_flush_end(struct sfs_map *m)
 	int rc = 0;
 
 	for (size_t i = 0; i < m->nsnap && rc == 0; i++)
-		rc = pwrite_all(m->fd, m->snap[i].data, MAP_PAGE,
+		rc = sfs_mapfile_pwrite(m->fd, m->snap[i].data, MAP_PAGE,
 				(off_t)(MAP_HDR + m->snap[i].page * MAP_PAGE));
 	if (rc == 0 && m->nsnap && fdatasync(m->fd) < 0)
 		rc = -errno;
 	if (rc < 0) {
 		/* Nothing is known to be on disk: everything snapshotted is dirty again. */
 		for (size_t i = 0; i < m->nsnap; i++)
-			mark_dirty(m, m->snap[i].page * MAP_PAGE_BITS);
+			mark_page_dirty(m, m->snap[i].page);
 	}
 	free(m->snap);
 	m->snap = NULL;
@@ -636,7 +601,7 @@ int sfs_map_flush(struct sfs_map *m, int data_fd)
 	if (data_fd >= 0 && fdatasync(data_fd) < 0) {
 		rc = -errno;
 		for (size_t i = 0; i < m->nsnap; i++)
-			mark_dirty(m, m->snap[i].page * MAP_PAGE_BITS);
+			mark_page_dirty(m, m->snap[i].page);
 		m->nsnap = 0;
 		sfs_map_flush_end(m);
 		return rc;
@@ -652,24 +617,23 @@ int sfs_map_grow_prepare(struct sfs_map *m, uint64_t new_size)
 	uint64_t np;
 	int rc = 0;
 
+	if (m->rdonly)
+		return -EROFS;
 	if (new_size < g.size)
 		return -EINVAL;
 	g.size = new_size;
-	np = pages_for(sfs_geom_nblocks(&g));
+	np = sfs_mapfile_pages(SFS_MAPFILE_VERSION, sfs_geom_nblocks(&g));
 	pthread_mutex_lock(&m->flush_lock);
 	drop_pending(m);
 	if (np != m->npages) {
 		rc = alloc_arrays(np, &m->pend_words, &m->pend_dirty);
-		if (rc == 0 && ftruncate(m->fd, (off_t)(MAP_HDR + np * MAP_PAGE)) < 0)
-			rc = -errno;
 		if (rc == 0)
-			rc = reserve(m->fd, (off_t)(MAP_HDR + m->npages * MAP_PAGE),
-				     (off_t)((np - m->npages) * MAP_PAGE));
+			rc = sfs_mapfile_write_pages(m->fd, NULL, m->npages, np - m->npages);
 		if (rc == 0 && fdatasync(m->fd) < 0)
 			rc = -errno;
 		if (rc < 0) {
 			/* back to the length the header describes (an open would drop
-			 * the zero pages of a failed grow anyway) */
+			 * the empty pages of a failed grow anyway) */
 			int trc = ftruncate(m->fd, (off_t)(MAP_HDR + m->npages * MAP_PAGE));
 
 			(void)trc;
@@ -705,8 +669,8 @@ int sfs_map_grow_commit(struct sfs_map *m, uint64_t new_size, uint32_t flags)
 	info.geom.size = new_size;
 	info.flags = flags;
 	nb = sfs_geom_nblocks(&info.geom);
-	encode_header(&info, nb, h);
-	rc = pwrite_all(m->fd, h, 512, 0);
+	sfs_mapfile_encode_header(&info, nb, h);
+	rc = sfs_mapfile_pwrite(m->fd, h, 512, 0);
 	if (rc == 0 && fdatasync(m->fd) < 0)
 		rc = -errno;
 	if (rc < 0) {
@@ -715,7 +679,7 @@ int sfs_map_grow_commit(struct sfs_map *m, uint64_t new_size, uint32_t flags)
 		return rc;
 	}
 	if (m->pend_words) {
-		memcpy(m->pend_words, m->words, m->npages * MAP_PAGE);
+		memcpy(m->pend_words, m->words, m->npages * PAGE_WORDS * sizeof(uint64_t));
 		memcpy(m->pend_dirty, m->dirty, (m->npages / 64 + 1) * sizeof(uint64_t));
 		o->words = m->words;
 		o->dirty = m->dirty;
@@ -737,6 +701,8 @@ int sfs_map_grow_abort(struct sfs_map *m)
 {
 	int rc;
 
+	if (m->rdonly)
+		return -EROFS;
 	pthread_mutex_lock(&m->flush_lock);
 	drop_pending(m);
 	/* a failed commit may have left the header in doubt: write the current one again */
@@ -755,7 +721,7 @@ int sfs_map_grow(struct sfs_map *m, uint64_t new_size)
 
 	if (rc == 0)
 		rc = sfs_map_grow_commit(m, new_size, m->info.flags);
-	if (rc < 0)
+	if (rc < 0 && rc != -EROFS)
 		sfs_map_grow_abort(m);
 	return rc;
 }
@@ -764,6 +730,8 @@ int sfs_map_set_flags(struct sfs_map *m, uint32_t flags)
 {
 	int rc;
 
+	if (m->rdonly)
+		return -EROFS;
 	pthread_mutex_lock(&m->flush_lock);
 	m->info.flags = flags;
 	rc = write_header(m);

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "geometry.h"
+#include "log.h"
 #include "sidecar.h"
 
 struct sfs_map;
@@ -46,8 +47,40 @@ int sfs_map_create(int dirfd, const char *fname, const struct sfs_map_info *info
 int sfs_map_create_tmp(int dirfd, const struct sfs_map_info *info, char *tmp, size_t tmplen,
 		       struct sfs_map **out);
 
-/* Open and validate dirfd/fname; corrupt, truncated or foreign files give -EUCLEAN with err. */
-int sfs_map_open(int dirfd, const char *fname, struct sfs_map **out, char *err, size_t errlen);
+/* Flags of sfs_map_open. */
+#define SFS_MAP_RDONLY 0x1u    /* open O_RDONLY and change nothing: no reserve, no trim of an
+				* interrupted grow's pages, no upgrade of a version-1 map; the map
+				* cannot be flushed, grown or given flags (-EROFS) */
+#define SFS_MAP_SALVAGE 0x2u   /* open a map whose bitmap chunks fail their checksum: every block
+				* of a bad chunk reads allocated, those pages are dirty (rewritten
+				* with valid checksums by the next flush; in memory only with
+				* SFS_MAP_RDONLY); see sfs_map_damage */
+
+/* What an open found wrong with the bitmap: all zero when every chunk checks. */
+struct sfs_map_damage {
+	uint64_t chunks;         /* bitmap chunks whose checksum failed */
+	uint64_t blocks;         /* blocks they cover (those SFS_MAP_SALVAGE marked allocated) */
+	uint64_t first_off;      /* byte offset of the first bad chunk in the map file */
+	uint64_t first_blk;      /* the blocks it covers: [first_blk, first_end); equal when it */
+	uint64_t first_end;      /*   lies past the last block */
+};
+
+/* Open and validate dirfd/fname (flags: SFS_MAP_*).  A version-1 map opened read-write is
+ * converted to version 2 in place, atomically, and that is logged to log (may be NULL).
+ * 0 with *out set, or -errno with err set: -ENOENT when missing; -EUCLEAN for a corrupt,
+ * truncated or foreign file, and for a bitmap chunk whose checksum fails (unless
+ * SFS_MAP_SALVAGE); other errnos from I/O. */
+int sfs_map_open(int dirfd, const char *fname, unsigned flags, const struct sfs_log *log,
+		 struct sfs_map **out, char *err, size_t errlen);
+
+/* The bitmap damage the open found (and salvaged: only an SFS_MAP_SALVAGE open gets a map
+ * with damage); all zero for an intact map.  Never NULL. */
+const struct sfs_map_damage *sfs_map_damage(const struct sfs_map *m);
+
+/* Describe damage d of map file fname in the words an open refuses it with ("NAME.map: bitmap
+ * checksum mismatch in 3 chunks (first at byte ...)") into buf, NUL-terminated when len > 0.
+ * Precondition: d->chunks > 0. */
+void sfs_map_damage_text(const char *fname, const struct sfs_map_damage *d, char *buf, size_t len);
 
 /* Close without flushing (what a crash looks like to the file); NULL is fine. */
 void sfs_map_close(struct sfs_map *m);
@@ -82,13 +115,16 @@ uint64_t sfs_map_next_set(const struct sfs_map *m, uint64_t from);
 /* First unallocated block >= from, or nblocks when none. */
 uint64_t sfs_map_next_clear(const struct sfs_map *m, uint64_t from);
 
-/* Step 1 of a flush: snapshot dirty pages (serialises flushes until _end). 0 or -ENOMEM. */
+/* Step 1 of a flush: snapshot and encode the dirty pages (serialises flushes until _end, which
+ * must follow a 0).  0, -ENOMEM (pages still dirty) or -EROFS (SFS_MAP_RDONLY). */
 int sfs_map_flush_begin(struct sfs_map *m);
 
-/* Step 2 of a flush: write the snapshot and fdatasync the map file. 0 or -errno (dirty again). */
+/* Step 2 of a flush, after a flush_begin that returned 0: write the snapshot and fdatasync the
+ * map file.  0 or -errno (the snapshotted pages dirty again). */
 int sfs_map_flush_end(struct sfs_map *m);
 
-/* Whole flush: begin, fdatasync(data_fd) (skipped when < 0), end. 0 or -errno. */
+/* Whole flush: begin, fdatasync(data_fd) (skipped when < 0), end.  0 or -errno (-EROFS for an
+ * SFS_MAP_RDONLY map; on failure the pages stay dirty). */
 int sfs_map_flush(struct sfs_map *m, int data_fd);
 
 /* Grow in one call: prepare, commit with the current flags, abort on failure.  The caller
@@ -96,8 +132,9 @@ int sfs_map_flush(struct sfs_map *m, int data_fd);
  * close).  0 or -errno (map as before). */
 int sfs_map_grow(struct sfs_map *m, uint64_t new_size);
 
-/* Grow, step 1: extend the map file for new_size (>= size; new blocks clear) durably and
- * allocate the arrays; header and bits unchanged.  0 or -errno (file as before). */
+/* Grow, step 1: extend the map file for new_size (>= size; new blocks clear) with encoded
+ * empty pages, durably, and allocate the arrays; header and bits unchanged.  0, -EINVAL
+ * (new_size < size), -EROFS (SFS_MAP_RDONLY) or -errno (file cut back as before). */
 int sfs_map_grow_prepare(struct sfs_map *m, uint64_t new_size);
 
 /* Grow, step 2, the commit point: write the header with new_size and flags durably, then
@@ -106,13 +143,13 @@ int sfs_map_grow_prepare(struct sfs_map *m, uint64_t new_size);
 int sfs_map_grow_commit(struct sfs_map *m, uint64_t new_size, uint32_t flags);
 
 /* Undo a prepared grow that is not committed: header rewritten as in memory, file cut to
- * what it describes.  0 or -errno. */
+ * what it describes.  0 or -errno (-EROFS for an SFS_MAP_RDONLY map). */
 int sfs_map_grow_abort(struct sfs_map *m);
 
-/* CRC-32C (Castagnoli) of n bytes, as the map header records it. */
+/* CRC-32C (Castagnoli) of n bytes, as the map header and chunks record it (crc32c.h). */
 uint32_t sfs_map_crc32c(const void *buf, size_t n);
 
-/* Set header flags and rewrite the header durably. 0 or -errno. */
+/* Set header flags and rewrite the header durably.  0 or -errno (-EROFS: SFS_MAP_RDONLY). */
 int sfs_map_set_flags(struct sfs_map *m, uint32_t flags);
 
 #endif

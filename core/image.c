@@ -462,7 +462,7 @@ int sfs_image_open(int store_fd, int state_fd, const char *name, const struct sf
 		open_direct(im);
 
 	if (!fresh) {
-		rc = sfs_map_open(state_fd, mapname, &im->map, err, errlen);
+		rc = sfs_map_open(state_fd, mapname, 0, &im->log, &im->map, err, errlen);
 		if (rc == -ENOENT) {
 			/* A raw file with a sidecar and no map: import it as it is. */
 			if ((uint64_t)st.st_size > sc->size) {

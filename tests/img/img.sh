@@ -12,7 +12,8 @@
 #  - inflate: thin with data -> eagerzeroedthick, data unchanged (sha256
 #    through the mount before and after), map full, sidecar rewritten;
 #  - resize grows (sidecar and mount follow), never shrinks;
-#  - check: clean, corrupted map, mismatched sector in the sidecar,
+#  - check: clean, corrupted map, damaged bitmap chunks (salvaged),
+#    mismatched sector in the sidecar,
 #    truncated backing file, missing map, bad sidecar, with fsck exit codes
 #    and --repair;
 #  - every changing command refuses while a daemon serves the store, naming
@@ -252,6 +253,28 @@ img 0 check "$STORE/imp"
 map_is imp "0 196608 false" "196608 131072 true" "327680 10092544 false" "10420224 65536 true"
 [ "$(sha256sum < "$STORE/imp")" = "$sha_imp" ] || fail "repair changed the data"
 pass "check: corrupted map (4), --repair rebuilds it (1), then clean (0)"
+
+# Random bytes over the bitmap page (its 8 chunks; blocks 0-159 are in the first).
+dd if=/dev/urandom of="$STORE/.sectorfs/imp.map" bs=4096 seek=1 count=1 conv=notrunc status=none
+cp "$STORE/.sectorfs/imp.map" "$T/imp.map.damaged"
+dmg="imp.map: bitmap checksum mismatch in 8 chunks (first at byte 4096, blocks 0-159): the map is damaged; 'sectorfs-img check --repair' rebuilds it"
+img 4 check "$STORE/imp"
+out_is "$STORE/imp: allocation map: $dmg"
+out_is "$STORE/imp: 1 problem; 'sectorfs-img check --repair $STORE/imp' fixes what can be fixed without losing data"
+img 1 info "$STORE/imp"
+err_is "sectorfs-img: $STORE/imp: $dmg (see 'sectorfs-img check $STORE/imp')"
+img 1 map "$STORE/imp"
+err_is "sectorfs-img: $STORE/imp: $dmg (see 'sectorfs-img check $STORE/imp')"
+cmp -s "$STORE/.sectorfs/imp.map" "$T/imp.map.damaged" || fail "check, info or map changed the damaged map"
+img 1 check --repair "$STORE/imp"
+out_is "$STORE/imp: repaired: marked the 160 blocks of 8 damaged bitmap chunks allocated: nothing written is lost; those blocks now read what the backing file holds"
+out_is "$STORE/imp: 1 problem found, 1 repaired"
+! grep -q "moved the corrupt map\|rebuilt the allocation map" "$T/out" || fail "a salvage rebuilt the map: $(cat "$T/out")"
+img 0 check "$STORE/imp"
+out_is "$STORE/imp: clean (10485760 bytes, thin, 160 of 160 blocks allocated)"
+map_is imp "0 10485760 true"
+[ "$(sha256sum < "$STORE/imp")" = "$sha_imp" ] || fail "salvage changed the data"
+pass "check: damaged bitmap chunks (4, info and map refuse), --repair salvages them (1), then clean (0)"
 
 sed -i 's/"4kn"/"512e"/' "$STORE/thin4k.json"
 img 4 check "$STORE/thin4k"

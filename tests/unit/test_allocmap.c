@@ -3,14 +3,17 @@
  * durability, grow.
  *
  * Create/open round trips and the on-disk format described at the top of
- * allocmap.c (header fields at their offsets, CRC-32C, bit b of byte i is
- * block 8*i+b, file length); the bit operations (set, test, clear, count,
+ * allocmap.c (header fields at their offsets, CRC-32C, version 2's chunks
+ * of 63 words with the CRC of their index and bits, file length); the bit
+ * operations (set, test, clear, count,
  * next_set, next_clear, set_range) at word and map edges; durability:
  * bits not flushed are lost when the map is closed without a flush (what
  * a crash looks like), bits set between flush_begin and flush_end wait
  * for the next flush (the crash-ordering rule), a failed data sync leaves
- * the bits dirty; grow and set_flags persist.  Part two,
- * test_allocmap_robust.c, has damaged files and concurrency.
+ * the bits dirty; grow (and its prepare, commit and abort steps) and
+ * set_flags persist.  Part two, test_allocmap_robust.c, has damaged,
+ * torn, version-1 and padded files, read-only opens, salvage and
+ * concurrency.
  */
 #include "map_fixture.h"
 
@@ -85,16 +88,18 @@ Test(map, on_disk_format)
 	struct sfs_map *m = create(&mi);
 	unsigned char h[HDR], byte;
 
-	/* 70000 blocks need 3 bitmap pages of 32768 bits */
+	/* 70000 blocks need 3 bitmap pages of 32256 bits (2 would hold 64512) */
 	cr_expect_eq(file_size(), HDR + 3 * 4096);
-	sfs_map_set(m, 13);             /* byte 1, bit 5 */
-	sfs_map_set(m, 69999);          /* last block: byte 8749, bit 7 */
+	sfs_map_set(m, 13);             /* chunk 0, word 0: byte 1, bit 5 */
+	sfs_map_set(m, 4031);           /* chunk 0, last bit: byte 503, bit 7 */
+	sfs_map_set(m, 4032 + 64 + 2);  /* chunk 1, word 1, bit 2: byte 512 + 8 */
+	sfs_map_set(m, 69999);          /* last block: chunk 17 (from 68544), bit 1455: byte 181, bit 7 */
 	cr_assert_eq(sfs_map_flush(m, -1), 0);
 	sfs_map_close(m);
 
 	peek(0, h, sizeof(h));
 	cr_expect_eq(memcmp(h, "SFSMAP\0\1", 8), 0);
-	cr_expect_eq(le32(h + 8), 1);
+	cr_expect_eq(le32(h + 8), 2);
 	cr_expect_eq(le32(h + 12), 4096);
 	cr_expect_eq(le64(h + 16), 70000ull * 4096 - 2048);
 	cr_expect_eq(le32(h + 24), 2048);
@@ -106,10 +111,26 @@ Test(map, on_disk_format)
 	cr_expect_eq(le32(h + 56), crc32c_ref(h, 56));
 	peek(HDR + 1, &byte, 1);
 	cr_expect_eq(byte, 0x20);
-	peek(HDR + 8749, &byte, 1);
+	peek(HDR + 503, &byte, 1);
+	cr_expect_eq(byte, 0x80);
+	peek(HDR + 512 + 8, &byte, 1);
+	cr_expect_eq(byte, 0x04);
+	peek(HDR + 17 * 512 + 181, &byte, 1);
 	cr_expect_eq(byte, 0x80);
 	peek(HDR + 0, &byte, 1);
 	cr_expect_eq(byte, 0);
+	/* every chunk, also the untouched and the empty ones past the last block, carries the CRC
+	 * of its index and bits, then 4 zero bytes; bits past the last block (70000 is byte 182
+	 * of chunk 17) are zero */
+	for (uint64_t c = 0; c < 3 * 8; c++) {
+		unsigned char chunk[CHUNK];
+
+		peek(chunk_off(c), chunk, CHUNK);
+		cr_expect_eq(le32(chunk + CHUNK_DATA), chunk_crc_ref(c, chunk), "chunk %llu", (unsigned long long)c);
+		cr_expect_eq(le32(chunk + CHUNK_DATA + 4), 0, "chunk %llu", (unsigned long long)c);
+		for (unsigned i = c == 17 ? 182 : 0; c >= 17 && i < CHUNK_DATA; i++)
+			cr_expect_eq(chunk[i], 0, "chunk %llu byte %u", (unsigned long long)c, i);
+	}
 }
 
 Test(map, empty_disk)
@@ -149,7 +170,9 @@ Test(map, missing_file_is_enoent)
 	char err[256] = "";
 
 	/* the image layer relies on ENOENT to import a raw file without a map */
-	cr_expect_eq(sfs_map_open(ts.fd, MAPNAME, &m, err, sizeof(err)), -ENOENT);
+	cr_expect_eq(sfs_map_open(ts.fd, MAPNAME, 0, NULL, &m, err, sizeof(err)), -ENOENT);
+	cr_expect(strstr(err, MAPNAME), "'%s' should name the file", err);
+	cr_expect_eq(sfs_map_open(ts.fd, MAPNAME, SFS_MAP_RDONLY, NULL, &m, err, sizeof(err)), -ENOENT);
 	cr_expect_null(m);
 }
 
@@ -532,4 +555,302 @@ Test(map, set_flags_persists)
 	m = reopen();
 	cr_expect_eq(sfs_map_info(m)->flags, 0);
 	sfs_map_close(m);
+}
+
+Test(map, grow_prepare_writes_empty_chunks_and_changes_nothing_else)
+{
+	struct sfs_map_info mi = info_of(100, 512, false);
+	struct sfs_map *m = create(&mi);
+	uint64_t nb = 2 * PAGE_BITS + 100;           /* 3 pages */
+	unsigned char h[64];
+
+	sfs_map_set(m, 3);
+	cr_assert_eq(sfs_map_flush(m, -1), 0);
+	cr_assert_eq(sfs_map_grow_prepare(m, nb * 512), 0);
+	cr_expect_eq(file_size(), HDR + 3 * PAGE, "prepare extends the file");
+	for (uint64_t c = 0; c < 24; c++)
+		cr_expect(chunk_checks(c), "chunk %llu", (unsigned long long)c);
+	for (uint64_t b = 100; b < nb; b += 131)
+		cr_expect(!file_bit(b), "new block %llu must be clear", (unsigned long long)b);
+	peek(0, h, sizeof(h));
+	cr_expect_eq(le64(h + 40), 100, "the header is the commit's");
+	cr_expect_eq(sfs_map_nblocks(m), 100);
+	cr_expect(sfs_map_test(m, 3));
+	sfs_map_close(m);                            /* a crash between prepare and commit */
+	m = reopen();
+	cr_expect_eq(sfs_map_nblocks(m), 100);
+	cr_expect(sfs_map_test(m, 3));
+	cr_expect_eq(sfs_map_count(m), 1);
+	cr_expect_eq(file_size(), HDR + PAGE, "the open drops the uncommitted pages");
+	sfs_map_close(m);
+}
+
+Test(map, grow_commit_writes_the_header_and_switches_memory)
+{
+	struct sfs_map_info mi = info_of(100, 512, false);
+	struct sfs_map *m = create(&mi);
+	uint64_t nb = 2 * PAGE_BITS + 100;
+	unsigned char h[64];
+
+	sfs_map_set(m, 3);
+	cr_assert_eq(sfs_map_grow_prepare(m, nb * 512), 0);
+	cr_assert_eq(sfs_map_grow_commit(m, nb * 512, SFS_MAP_F_ZEROED), 0);
+	cr_expect_eq(sfs_map_nblocks(m), nb);
+	cr_expect_eq(sfs_map_info(m)->geom.size, nb * 512);
+	cr_expect_eq(sfs_map_info(m)->flags, SFS_MAP_F_ZEROED);
+	peek(0, h, sizeof(h));
+	cr_expect_eq(le64(h + 40), nb);
+	cr_expect_eq(le32(h + 52), SFS_MAP_F_ZEROED);
+	cr_expect_eq(le32(h + 56), crc32c_ref(h, 56));
+	cr_expect_eq(sfs_map_next_set(m, 4), nb);
+	sfs_map_set(m, nb - 1);
+	cr_assert_eq(sfs_map_flush(m, -1), 0);
+	sfs_map_close(m);
+	m = reopen();
+	cr_expect_eq(sfs_map_nblocks(m), nb);
+	cr_expect(sfs_map_test(m, 3), "a bit dirty across the grow is flushed");
+	cr_expect(sfs_map_test(m, nb - 1));
+	cr_expect_eq(sfs_map_count(m), 2);
+	sfs_map_close(m);
+}
+
+Test(map, grow_abort_after_prepare_leaves_the_old_size)
+{
+	struct sfs_map_info mi = info_of(100, 512, false);
+	struct sfs_map *m = create(&mi);
+	uint64_t nb = 2 * PAGE_BITS + 100;
+
+	sfs_map_set(m, 3);
+	cr_assert_eq(sfs_map_flush(m, -1), 0);
+	cr_assert_eq(sfs_map_grow_prepare(m, nb * 512), 0);
+	cr_expect_eq(sfs_map_grow_abort(m), 0);
+	cr_expect_eq(file_size(), HDR + PAGE, "abort cuts the file back");
+	cr_expect_eq(sfs_map_nblocks(m), 100);
+	cr_expect_eq(sfs_map_grow_commit(m, nb * 512, 0), -EINVAL, "nothing is prepared any more");
+	sfs_map_close(m);
+	m = reopen();
+	cr_expect_eq(sfs_map_nblocks(m), 100);
+	cr_expect_eq(sfs_map_info(m)->geom.size, 100 * 512);
+	cr_expect(sfs_map_test(m, 3));
+	/* and it grows later */
+	cr_expect_eq(sfs_map_grow(m, nb * 512), 0);
+	cr_expect_eq(sfs_map_nblocks(m), nb);
+	sfs_map_close(m);
+	m = reopen();
+	cr_expect_eq(sfs_map_nblocks(m), nb);
+	sfs_map_close(m);
+}
+
+Test(map, grow_commit_needs_the_prepare_of_its_size)
+{
+	struct sfs_map_info mi = info_of(100, 512, false);
+	struct sfs_map *m = create(&mi);
+	uint64_t a = (2 * PAGE_BITS + 100) * 512ull, b = (PAGE_BITS + 5) * 512ull;
+
+	cr_expect_eq(sfs_map_grow_commit(m, a, 0), -EINVAL, "no prepare");
+	cr_assert_eq(sfs_map_grow_prepare(m, a), 0);
+	cr_expect_eq(sfs_map_grow_commit(m, b, 0), -EINVAL, "prepared for another size");
+	cr_expect_eq(sfs_map_nblocks(m), 100);
+	cr_assert_eq(sfs_map_grow_prepare(m, b), 0);     /* a new prepare replaces the first */
+	cr_expect_eq(sfs_map_grow_commit(m, b, 0), 0);
+	cr_expect_eq(sfs_map_nblocks(m), PAGE_BITS + 5);
+	sfs_map_close(m);
+	/* the first prepare's third page is past what the header needs: dropped */
+	m = reopen();
+	cr_expect_eq(sfs_map_nblocks(m), PAGE_BITS + 5);
+	cr_expect_eq(file_size(), HDR + 2 * PAGE);
+	sfs_map_close(m);
+}
+
+Test(map, grow_prepare_refuses_shrink)
+{
+	struct sfs_map_info mi = info_of(100, 512, false);
+	struct sfs_map *m = create(&mi);
+
+	cr_expect_eq(sfs_map_grow_prepare(m, 99 * 512), -EINVAL);
+	cr_expect_eq(sfs_map_grow_commit(m, 99 * 512, 0), -EINVAL);
+	cr_expect_eq(file_size(), HDR + PAGE);
+	sfs_map_close(m);
+}
+
+/* ---- version 1 ---- */
+
+/* 64600 blocks: 2 pages of version 1 (32768 bits each), 3 of version 2 (32256 each). */
+#define V1_BLOCKS 64600ull
+static const uint64_t v1_set[] = { 0, 1, 63, 64, 4031, 4032, 32255, 32256, 32767, 32768, 64511, 64512, 64599 };
+#define V1_NSET (sizeof(v1_set) / sizeof(v1_set[0]))
+
+static void expect_v1_bits(const struct sfs_map *m)
+{
+	size_t i = 0;
+
+	cr_expect_eq(sfs_map_nblocks(m), V1_BLOCKS);
+	cr_expect_eq(sfs_map_count(m), V1_NSET);
+	for (uint64_t b = sfs_map_next_set(m, 0); b < V1_BLOCKS; b = sfs_map_next_set(m, b + 1), i++)
+		cr_expect(i < V1_NSET && b == v1_set[i], "block %llu set", (unsigned long long)b);
+	cr_expect_eq(i, V1_NSET);
+}
+
+Test(map, version_1_is_converted_by_a_read_write_open)
+{
+	struct sfs_map_info mi = info_of(V1_BLOCKS, 512, false);
+	struct logcap cap;
+	struct sfs_log log;
+	struct sfs_map *m = NULL;
+	unsigned char h[64];
+	char err[256] = "";
+
+	logcap_init(&cap);
+	log = logcap_sink(&cap);
+	mi.prov = SFS_PROV_ZEROEDTHICK;
+	write_v1_map(&mi, v1_set, V1_NSET, 0);
+	cr_assert_eq(sfs_map_open(ts.fd, MAPNAME, 0, &log, &m, err, sizeof(err)), 0, "%s", err);
+	expect_v1_bits(m);
+	cr_expect_eq(sfs_map_info(m)->prov, SFS_PROV_ZEROEDTHICK);
+	cr_expect_eq(cap.count, 1, "%s", cap.buf);
+	cr_expect_eq(logcap_lines(&cap, MAPNAME, "version 1", "version 2"), 1, "%s", cap.buf);
+	peek(0, h, sizeof(h));
+	cr_expect_eq(le32(h + 8), 2);
+	cr_expect_eq(le32(h + 56), crc32c_ref(h, 56));
+	cr_expect_eq(file_size(), HDR + 3 * PAGE);
+	for (uint64_t c = 0; c < 24; c++)
+		cr_expect(chunk_checks(c), "chunk %llu", (unsigned long long)c);
+	for (size_t i = 0; i < V1_NSET; i++)
+		cr_expect(file_bit(v1_set[i]), "block %llu in the new file", (unsigned long long)v1_set[i]);
+	cr_expect(!file_bit(2) && !file_bit(32766) && !file_bit(V1_BLOCKS - 2));
+	cr_expect_eq(count_tmp(ts.fd), 0, "no temporary file left");
+	/* the open map writes to the new file */
+	sfs_map_set(m, 2);
+	cr_assert_eq(sfs_map_flush(m, -1), 0);
+	sfs_map_close(m);
+	cr_expect(file_bit(2));
+	logcap_clear(&cap);
+	cr_assert_eq(sfs_map_open(ts.fd, MAPNAME, 0, &log, &m, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(sfs_map_count(m), V1_NSET + 1);
+	cr_expect_eq(cap.count, 0, "converted once: %s", cap.buf);
+	sfs_map_close(m);
+}
+
+Test(map, version_1_is_not_converted_by_a_read_only_open)
+{
+	struct sfs_map_info mi = info_of(V1_BLOCKS, 512, false);
+	struct logcap cap;
+	struct sfs_log log;
+	struct sfs_map *m = NULL;
+	unsigned char *a, *b;
+	size_t na, nb;
+	char err[256] = "";
+
+	logcap_init(&cap);
+	log = logcap_sink(&cap);
+	write_v1_map(&mi, v1_set, V1_NSET, 0);
+	a = file_bytes(&na);
+	cr_assert_eq(sfs_map_open(ts.fd, MAPNAME, SFS_MAP_RDONLY, &log, &m, err, sizeof(err)), 0, "%s", err);
+	expect_v1_bits(m);
+	cr_expect_eq(sfs_map_flush(m, -1), -EROFS);
+	sfs_map_close(m);
+	b = file_bytes(&nb);
+	cr_expect(na == nb && memcmp(a, b, na) == 0, "a read-only open changed a version-1 file");
+	cr_expect_eq(cap.count, 0, "%s", cap.buf);
+	free(a);
+	free(b);
+}
+
+Test(map, version_1_with_an_interrupted_grows_zero_pages)
+{
+	struct sfs_map_info mi = info_of(V1_BLOCKS, 512, false);
+	struct sfs_map *m;
+
+	write_v1_map(&mi, v1_set, V1_NSET, 2 * PAGE);
+	m = reopen_flags(SFS_MAP_RDONLY);
+	expect_v1_bits(m);
+	sfs_map_close(m);
+	cr_expect_eq(file_size(), HDR + 4 * PAGE);
+	m = reopen();
+	expect_v1_bits(m);
+	sfs_map_close(m);
+	cr_expect_eq(file_size(), HDR + 3 * PAGE, "converted, the leftover pages gone");
+}
+
+Test(map, version_1_bits_past_the_last_block_are_dropped)
+{
+	/* version 1 had no checksum: junk there opened, and still does, without it */
+	struct sfs_map_info mi = info_of(10, 512, false);
+	static const uint64_t set[] = { 1, 9, 10, 11, 5000, 32767 };
+	struct sfs_map *m;
+
+	write_v1_map(&mi, set, 6, 0);
+	m = reopen();
+	cr_expect_eq(sfs_map_count(m), 2);
+	cr_expect_eq(sfs_map_next_set(m, 2), 9);
+	sfs_map_close(m);
+	cr_expect(file_bit(1) && file_bit(9) && !file_bit(10) && !file_bit(5000));
+}
+
+/* ---- read-only opens ---- */
+
+/* Open read-only, try every change, close: the file's bytes, size, blocks and mtime are as
+ * before. */
+static void expect_read_only_changes_nothing(const char *what)
+{
+	struct stat s0 = tmp_stat(ts.fd, MAPNAME), s1;
+	unsigned char *a, *b;
+	size_t na, nb;
+	struct sfs_map *m;
+
+	a = file_bytes(&na);
+	m = reopen_flags(SFS_MAP_RDONLY);
+	sfs_map_set(m, 0);                          /* in memory: allowed */
+	cr_expect(sfs_map_test(m, 0));
+	cr_expect_eq(sfs_map_flush(m, -1), -EROFS, "%s", what);
+	cr_expect_eq(sfs_map_flush_begin(m), -EROFS, "%s", what);
+	cr_expect_eq(sfs_map_set_flags(m, SFS_MAP_F_ZEROED), -EROFS, "%s", what);
+	cr_expect_eq(sfs_map_grow(m, sfs_map_info(m)->geom.size * 4), -EROFS, "%s", what);
+	cr_expect_eq(sfs_map_grow_prepare(m, sfs_map_info(m)->geom.size * 4), -EROFS, "%s", what);
+	cr_expect_eq(sfs_map_grow_abort(m), -EROFS, "%s", what);
+	sfs_map_close(m);
+	s1 = tmp_stat(ts.fd, MAPNAME);
+	b = file_bytes(&nb);
+	cr_expect(na == nb && memcmp(a, b, na) == 0, "%s: the bytes changed", what);
+	cr_expect_eq(s1.st_size, s0.st_size, "%s", what);
+	cr_expect_eq(s1.st_blocks, s0.st_blocks, "%s: space reserved", what);
+	cr_expect(s1.st_mtim.tv_sec == s0.st_mtim.tv_sec && s1.st_mtim.tv_nsec == s0.st_mtim.tv_nsec,
+		  "%s: mtime changed", what);
+	free(a);
+	free(b);
+}
+
+Test(map, read_only_open_changes_nothing)
+{
+	struct sfs_map_info mi = info_of(2 * PAGE_BITS, 512, false);
+	struct sfs_map *m = create(&mi);
+	unsigned char zero[PAGE] = { 0 };
+	int fd;
+
+	sfs_map_set(m, 5);
+	cr_assert_eq(sfs_map_flush(m, -1), 0);
+	expect_read_only_changes_nothing("a clean map");
+	cr_assert_eq(sfs_map_grow_prepare(m, 5ull * PAGE_BITS * 512), 0);
+	sfs_map_close(m);                            /* crash after the prepare */
+	cr_assert_eq(file_size(), HDR + 5 * PAGE);
+	expect_read_only_changes_nothing("a map with an interrupted grow's pages");
+	poke(HDR + 5 * PAGE, zero, PAGE);
+	expect_read_only_changes_nothing("a map with an interrupted grow's pages and zeros");
+
+	write_v1_map(&mi, v1_set, 3, 0);
+	expect_read_only_changes_nothing("a version-1 map");
+	write_v1_map(&mi, v1_set, 3, PAGE);
+	expect_read_only_changes_nothing("a version-1 map with a zero page past its end");
+	/* version-1 maps could have holes, which a read-write open used to fill (fallocate) */
+	write_v1_map(&mi, NULL, 0, 0);
+	fd = openat(ts.fd, MAPNAME, O_RDWR | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, HDR, 2 * PAGE) == 0) {
+		close(fd);
+		cr_assert_lt(tmp_stat(ts.fd, MAPNAME).st_blocks * 512, HDR + 2 * PAGE);
+		expect_read_only_changes_nothing("a version-1 map with holes");
+	} else {
+		close(fd);
+		cr_log_warn("no hole punching here: %s", strerror(errno));
+	}
 }

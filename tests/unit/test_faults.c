@@ -31,7 +31,10 @@
  *     zero offload on and off, EIO and ENOSPC: nothing crashes, every
  *     failing call returns exactly the injected error, and the image then
  *     opens again without faults, its map consistent and every sector
- *     reading zeros or data some write put there - never anything else.
+ *     reading zeros or data some write put there - never anything else;
+ *   - the map's grow steps: a failed prepare leaves the file as it was, a
+ *     failed commit leaves the map in memory as it was and its abort the
+ *     file, which opens with the old size and grows later.
  *
  * SFS_FAULTS_TRACE=1 prints each call made to fail.
  *
@@ -257,7 +260,7 @@ static bool bit_on_disk(const char *name, uint64_t blk)
 	int rc;
 
 	snprintf(fname, sizeof(fname), "%s.map", name);
-	rc = sfs_map_open(ts.statefd, fname, &m, err, sizeof(err));
+	rc = sfs_map_open(ts.statefd, fname, SFS_MAP_RDONLY, NULL, &m, err, sizeof(err));
 	cr_assert_eq(rc, 0, "map_open %s: %d %s", fname, rc, err);
 	set = sfs_map_test(m, blk);
 	sfs_map_close(m);
@@ -684,12 +687,12 @@ ParameterizedTest(struct scase *c, faults, sweep)
 /* ---- known bug ---- */
 
 /*
- * sfs_map_grow() extends the map file (ftruncate, reserve the new pages
- * with fallocate, fdatasync) and only then rewrites the header with the new
- * block count.  If anything fails in between (the fallocate, the fdatasync
- * after it, or the header pwrite), sfs_map_grow must return the error and
- * the image must open again afterwards, as it must after a crash at the
- * same point (the map file may be longer than its header says).
+ * sfs_map_grow() extends the map file (pwrite of the new pages as encoded
+ * empty chunks, fdatasync) and only then rewrites the header with the new
+ * block count.  If anything fails in between (the pages' pwrite, the
+ * fdatasync after it, or the header pwrite), sfs_map_grow must return the
+ * error and the image must open again afterwards, as it must after a crash
+ * at the same point (the map file may be longer than its header says).
  */
 struct gcase {
 	int fn;
@@ -699,12 +702,12 @@ struct gcase {
 
 ParameterizedTestParameters(faults, map_grow_failure_keeps_map_openable)
 {
-	/* In sfs_image_grow of a thin image with nothing to zero: fallocate #1
-	 * reserves the new map page (ENOSPC: what a full store gives);
-	 * fdatasync #1 is the data's, #2 the map's after it was extended, #3
-	 * the header's; pwrite #1 is the header. */
+	/* In sfs_image_grow of a thin image with nothing to zero: pwrite #1
+	 * writes the new map page (ENOSPC: what a full store gives), pwrite #2
+	 * the header; fdatasync #1 is the data's, #2 the map's after it was
+	 * extended, #3 the header's. */
 	static struct gcase c[] = {
-		{ F_FALLOCATE, 0, ENOSPC }, { F_FDATASYNC, 1, EIO }, { F_PWRITE, 0, EIO },
+		{ F_PWRITE, 0, ENOSPC }, { F_FDATASYNC, 1, EIO }, { F_PWRITE, 1, EIO },
 		{ F_FDATASYNC, 2, EIO },
 	};
 
@@ -713,7 +716,7 @@ ParameterizedTestParameters(faults, map_grow_failure_keeps_map_openable)
 
 ParameterizedTest(struct gcase *g, faults, map_grow_failure_keeps_map_openable)
 {
-	/* 4 KiB blocks: one bitmap page covers 32768 blocks = 128 MiB. */
+	/* 4 KiB blocks: one bitmap page covers 32256 blocks = 126 MiB. */
 	struct sfs_sidecar sc = sidecar(SFS_PROV_THIN, 1 << 20, true);
 	struct sfs_image *im;
 	char err[512];
@@ -734,4 +737,75 @@ ParameterizedTest(struct gcase *g, faults, map_grow_failure_keeps_map_openable)
 		     fn_names[g->fn], g->skip + 1, rc, err);
 	expect_bytes(im, 0, 4096, 0x11);
 	cr_assert_eq(sfs_image_close(im), 0);
+}
+
+/*
+ * The map's own grow steps under failing I/O.  A prepare that fails
+ * (writing the new pages, or syncing them) returns the error and leaves
+ * the file as it was.  A commit that fails (the header's pwrite or its
+ * fdatasync) returns the error with the map in memory as before; the
+ * abort after it rewrites the old header and cuts the file back, so the
+ * map opens with the old size and its bits; after a failed prepare or
+ * commit the map still grows once the faults are gone.
+ */
+struct mcase {
+	bool commit;            /* fail in the commit (else in the prepare) */
+	int fn;
+	unsigned skip;
+};
+
+ParameterizedTestParameters(faults, map_grow_steps_fail_cleanly)
+{
+	static struct mcase c[] = {
+		{ false, F_PWRITE, 0 }, { false, F_FDATASYNC, 0 },
+		{ true, F_PWRITE, 0 }, { true, F_FDATASYNC, 0 },
+	};
+
+	return cr_make_param_array(struct mcase, c, sizeof(c) / sizeof(c[0]));
+}
+
+ParameterizedTest(struct mcase *c, faults, map_grow_steps_fail_cleanly)
+{
+	/* 512-byte blocks: 100 of them fit one bitmap page, the grow needs three */
+	struct sfs_map_info mi = { { 100 * 512, 512, 512, 512 }, SFS_PROV_THIN, 0 };
+	uint64_t big = (2 * 32256 + 100) * 512ull;
+	struct sfs_map *m = NULL;
+	struct stat st;
+	char err[256] = "";
+	int rc;
+
+	cr_assert_eq(sfs_map_create(ts.statefd, "m.map", &mi, &m), 0);
+	sfs_map_set(m, 42);
+	cr_assert_eq(sfs_map_flush(m, -1), 0);
+	if (c->commit)
+		cr_assert_eq(sfs_map_grow_prepare(m, big), 0);
+	fault_arm(c->fn, sfs_map_fd(m), c->skip, 1, EIO);
+	rc = c->commit ? sfs_map_grow_commit(m, big, 0) : sfs_map_grow_prepare(m, big);
+	cr_expect_eq(plan.hit, 1);
+	fault_off();
+	cr_assert_eq(rc, -EIO, "a failed %s%s returned %d", fn_names[c->fn], c->commit ? " in the commit" : "", rc);
+	cr_expect_eq(sfs_map_nblocks(m), 100);
+	cr_expect_eq(sfs_map_info(m)->geom.size, 100 * 512);
+	cr_expect(sfs_map_test(m, 42));
+	if (c->commit) {
+		cr_expect_eq(sfs_map_grow_abort(m), 0);
+	} else {
+		cr_assert_eq(fstat(sfs_map_fd(m), &st), 0);
+		cr_expect_eq(st.st_size, 4096 + 4096, "a failed prepare leaves the file as it was");
+	}
+	cr_expect_eq(sfs_map_grow_commit(m, big, 0), -EINVAL, "nothing prepared after a failure");
+	sfs_map_close(m);
+	m = NULL;
+	cr_assert_eq(sfs_map_open(ts.statefd, "m.map", 0, NULL, &m, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(sfs_map_nblocks(m), 100);
+	cr_expect(sfs_map_test(m, 42));
+	cr_assert_eq(fstat(sfs_map_fd(m), &st), 0);
+	cr_expect_eq(st.st_size, 4096 + 4096);
+	cr_expect_eq(sfs_map_grow(m, big), 0);
+	sfs_map_close(m);
+	m = NULL;
+	cr_assert_eq(sfs_map_open(ts.statefd, "m.map", 0, NULL, &m, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(sfs_map_nblocks(m), 2 * 32256 + 100);
+	cr_expect(sfs_map_test(m, 42));
+	sfs_map_close(m);
 }

@@ -105,11 +105,11 @@ Test(image, flush_makes_the_map_durable)
 
 	memset(buf, 1, sizeof(buf));
 	cr_assert_eq(sfs_image_write(im, buf, sizeof(buf), 3 * BS), (ssize_t)sizeof(buf));
-	cr_assert_eq(sfs_map_open(ts.statefd, NAME ".map", &ondisk, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(sfs_map_open(ts.statefd, NAME ".map", SFS_MAP_RDONLY, NULL, &ondisk, err, sizeof(err)), 0, "%s", err);
 	cr_expect(!sfs_map_test(ondisk, 3), "not durable before the flush");
 	sfs_map_close(ondisk);
 	cr_assert_eq(sfs_image_flush(im), 0);
-	cr_assert_eq(sfs_map_open(ts.statefd, NAME ".map", &ondisk, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(sfs_map_open(ts.statefd, NAME ".map", SFS_MAP_RDONLY, NULL, &ondisk, err, sizeof(err)), 0, "%s", err);
 	cr_expect(sfs_map_test(ondisk, 3), "durable after the flush");
 	sfs_map_close(ondisk);
 	cr_expect_eq(sfs_image_close(im), 0);
@@ -354,7 +354,7 @@ Test(image, interrupted_eager_zeroing_resumes)
 	put(im, model, 0, 4096, 1);
 	cr_expect_eq(sfs_image_close(im), 0);
 	/* as if zeroing had stopped before block 2 and the flag was never set */
-	cr_assert_eq(sfs_map_open(ts.statefd, NAME ".map", &m, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(sfs_map_open(ts.statefd, NAME ".map", 0, NULL, &m, err, sizeof(err)), 0, "%s", err);
 	for (uint64_t b = 2; b < NB; b++)
 		sfs_map_clear(m, b);
 	cr_assert_eq(sfs_map_flush(m, -1), 0);

@@ -911,10 +911,10 @@ Test(store, flush_all_makes_maps_durable)
 	sfs_store_put(s, im);
 	cr_expect_eq(sfs_store_flush_all(s), 0);
 	fd = state_fd();
-	cr_assert_eq(sfs_map_open(fd, "a.map", &m, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(sfs_map_open(fd, "a.map", SFS_MAP_RDONLY, NULL, &m, err, sizeof(err)), 0, "%s", err);
 	cr_expect(sfs_map_test(m, 3));
 	sfs_map_close(m);
-	cr_assert_eq(sfs_map_open(fd, "b.map", &m, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(sfs_map_open(fd, "b.map", SFS_MAP_RDONLY, NULL, &m, err, sizeof(err)), 0, "%s", err);
 	cr_expect(sfs_map_test(m, 5));
 	sfs_map_close(m);
 	close(fd);

@@ -10,6 +10,8 @@
  *   backing file missing / not regular    nothing: the data is not there
  *   map missing                           import: rebuilt from SEEK_DATA
  *   map corrupt (header, CRC, length)     moved to NAME.map.corrupt, rebuilt
+ *   bitmap chunks fail their checksum     salvaged: their blocks marked
+ *     (the header is good)                  allocated, the chunks rewritten
  *   map unreadable (EACCES, EIO...)       nothing
  *   sidecar sector, block size or mode    sidecar rewritten with the recorded
  *     differ from the recorded geometry     values (the recorded ones win)
@@ -20,7 +22,10 @@
  * A rebuilt map marks every block that holds data in the backing file
  * (SEEK_DATA), as an import does: nothing written is lost, but blocks
  * written and never flushed, or bytes put into the backing file behind the
- * daemon's back, then read as the file holds them.
+ * daemon's back, then read as the file holds them.  A salvaged map keeps
+ * every chunk that checks and marks each block of a damaged chunk
+ * allocated (SFS_MAP_SALVAGE), so those blocks too read what the backing
+ * file holds (zeros where it is sparse or was reserved).
  *
  * Repairs run with the store locked (sfs_store_open) and reuse what
  * opening an image already does (import, extend, finish zeroing); nothing
@@ -42,7 +47,7 @@
 enum { EX_CLEAN = 0, EX_REPAIRED = 1, EX_LEFT = 4, EX_OPER = 8, EX_USAGE = 16 };
 
 enum prob {
-	P_UNDECLARED, P_SIDECAR, P_BACKING, P_MAP_MISSING, P_MAP_BAD,
+	P_UNDECLARED, P_SIDECAR, P_BACKING, P_MAP_MISSING, P_MAP_BAD, P_MAP_DAMAGED,
 	P_SECTOR, P_BLOCK, P_PROV, P_SIZE, P_SHORT, P_UNZEROED, P_N
 };
 
@@ -70,7 +75,9 @@ static const char help[] =
 	"interrupted renames, unlinks and grows) and the files that are no image.\n\n"
 	"  --repair    fix what can be fixed without losing data: rebuild a missing or\n"
 	"              corrupt map from the backing file (the corrupt one is kept as\n"
-	"              .sectorfs/NAME.map.corrupt), rewrite a sidecar that disagrees with\n"
+	"              .sectorfs/NAME.map.corrupt), mark the blocks of bitmap chunks\n"
+	"              that fail their checksum allocated (they then read what the\n"
+	"              backing file holds), rewrite a sidecar that disagrees with\n"
 	"              the recorded geometry, extend a short backing file, finish eager\n"
 	"              zeroing.  Refused while a sectorfs daemon serves the store.\n"
 	"  -h, --help  this help\n\n"
@@ -154,6 +161,13 @@ static int diagnose(const struct img_view *v, struct diag *d)
 		add(d, P_MAP_BAD, "allocation map: %s", v->map_err);
 	if (!v->map)
 		return 0;
+	if (sfs_map_damage(v->map)->chunks) {
+		char fname[SFS_NAME_MAX + 8], text[512];
+
+		snprintf(fname, sizeof(fname), "%s.map", r->name);
+		sfs_map_damage_text(fname, sfs_map_damage(v->map), text, sizeof(text));
+		add(d, P_MAP_DAMAGED, "allocation map: %s", text);
+	}
 	if (v->sc_rc == 0)
 		compare(v, d);
 	if (v->bk_rc == 0 && S_ISREG(v->bk.st_mode) &&
@@ -171,6 +185,42 @@ static void print_problems(const struct img_ref *r, const struct diag *d, const 
 	for (int p = 0; p < P_N; p++)
 		if (d->has[p])
 			printf("%s: %s%s\n", r->path, prefix, d->text[p]);
+}
+
+/* Rewrite a map whose bitmap chunks fail their checksum, each block of theirs allocated; the
+ * backing file is synced first (crash-ordering rule: data before the bits). */
+static void salvage(struct img_session *ss, const struct img_ref *r)
+{
+	char fname[SFS_NAME_MAX + 8], err[512];
+	struct sfs_map_damage dmg = { 0 };
+	struct sfs_map *m = NULL;
+	int bfd, rc;
+
+	snprintf(fname, sizeof(fname), "%s.map", r->name);
+	bfd = openat(ss->store_fd, r->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (bfd < 0) {
+		img_error("%s: cannot open the backing file: %s", r->path, strerror(errno));
+		return;
+	}
+	rc = sfs_map_open(ss->state_fd, fname, SFS_MAP_SALVAGE, NULL, &m, err, sizeof(err));
+	if (rc == 0) {
+		dmg = *sfs_map_damage(m);
+		rc = sfs_map_flush(m, bfd);
+		sfs_map_close(m);
+		if (rc < 0)
+			snprintf(err, sizeof(err), "%s: cannot write the salvaged map: %s", fname, strerror(-rc));
+	}
+	close(bfd);
+	if (rc < 0)
+		img_error("%s: %s", r->path, err);
+	else if (dmg.blocks)
+		printf("%s: repaired: marked the %llu blocks of %llu damaged bitmap chunk%s allocated: "
+		       "nothing written is lost; those blocks now read what the backing file holds\n",
+		       r->path, (unsigned long long)dmg.blocks, (unsigned long long)dmg.chunks,
+		       dmg.chunks == 1 ? "" : "s");
+	else
+		printf("%s: repaired: rewrote %llu damaged bitmap chunk%s past the last block: no block "
+		       "changed\n", r->path, (unsigned long long)dmg.chunks, dmg.chunks == 1 ? "" : "s");
 }
 
 /* The repairs, with the store locked; each action done is printed. */
@@ -195,6 +245,8 @@ static int repair(const struct img_view *v, const struct diag *d)
 			img_error("%s/%s/%s: cannot move aside: %s", r->store, SFS_STATE_DIR, a, strerror(errno));
 		}
 	}
+	if (d->has[P_MAP_DAMAGED] && bk_ok)
+		salvage(&ss, r);
 	if ((d->has[P_SECTOR] || d->has[P_BLOCK] || d->has[P_PROV] || d->has[P_SIZE]) && sc_ok && v->map) {
 		const struct sfs_map_info *mi = sfs_map_info(v->map);
 		struct sfs_sidecar sc = v->sc;

@@ -121,7 +121,7 @@ struct img_view {
 	struct sfs_sidecar sc;
 	char sc_err[512];
 	int map_rc;                    /* sfs_map_open result (-ENOENT: missing) */
-	struct sfs_map *map;
+	struct sfs_map *map;           /* read-only, salvaged: see sfs_map_damage(map) */
 	char map_err[512];
 	int bk_rc;                     /* lstat of the backing file (-ENOENT: missing) */
 	struct stat bk;

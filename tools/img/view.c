@@ -6,7 +6,12 @@
  * sfs_map_open), never through sfs_image_open: opening an image may
  * create, extend, import or zero it, and a command that only looks must
  * change nothing and must work while a daemon serves the store.  While
- * served, the map on disk is the state of the daemon's last flush.
+ * served, the map on disk is the state of the daemon's last flush.  The
+ * map is opened SFS_MAP_RDONLY (no reserve, no trim, no upgrade: the file
+ * is not touched) and SFS_MAP_SALVAGE, so that a bitmap whose chunks fail
+ * their checksum under a good header still shows its geometry to check,
+ * with the damage (sfs_map_damage); info and map refuse such a map.  While
+ * the store is served a map that looks damaged is read again (open_map).
  *
  * Each piece keeps its own result so that check can report every
  * problem, and info/map can explain the first one that stops them.
@@ -15,9 +20,30 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common.h"
+
+/* Open the map read-only and salvaging.  While a daemon serves the store, a read
+ * that overlaps its write of the same page can see part of it, which fails a
+ * checksum with nothing wrong on disk: then look twice more, 10 ms apart,
+ * before reporting damage. */
+static void open_map(struct img_view *v, const char *fname)
+{
+	for (int tries = 0;; tries++) {
+		v->map_rc = sfs_map_open(v->state_fd, fname, SFS_MAP_RDONLY | SFS_MAP_SALVAGE, NULL, &v->map,
+					 v->map_err, sizeof(v->map_err));
+		if (v->map_rc < 0)
+			v->map = NULL;
+		if (!v->served || tries == 2 ||
+		    !(v->map_rc == -EUCLEAN || (v->map && sfs_map_damage(v->map)->chunks)))
+			return;
+		sfs_map_close(v->map);
+		v->map = NULL;
+		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+	}
+}
 
 int img_view_open(struct img_view *v, const struct img_ref *ref)
 {
@@ -42,15 +68,13 @@ int img_view_open(struct img_view *v, const struct img_ref *ref)
 	if (v->sc_present)
 		v->sc_rc = sfs_sidecar_load(v->store_fd, fname, &v->sc, v->sc_err, sizeof(v->sc_err));
 
+	v->served = img_served(ref->store, v->holder, sizeof(v->holder));
 	snprintf(fname, sizeof(fname), "%s.map", ref->name);
 	v->map_rc = -ENOENT;
 	if (v->state_fd >= 0)
-		v->map_rc = sfs_map_open(v->state_fd, fname, &v->map, v->map_err, sizeof(v->map_err));
-	if (v->map_rc < 0)
-		v->map = NULL;
+		open_map(v, fname);
 
 	v->bk_rc = fstatat(v->store_fd, ref->name, &v->bk, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
-	v->served = img_served(ref->store, v->holder, sizeof(v->holder));
 	return 0;
 }
 
@@ -97,6 +121,14 @@ int img_view_image(struct img_view *v, struct sfs_map_info *mi, bool *created)
 	}
 	if (v->map_rc < 0) {
 		img_error("%s: %s (see '" IMG_PROG " check %s')", r->path, v->map_err, r->path);
+		return -1;
+	}
+	if (sfs_map_damage(v->map)->chunks) {
+		char fname[SFS_NAME_MAX + 8], text[512];
+
+		snprintf(fname, sizeof(fname), "%s.map", r->name);
+		sfs_map_damage_text(fname, sfs_map_damage(v->map), text, sizeof(text));
+		img_error("%s: %s (see '" IMG_PROG " check %s')", r->path, text, r->path);
 		return -1;
 	}
 	if (v->bk_rc < 0) {

@@ -1,0 +1,337 @@
+/*
+ * mapfile.c - the allocation map's file format (mapfile.h): header and
+ * checksummed bitmap chunks, as drawn at the top of allocmap.c.
+ *
+ * A page is encoded chunk by chunk: the 63 words little-endian, then the
+ * CRC-32C of the chunk's index (u64 LE) followed by those 504 bytes, then
+ * 4 zero bytes.  A chunk checks when both the CRC and the zero bytes are
+ * right; an all-zero chunk never checks.  Reads and writes go 64 pages at
+ * a time, so that a big map needs no second copy of itself in memory.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "crc32c.h"
+#include "log.h"
+#include "mapfile.h"
+
+#define MAP_MAGIC "SFSMAP\0\1"
+#define MAP_HDR SFS_MAPFILE_HDR
+#define MAP_PAGE SFS_MAPFILE_PAGE
+#define MAP_HDR_CRC_OFF 56u
+#define CHUNK SFS_MAPFILE_CHUNK
+#define CHUNK_WORDS SFS_MAPFILE_CHUNK_WORDS
+#define CHUNK_DATA (CHUNK_WORDS * 8u)                 /* 504: then the CRC, then 4 zero bytes */
+#define CHUNK_BITS SFS_MAPFILE_CHUNK_BITS
+#define PAGE_CHUNKS SFS_MAPFILE_PAGE_CHUNKS
+#define V1_PAGE_BITS (MAP_PAGE * 8ull)                /* 32768 */
+#define IO_PAGES 64u                                  /* pages per read or write */
+
+/* ---- little helpers ---- */
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* Little-endian 64-bit stores and loads: on a little-endian host a plain copy
+ * (a page is 504 of them on every flush), elsewhere byte by byte. */
+static void put64(unsigned char *p, uint64_t v)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(p, &v, 8);
+#else
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+#endif
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+	uint32_t v = 0;
+
+	for (int i = 3; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+	uint64_t v = 0;
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(&v, p, 8);
+#else
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+#endif
+	return v;
+}
+
+uint64_t sfs_mapfile_pages(unsigned version, uint64_t nblocks)
+{
+	uint64_t bits = version == SFS_MAPFILE_V1 ? V1_PAGE_BITS : SFS_MAPFILE_PAGE_BITS;
+
+	return (nblocks + bits - 1) / bits;
+}
+
+int sfs_mapfile_pwrite(int fd, const void *buf, size_t len, off_t off)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+		off += n;
+	}
+	return 0;
+}
+
+int sfs_mapfile_pread(int fd, void *buf, size_t len, off_t off)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = pread(fd, p, len, off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EUCLEAN;
+		p += n;
+		len -= (size_t)n;
+		off += n;
+	}
+	return 0;
+}
+
+static bool all_zero(const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* ---- the chunk codec ---- */
+
+static uint32_t chunk_crc(uint64_t idx, const unsigned char *data)
+{
+	unsigned char ib[8];
+
+	put64(ib, idx);
+	return sfs_crc32c(sfs_crc32c(0, ib, sizeof(ib)), data, CHUNK_DATA);
+}
+
+void sfs_mapfile_encode_page(const uint64_t *words, uint64_t page, unsigned char *out)
+{
+	for (unsigned k = 0; k < PAGE_CHUNKS; k++) {
+		uint64_t idx = page * PAGE_CHUNKS + k;
+		unsigned char *c = out + k * CHUNK;
+
+		for (unsigned w = 0; w < CHUNK_WORDS; w++)
+			put64(c + 8 * w, words ? __atomic_load_n(&words[idx * CHUNK_WORDS + w],
+								 __ATOMIC_ACQUIRE) : 0);
+		put32(c + CHUNK_DATA, chunk_crc(idx, c));
+		memset(c + CHUNK_DATA + 4, 0, CHUNK - CHUNK_DATA - 4);
+	}
+}
+
+/* Does chunk c (CHUNK bytes) check as chunk number idx? */
+static bool chunk_ok(const unsigned char *c, uint64_t idx)
+{
+	return get32(c + CHUNK_DATA) == chunk_crc(idx, c) && all_zero(c + CHUNK_DATA + 4, 4);
+}
+
+int sfs_mapfile_write_pages(int fd, const uint64_t *words, uint64_t first, uint64_t n)
+{
+	uint64_t batch = n < IO_PAGES ? n : IO_PAGES;
+	unsigned char *buf;
+	int rc = 0;
+
+	if (!n)
+		return 0;
+	buf = malloc(batch * MAP_PAGE);
+	if (!buf)
+		return -ENOMEM;
+	for (uint64_t p = first; p < first + n && rc == 0; p += batch) {
+		uint64_t k = first + n - p < batch ? first + n - p : batch;
+
+		for (uint64_t i = 0; i < k; i++)
+			sfs_mapfile_encode_page(words, p + i, buf + i * MAP_PAGE);
+		rc = sfs_mapfile_pwrite(fd, buf, k * MAP_PAGE, (off_t)(MAP_HDR + p * MAP_PAGE));
+	}
+	free(buf);
+	return rc;
+}
+
+/* ---- header ---- */
+
+void sfs_mapfile_encode_header(const struct sfs_map_info *info, uint64_t nblocks, unsigned char *h)
+{
+	memset(h, 0, MAP_HDR);
+	memcpy(h, MAP_MAGIC, 8);
+	put32(h + 8, SFS_MAPFILE_VERSION);
+	put32(h + 12, MAP_HDR);
+	put64(h + 16, info->geom.size);
+	put32(h + 24, info->geom.lss);
+	put32(h + 28, info->geom.pss);
+	put64(h + 32, info->geom.block_size);
+	put64(h + 40, nblocks);
+	put32(h + 48, (uint32_t)info->prov);
+	put32(h + 52, info->flags);
+	put32(h + MAP_HDR_CRC_OFF, sfs_crc32c(0, h, MAP_HDR_CRC_OFF));
+}
+
+int sfs_mapfile_check_header(const unsigned char *h, const char *fname, struct sfs_map_info *info,
+			     uint64_t *nblocks, unsigned *version, char *err, size_t errlen)
+{
+	struct sfs_sidecar sc;
+	char why[256];
+
+	if (memcmp(h, MAP_MAGIC, 8) != 0)
+		return sfs_err(err, errlen, -EUCLEAN, "%s: not a sectorfs allocation map (bad magic)", fname);
+	*version = get32(h + 8);
+	if (*version != SFS_MAPFILE_VERSION && *version != SFS_MAPFILE_V1)
+		return sfs_err(err, errlen, -EUCLEAN, "%s: unsupported map version %u", fname, get32(h + 8));
+	if (get32(h + MAP_HDR_CRC_OFF) != sfs_crc32c(0, h, MAP_HDR_CRC_OFF))
+		return sfs_err(err, errlen, -EUCLEAN, "%s: map header checksum mismatch (corrupted)", fname);
+	if (get32(h + 12) != MAP_HDR)
+		return sfs_err(err, errlen, -EUCLEAN, "%s: bad map header size %u", fname, get32(h + 12));
+	info->geom.size = get64(h + 16);
+	info->geom.lss = get32(h + 24);
+	info->geom.pss = get32(h + 28);
+	info->geom.block_size = get64(h + 32);
+	info->prov = (enum sfs_prov)get32(h + 48);
+	info->flags = get32(h + 52);
+	*nblocks = get64(h + 40);
+	if (get32(h + 48) > SFS_PROV_EAGERZEROEDTHICK)
+		return sfs_err(err, errlen, -EUCLEAN, "%s: bad provisioning %u in map header", fname, get32(h + 48));
+	sfs_sidecar_defaults(&sc);
+	sc.size = info->geom.size;
+	sc.lss = info->geom.lss;
+	sc.pss = info->geom.pss;
+	sc.block_size = info->geom.block_size;
+	sc.prov = info->prov;
+	if (sfs_sidecar_validate(&sc, fname, why, sizeof(why)) < 0)
+		return sfs_err(err, errlen, -EUCLEAN, "bad geometry in map header: %s", why);
+	if (*nblocks != sfs_geom_nblocks(&info->geom))
+		return sfs_err(err, errlen, -EUCLEAN, "%s: map header block count %llu does not match its size",
+			       fname, (unsigned long long)*nblocks);
+	return 0;
+}
+
+int sfs_mapfile_write(int fd, const struct sfs_map_info *info, uint64_t nblocks, const uint64_t *words)
+{
+	unsigned char h[MAP_HDR];
+	int rc;
+
+	sfs_mapfile_encode_header(info, nblocks, h);
+	rc = sfs_mapfile_pwrite(fd, h, MAP_HDR, 0);
+	if (rc == 0)
+		rc = sfs_mapfile_write_pages(fd, words, 0, sfs_mapfile_pages(SFS_MAPFILE_VERSION, nblocks));
+	return rc;
+}
+
+/* ---- reading ---- */
+
+int sfs_mapfile_grow_leftover(int fd, unsigned version, uint64_t want, uint64_t size)
+{
+	unsigned unit = version == SFS_MAPFILE_V1 ? MAP_PAGE : CHUNK;
+	unsigned char *buf;
+	int rc = 0;
+
+	if ((size - want) % unit)
+		return 1;
+	buf = malloc(IO_PAGES * MAP_PAGE);
+	if (!buf)
+		return -ENOMEM;
+	for (uint64_t off = want; off < size && rc == 0; off += IO_PAGES * MAP_PAGE) {
+		size_t n = size - off < IO_PAGES * MAP_PAGE ? (size_t)(size - off) : IO_PAGES * MAP_PAGE;
+
+		rc = sfs_mapfile_pread(fd, buf, n, (off_t)off);
+		for (size_t i = 0; i < n && rc == 0; i += CHUNK) {
+			const unsigned char *c = buf + i;
+			uint64_t idx = (off + i - MAP_HDR) / CHUNK;
+
+			if (!all_zero(c, version == SFS_MAPFILE_V1 ? CHUNK : CHUNK_DATA) ||
+			    (version == SFS_MAPFILE_VERSION && !all_zero(c + CHUNK_DATA, CHUNK - CHUNK_DATA) &&
+			     !chunk_ok(c, idx)))
+				rc = 1;
+		}
+	}
+	free(buf);
+	return rc;
+}
+
+int sfs_mapfile_read_v2(int fd, uint64_t npages, uint64_t nblocks, bool salvage, uint64_t *words,
+			uint64_t *dirty, struct sfs_map_damage *d)
+{
+	unsigned char *buf = malloc(IO_PAGES * MAP_PAGE);
+	int rc = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (uint64_t p = 0; p < npages && rc == 0; p += IO_PAGES) {
+		uint64_t k = npages - p < IO_PAGES ? npages - p : IO_PAGES;
+
+		rc = sfs_mapfile_pread(fd, buf, k * MAP_PAGE, (off_t)(MAP_HDR + p * MAP_PAGE));
+		for (uint64_t c = p * PAGE_CHUNKS; rc == 0 && c < (p + k) * PAGE_CHUNKS; c++) {
+			const unsigned char *in = buf + (c - p * PAGE_CHUNKS) * CHUNK;
+			uint64_t *w = words + c * CHUNK_WORDS;
+			uint64_t first = c * CHUNK_BITS, end = first + CHUNK_BITS;
+
+			if (chunk_ok(in, c)) {
+				for (unsigned i = 0; i < CHUNK_WORDS; i++)
+					w[i] = get64(in + 8 * i);
+				continue;
+			}
+			first = first < nblocks ? first : nblocks;
+			end = end < nblocks ? end : nblocks;
+			if (!d->chunks++) {
+				d->first_off = MAP_HDR + c * CHUNK;
+				d->first_blk = first;
+				d->first_end = end;
+			}
+			d->blocks += end - first;
+			if (salvage) {
+				for (unsigned i = 0; i < CHUNK_WORDS; i++)
+					w[i] = ~0ull;
+				dirty[c / PAGE_CHUNKS / 64] |= 1ull << (c / PAGE_CHUNKS % 64);
+			}
+		}
+	}
+	free(buf);
+	return rc;
+}
+
+int sfs_mapfile_read_v1(int fd, uint64_t npages1, uint64_t *words, uint64_t nwords)
+{
+	unsigned char *buf = malloc(IO_PAGES * MAP_PAGE);
+	int rc = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	for (uint64_t p = 0; p < npages1 && rc == 0; p += IO_PAGES) {
+		uint64_t k = npages1 - p < IO_PAGES ? npages1 - p : IO_PAGES;
+
+		rc = sfs_mapfile_pread(fd, buf, k * MAP_PAGE, (off_t)(MAP_HDR + p * MAP_PAGE));
+		for (uint64_t i = 0; rc == 0 && i < k * (MAP_PAGE / 8); i++)
+			if (p * (MAP_PAGE / 8) + i < nwords)
+				words[p * (MAP_PAGE / 8) + i] = get64(buf + 8 * i);
+	}
+	free(buf);
+	return rc;
+}
