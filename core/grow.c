@@ -189,7 +189,7 @@ int sfs_grow_recover(int store_fd, int state_fd, const char *name, const struct 
 		return sfs_remove_durably(state_fd, jname);
 	}
 	snprintf(mapname, sizeof(mapname), "%s.map", name);
-	rc = sfs_map_open(state_fd, mapname, &m, err, sizeof(err));
+	rc = sfs_map_open(state_fd, mapname, 0, log, &m, err, sizeof(err));
 	if (rc < 0) {
 		sfs_logf(log, SFS_LOG_ERR, "%s: cannot finish or undo an interrupted grow: %s", name, err);
 		return rc;

@@ -384,7 +384,7 @@ static void replay_inflate(struct ctx *c, const char *rec)
 	}
 	snprintf(scname, sizeof(scname), "%s.json", name);
 	snprintf(mapname, sizeof(mapname), "%s.map", name);
-	rc = sfs_map_open(c->statefd, mapname, &m, err, sizeof(err));
+	rc = sfs_map_open(c->statefd, mapname, 0, c->log, &m, err, sizeof(err));
 	if (rc < 0) {
 		sfs_logf(c->log, SFS_LOG_ERR, "%s: cannot finish an interrupted inflate: %s", name, err);
 		note_rc(c, rc);

@@ -228,7 +228,7 @@ static void expect_clean(const char *names, const char *what)
 		snprintf(mapname, sizeof(mapname), "%s.json", n);
 		cr_assert_eq(sfs_sidecar_load(ts.fd, mapname, &sc, err, sizeof(err)), 0, "%s: %s", what, err);
 		snprintf(mapname, sizeof(mapname), "%s.map", n);
-		cr_assert_eq(sfs_map_open(sfd, mapname, &m, err, sizeof(err)), 0, "%s: %s", what, err);
+		cr_assert_eq(sfs_map_open(sfd, mapname, SFS_MAP_RDONLY, NULL, &m, err, sizeof(err)), 0, "%s: %s", what, err);
 		cr_expect_eq(sfs_map_info(m)->geom.size, sc.size, "%s: %s: map says %llu, sidecar %llu", what, n,
 			     (unsigned long long)sfs_map_info(m)->geom.size, (unsigned long long)sc.size);
 		st = tmp_stat(ts.fd, n);
