@@ -462,6 +462,38 @@ static void each_record(struct ctx *c, const char *suffix, void (*fn)(struct ctx
 	free(names);
 }
 
+int sfs_recover_pending(int statefd, const char *name, char *buf, size_t len)
+{
+	static const struct { const char *suffix, *what; } recs[] = {
+		{ SFS_GROW_SUFFIX, "an interrupted grow" },
+		{ SFS_UNLINK_SUFFIX, "an interrupted unlink" },
+		{ SFS_CREATE_SUFFIX, "an interrupted create" },
+		{ SFS_INFLATE_SUFFIX, "an interrupted inflate" },
+	};
+	char rec[NAMEBUF], j[2 * (SFS_NAME_MAX + 1) + 1];
+	struct stat st;
+	ssize_t n;
+
+	for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
+		snprintf(rec, sizeof(rec), "%s%s", name, recs[i].suffix);
+		if (fstatat(statefd, rec, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			snprintf(buf, len, "%s (%s/%s)", recs[i].what, SFS_STATE_DIR, rec);
+			return 1;
+		}
+	}
+	n = sfs_read_small_file(statefd, SFS_RENAME_JOURNAL, j, sizeof(j));
+	if (n > 0 && memchr(j, '\0', (size_t)n) && (size_t)n > strlen(j) + 1) {
+		const char *to = j + strlen(j) + 1;
+
+		if (strcmp(j, name) == 0 || strcmp(to, name) == 0) {
+			snprintf(buf, len, "an interrupted rename of %s to %s (%s/%s)", j, to, SFS_STATE_DIR,
+				 SFS_RENAME_JOURNAL);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 int sfs_recover(int dirfd, int statefd, const struct sfs_log *log, bool apply)
 {
 	struct ctx c = { dirfd, statefd, log, apply, 0 };

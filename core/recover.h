@@ -45,6 +45,10 @@ int sfs_intent_drop(int statefd, const char *name, const char *suffix);
  * is still tried; what failed is logged and left for the next open). */
 int sfs_recover(int dirfd, int statefd, const struct sfs_log *log, bool apply);
 
+/* Does an intent record in statefd concern image name (a rename from or to it included)?
+ * 1 with what it records described in buf ("an interrupted grow"), 0 when none. */
+int sfs_recover_pending(int statefd, const char *name, char *buf, size_t len);
+
 /* Rename the map, backing file and sidecar of image from to to, skipping those already moved,
  * then fsync both directories.  0 or -errno. */
 int sfs_move_image_files(int dirfd, int statefd, const char *from, const char *to);

@@ -48,6 +48,8 @@ out_has ".sectorfs/.tmp.999.1: a temporary file left by an interrupted write (re
 out_has "a.json.tmp.4242: a temporary sidecar left by an interrupted rewrite (removed at the next start)"
 out_has "a: interrupted unlink (finished at the next start)"
 out_has "b: interrupted grow (finished or undone at the next start)"
+img 4 check "$STORE/b"
+out_has "$STORE/b: an interrupted grow (.sectorfs/b.grow): the next start of the store finishes or undoes it"
 img 1 check --repair "$STORE"
 out_has "repaired: removed .sectorfs/.tmp.999.1"
 out_has "repaired: a: finished an interrupted unlink"

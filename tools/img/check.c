@@ -42,13 +42,14 @@
 
 #include "checkstore.h"
 #include "common.h"
+#include "recover.h"
 #include "units.h"
 
 enum { EX_CLEAN = 0, EX_REPAIRED = 1, EX_LEFT = 4, EX_OPER = 8, EX_USAGE = 16 };
 
 enum prob {
 	P_UNDECLARED, P_SIDECAR, P_BACKING, P_MAP_MISSING, P_MAP_BAD, P_MAP_DAMAGED,
-	P_SECTOR, P_BLOCK, P_PROV, P_SIZE, P_SHORT, P_UNZEROED, P_N
+	P_SECTOR, P_BLOCK, P_PROV, P_SIZE, P_SHORT, P_UNZEROED, P_PENDING, P_N
 };
 
 struct diag {
@@ -136,9 +137,15 @@ static int diagnose(const struct img_view *v, struct diag *d)
 {
 	const struct img_ref *r = v->ref;
 
+	char pending[600];
+
 	memset(d, 0, sizeof(*d));
+	/* A crash left a change of this image half done: the next start puts it right. */
+	if (!v->served && v->state_fd >= 0 && sfs_recover_pending(v->state_fd, r->name, pending, sizeof(pending)))
+		add(d, P_PENDING, "%s: the next start of the store finishes or undoes it, as does "
+		    "'" IMG_PROG " check --repair %s'", pending, r->store);
 	if (!v->sc_present && v->map_rc == -ENOENT && v->bk_rc == -ENOENT)
-		return -1;
+		return d->n ? 0 : -1;
 	if (!v->sc_present)
 		add(d, P_UNDECLARED, "no sidecar %s.json: the image is not declared (files left by an "
 		    "interrupted create or unlink?)", r->name);
