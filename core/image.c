@@ -17,7 +17,7 @@
  * so a concurrent reader sees either zeros (bit clear) or the finished
  * block, and a crash before the next flush leaves the bit clear on disk
  * (see allocmap.c for the ordering of the flush).  Writes to allocated
- * blocks and all reads take no lock.
+ * blocks and all reads take no stripe lock.
  *
  * Backing I/O is O_DIRECT unless the image is opened SFS_IMAGE_BUFFERED
  * or the backing filesystem cannot do it: the host page cache would
@@ -29,6 +29,23 @@
  * is copied through 1 MiB bounce buffers kept in a small per-image pool.
  * Anything else (a 512-byte write on a 4096-byte backing device) goes
  * through the buffered descriptor; the kernel keeps the two coherent.
+ *
+ * A drive writes a sector whole: a read racing a write of it returns the
+ * old sector or the new one (databases' torn-page detection counts on
+ * it).  An O_DIRECT transfer keeps that, the page cache does not: a
+ * buffered pread copies from the page while a buffered pwrite copies into
+ * it, and returns half of each.  So an image whose transfers can take the
+ * buffered descriptor (opened SFS_IMAGE_BUFFERED, a filesystem without
+ * O_DIRECT, or a logical sector that is not a multiple of its direct I/O
+ * alignment) takes the byte range of every request in a range lock
+ * (rangelock.h), decided once at open: reads shared, writes, discards,
+ * write-zeroes and allocations exclusive.  The range is taken before any
+ * stripe lock and released after them, and nothing that holds a stripe
+ * lock takes a range, so the two cannot deadlock.  Grow takes no range:
+ * it writes only past the old end, before a request can reach there or
+ * into blocks whose bits are still clear (a read of them touches no file,
+ * a write waits for the stripe locks grow holds).  An image whose every
+ * transfer goes O_DIRECT takes no range lock at all.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +62,7 @@
 #include <unistd.h>
 
 #include "image.h"
+#include "rangelock.h"
 
 #define NSTRIPES 256
 #define ZEROBUF_MAX (1u << 20)
@@ -70,6 +88,8 @@ struct sfs_image {
 	void *pool;                  /* free bounce buffers, linked through their first bytes */
 	unsigned pool_n;
 	pthread_mutex_t stripe[NSTRIPES];
+	bool ranged;                 /* requests take their range in rl (top of file) */
+	struct sfs_rangelock rl;
 };
 
 static uint64_t now_ns(void)
@@ -91,6 +111,18 @@ static struct sfs_geom cur_geom(const struct sfs_image *im)
 static pthread_mutex_t *stripe_of(struct sfs_image *im, uint64_t blk)
 {
 	return &im->stripe[(blk * 0x9e3779b97f4a7c15ull) >> 56];
+}
+
+/* Take [off, off+len) for a request when the image needs it (top of file). */
+static int range_lock(struct sfs_image *im, struct sfs_range *r, uint64_t off, uint64_t len, bool excl)
+{
+	return im->ranged ? sfs_rangelock_lock(&im->rl, r, off, len, excl) : 0;
+}
+
+static void range_unlock(struct sfs_image *im, struct sfs_range *r)
+{
+	if (im->ranged)
+		sfs_rangelock_unlock(&im->rl, r);
 }
 
 static int pread_all(int fd, void *buf, size_t len, uint64_t off)
@@ -359,6 +391,12 @@ static int image_alloc(const char *name, const struct sfs_sidecar *sc, unsigned 
 		free(im);
 		return -ENOMEM;
 	}
+	if (sfs_rangelock_init(&im->rl) < 0) {
+		sfs_stats_free(im->stats);
+		munmap(im->zerobuf, im->zerolen);
+		free(im);
+		return -ENOMEM;
+	}
 	pthread_mutex_init(&im->pool_lk, NULL);
 	for (int i = 0; i < NSTRIPES; i++)
 		pthread_mutex_init(&im->stripe[i], NULL);
@@ -383,6 +421,7 @@ static void image_free(struct sfs_image *im)
 	pthread_mutex_destroy(&im->pool_lk);
 	for (int i = 0; i < NSTRIPES; i++)
 		pthread_mutex_destroy(&im->stripe[i]);
+	sfs_rangelock_destroy(&im->rl);
 	sfs_stats_free(im->stats);
 	munmap(im->zerobuf, im->zerolen);
 	free(im);
@@ -512,6 +551,7 @@ int sfs_image_open(int store_fd, int state_fd, const char *name, const struct sf
 		}
 	}
 	im->sc.size = im->geom.size;
+	im->ranged = im->dfd < 0 || im->geom.lss % im->dio_off != 0;
 	*out = im;
 	return 0;
 }
@@ -533,6 +573,7 @@ ssize_t sfs_image_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 {
 	struct sfs_geom g = cur_geom(im);
 	uint64_t t0 = im->stats ? now_ns() : 0, first, last, pos;
+	struct sfs_range r;
 	char *p = buf;
 	size_t n;
 	int rc = sfs_geom_check_read(&g, off, len, &n);
@@ -544,6 +585,9 @@ ssize_t sfs_image_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 	}
 	if (n == 0)
 		return 0;
+	rc = range_lock(im, &r, off, n, false);
+	if (rc < 0)
+		return rc;
 	sfs_geom_block_span(&g, off, n, &first, &last);
 	pos = off;
 	for (uint64_t b = first; b <= last;) {
@@ -558,13 +602,16 @@ ssize_t sfs_image_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 		if (set) {
 			rc = back_read(im, p + (pos - off), re - pos, pos);
 			if (rc < 0)
-				return rc;
+				break;
 		} else {
 			memset(p + (pos - off), 0, re - pos);
 		}
 		pos = re;
 		b = e;
 	}
+	range_unlock(im, &r);
+	if (rc < 0)
+		return rc;
 	if (im->stats)
 		sfs_stats_read(im->stats, off, n, now_ns() - t0);
 	return (ssize_t)n;
@@ -601,6 +648,7 @@ ssize_t sfs_image_write(struct sfs_image *im, const void *buf, size_t len, uint6
 {
 	struct sfs_geom g = cur_geom(im);
 	uint64_t t0 = im->stats ? now_ns() : 0, first, last, run = off, end = off + len;
+	struct sfs_range r;
 	const char *p = buf;
 	bool was_first = false;
 	int rc = sfs_geom_check_write(&g, off, len);
@@ -616,8 +664,11 @@ ssize_t sfs_image_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	}
 	if (len == 0)
 		return 0;
+	rc = range_lock(im, &r, off, len, true);
+	if (rc < 0)
+		return rc;
 	sfs_geom_block_span(&g, off, len, &first, &last);
-	for (uint64_t b = first; b <= last; b++) {
+	for (uint64_t b = first; b <= last && rc == 0; b++) {
 		uint64_t bs, be;
 
 		if (sfs_map_test(im->map, b))
@@ -627,21 +678,17 @@ ssize_t sfs_image_write(struct sfs_image *im, const void *buf, size_t len, uint6
 			bs = off;
 		if (be > end)
 			be = end;
-		if (bs > run) {
+		if (bs > run)
 			rc = back_write(im, p + (run - off), bs - run, run);
-			if (rc < 0)
-				return rc;
-		}
-		rc = first_write(im, &g, b, p + (bs - off), bs, be, &was_first);
-		if (rc < 0)
-			return rc;
+		if (rc == 0)
+			rc = first_write(im, &g, b, p + (bs - off), bs, be, &was_first);
 		run = be;
 	}
-	if (run < end) {
+	if (rc == 0 && run < end)
 		rc = back_write(im, p + (run - off), end - run, run);
-		if (rc < 0)
-			return rc;
-	}
+	range_unlock(im, &r);
+	if (rc < 0)
+		return rc;
 	if (im->stats)
 		sfs_stats_write(im->stats, off, len, now_ns() - t0, was_first, sfs_geom_is_rmw(&g, off, len));
 	return (ssize_t)len;
@@ -664,10 +711,14 @@ static int range_op(struct sfs_image *im, uint64_t off, uint64_t len, enum range
 {
 	struct sfs_geom g = cur_geom(im);
 	uint64_t first, last;
-	int rc = 0;
+	struct sfs_range r;
+	int rc;
 
 	if (len == 0)
 		return 0;
+	rc = range_lock(im, &r, off, len, true);
+	if (rc < 0)
+		return rc;
 	sfs_geom_block_span(&g, off, len, &first, &last);
 	for (uint64_t b = first; b <= last && rc == 0; b++) {
 		pthread_mutex_t *lk = stripe_of(im, b);
@@ -695,6 +746,7 @@ static int range_op(struct sfs_image *im, uint64_t off, uint64_t len, enum range
 		}
 		pthread_mutex_unlock(lk);
 	}
+	range_unlock(im, &r);
 	return rc;
 }
 
@@ -926,4 +978,9 @@ int sfs_image_fd(const struct sfs_image *im)
 bool sfs_image_direct(const struct sfs_image *im)
 {
 	return im->dfd >= 0;
+}
+
+struct sfs_rangelock *sfs_image_rangelock(struct sfs_image *im)
+{
+	return im->ranged ? &im->rl : NULL;
 }

@@ -7,8 +7,12 @@
  * backing file, and the first write to a block zeroes the rest of the
  * block (lazy zeroing, with FALLOC_FL_ZERO_RANGE when zero_offload is on
  * and the backing filesystem supports it, else by writing zeros).  First
- * writes to one block are serialised by a striped lock; everything else
- * runs in parallel without locks.
+ * writes to one block are serialised by a striped lock.  A write of a
+ * sector is atomic to readers of it: where a transfer can go through the
+ * host page cache, requests take their byte range in a range lock
+ * (shared for reads, exclusive for writes); where every transfer is
+ * O_DIRECT they take none, and requests that do not overlap never wait
+ * for each other either way.
  *
  * All functions return 0 (or a byte count) or a negative errno.
  */
@@ -28,6 +32,7 @@
 #include "stats.h"
 
 struct sfs_image;
+struct sfs_rangelock;
 
 #define SFS_IMAGE_STATS 1u     /* keep statistics */
 #define SFS_IMAGE_BUFFERED 2u  /* buffered backing I/O instead of O_DIRECT */
@@ -121,5 +126,9 @@ int sfs_image_fd(const struct sfs_image *im);
 
 /* True when the image's backing I/O is O_DIRECT (aligned transfers). */
 bool sfs_image_direct(const struct sfs_image *im);
+
+/* The range lock every request takes, or NULL when every transfer is
+ * O_DIRECT and none is taken (for tests; decided at open). */
+struct sfs_rangelock *sfs_image_rangelock(struct sfs_image *im);
 
 #endif

@@ -30,7 +30,8 @@ SYNC_WORKLOADS = {"fsync512", "fsync4k"}
 
 WORKLOAD_ORDER = ["randread-qd1", "randwrite-qd1", "randread-4x8", "randwrite-4x8",
                   "seqread-1m", "seqwrite-1m", "fsync512", "fsync4k", "fresh32k"]
-TARGET_ORDER = ["raw", "sfs-4kn", "sfs-512e", "sfs-4kn-nostats", "sfs-4kn-buffered", "sfs-floor", "qsd",
+TARGET_ORDER = ["raw", "sfs-4kn", "base-4kn", "sfs-512e", "sfs-4kn-nostats", "sfs-4kn-buffered",
+                "base-4kn-buffered", "sfs-floor", "qsd",
                 "sfs-thin", "sfs-thin-nooffload", "sfs-zeroedthick", "sfs-eagerzeroedthick"]
 DESCR = {
     "randread-qd1": "4K random read, QD1 (psync)",
@@ -174,6 +175,17 @@ def cmd_report(runs_tsv, meta_json, out_dir):
             stats_cmp.append({"workload": w, "stats_on_over_off": statistics.median(ratios),
                               "per_repeat": [round(x, 3) for x in ratios]})
 
+    # this daemon / the BASELINE daemon: sfs-X / base-X per repeat, median
+    base_cmp = []
+    for w in WORKLOAD_ORDER:
+        for t in ("4kn", "4kn-buffered"):
+            new = {r["repeat"]: r for r in runs if r["ok"] and r["workload"] == w and r["target"] == "sfs-" + t}
+            old = {r["repeat"]: r for r in runs if r["ok"] and r["workload"] == w and r["target"] == "base-" + t}
+            ratios = [new[k]["iops"] / old[k]["iops"] for k in new if k in old and old[k]["iops"]]
+            if ratios:
+                base_cmp.append({"workload": w, "target": "sfs-" + t, "over_base": statistics.median(ratios),
+                                 "per_repeat": [round(x, 3) for x in ratios]})
+
     lines = []
     lines.append("sectorfs benchmark: %s, repeats %s, runtime %s s/job, image %s, fio %s, kernel %s"
                  % (meta.get("date", "?"), meta.get("repeat"), meta.get("runtime"), meta.get("size"),
@@ -221,6 +233,13 @@ def cmd_report(runs_tsv, meta_json, out_dir):
         for c in stats_cmp:
             lines.append("  %-14s %.3f   (repeats: %s)" % (c["workload"], c["stats_on_over_off"],
                                                          ", ".join("%.3f" % x for x in c["per_repeat"])))
+    if base_cmp:
+        lines.append("")
+        lines.append("against the baseline %s (sha256 %s): IOPS sfs-X / base-X, median of per-repeat ratios"
+                     % (meta.get("baseline", "?"), (meta.get("baseline_sha256") or "?")[:12]))
+        for c in base_cmp:
+            lines.append("  %-18s %-14s %.3f   (repeats: %s)" % (
+                c["target"], c["workload"], c["over_base"], ", ".join("%.3f" % x for x in c["per_repeat"])))
     failed = [r for r in runs if not r["ok"]]
     if failed:
         lines.append("")
@@ -232,7 +251,8 @@ def cmd_report(runs_tsv, meta_json, out_dir):
     with open(out_dir + "/bench.txt", "w", encoding="utf-8") as f:
         f.write(text)
     with open(out_dir + "/bench.json", "w", encoding="utf-8") as f:
-        json.dump({"meta": meta, "summary": summary, "stats_overhead": stats_cmp, "runs": runs},
+        json.dump({"meta": meta, "summary": summary, "stats_overhead": stats_cmp, "against_baseline": base_cmp,
+                   "runs": runs},
                   f, indent=1, sort_keys=True)
         f.write("\n")
     return 1 if failed else 0

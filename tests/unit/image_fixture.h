@@ -133,6 +133,17 @@ static inline struct sfs_image *open_as(const char *name, const struct sfs_sidec
 	return im;
 }
 
+/* Open NAME with sfs_image_open flags (SFS_IMAGE_STATS, SFS_IMAGE_BUFFERED). */
+static inline struct sfs_image *open_flags(const struct sfs_sidecar *sc, unsigned flags)
+{
+	struct sfs_image *im = NULL;
+	char err[512] = "";
+
+	cr_assert_eq(sfs_image_open(ts.fd, ts.statefd, NAME, sc, flags, &lg, &im, err, sizeof(err)), 0,
+		     "open: %s", err);
+	return im;
+}
+
 static inline struct sfs_image *open_fmt(const struct fmt *f)
 {
 	struct sfs_sidecar sc = sc_of(f);

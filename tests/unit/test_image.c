@@ -502,16 +502,6 @@ static size_t cached_pages(struct sfs_image *im, uint64_t off, size_t len)
 	return in;
 }
 
-static struct sfs_image *open_flags(const struct sfs_sidecar *sc, unsigned flags)
-{
-	struct sfs_image *im = NULL;
-	char err[512] = "";
-
-	cr_assert_eq(sfs_image_open(ts.fd, ts.statefd, NAME, sc, flags, &lg, &im, err, sizeof(err)), 0,
-		     "open: %s", err);
-	return im;
-}
-
 Test(image, direct_backing_io_bypasses_the_page_cache)
 {
 	struct sfs_sidecar sc = sidecar(SFS_PROV_EAGERZEROEDTHICK, 4096, 4096, SIZE, BS, true);
