@@ -151,8 +151,9 @@ static int diagnose(const struct img_view *v, struct diag *d)
 		    "interrupted create or unlink?)", r->name);
 	else if (v->sc_rc < 0)
 		add(d, P_SIDECAR, "sidecar: %s", v->sc_err);
-	if (v->bk_rc == -ENOENT && v->map_rc == -ENOENT && v->sc_rc == 0) {
-		d->declared_only = true;
+	if (v->bk_rc == -ENOENT && v->map_rc == -ENOENT && v->sc_present) {
+		/* not created yet (a sidecar that does not parse never gets its files) */
+		d->declared_only = v->sc_rc == 0;
 		return 0;
 	}
 	if (v->bk_rc < 0)
@@ -187,11 +188,60 @@ static int diagnose(const struct img_view *v, struct diag *d)
 	return 0;
 }
 
+/* Why --repair leaves problem p alone, or NULL when it repairs it. */
+static const char *why_not(const struct img_view *v, const struct diag *d, int p)
+{
+	bool sc_ok = v->sc_rc == 0, bk_ok = v->bk_rc == 0 && S_ISREG(v->bk.st_mode) && v->bk.st_nlink == 1;
+
+	switch (p) {
+	case P_UNDECLARED:
+		return "it may be an image whose sidecar was removed on purpose: write a sidecar to serve "
+		       "it again, or remove the files";
+	case P_SIDECAR:
+		return "the sidecar is yours: correct the key it names";
+	case P_BACKING:
+		return "the disk's data is not there: sectorfs-img does not make it up";
+	case P_MAP_MISSING:
+	case P_MAP_BAD:
+		if (!sc_ok)
+			return "the map is rebuilt from the sidecar's declaration: correct the sidecar first";
+		if (!bk_ok)
+			return "the map is rebuilt from the backing file, which is not usable";
+		if (p == P_MAP_BAD && v->map_rc != -EUCLEAN)
+			return "the map cannot be read (an I/O or permission error), so it is not rebuilt";
+		return NULL;
+	case P_SECTOR:
+	case P_BLOCK:
+	case P_PROV:
+	case P_SIZE:
+		return sc_ok && v->map ? NULL : "the sidecar does not parse";
+	default:
+		return NULL;
+	}
+	(void)d;
+}
+
 static void print_problems(const struct img_ref *r, const struct diag *d, const char *prefix)
 {
 	for (int p = 0; p < P_N; p++)
 		if (d->has[p])
 			printf("%s: %s%s\n", r->path, prefix, d->text[p]);
+}
+
+/* Every problem, with why --repair leaves it where it does; the number of those. */
+static unsigned print_problems_why(const struct img_view *v, const struct diag *d, const char *prefix)
+{
+	unsigned n = 0;
+
+	for (int p = 0; p < P_N; p++) {
+		const char *why = d->has[p] ? why_not(v, d, p) : NULL;
+
+		if (d->has[p])
+			printf("%s: %s%s%s%s%s\n", v->ref->path, prefix, d->text[p], why ? " (not repairable: " : "",
+			       why ? why : "", why ? ")" : "");
+		n += why != NULL;
+	}
+	return n;
 }
 
 /* Rewrite a map whose bitmap chunks fail their checksum, each block of theirs allocated; the
@@ -340,13 +390,19 @@ static int check_one(int argc, char **argv)
 		img_view_close(&v);
 		return EX_CLEAN;
 	}
-	print_problems(&ref, &d, "");
 	if (!do_repair) {
-		printf("%s: %u problem%s; '" IMG_PROG " check --repair %s' fixes what can be fixed "
-		       "without losing data\n", ref.path, d.n, d.n == 1 ? "" : "s", ref.path);
+		unsigned left = print_problems_why(&v, &d, "");
+
+		if (left < d.n)
+			printf("%s: %u problem%s; '" IMG_PROG " check --repair %s' fixes %s without losing "
+			       "data\n", ref.path, d.n, d.n == 1 ? "" : "s", ref.path,
+			       left ? "the others" : d.n == 1 ? "it" : "them");
+		else
+			printf("%s: %u problem%s, none that --repair can fix\n", ref.path, d.n, d.n == 1 ? "" : "s");
 		img_view_close(&v);
 		return EX_LEFT;
 	}
+	print_problems(&ref, &d, "");
 	if (repair(&v, &d) < 0) {
 		img_view_close(&v);
 		return EX_OPER;
@@ -355,8 +411,8 @@ static int check_one(int argc, char **argv)
 	if (img_view_open(&v, &ref) < 0)
 		return EX_OPER;
 	diagnose(&v, &after);
+	print_problems_why(&v, &after, "not repaired: ");
 	img_view_close(&v);
-	print_problems(&ref, &after, "not repaired: ");
 	printf("%s: %u problem%s found, %u repaired\n", ref.path, d.n, d.n == 1 ? "" : "s",
 	       after.n < d.n ? d.n - after.n : 0);
 	return after.n ? EX_LEFT : EX_REPAIRED;
