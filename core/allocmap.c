@@ -726,6 +726,45 @@ int sfs_map_grow(struct sfs_map *m, uint64_t new_size)
 	return rc;
 }
 
+int sfs_map_shrink(struct sfs_map *m, uint64_t new_size)
+{
+	struct sfs_map_info info = m->info;
+	unsigned char h[MAP_HDR];
+	uint64_t nb, np;
+	int rc;
+
+	if (m->rdonly)
+		return -EROFS;
+	if (new_size > info.geom.size || new_size % info.geom.lss)
+		return -EINVAL;
+	info.geom.size = new_size;
+	nb = sfs_geom_nblocks(&info.geom);
+	if (sfs_map_next_set(m, nb) < sfs_map_nblocks(m))
+		return -EBUSY;
+	pthread_mutex_lock(&m->flush_lock);
+	/* the header is the commit point: the blocks it drops were never written */
+	sfs_mapfile_encode_header(&info, nb, h);
+	rc = sfs_mapfile_pwrite(m->fd, h, 512, 0);
+	if (rc == 0 && fdatasync(m->fd) < 0)
+		rc = -errno;
+	if (rc < 0) {
+		pthread_mutex_unlock(&m->flush_lock);
+		return rc;
+	}
+	m->info = info;
+	__atomic_store_n(&m->nblocks, nb, __ATOMIC_RELEASE);
+	np = sfs_mapfile_pages(SFS_MAPFILE_VERSION, nb);
+	/* pages past the new end are never written again: forget they were dirty */
+	for (uint64_t p = np; p < m->npages; p++)
+		__atomic_fetch_and(&m->dirty[p / 64], ~(1ull << (p % 64)), __ATOMIC_RELAXED);
+	m->npages = np;
+	/* what the header no longer describes: a later open would drop it anyway */
+	if (ftruncate(m->fd, (off_t)(MAP_HDR + np * MAP_PAGE)) < 0 || fdatasync(m->fd) < 0)
+		rc = -errno;
+	pthread_mutex_unlock(&m->flush_lock);
+	return rc;
+}
+
 int sfs_map_set_flags(struct sfs_map *m, uint32_t flags)
 {
 	int rc;

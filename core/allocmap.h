@@ -146,6 +146,13 @@ int sfs_map_grow_commit(struct sfs_map *m, uint64_t new_size, uint32_t flags);
  * what it describes.  0 or -errno (-EROFS for an SFS_MAP_RDONLY map). */
 int sfs_map_grow_abort(struct sfs_map *m);
 
+/* Shrink to new_size (<= size, a multiple of the logical sector) when no allocated block lies
+ * past it: the header is rewritten durably (the commit point), then the file cut to what it
+ * describes.  For the capacity a growing image reserved ahead of its writes.  The caller keeps
+ * set/clear/flush out (image stripe locks).  0; -EBUSY (nothing changed) when a block past
+ * new_size is allocated; -EINVAL; -EROFS; -errno (map as before when the header write fails). */
+int sfs_map_shrink(struct sfs_map *m, uint64_t new_size);
+
 /* CRC-32C (Castagnoli) of n bytes, as the map header and chunks record it (crc32c.h). */
 uint32_t sfs_map_crc32c(const void *buf, size_t n);
 

@@ -41,6 +41,7 @@
 #define NAMEBUF 300
 
 struct journal {
+	bool trim;                    /* "trim OLD NEW": capacity given back, else a grow */
 	uint64_t old_size, new_size, old_len;
 	int sidecar;
 };
@@ -82,6 +83,7 @@ int sfs_grow(int store_fd, int state_fd, struct sfs_image *im, uint64_t new_size
 	struct stat st;
 	int rc, urc = 0;
 
+	g.size = sfs_image_capacity(im);       /* what backing file, map and sidecar have */
 	if (new_size % g.lss || new_size < g.size || new_size > SFS_SIZE_MAX)
 		return -EINVAL;
 	if (new_size == g.size)
@@ -114,7 +116,7 @@ int sfs_grow(int store_fd, int state_fd, struct sfs_image *im, uint64_t new_size
 		rc = sfs_image_grow_commit(im, new_size);
 	if (rc == 0)
 		rc = sfs_step("grow", 4);
-	if (rc < 0 && sfs_image_geom(im).size == new_size) {
+	if (rc < 0 && sfs_image_capacity(im) == new_size) {
 		/* failed after the commit (only a test can make it): the grow stands */
 		sfs_remove_durably(state_fd, jname);
 		return rc;
@@ -144,6 +146,10 @@ static int parse_journal(const char *text, struct journal *j)
 {
 	char tail;
 
+	j->trim = strncmp(text, "trim ", 5) == 0;
+	if (j->trim)
+		return sscanf(text, "trim %" SCNu64 " %" SCNu64 "%c", &j->old_size, &j->new_size, &tail) == 3 &&
+		       tail == '\n' && j->new_size < j->old_size ? 0 : -EUCLEAN;
 	if (sscanf(text, "grow %" SCNu64 " %" SCNu64 " %" SCNu64 " %d%c", &j->old_size, &j->new_size,
 		   &j->old_len, &j->sidecar, &tail) != 5 || tail != '\n' || j->new_size <= j->old_size ||
 	    (j->sidecar != 0 && j->sidecar != 1))
@@ -166,6 +172,70 @@ static int cut_backing(int store_fd, const char *name, uint64_t len)
 	else if ((uint64_t)st.st_size > len && (ftruncate(fd, (off_t)len) < 0 || fsync(fd) < 0))
 		rc = -errno;
 	close(fd);
+	return rc;
+}
+
+/* A trim the map header says happened is finished (sidecar and backing file follow it); one
+ * it says did not is dropped. */
+static int recover_trim(int store_fd, int state_fd, const char *name, const char *jname,
+			const struct journal *j, uint64_t msize, const struct sfs_log *log)
+{
+	int rc = 0;
+
+	if (msize == j->new_size) {
+		rc = rewrite_sidecar_size(store_fd, state_fd, name, j->old_size, j->new_size, false, log);
+		if (rc == 0)
+			rc = cut_backing(store_fd, name, j->new_size);
+		if (rc == 0)
+			sfs_logf(log, SFS_LOG_WARN, "%s: finished an interrupted shrink from %" PRIu64 " to %" PRIu64
+				 " bytes", name, j->old_size, j->new_size);
+	} else if (msize != j->old_size) {
+		sfs_logf(log, SFS_LOG_ERR, "%s: its map says %" PRIu64 " bytes, neither side of the interrupted "
+			 "trim from %" PRIu64 " to %" PRIu64 "; %s/%s left alone", name, msize, j->old_size,
+			 j->new_size, SFS_STATE_DIR, jname);
+		return -EUCLEAN;
+	}
+	if (rc < 0) {
+		sfs_logf(log, SFS_LOG_ERR, "%s: cannot finish an interrupted trim: %s", name, strerror(-rc));
+		return rc;
+	}
+	return sfs_remove_durably(state_fd, jname);
+}
+
+int sfs_trim(int store_fd, int state_fd, struct sfs_image *im, uint64_t size, const struct sfs_log *log)
+{
+	uint64_t cap = sfs_image_capacity(im);
+	const char *name = sfs_image_name(im);
+	char jname[NAMEBUF], text[96];
+	int rc;
+
+	if (size >= cap)
+		return 0;
+	if ((rc = journal_name(name, jname, sizeof(jname))) < 0)
+		return rc;
+	snprintf(text, sizeof(text), "trim %" PRIu64 " %" PRIu64 "\n", cap, size);
+	rc = sfs_write_file_atomic(state_fd, state_fd, jname, text, strlen(text), 0600);
+	if (rc == 0)
+		rc = sfs_step("trim", 1);
+	if (rc == 0)
+		rc = sfs_image_trim_commit(im, size);
+	if (rc < 0) {
+		sfs_remove_durably(state_fd, jname);
+		return rc;
+	}
+	/* committed: what follows is finished at the next start if it fails here */
+	rc = sfs_step("trim", 2);
+	if (rc == 0)
+		rc = rewrite_sidecar_size(store_fd, state_fd, name, cap, size, false, log);
+	if (rc == 0)
+		rc = sfs_step("trim", 3);
+	if (rc == 0)
+		rc = sfs_image_trim_backing(im);
+	if (rc == 0)
+		rc = sfs_remove_durably(state_fd, jname);
+	if (rc < 0)
+		sfs_logf(log, SFS_LOG_ERR, "%s: cannot finish shrinking from %" PRIu64 " to %" PRIu64 " bytes: %s; "
+			 "the next start of the store finishes it", name, cap, size, strerror(-rc));
 	return rc;
 }
 
@@ -196,6 +266,8 @@ int sfs_grow_recover(int store_fd, int state_fd, const char *name, const struct 
 	}
 	msize = sfs_map_info(m)->geom.size;
 	sfs_map_close(m);
+	if (j.trim)
+		return recover_trim(store_fd, state_fd, name, jname, &j, msize, log);
 	if (msize == j.new_size) {
 		rc = j.sidecar ? rewrite_sidecar_size(store_fd, state_fd, name, 0, j.new_size, true, log) : 0;
 		if (rc == 0)

@@ -28,7 +28,15 @@
 int sfs_grow(int store_fd, int state_fd, struct sfs_image *im, uint64_t new_size, bool save_sidecar,
 	     const struct sfs_log *log);
 
-/* Finish or undo the grow that STATE/NAME.grow records (a crash interrupted it), log what was
+/* Shrink im's capacity to size, which no written block lies past: the room a growing image
+ * reserved ahead of its writes (size: what it shows), or a disk that holds no data yet (then
+ * it shows size too).  grow.c draws the order (the journal is NAME.grow too): as before on a
+ * failure up to the commit, finished at the next start after it.  0 (also when size is the
+ * capacity); -EAGAIN when a write went past size meanwhile; -EBUSY when a block past size is
+ * allocated; -EINVAL; or -errno. */
+int sfs_trim(int store_fd, int state_fd, struct sfs_image *im, uint64_t size, const struct sfs_log *log);
+
+/* Finish or undo the grow (or trim) that STATE/NAME.grow records (a crash interrupted it), log what was
  * done and remove the journal.  0, or -errno with the journal kept (and the reason logged). */
 int sfs_grow_recover(int store_fd, int state_fd, const char *name, const struct sfs_log *log);
 

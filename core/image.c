@@ -77,7 +77,10 @@ struct sfs_image {
 	int dfd;                     /* the backing file opened O_DIRECT, or -1 */
 	unsigned dio_mem, dio_off;   /* its alignment of buffers and of offset/length */
 	struct sfs_map *map;
-	struct sfs_geom geom;        /* geom.size read atomically: grow changes it */
+	struct sfs_geom geom;        /* geom.size (the capacity) read atomically: grow changes it */
+	uint64_t vsize;              /* the size the disk shows (atomic): the capacity, except
+	                                while growing, when writes up to the capacity extend it */
+	bool growing;                /* created through the mount, its creator still open */
 	struct sfs_sidecar sc;
 	struct sfs_stats *stats;
 	struct sfs_log log;
@@ -100,12 +103,32 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The geometry of the backing file and the map: size is the capacity. */
 static struct sfs_geom cur_geom(const struct sfs_image *im)
 {
 	struct sfs_geom g = im->geom;
 
 	g.size = __atomic_load_n(&im->geom.size, __ATOMIC_ACQUIRE);
 	return g;
+}
+
+/* The geometry the disk shows: size is the visible size (reads end there). */
+static struct sfs_geom vis_geom(const struct sfs_image *im)
+{
+	struct sfs_geom g = im->geom;
+
+	g.size = __atomic_load_n(&im->vsize, __ATOMIC_ACQUIRE);
+	return g;
+}
+
+/* A write of a growing image reached end: the disk shows at least that much. */
+static void extend_visible(struct sfs_image *im, uint64_t end)
+{
+	uint64_t cur = __atomic_load_n(&im->vsize, __ATOMIC_ACQUIRE);
+
+	while (cur < end && !__atomic_compare_exchange_n(&im->vsize, &cur, end, false, __ATOMIC_ACQ_REL,
+							 __ATOMIC_ACQUIRE))
+		;
 }
 
 static pthread_mutex_t *stripe_of(struct sfs_image *im, uint64_t blk)
@@ -551,6 +574,7 @@ int sfs_image_open(int store_fd, int state_fd, const char *name, const struct sf
 		}
 	}
 	im->sc.size = im->geom.size;
+	im->vsize = im->geom.size;
 	im->ranged = im->dfd < 0 || im->geom.lss % im->dio_off != 0;
 	*out = im;
 	return 0;
@@ -571,7 +595,7 @@ int sfs_image_close(struct sfs_image *im)
 
 ssize_t sfs_image_read(struct sfs_image *im, void *buf, size_t len, uint64_t off)
 {
-	struct sfs_geom g = cur_geom(im);
+	struct sfs_geom g = vis_geom(im);
 	uint64_t t0 = im->stats ? now_ns() : 0, first, last, pos;
 	struct sfs_range r;
 	char *p = buf;
@@ -626,6 +650,10 @@ static int first_write(struct sfs_image *im, const struct sfs_geom *g, uint64_t 
 	int rc;
 
 	pthread_mutex_lock(lk);
+	if (b >= sfs_map_nblocks(im->map)) {     /* the capacity of a growing image went back */
+		pthread_mutex_unlock(lk);
+		return -ENOSPC;
+	}
 	if (sfs_map_test(im->map, b)) {          /* another writer got there first */
 		pthread_mutex_unlock(lk);
 		return back_write(im, data, e - s, s);
@@ -646,7 +674,9 @@ static int first_write(struct sfs_image *im, const struct sfs_geom *g, uint64_t 
 
 ssize_t sfs_image_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off)
 {
-	struct sfs_geom g = cur_geom(im);
+	/* a growing image takes writes up to its capacity; another ends where it shows */
+	bool growing = __atomic_load_n(&im->growing, __ATOMIC_ACQUIRE);
+	struct sfs_geom g = growing ? cur_geom(im) : vis_geom(im);
 	uint64_t t0 = im->stats ? now_ns() : 0, first, last, run = off, end = off + len;
 	struct sfs_range r;
 	const char *p = buf;
@@ -686,6 +716,8 @@ ssize_t sfs_image_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	}
 	if (rc == 0 && run < end)
 		rc = back_write(im, p + (run - off), end - run, run);
+	if (rc == 0 && growing)
+		extend_visible(im, end);
 	range_unlock(im, &r);
 	if (rc < 0)
 		return rc;
@@ -753,7 +785,7 @@ static int range_op(struct sfs_image *im, uint64_t off, uint64_t len, enum range
 /* Discard and write-zeroes: the I/O rules and their counters, then the blocks. */
 static int checked_range_op(struct sfs_image *im, uint64_t off, uint64_t len, enum range_op op)
 {
-	struct sfs_geom g = cur_geom(im);
+	struct sfs_geom g = vis_geom(im);
 	int rc = sfs_geom_check_write(&g, off, len);
 
 	if (im->stats) {
@@ -781,7 +813,7 @@ int sfs_image_write_zeroes(struct sfs_image *im, uint64_t off, uint64_t len)
 
 int sfs_image_allocate(struct sfs_image *im, uint64_t off, uint64_t len)
 {
-	struct sfs_geom g = cur_geom(im);
+	struct sfs_geom g = vis_geom(im);
 
 	if (off > g.size || len > g.size - off)
 		return -ENOSPC;
@@ -844,6 +876,9 @@ int sfs_image_grow_commit(struct sfs_image *im, uint64_t new_size)
 	if (rc == 0) {
 		__atomic_store_n(&im->geom.size, new_size, __ATOMIC_RELEASE);
 		im->sc.size = new_size;
+		/* a growing image shows what its writes reached; the new room is ahead of them */
+		if (!__atomic_load_n(&im->growing, __ATOMIC_ACQUIRE))
+			__atomic_store_n(&im->vsize, new_size, __ATOMIC_RELEASE);
 	}
 	for (int i = NSTRIPES - 1; i >= 0; i--)
 		pthread_mutex_unlock(&im->stripe[i]);
@@ -918,14 +953,121 @@ int sfs_image_stat(struct sfs_image *im, struct stat *st)
 {
 	if (fstat(im->fd, st) < 0)
 		return -errno;
-	st->st_size = (off_t)__atomic_load_n(&im->geom.size, __ATOMIC_ACQUIRE);
+	st->st_size = (off_t)__atomic_load_n(&im->vsize, __ATOMIC_ACQUIRE);
 	st->st_blksize = (blksize_t)im->geom.pss;
 	return 0;
 }
 
 struct sfs_geom sfs_image_geom(const struct sfs_image *im)
 {
-	return cur_geom(im);
+	return vis_geom(im);
+}
+
+uint64_t sfs_image_capacity(const struct sfs_image *im)
+{
+	return __atomic_load_n(&im->geom.size, __ATOMIC_ACQUIRE);
+}
+
+void sfs_image_set_growing(struct sfs_image *im, bool growing)
+{
+	__atomic_store_n(&im->growing, growing, __ATOMIC_RELEASE);
+	/* a disk of fixed size shows all it has (the room ahead, when it could not be given back) */
+	if (!growing)
+		__atomic_store_n(&im->vsize, sfs_image_capacity(im), __ATOMIC_RELEASE);
+}
+
+bool sfs_image_growing(const struct sfs_image *im)
+{
+	return __atomic_load_n(&im->growing, __ATOMIC_ACQUIRE);
+}
+
+int sfs_image_show_size(struct sfs_image *im, uint64_t size)
+{
+	uint64_t cap = sfs_image_capacity(im);
+
+	if (!sfs_image_growing(im) || size % im->geom.lss || size > cap)
+		return -EINVAL;
+	extend_visible(im, size);
+	return 0;
+}
+
+/* The most data a shrink reads to see that what it drops is only zeros. */
+#define SHRINK_SCAN_MAX (64ull << 20)
+
+/* A disk shrinking to cap (stripe locks held): the allocated blocks wholly past cap must hold
+ * nothing but zeros (as qemu-img's first block does); they are then unmarked.  0, or -EBUSY
+ * when one holds data (or there is too much to look at), or -errno. */
+static int forget_zero_blocks_past(struct sfs_image *im, uint64_t cap)
+{
+	struct sfs_geom g = cur_geom(im);
+	uint64_t nb = sfs_map_nblocks(im->map), first = (cap + g.block_size - 1) / g.block_size, seen = 0;
+	char *buf;
+	int rc = 0;
+
+	if (sfs_map_next_set(im->map, first) >= nb)
+		return 0;
+	buf = malloc(g.block_size);
+	if (!buf)
+		return -ENOMEM;
+	for (uint64_t b = sfs_map_next_set(im->map, first); b < nb && rc == 0; b = sfs_map_next_set(im->map, b + 1)) {
+		uint64_t bs, be;
+
+		sfs_geom_block_range(&g, b, &bs, &be);
+		seen += be - bs;
+		if (seen > SHRINK_SCAN_MAX) {
+			rc = -EBUSY;
+			break;
+		}
+		rc = pread_all(im->fd, buf, be - bs, bs);
+		for (uint64_t i = 0; rc == 0 && i < be - bs; i++)
+			if (buf[i])
+				rc = -EBUSY;
+	}
+	free(buf);
+	for (uint64_t b = sfs_map_next_set(im->map, first); rc == 0 && b < nb; b = sfs_map_next_set(im->map, b + 1))
+		sfs_map_clear(im->map, b);
+	return rc;
+}
+
+int sfs_image_trim_commit(struct sfs_image *im, uint64_t cap)
+{
+	bool growing = sfs_image_growing(im);
+	int rc;
+
+	if (cap % im->geom.lss || cap > sfs_image_capacity(im) ||
+	    (growing && cap < __atomic_load_n(&im->vsize, __ATOMIC_ACQUIRE)))
+		return -EINVAL;
+	if (cap == sfs_image_capacity(im))
+		return 0;
+	for (int i = 0; i < NSTRIPES; i++)
+		pthread_mutex_lock(&im->stripe[i]);
+	/* under every stripe lock: no first write can set a bit past cap now */
+	rc = growing && cap < __atomic_load_n(&im->vsize, __ATOMIC_ACQUIRE) ? -EAGAIN : 0;
+	if (rc == 0 && !growing)
+		rc = forget_zero_blocks_past(im, cap);
+	if (rc == 0)
+		rc = sfs_map_shrink(im->map, cap);
+	if (rc == 0) {
+		__atomic_store_n(&im->geom.size, cap, __ATOMIC_RELEASE);
+		im->sc.size = cap;
+		if (!growing)
+			__atomic_store_n(&im->vsize, cap, __ATOMIC_RELEASE);
+	}
+	for (int i = NSTRIPES - 1; i >= 0; i--)
+		pthread_mutex_unlock(&im->stripe[i]);
+	return rc;
+}
+
+int sfs_image_trim_backing(struct sfs_image *im)
+{
+	struct stat st;
+	uint64_t cap = sfs_image_capacity(im);
+
+	if (fstat(im->fd, &st) < 0)
+		return -errno;
+	if ((uint64_t)st.st_size > cap && (ftruncate(im->fd, (off_t)cap) < 0 || fsync(im->fd) < 0))
+		return -errno;
+	return 0;
 }
 
 struct sfs_sidecar sfs_image_sidecar(const struct sfs_image *im)
@@ -949,7 +1091,7 @@ struct sfs_stats *sfs_image_stats(struct sfs_image *im)
 void sfs_image_stats_info(const struct sfs_image *im, struct sfs_stats_info *info)
 {
 	info->name = im->name;
-	info->geom = cur_geom(im);
+	info->geom = vis_geom(im);
 	info->prov = im->sc.prov;
 	info->zero_offload = im->sc.zero_offload;
 	info->direct = im->dfd >= 0;

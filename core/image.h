@@ -100,10 +100,37 @@ int sfs_image_finish_zeroing(struct sfs_image *im);
 /* stat of the backing file with st_size = disk size, st_blksize = physical sector. */
 int sfs_image_stat(struct sfs_image *im, struct stat *st);
 
-/* The geometry (size changes only through sfs_image_grow). */
+/* The geometry the disk shows (its size: what a grow or, while growing, a write made it). */
 struct sfs_geom sfs_image_geom(const struct sfs_image *im);
 
-/* The sidecar the image runs with (recorded geometry, current size). */
+/* The capacity: the size backing file, map and sidecar have (>= the size shown; more only
+ * while growing). */
+uint64_t sfs_image_capacity(const struct sfs_image *im);
+
+/* An image created through the mount grows while the handle that created it is open: then
+ * writes up to the capacity extend the size it shows.  Set by the creator, cleared by the
+ * store (sfs_store_settle); cleared, the image shows its whole capacity. */
+void sfs_image_set_growing(struct sfs_image *im, bool growing);
+
+/* Is the image growing (sfs_image_set_growing)? */
+bool sfs_image_growing(const struct sfs_image *im);
+
+/* A growing image shows size (>= its size, <= its capacity, a multiple of the logical
+ * sector): what truncate does within the capacity.  0 or -EINVAL. */
+int sfs_image_show_size(struct sfs_image *im, uint64_t size);
+
+/* The commit point of a shrink (grow.c, sfs_trim): the map shrinks to cap durably, which no
+ * written block lies past: capacity a growing image reserved ahead of its writes (cap >= the
+ * size shown), or a disk holding no data (it then shows cap).  0; -EAGAIN when a write went
+ * past cap meanwhile; -EBUSY when a block past cap is allocated; -EINVAL; or -errno. */
+int sfs_image_trim_commit(struct sfs_image *im, uint64_t cap);
+
+/* After sfs_image_trim_commit: cut the backing file to the capacity, durably (its
+ * reservation goes with it).  0 or -errno. */
+int sfs_image_trim_backing(struct sfs_image *im);
+
+/* The sidecar the image runs with (recorded geometry; size: the capacity, which the sidecar
+ * file says). */
 struct sfs_sidecar sfs_image_sidecar(const struct sfs_image *im);
 
 /* The allocation map (for tools and tests). */

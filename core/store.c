@@ -906,11 +906,122 @@ int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool
 	return rc;
 }
 
+/* Grow im's capacity to at least end (store lock held); with ahead, some room past it too. */
+static int grow_locked(struct sfs_store *s, struct entry *e, struct sfs_image *im, uint64_t end, bool ahead)
+{
+	struct sfs_geom g = sfs_image_geom(im);
+	uint64_t cap = sfs_image_capacity(im), want = end, step;
+	int rc;
+
+	if (end <= cap)
+		return 0;
+	if (ahead) {
+		/* a quarter more each time, from 1 MiB to 256 MiB: few grows for a long copy */
+		step = cap / 4 < (1ull << 20) ? 1ull << 20 : cap / 4 > (256ull << 20) ? 256ull << 20 : cap / 4;
+		if (want < cap + step)
+			want = cap + step;
+		want = (want + g.block_size - 1) / g.block_size * g.block_size;
+		if (want > SFS_SIZE_MAX)
+			want = end;
+	}
+	if (!e) {
+		/* An unlinked or replaced image has no files in the store any more. */
+		return sfs_image_grow(im, want);
+	}
+	rc = sfs_grow(s->dirfd, s->statefd, im, want, true, &s->opts.log);
+	if (rc == -ENOSPC && want > end)            /* no room ahead: just what the write needs */
+		rc = sfs_grow(s->dirfd, s->statefd, im, end, true, &s->opts.log);
+	/* the sidecar is now the store's: remember what it says */
+	if (sfs_image_capacity(im) > cap) {
+		e->declared = sfs_image_sidecar(im);
+		sidecar_id(s, e->name, &e->scid);
+	}
+	return rc;
+}
+
+/* The table's entry of im, when im is what its name serves (store lock held); else NULL. */
+static struct entry *entry_of(struct sfs_store *s, struct sfs_image *im)
+{
+	struct entry *e = find(s, sfs_image_name(im), NULL);
+
+	return e && e->im == im ? e : NULL;
+}
+
+int sfs_store_make_room(struct sfs_store *s, struct sfs_image *im, uint64_t end)
+{
+	int rc;
+
+	if (!sfs_image_growing(im))
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	rc = grow_locked(s, entry_of(s, im), im, end, true);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+ssize_t sfs_store_write_growing(struct sfs_store *s, struct sfs_image *im, const void *buf, size_t len,
+				uint64_t off)
+{
+	ssize_t n = sfs_image_write(im, buf, len, off);
+
+	/* past the capacity: room, then once more (a concurrent trim may have taken it back) */
+	for (int i = 0; i < 3 && n == -ENOSPC && sfs_image_growing(im) && off + len >= off; i++) {
+		int rc = sfs_store_make_room(s, im, off + len);
+
+		if (rc < 0)
+			return rc;
+		n = sfs_image_write(im, buf, len, off);
+	}
+	return n;
+}
+
+int sfs_store_settle(struct sfs_store *s, struct sfs_image *im, bool done)
+{
+	struct entry *e;
+	int rc = 0;
+
+	pthread_mutex_lock(&s->lock);
+	e = entry_of(s, im);
+	if (e && sfs_image_growing(im)) {
+		rc = sfs_trim(s->dirfd, s->statefd, im, sfs_image_geom(im).size, &s->opts.log);
+		if (rc == -EAGAIN)      /* a write went further meanwhile: the next settle */
+			rc = 0;
+		e->declared = sfs_image_sidecar(im);
+		sidecar_id(s, e->name, &e->scid);
+	}
+	if (done)
+		sfs_image_set_growing(im, false);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
 int sfs_store_resize(struct sfs_store *s, struct sfs_image *im, uint64_t new_size)
 {
 	struct entry *e;
 	int rc;
 
+	if (new_size < sfs_image_geom(im).size && !sfs_image_growing(im)) {
+		/* a disk that holds no data past new_size (nothing, or zeros) may shrink: nothing
+		 * is lost (qemu-img create and convert truncate a file to 0 before they size it) */
+		pthread_mutex_lock(&s->lock);
+		e = entry_of(s, im);
+		rc = e ? sfs_trim(s->dirfd, s->statefd, im, new_size, &s->opts.log) : -EINVAL;
+		if (e && sfs_image_capacity(im) == new_size) {
+			e->declared = sfs_image_sidecar(im);
+			sidecar_id(s, e->name, &e->scid);
+		}
+		pthread_mutex_unlock(&s->lock);
+		return rc == -EBUSY ? -EINVAL : rc;
+	}
+	if (sfs_image_growing(im)) {
+		/* the creator's truncate: room if needed, then the disk shows new_size */
+		if (new_size < sfs_image_geom(im).size || new_size % sfs_image_geom(im).lss)
+			return -EINVAL;
+		pthread_mutex_lock(&s->lock);
+		rc = grow_locked(s, entry_of(s, im), im, new_size, false);
+		pthread_mutex_unlock(&s->lock);
+		return rc < 0 ? rc : sfs_image_show_size(im, new_size);
+	}
 	pthread_mutex_lock(&s->lock);
 	e = find(s, sfs_image_name(im), NULL);
 	if (e && e->im == im) {

@@ -68,8 +68,24 @@ int sfs_store_unlink(struct sfs_store *s, const char *name);
 /* Rename an image with its sidecar and map (journalled); replaces the target unless noreplace. */
 int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool noreplace);
 
-/* Grow an image and rewrite its sidecar. */
+/* Grow an image and rewrite its sidecar, all or nothing (grow.h); a growing image shows
+ * new_size, its capacity grown to it if need be.  0, -EINVAL (a bad or smaller size), -errno. */
 int sfs_store_resize(struct sfs_store *s, struct sfs_image *im, uint64_t new_size);
+
+/* Grow the capacity of growing image im (sfs_image_set_growing) to at least end, with room
+ * ahead of its writes (journalled as any grow).  0, -EINVAL when not growing, -ENOSPC when the
+ * store has no room, or -errno. */
+int sfs_store_make_room(struct sfs_store *s, struct sfs_image *im, uint64_t end);
+
+/* Write through the handle that created im: sfs_image_write, and when a growing image needs
+ * more capacity, sfs_store_make_room and the write again.  As sfs_image_write. */
+ssize_t sfs_store_write_growing(struct sfs_store *s, struct sfs_image *im, const void *buf, size_t len,
+				uint64_t off);
+
+/* Make the size a growing image shows its durable size, giving back the room ahead of its
+ * writes (grow.h, sfs_trim): at fsync, and with done when its creator closes it, after which
+ * it is a disk of fixed size.  No-op for other images (done still clears growing).  0 or -errno. */
+int sfs_store_settle(struct sfs_store *s, struct sfs_image *im, bool done);
 
 /* Call cb for every image name, sorted; stops at and returns cb's first non-zero result. */
 int sfs_store_list(struct sfs_store *s, int (*cb)(void *ctx, const char *name), void *ctx);

@@ -36,6 +36,7 @@ struct handle {
 	struct handle *prev, *next;   /* in sfs_fs.handles */
 	enum kind kind;
 	struct sfs_image *im;
+	bool creator;    /* made the image (create): it grows with writes at its end until closed */
 	char *buf;       /* stats snapshot */
 	size_t len;
 };
@@ -234,6 +235,9 @@ static void free_handle(struct sfs_fs *fs, struct handle *h)
 	if (h->next)
 		h->next->prev = h->prev;
 	pthread_mutex_unlock(&fs->lock);
+	if (h->creator && sfs_store_settle(fs->store, h->im, true) < 0)
+		sfs_logf(fs->log, SFS_LOG_ERR, "%s: its size when its creator closed it is not durable",
+			 sfs_image_name(h->im));
 	if (h->im)
 		sfs_store_put(fs->store, h->im);
 	free(h->buf);
@@ -306,6 +310,9 @@ static int sfs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 		sfs_store_put(fs->store, im);
 		return rc;
 	}
+	/* until this handle is closed, writes at the end grow the image (cp, qemu-img convert) */
+	((struct handle *)(uintptr_t)fi->fh)->creator = true;
+	sfs_image_set_growing(im, true);
 	fi->direct_io = 1;
 	return 0;
 }
@@ -373,6 +380,14 @@ static int sfs_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size
 	return 0;
 }
 
+/* Everything written durable; a growing image's size too. */
+static int flush_image(struct sfs_image *im)
+{
+	int rc = sfs_image_flush(im);
+
+	return rc < 0 || !sfs_image_growing(im) ? rc : sfs_store_settle(fs_of_ctx()->store, im, false);
+}
+
 static int sfs_write(const char *path, const char *buf, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
@@ -380,12 +395,13 @@ static int sfs_write(const char *path, const char *buf, size_t size, off_t off,
 	size_t n = size;
 
 	if (h->kind == K_IMAGE) {
-		ssize_t rc = sfs_image_write(h->im, buf, size, (uint64_t)off);
+		ssize_t rc = h->creator ? sfs_store_write_growing(fs_of_ctx()->store, h->im, buf, size, (uint64_t)off)
+					: sfs_image_write(h->im, buf, size, (uint64_t)off);
 
 		/* O_DSYNC/O_SYNC (or RWF_DSYNC): the kernel sends no fsync for
 		 * direct_io writes, so the write itself must be durable. */
 		if (rc > 0 && (fi->flags & O_DSYNC)) {
-			int frc = sfs_image_flush(h->im);
+			int frc = flush_image(h->im);
 
 			if (frc < 0)
 				return frc;
@@ -406,7 +422,7 @@ static int sfs_fsync(const char *path, int datasync, struct fuse_file_info *fi)
 {
 	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
 
-	return h->kind == K_IMAGE ? sfs_image_flush(h->im) : 0;
+	return h->kind == K_IMAGE ? flush_image(h->im) : 0;
 }
 
 static int sfs_fallocate(const char *path, int mode, off_t off, off_t len, struct fuse_file_info *fi)
@@ -464,13 +480,12 @@ static int do_truncate(struct sfs_fs *fs, struct sfs_image *im, const void *arg)
 	cur = sfs_image_geom(im).size;
 	if (size == cur)
 		return 0;
-	if (size < cur) {
-		sfs_logf(fs->log, SFS_LOG_WARN, "%s: refusing to shrink from %llu to %llu bytes (disks only grow)",
-			 sfs_image_name(im), (unsigned long long)cur, (unsigned long long)size);
-		return -EINVAL;
-	}
 	rc = sfs_store_resize(fs->store, im, size);
-	if (rc == -EINVAL)
+	if (rc == -EINVAL && size < cur)
+		sfs_logf(fs->log, SFS_LOG_WARN, "%s: refusing to shrink from %llu to %llu bytes (a disk that "
+			 "holds data only grows)", sfs_image_name(im), (unsigned long long)cur,
+			 (unsigned long long)size);
+	else if (rc == -EINVAL)
 		sfs_logf(fs->log, SFS_LOG_WARN, "%s: size %llu is not a multiple of the logical sector %u",
 			 sfs_image_name(im), (unsigned long long)size, sfs_image_geom(im).lss);
 	return rc;

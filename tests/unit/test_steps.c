@@ -340,7 +340,41 @@ static void expect_unlink(struct sfs_store *s, bool after, const char *what)
 	expect_image(s, "b", SIZE, 0x62, what);
 }
 
+/* A growing image c (created, not yet closed) that wrote 64 KiB, its capacity 1 MiB ahead:
+ * its creator closes it, which gives the room back (sfs_trim). */
+static int run_trim(struct sfs_store *s)
+{
+	unsigned char buf[64 * KiB];
+	struct sfs_image *im;
+	int rc;
+
+	cr_assert_eq(sfs_store_create(s, "c", &im), 0);
+	sfs_image_set_growing(im, true);
+	memset(buf, 0x63, sizeof(buf));
+	cr_assert_eq(sfs_store_write_growing(s, im, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	cr_assert_eq(sfs_image_capacity(im), MiB, "capacity %llu", (unsigned long long)sfs_image_capacity(im));
+	cr_assert_eq(sfs_image_flush(im), 0);
+	rc = sfs_store_settle(s, im, true);
+	sfs_store_put(s, im);
+	return rc;
+}
+
+static void expect_trim(struct sfs_store *s, bool after, const char *what)
+{
+	struct sfs_image *im = NULL;
+
+	cr_assert_eq(sfs_store_get(s, "c", &im), 0, "%s: get c", what);
+	/* once its creator is gone it is a disk of fixed size: what it showed, or its capacity */
+	cr_expect_eq(sfs_image_geom(im).size, after ? 64 * KiB : MiB, "%s: c is %llu bytes", what,
+		     (unsigned long long)sfs_image_geom(im).size);
+	expect_bytes(im, 0, 0x63, what);
+	if (!after)
+		expect_bytes(im, 512 * KiB, 0, what);
+	sfs_store_put(s, im);
+}
+
 static const struct op ops[] = {
+	{ "trim", 3, 2, 2, run_trim, "a b c", "a b c", expect_trim },
 	{ "create", 2, 99, 1, run_create, "a b", "a b c", expect_create },
 	{ "grow", 4, 4, 4, run_grow, "a b", "a b", expect_grow },
 	{ "rename", 2, 2, 1, run_rename_free, "a b", "b c", expect_rename_free },
@@ -404,7 +438,7 @@ ParameterizedTest(enum sfs_prov *prov, steps, every_step)
 {
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
 		/* the namespace operations do not depend on the mode: once is enough */
-		if (*prov != SFS_PROV_THIN && strcmp(ops[i].name, "grow") != 0)
+		if (*prov != SFS_PROV_THIN && strcmp(ops[i].name, "grow") != 0 && strcmp(ops[i].name, "trim") != 0)
 			continue;
 		for (int n = 1; n <= ops[i].steps; n++) {
 			cut(&ops[i], n, FAIL, *prov);

@@ -1192,3 +1192,127 @@ Test(store, sidecar_rewritten_in_place_is_read_again)
 	sfs_store_put(s, im);
 	cr_expect_eq(sfs_store_close(s), 0);
 }
+
+/* ---- images that grow while their creator writes ---- */
+
+static struct sfs_image *create_growing(struct sfs_store *s, const char *name)
+{
+	struct sfs_image *im = NULL;
+
+	cr_assert_eq(sfs_store_create(s, name, &im), 0);
+	sfs_image_set_growing(im, true);
+	return im;
+}
+
+static void write_growing(struct sfs_store *s, struct sfs_image *im, uint64_t off, size_t len, int v)
+{
+	unsigned char *buf = malloc(len);
+
+	cr_assert_not_null(buf);
+	memset(buf, v, len);
+	cr_assert_eq(sfs_store_write_growing(s, im, buf, len, off), (ssize_t)len, "write at %llu",
+		     (unsigned long long)off);
+	free(buf);
+}
+
+Test(store, growing_image_follows_its_writes_and_settles_when_closed)
+{
+	struct sfs_store *s = open_store();
+	struct sfs_image *im = create_growing(s, "g");
+	unsigned char buf[4096];
+	struct stat st;
+
+	/* defaults of this suite: 4kn, zeroedthick, 128K blocks */
+	for (uint64_t off = 0; off < 3 * MiB; off += 256 * KiB)
+		write_growing(s, im, off, 256 * KiB, 0x67);
+	cr_expect_eq(sfs_image_geom(im).size, 3 * MiB, "it shows what its writes reached");
+	cr_expect_geq(sfs_image_capacity(im), 3 * MiB);
+	cr_expect_lt(sfs_image_capacity(im), 5 * MiB, "room ahead: a quarter more, at least 1 MiB");
+	cr_expect_eq(sfs_image_read(im, buf, sizeof(buf), 3 * MiB), 0, "reads end where it shows");
+	cr_expect_eq(load_sidecar("g").size, sfs_image_capacity(im), "the sidecar says what the files have");
+	/* a write that is not whole sectors is refused as always */
+	cr_expect_eq(sfs_store_write_growing(s, im, buf, 512, 3 * MiB), -EINVAL);
+	/* fsync: the size it shows is durable */
+	cr_assert_eq(sfs_image_flush(im), 0);
+	cr_assert_eq(sfs_store_settle(s, im, false), 0);
+	cr_expect_eq(sfs_image_capacity(im), 3 * MiB);
+	cr_expect_eq(load_sidecar("g").size, 3 * MiB);
+	cr_expect_eq(tmp_stat(ts.fd, "g").st_size, (off_t)(3 * MiB));
+	cr_expect_leq(tmp_stat(ts.fd, "g").st_blocks * 512, 3 * MiB + 128 * KiB, "the room ahead is given back");
+	/* still growing until closed */
+	write_growing(s, im, 3 * MiB, 4096, 0x68);
+	cr_assert_eq(sfs_store_settle(s, im, true), 0);
+	cr_expect(!sfs_image_growing(im));
+	cr_expect_eq(sfs_image_geom(im).size, 3 * MiB + 4096);
+	cr_expect_eq(sfs_image_capacity(im), 3 * MiB + 4096);
+	cr_expect_eq(load_sidecar("g").size, 3 * MiB + 4096);
+	/* from now on a disk of fixed size */
+	cr_expect_eq(sfs_store_write_growing(s, im, buf, sizeof(buf), 3 * MiB + 4096), -ENOSPC);
+	expect_bytes(im, 0, 0x67);
+	expect_bytes(im, 3 * MiB, 0x68);
+	sfs_store_put(s, im);
+	cr_assert_eq(sfs_store_close(s), 0);
+	cr_expect(!state_exists("g.grow"));
+	st = tmp_stat(ts.fd, "g");
+	cr_expect_eq(st.st_size, (off_t)(3 * MiB + 4096));
+	s = open_store();
+	im = get(s, "g");
+	cr_expect_eq(sfs_image_geom(im).size, 3 * MiB + 4096);
+	expect_bytes(im, 3 * MiB, 0x68);
+	sfs_store_put(s, im);
+	cr_assert_eq(sfs_store_close(s), 0);
+}
+
+Test(store, truncate_of_a_growing_image_within_and_past_its_room)
+{
+	struct sfs_store *s = open_store();
+	struct sfs_image *im = create_growing(s, "g");
+
+	write_growing(s, im, 0, 4096, 0x67);
+	cr_expect_eq(sfs_store_resize(s, im, 64 * KiB), 0);
+	cr_expect_eq(sfs_image_geom(im).size, 64 * KiB);
+	cr_expect_eq(sfs_store_resize(s, im, 8 * MiB), 0);
+	cr_expect_eq(sfs_image_geom(im).size, 8 * MiB);
+	cr_expect_geq(sfs_image_capacity(im), 8 * MiB);
+	cr_expect_eq(sfs_store_resize(s, im, 4 * MiB), -EINVAL, "a disk with data never shrinks");
+	cr_expect_eq(sfs_store_resize(s, im, 8 * MiB + 512), -EINVAL, "whole sectors");
+	cr_assert_eq(sfs_store_settle(s, im, true), 0);
+	cr_expect_eq(load_sidecar("g").size, 8 * MiB);
+	sfs_store_put(s, im);
+	cr_assert_eq(sfs_store_close(s), 0);
+}
+
+Test(store, a_disk_holding_no_data_may_shrink)
+{
+	struct sfs_store *s;
+	struct sfs_image *im;
+	unsigned char zeros[4096] = { 0 };
+
+	tmp_write_sidecar(ts.fd, "e", "{\"size\": \"16M\", \"sector\": \"4kn\", \"block_size\": \"64K\"}");
+	s = open_store();
+	im = get(s, "e");
+	cr_expect_eq(sfs_store_resize(s, im, 0), 0, "nothing written: nothing lost");
+	cr_expect_eq(sfs_image_geom(im).size, 0);
+	cr_expect_eq(load_sidecar("e").size, 0);
+	cr_expect_eq(tmp_stat(ts.fd, "e").st_size, 0);
+	cr_expect_eq(sfs_store_resize(s, im, 8 * MiB), 0);
+	/* a block of zeros (qemu-img writes one) is no data either */
+	cr_assert_eq(sfs_image_write(im, zeros, sizeof(zeros), 0), (ssize_t)sizeof(zeros));
+	cr_assert_eq(sfs_image_write(im, zeros, sizeof(zeros), 4 * MiB), (ssize_t)sizeof(zeros));
+	cr_expect_eq(sfs_store_resize(s, im, 0), 0);
+	cr_expect_eq(sfs_map_count(sfs_image_map(im)), 0);
+	cr_expect_eq(sfs_store_resize(s, im, 8 * MiB), 0);
+	put_bytes(im, 4 * MiB, 0x65);
+	cr_expect_eq(sfs_store_resize(s, im, 2 * MiB), -EINVAL, "data past the new end");
+	cr_expect_eq(sfs_store_resize(s, im, 6 * MiB), 0, "data before the new end");
+	expect_bytes(im, 4 * MiB, 0x65);
+	cr_expect_eq(load_sidecar("e").size, 6 * MiB);
+	sfs_store_put(s, im);
+	cr_assert_eq(sfs_store_close(s), 0);
+	s = open_store();
+	im = get(s, "e");
+	cr_expect_eq(sfs_image_geom(im).size, 6 * MiB);
+	expect_bytes(im, 4 * MiB, 0x65);
+	sfs_store_put(s, im);
+	cr_assert_eq(sfs_store_close(s), 0);
+}
