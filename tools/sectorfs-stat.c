@@ -178,7 +178,9 @@ static bool parse_image(json_t *o, struct image *im)
 	    !get_u64(o, "first_writes", &s->first_writes) || !get_u64(o, "overwrites", &s->overwrites) ||
 	    !get_u64(o, "misaligned_rejected", &s->misaligned_rejected) ||
 	    !get_u64(o, "rmw_writes", &s->rmw_writes) ||
-	    !get_u64(o, "allocated_blocks", &im->alloc) || !get_u64(o, "total_blocks", &im->total))
+	    !get_u64(o, "allocated_blocks", &im->alloc) || !get_u64(o, "total_blocks", &im->total) ||
+	    !get_u64(o, "reset_generation", &s->reset_generation) ||
+	    !get_u64(o, "daemon_start", &s->daemon_start) || !get_u64(o, "daemon_pid", &s->daemon_pid))
 		return false;
 	s->elapsed_ns = (uint64_t)llround(el * 1e9);
 	return parse_lat(lat, "read", s, SFS_LAT_READ) &&
@@ -306,14 +308,14 @@ static uint64_t interval_max(const struct sfs_stats_snap *p, const struct sfs_st
 	return cap < c->lat[k].max_ns ? cap : c->lat[k].max_ns;
 }
 
-/* d = cur - prev (the interval), or cur itself when there is no usable prev. */
-static void delta(const struct image *prev, const struct image *cur, struct sfs_stats_snap *d)
+/* d = cur - prev (the interval; true), or cur itself when there is no usable prev (false). */
+static bool delta(const struct image *prev, const struct image *cur, struct sfs_stats_snap *d)
 {
 	const struct sfs_stats_snap *p, *c = &cur->s;
 
 	*d = *c;
 	if (!prev || was_reset(prev, cur))
-		return;
+		return false;
 	p = &prev->s;
 #define SUB(f) (d->f -= p->f)
 	SUB(elapsed_ns), SUB(reads), SUB(writes), SUB(bytes_read), SUB(bytes_written);
@@ -326,6 +328,7 @@ static void delta(const struct image *prev, const struct image *cur, struct sfs_
 			d->lat[k].hist[b] -= p->lat[k].hist[b];
 		d->lat[k].max_ns = interval_max(p, c, d, k);
 	}
+	return true;
 }
 
 /* p99 in us of class a, merged with class b unless b < 0; NAN when empty. */
@@ -370,6 +373,27 @@ static void make_row(const struct image *im, const struct sfs_stats_snap *d, str
 static json_t *num(double v)
 {
 	return isnan(v) ? json_null() : json_real(v);
+}
+
+/* The counts of the row as totals since load or reset, and where they come from. */
+static int json_source(json_t *row, const struct image *im, bool interval)
+{
+	const struct sfs_stats_snap *s = &im->s;
+	json_t *t = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			      "reads", (json_int_t)s->reads, "writes", (json_int_t)s->writes,
+			      "bytes_read", (json_int_t)s->bytes_read,
+			      "bytes_written", (json_int_t)s->bytes_written,
+			      "first_writes", (json_int_t)s->first_writes,
+			      "overwrites", (json_int_t)s->overwrites,
+			      "misaligned_rejected", (json_int_t)s->misaligned_rejected,
+			      "rmw_writes", (json_int_t)s->rmw_writes);
+
+	return json_object_set_new(row, "span", json_string(interval ? "interval" : "total")) |
+	       json_object_set_new(row, "elapsed_seconds", json_real(s->elapsed_ns / 1e9)) |
+	       json_object_set_new(row, "reset_generation", json_integer((json_int_t)s->reset_generation)) |
+	       json_object_set_new(row, "daemon_start", json_integer((json_int_t)s->daemon_start)) |
+	       json_object_set_new(row, "daemon_pid", json_integer((json_int_t)s->daemon_pid)) |
+	       json_object_set_new(row, "totals", t);
 }
 
 static json_t *json_row(const struct image *im, const struct sfs_stats_snap *d, const struct row *r)
@@ -437,12 +461,18 @@ static void report(const struct list *prev, const struct list *cur, unsigned seq
 	if (!opt_json)
 		text_header(w, prev ? interval : 0);
 	for (size_t i = 0; i < cur->n; i++) {
-		delta(find(prev, cur->v[i].name), &cur->v[i], &d);
+		bool diffed = delta(find(prev, cur->v[i].name), &cur->v[i], &d);
+
 		make_row(&cur->v[i], &d, &r);
-		if (opt_json)
-			json_array_append_new(rows, json_row(&cur->v[i], &d, &r));
-		else
+		if (opt_json) {
+			json_t *row = json_row(&cur->v[i], &d, &r);
+
+			if (!row || json_source(row, &cur->v[i], diffed) < 0 ||
+			    json_array_append_new(rows, row) < 0)
+				die(1, "cannot format the JSON report");
+		} else {
 			text_row(w, &cur->v[i], &d, &r);
+		}
 	}
 	if (opt_json) {
 		o = json_pack("{s:I, s:s, s:I, s:o}", "report", (json_int_t)seq,
