@@ -10,9 +10,11 @@
  * totals since mount or reset, rates over the daemon's elapsed_seconds.
  * With -i the first report is the same and each later one covers the span
  * since the previous snapshot, its p99 taken from the difference of the two
- * latency histograms (the interval's own p99).  An image that appears, or
- * whose counters were reset (its stats clock restarted or a counter went
- * down), shows its totals since mount/reset; vanished images are dropped.
+ * latency histograms (the interval's own p99), and its span is the
+ * difference of the daemon's elapsed times at the two snapshots.  An image
+ * that appears, or whose counters restarted (its reset_generation changed,
+ * or daemon_start/daemon_pid name another daemon), shows its totals since
+ * load or reset; vanished images are dropped.
  * Percentiles use core's histogram code (JSON bucket lower bounds map back
  * to core buckets), so they match the daemon's, within its 1/32 error.
  * Exit: 0 (also on SIGINT/SIGTERM), 1 on errors, 2 on usage errors or when
@@ -49,12 +51,10 @@
 
 #define PROG "sectorfs-stat"
 #define MNT_TYPE "fuse.sectorfs"
-#define RESET_SLACK 0.05   /* seconds of clock noise tolerated before calling it a reset */
 
 /* One image's snapshot, as parsed from NAME.json. */
 struct image {
 	char name[NAME_MAX + 1];
-	double mono;                 /* our CLOCK_MONOTONIC when it was read */
 	uint64_t alloc, total;       /* allocated_blocks, total_blocks */
 	struct sfs_stats_snap s;     /* the counters used here and the latency histograms */
 };
@@ -193,7 +193,6 @@ static bool load_image(const char *name, struct image *im)
 {
 	char path[PATH_MAX];
 	json_error_t err;
-	struct timespec now;
 	json_t *o;
 	int fd;
 
@@ -209,8 +208,8 @@ static bool load_image(const char *name, struct image *im)
 		die(1, "%s: not valid JSON: %s", path, err.text);
 	memset(im, 0, sizeof(*im));
 	snprintf(im->name, sizeof(im->name), "%s", name);
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	im->mono = (double)now.tv_sec + now.tv_nsec / 1e9;
+	if (!json_object_get(o, "reset_generation"))
+		die(1, "%s: no reset_generation: the daemon is older than " PROG " " PACKAGE_VERSION, path);
 	if (!parse_image(o, im))
 		die(1, "%s: missing or malformed statistics keys", path);
 	json_decref(o);
@@ -275,22 +274,15 @@ static void load_all(struct list *l, char **names, int nnames)
 
 /* ---- one row: the difference of two snapshots ---- */
 
-/* A reset between prev and cur: the stats clock restarted, or a counter went down. */
+/* The counters restarted between prev and cur: a reset (or the image loaded again) changed the
+ * reset generation, or another daemon serves the mount.  Nothing else is taken for a reset: the
+ * daemon's snapshots of one generation only grow, however late they are read. */
 static bool was_reset(const struct image *prev, const struct image *cur)
 {
 	const struct sfs_stats_snap *p = &prev->s, *c = &cur->s;
 
-	if (c->elapsed_ns / 1e9 < p->elapsed_ns / 1e9 + (cur->mono - prev->mono) - RESET_SLACK)
-		return true;
-	if (c->reads < p->reads || c->writes < p->writes || c->first_writes < p->first_writes ||
-	    c->overwrites < p->overwrites || c->misaligned_rejected < p->misaligned_rejected ||
-	    c->rmw_writes < p->rmw_writes)
-		return true;
-	for (unsigned k = 0; k < SFS_LAT_NCLASS; k++)
-		for (unsigned b = 0; b < SFS_LAT_NBUCKET; b++)
-			if (c->lat[k].hist[b] < p->lat[k].hist[b])
-				return true;
-	return false;
+	return c->reset_generation != p->reset_generation || c->daemon_start != p->daemon_start ||
+	       c->daemon_pid != p->daemon_pid;
 }
 
 /* The interval's max of class k: exact when the max rose, else capped by its top bucket. */
@@ -530,7 +522,9 @@ static void usage(FILE *f)
 	      "An iostat-like view of the statistics of a sectorfs mount (MNT/.stats).\n"
 	      "\n"
 	      "  -i, --interval SECONDS  report every SECONDS (fractions allowed): first the\n"
-	      "                          totals since mount or reset, then each interval\n"
+	      "                          totals since mount or reset, then each interval, as\n"
+	      "                          the difference of the daemon's own snapshots (an\n"
+	      "                          image reset in between shows its totals since then)\n"
 	      "  -c, --count COUNT       stop after COUNT reports (with -i)\n"
 	      "      --json              one JSON object per report, one per line\n"
 	      "  -h, --help              this help\n"
