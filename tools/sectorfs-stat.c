@@ -188,6 +188,33 @@ static bool parse_image(json_t *o, struct image *im)
 	       parse_lat(lat, "write_first", s, SFS_LAT_WRITE_FIRST);
 }
 
+/* Parse the whole of fd as JSON (NULL with err set if it is not), reading it in large reads: each
+ * read of a stats file is a round trip to the daemon, queued behind the I/O it serves (jansson's
+ * json_loadfd reads one byte at a time). */
+static json_t *read_json(int fd, const char *path, json_error_t *err)
+{
+	static char *buf;
+	static size_t cap;
+	size_t len = 0;
+	ssize_t n;
+
+	for (;;) {
+		if (cap - len < 65536) {
+			cap = cap ? 2 * cap : 65536;
+			if (!(buf = realloc(buf, cap)))
+				die(1, "out of memory");
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n == 0)
+			break;
+		if (n < 0 && errno != EINTR)
+			die(1, "%s: %s", path, strerror(errno));
+		if (n > 0)
+			len += (size_t)n;
+	}
+	return json_loadb(buf, len, 0, err);
+}
+
 /* Read MNT/.stats/NAME.json into im: true, or false if the image has vanished; other errors exit 1. */
 static bool load_image(const char *name, struct image *im)
 {
@@ -202,7 +229,7 @@ static bool load_image(const char *name, struct image *im)
 		return false;
 	if (fd < 0)
 		die(1, "%s: %s", path, strerror(errno));
-	o = json_loadfd(fd, 0, &err);
+	o = read_json(fd, path, &err);
 	close(fd);
 	if (!o)
 		die(1, "%s: not valid JSON: %s", path, err.text);
