@@ -173,6 +173,16 @@ void sfs_stats_reset(struct sfs_stats *st)
 	__atomic_store_n(&st->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
+int sfs_stats_command(struct sfs_stats *st, const char *buf, size_t len)
+{
+	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+		len--;
+	if (len != 5 || memcmp(buf, "reset", 5) != 0)
+		return -EINVAL;
+	sfs_stats_reset(st);
+	return 0;
+}
+
 static void origin_init(void)
 {
 	origin_start = (uint64_t)time(NULL);

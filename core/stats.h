@@ -84,6 +84,10 @@ void sfs_stats_free(struct sfs_stats *st);
 /* Zero every counter, restart the elapsed clock and give the stats a new, larger reset_generation. */
 void sfs_stats_reset(struct sfs_stats *st);
 
+/* Run a command written to a text stats file (buf, len bytes, any offset): "reset", optionally
+ * followed by spaces and newlines, resets st; 0, or -EINVAL for anything else (nothing changes). */
+int sfs_stats_command(struct sfs_stats *st, const char *buf, size_t len);
+
 /* This process's identity for interval tools, fixed by the first call (snapshots call it too):
  * the time of that call in Unix seconds and getpid(). */
 void sfs_stats_origin(uint64_t *start, uint64_t *pid);

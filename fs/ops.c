@@ -377,7 +377,7 @@ static int sfs_write(const char *path, const char *buf, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
 	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
-	size_t n = size;
+	int crc;
 
 	if (h->kind == K_IMAGE) {
 		ssize_t rc = sfs_image_write(h->im, buf, size, (uint64_t)off);
@@ -394,12 +394,9 @@ static int sfs_write(const char *path, const char *buf, size_t size, off_t off,
 	}
 	if (h->kind != K_STATS_TEXT)
 		return -EACCES;
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		n--;
-	if (off != 0 || n != 5 || memcmp(buf, "reset", 5) != 0)
-		return -EINVAL;
-	sfs_stats_reset(sfs_image_stats(h->im));
-	return (int)size;
+	/* A command at any offset: "echo reset >>" appends, and one descriptor may reset again. */
+	crc = sfs_stats_command(sfs_image_stats(h->im), buf, size);
+	return crc < 0 ? crc : (int)size;
 }
 
 static int sfs_fsync(const char *path, int datasync, struct fuse_file_info *fi)

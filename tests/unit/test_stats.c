@@ -474,6 +474,38 @@ Test(stats, origin_is_this_process_and_fixed)
 	sfs_stats_free(st);
 }
 
+Test(stats, command_reset_and_refusals)
+{
+	static const char *const good[] = { "reset", "reset\n", "reset \n", "reset\n\n", "reset  " };
+	static const char *const bad[] = { "", "\n", "foo", "resetx", "RESET", "reset reset", " reset",
+					   "rese", "0" };
+	struct sfs_stats *st = fresh();
+	struct sfs_stats_snap s;
+	uint64_t gen;
+
+	for (unsigned i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		sfs_stats_write(st, 0, 4096, 10, true, false);
+		sfs_stats_snapshot(st, &s);
+		gen = s.reset_generation;
+		cr_assert_eq(sfs_stats_command(st, good[i], strlen(good[i])), 0, "'%s' refused", good[i]);
+		sfs_stats_snapshot(st, &s);
+		cr_assert_eq(s.writes, 0, "'%s' did not reset", good[i]);
+		cr_assert_gt(s.reset_generation, gen);
+	}
+	sfs_stats_write(st, 0, 4096, 10, true, false);
+	sfs_stats_snapshot(st, &s);
+	gen = s.reset_generation;
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_eq(sfs_stats_command(st, bad[i], strlen(bad[i])), -EINVAL, "'%s' accepted", bad[i]);
+		sfs_stats_snapshot(st, &s);
+		cr_assert_eq(s.writes, 1, "'%s' changed the counters", bad[i]);
+		cr_assert_eq(s.reset_generation, gen, "'%s' changed the generation", bad[i]);
+	}
+	/* The length counts, not a NUL: "reset" followed by more bytes is refused. */
+	cr_assert_eq(sfs_stats_command(st, "reset\0x", 7), -EINVAL);
+	sfs_stats_free(st);
+}
+
 /* Recording and resetting while another thread snapshots: two snapshots of
  * one generation must subtract without a counter going down. */
 struct race {
