@@ -4,7 +4,15 @@
 # Proves:
 #  - "reset" is a command at any offset: `echo reset >>` (bash, and dash
 #    when installed) and a second reset through the same descriptor work;
-#    anything else written at an offset still fails with EINVAL.
+#    anything else written at an offset still fails with EINVAL;
+#  - the errno a user expects: truncating a text stats file to 0 works
+#    (echo reset > does it) and to any other size fails with EPERM, by
+#    descriptor and by path; the JSON file gives EACCES; mkfifo and mknod
+#    give EPERM; rmdir .stats gives EPERM and .stats stays; a name longer
+#    than 200 bytes gives ENAMETOOLONG to lookup (stat), create (touch,
+#    truncate), rename (mv) and in .stats (no stats of a shorter image by a
+#    prefix of the name); a name of exactly 200 bytes works; statfs says
+#    names have at most 200 bytes.
 . "$(dirname "$0")/lib.sh"
 requires_fuse
 requires_cmd python3 truncate mkfifo
@@ -59,6 +67,59 @@ expect_errno "Invalid argument" bash -c 'echo resetx >> "$1"' _ "$MNT/.stats/pla
 exec 3>&-
 expect_eq "$(stats_key plain writes)" 1 "plain: writes after refused commands"
 pass "reset at any offset: echo reset >> and a second reset on one descriptor work; other text is EINVAL"
+
+# ---- errno ----
+
+expect_errno "Operation not permitted" truncate -s 100 "$MNT/.stats/plain"
+truncate -s 0 "$MNT/.stats/plain" || fail "truncate -s 0 of the text stats file failed"
+expect_eq "$(stats_key plain writes)" 1 "plain: writes after truncate -s 0 of its stats file"
+echo reset > "$MNT/.stats/plain" || fail "echo reset > .stats/plain failed"
+expect_errno "Permission denied" truncate -s 0 "$MNT/.stats/plain.json"
+python3 - "$MNT/.stats/plain" "$MNT/.stats/plain.json" <<'PY' || fail "truncate by path: see above"
+import errno, os, sys
+text, js = sys.argv[1], sys.argv[2]
+def err(path, size):
+    try:
+        os.truncate(path, size)
+        return 0
+    except OSError as e:
+        return e.errno
+got = (err(text, 0), err(text, 100), err(js, 0), err(js, 100))
+want = (0, errno.EPERM, errno.EACCES, errno.EACCES)
+if got != want:
+    sys.exit("truncate(2) of text to 0 and 100, of JSON to 0 and 100: errno %s, want %s" % (got, want))
+PY
+pass "truncate: text stats file to 0 works, to 100 is EPERM; the JSON file is EACCES"
+
+expect_errno "Operation not permitted" mkfifo "$MNT/fifo"
+if [ "$(id -u)" -eq 0 ]; then
+	expect_errno "Operation not permitted" mknod "$MNT/blk" b 7 0
+	expect_errno "Operation not permitted" mknod "$MNT/chr" c 1 3
+fi
+[ -e "$MNT/fifo" ] && fail "mkfifo left a file"
+expect_errno "Operation not permitted" rmdir "$MNT/.stats"
+[ -d "$MNT/.stats" ] || fail ".stats is gone after rmdir"
+pass "mkfifo and mknod give EPERM; rmdir .stats gives EPERM and .stats stays"
+
+L201="${L200}x"
+L300="$L200$(printf 'M%.0s' {1..100})"
+for n in "$L201" "$L300"; do
+	expect_errno "File name too long" stat "$MNT/$n"
+	expect_errno "File name too long" touch "$MNT/$n"
+	expect_errno "File name too long" truncate -s 1M "$MNT/$n"
+	expect_errno "File name too long" mv "$MNT/plain" "$MNT/$n"
+	expect_errno "File name too long" stat "$MNT/.stats/$n"
+	expect_errno "File name too long" stat "$MNT/.stats/$n.json"
+	expect_errno "File name too long" cat "$MNT/.stats/$n.json"
+done
+[ -e "$MNT/plain" ] || fail "plain is gone after a refused rename"
+stat "$MNT/$L200" >/dev/null || fail "a name of 200 bytes does not stat"
+head -n1 "$MNT/.stats/$L200" | grep -q "^sectorfs stats: $L200\$" || fail "the stats of the 200-byte name"
+truncate -s 1M "$MNT/new$L200" 2>/dev/null && fail "a name of 203 bytes was created"
+truncate -s 1M "$MNT/${L200:3}new" || fail "a new image with a name of 200 bytes could not be created"
+rm "$MNT/${L200:3}new" || fail "cannot remove the new 200-byte image"
+expect_eq "$(stat -f -c %l "$MNT")" 200 "statfs: the longest name"
+pass "names over 200 bytes: ENAMETOOLONG for stat, touch, truncate, mv and in .stats; 200 bytes work; statfs says 200"
 
 stop_daemon
 pass "daemon unmounted and exited 0"
