@@ -1,7 +1,8 @@
 /*
  * stats_render.c - the two faces of a stats snapshot: text and JSON.
  *
- * MNT/.stats/NAME is for a person running cat: geometry and allocation,
+ * MNT/.stats/NAME is for a person running cat: the name as ls -b shows it
+ * (escape.h: one line, no terminal controls), geometry and allocation,
  * every counter of NAME.json under the same key with its rate per second,
  * a latency table in microseconds, the size and alignment histograms as
  * '#' bars scaled to their largest bucket, and a one-line verdict on
@@ -21,6 +22,7 @@
 
 #include <jansson.h>
 
+#include "escape.h"
 #include "stats.h"
 #include "units.h"
 
@@ -314,14 +316,20 @@ int sfs_stats_render_text(const struct sfs_stats_snap *s, const struct sfs_stats
 {
 	const struct sfs_geom *g = &info->geom;
 	double secs = (double)s->elapsed_ns / 1e9;
-	char size[32], bsize[32], when[32];
+	char size[32], bsize[32], when[32], *name;
 	FILE *f = open_memstream(out, len);
 
 	if (!f)
 		return -ENOMEM;
 	sfs_format_human(g->size, size, sizeof(size));
 	sfs_format_size(g->block_size, bsize, sizeof(bsize));
-	fprintf(f, "sectorfs stats: %s\n", info->name);
+	name = malloc(SFS_ESCAPED_SIZE(strlen(info->name)));
+	if (!name || sfs_escape_name(info->name, false, name, SFS_ESCAPED_SIZE(strlen(info->name))) < 0) {
+		free(name);
+		return finish(f, true, out);
+	}
+	fprintf(f, "sectorfs stats: %s\n", name);   /* as ls -b shows it: one line, no escape codes */
+	free(name);
 	fprintf(f, "geometry      %s: logical %" PRIu32 " / physical %" PRIu32 "\n",
 		sector_name(g->lss, g->pss), g->lss, g->pss);
 	fprintf(f, "provisioning  %s, block size %s, zero offload %s\n",

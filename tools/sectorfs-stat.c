@@ -17,6 +17,9 @@
  * load or reset; vanished images are dropped.
  * Percentiles use core's histogram code (JSON bucket lower bounds map back
  * to core buckets), so they match the daemon's, within its 1/32 error.
+ * Names are printed as ls -b prints them (core/escape.h; UTF-8 kept only in
+ * a UTF-8 locale), in a column as wide as the longest, counted in terminal
+ * columns; --json rows name an image as its NAME.json does.
  * Exit: 0 (also on SIGINT/SIGTERM), 1 on errors, 2 on usage errors or when
  * MNT is not a sectorfs mount with statistics.
  */
@@ -25,7 +28,9 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <langinfo.h>
 #include <limits.h>
+#include <locale.h>
 #include <math.h>
 #include <mntent.h>
 #include <signal.h>
@@ -37,12 +42,14 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #include <jansson.h>
 
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
+#include "escape.h"
 #include "stats.h"
 
 #ifndef PACKAGE_VERSION
@@ -54,7 +61,10 @@
 
 /* One image's snapshot, as parsed from NAME.json. */
 struct image {
-	char name[NAME_MAX + 1];
+	char name[NAME_MAX + 1];     /* as in the directory: bytes */
+	char shown[SFS_ESCAPED_SIZE(NAME_MAX)];  /* for the table: escaped as ls -b does */
+	int cols;                    /* terminal columns of shown */
+	char json_name[NAME_MAX + 1];  /* for --json: the daemon's "name" (valid UTF-8) */
 	uint64_t alloc, total;       /* allocated_blocks, total_blocks */
 	struct sfs_stats_snap s;     /* the counters used here and the latency histograms */
 };
@@ -71,7 +81,7 @@ struct row {
 
 static volatile sig_atomic_t stop_flag;
 static const char *mnt;
-static bool opt_json, tty;
+static bool opt_json, tty, utf8;
 
 static void die(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 static void die(int rc, const char *fmt, ...)
@@ -215,6 +225,30 @@ static json_t *read_json(int fd, const char *path, json_error_t *err)
 	return json_loadb(buf, len, 0, err);
 }
 
+/* Terminal columns of an escaped name: wcwidth in a UTF-8 locale, else one per byte (ASCII). */
+static int columns(const char *s)
+{
+	mbstate_t st;
+	wchar_t wc;
+	size_t n;
+	int cols = 0, w;
+
+	memset(&st, 0, sizeof(st));
+	while (*s) {
+		n = utf8 ? mbrtowc(&wc, s, MB_CUR_MAX, &st) : 1;
+		if (n == 0 || n == (size_t)-1 || n == (size_t)-2) {
+			memset(&st, 0, sizeof(st));
+			n = 1;
+			w = 1;
+		} else {
+			w = utf8 ? wcwidth(wc) : 1;
+		}
+		cols += w < 0 ? 1 : w;
+		s += n;
+	}
+	return cols;
+}
+
 /* Read MNT/.stats/NAME.json into im: true, or false if the image has vanished; other errors exit 1. */
 static bool load_image(const char *name, struct image *im)
 {
@@ -235,6 +269,10 @@ static bool load_image(const char *name, struct image *im)
 		die(1, "%s: not valid JSON: %s", path, err.text);
 	memset(im, 0, sizeof(*im));
 	snprintf(im->name, sizeof(im->name), "%s", name);
+	sfs_escape_name(name, !utf8, im->shown, sizeof(im->shown));
+	im->cols = columns(im->shown);
+	snprintf(im->json_name, sizeof(im->json_name), "%s",
+		 json_is_string(json_object_get(o, "name")) ? json_string_value(json_object_get(o, "name")) : "?");
 	if (!json_object_get(o, "reset_generation"))
 		die(1, "%s: no reset_generation: the daemon is older than " PROG " " PACKAGE_VERSION, path);
 	if (!parse_image(o, im))
@@ -419,7 +457,7 @@ static json_t *json_row(const struct image *im, const struct sfs_stats_snap *d, 
 {
 	return json_pack("{s:s, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
 			 "s:f, s:f, s:f, s:f, s:o, s:o, s:o, s:o, s:o}",
-			 "image", im->name, "seconds", r->secs,
+			 "image", im->json_name, "seconds", r->secs,
 			 "reads", (json_int_t)d->reads, "writes", (json_int_t)d->writes,
 			 "bytes_read", (json_int_t)d->bytes_read, "bytes_written", (json_int_t)d->bytes_written,
 			 "first_writes", (json_int_t)d->first_writes, "overwrites", (json_int_t)d->overwrites,
@@ -460,8 +498,9 @@ static void text_row(int w, const struct image *im, const struct sfs_stats_snap 
 {
 	char b[5][32];
 
-	printf("%-*s %9.2f %9.2f %8.2f %8.2f %9s %9s %9s %6s %8" PRIu64 " %8" PRIu64 " %6s\n",
-	       w, im->name, r->rps, r->wps, r->rmbps, r->wmbps, cell(r->avg_us, b[0]),
+	/* The name column is as wide as the longest name: pad by columns, not bytes. */
+	printf("%s%*s %9.2f %9.2f %8.2f %8.2f %9s %9s %9s %6s %8" PRIu64 " %8" PRIu64 " %6s\n",
+	       im->shown, w - im->cols, "", r->rps, r->wps, r->rmbps, r->wmbps, cell(r->avg_us, b[0]),
 	       cell(r->wp99_us, b[1]), cell(r->rp99_us, b[2]), cell(r->first_pct, b[3]),
 	       d->misaligned_rejected, d->rmw_writes, cell(r->alloc_pct, b[4]));
 }
@@ -475,8 +514,8 @@ static void report(const struct list *prev, const struct list *cur, unsigned seq
 	struct row r;
 
 	for (size_t i = 0; i < cur->n; i++)
-		if ((int)strlen(cur->v[i].name) > w)
-			w = (int)strlen(cur->v[i].name);
+		if (cur->v[i].cols > w)
+			w = cur->v[i].cols;
 	if (!opt_json)
 		text_header(w, prev ? interval : 0);
 	for (size_t i = 0; i < cur->n; i++) {
@@ -602,6 +641,8 @@ int main(int argc, char **argv)
 		die(2, "-c needs -i");
 	mnt = argv[optind++];
 	tty = isatty(STDOUT_FILENO);
+	setlocale(LC_CTYPE, "");           /* for the widths of names only; numbers stay in C */
+	utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
 	check_mount();
 	install_signals();
 

@@ -797,6 +797,23 @@ Test(stats_render, text_has_the_key_lines)
 	free(out);
 }
 
+Test(stats_render, text_names_the_image_as_ls_b_does)
+{
+	const char *want = "sectorfs stats: vm\\n1\\ \\033[2J\\351\n";
+	struct sfs_stats_info info = test_info();
+	struct sfs_stats_snap s;
+	char *out = NULL;
+	size_t len = 0;
+
+	memset(&s, 0, sizeof(s));
+	info.name = "vm\n1 \033[2J\xe9";
+	cr_assert_eq(sfs_stats_render_text(&s, &info, &out, &len), 0);
+	cr_assert(strncmp(out, want, strlen(want)) == 0, "%s", out);
+	for (const char *p = out; *p; p++)
+		cr_assert((unsigned char)*p >= 0x20 || *p == '\n', "control byte 0x%02x", (unsigned char)*p);
+	free(out);
+}
+
 Test(stats_render, text_verdict_not_4kn_and_empty)
 {
 	struct sfs_stats_info info = test_info();
