@@ -11,6 +11,16 @@
  * may land half before and half after it (e.g. its count but not its
  * bytes), which is harmless for statistics.
  *
+ * Resets and snapshots meet in a sequence lock (seq): a reset makes seq
+ * odd, zeroes the counters, takes a new generation and restarts the
+ * clock, then makes seq even again; a snapshot that saw seq odd, or saw
+ * it change while it summed, sums again.  So a snapshot holds the
+ * counters of one generation only, and within a generation every counter
+ * only grows: two snapshots of the same generation subtract cleanly.
+ * Recorders never touch seq.  Generations come from one counter for the
+ * whole process, so a reset, or an image loaded again under the same
+ * name, never shows a generation seen before.
+ *
  * Latency histogram (nanoseconds, log-linear, SFS_LAT_SUB = 16 sub-buckets
  * per power of two):
  *
@@ -29,15 +39,18 @@
  * Size histogram: bucket 0 is len < 1 KiB, bucket i (1..10) is
  * [512 << i, 512 << (i+1)), bucket 11 is >= 1 MiB.
  *
- * Memory: a shard is one struct sfs_stats_snap (20832 bytes, 2604
+ * Memory: a shard is one struct sfs_stats_snap (20856 bytes, 2607
  * counters, of which 2572 are latency) rounded to 20864; 8 shards and the
- * clock make 166976 bytes (~163 KiB) per image, in one allocation.
+ * clock, generation and seq make 166976 bytes (~163 KiB) per image, in
+ * one allocation.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "stats.h"
 
@@ -56,7 +69,20 @@ struct shard {
 struct sfs_stats {
 	struct shard shard[NSHARD];
 	_Alignas(CACHE_LINE) uint64_t start_ns;  /* CLOCK_MONOTONIC at creation or reset */
+	uint64_t generation;                      /* taken from next_generation at creation or reset */
+	uint64_t seq;                             /* odd while a reset runs */
 };
+
+/* The last generation handed out, for the whole process. */
+static uint64_t last_generation;
+
+static uint64_t next_generation(void)
+{
+	return __atomic_add_fetch(&last_generation, 1, __ATOMIC_RELAXED);
+}
+
+static pthread_once_t origin_once = PTHREAD_ONCE_INIT;
+static uint64_t origin_start, origin_pid;
 
 static uint64_t now_ns(void)
 {
@@ -114,6 +140,7 @@ int sfs_stats_new(struct sfs_stats **out)
 		return -ENOMEM;
 	memset(st, 0, sizeof(*st));
 	st->start_ns = now_ns();
+	st->generation = next_generation();
 	*out = st;
 	return 0;
 }
@@ -125,10 +152,48 @@ void sfs_stats_free(struct sfs_stats *st)
 
 void sfs_stats_reset(struct sfs_stats *st)
 {
+	uint64_t seq = __atomic_load_n(&st->seq, __ATOMIC_RELAXED);
+
+	/* Take the write side: seq from even to odd (another reset holds it while odd). */
+	for (;;) {
+		if (seq & 1) {
+			sched_yield();
+			seq = __atomic_load_n(&st->seq, __ATOMIC_RELAXED);
+		} else if (__atomic_compare_exchange_n(&st->seq, &seq, seq + 1, false,
+						       __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+			break;
+		}
+	}
+	__atomic_thread_fence(__ATOMIC_RELEASE);   /* seq odd before any counter is zeroed */
 	for (unsigned s = 0; s < NSHARD; s++)
 		for (size_t i = 0; i < NSLOT; i++)
 			__atomic_store_n(slot(&st->shard[s].c, i), 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&st->generation, next_generation(), __ATOMIC_RELAXED);
 	__atomic_store_n(&st->start_ns, now_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&st->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+int sfs_stats_command(struct sfs_stats *st, const char *buf, size_t len)
+{
+	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
+		len--;
+	if (len != 5 || memcmp(buf, "reset", 5) != 0)
+		return -EINVAL;
+	sfs_stats_reset(st);
+	return 0;
+}
+
+static void origin_init(void)
+{
+	origin_start = (uint64_t)time(NULL);
+	origin_pid = (uint64_t)getpid();
+}
+
+void sfs_stats_origin(uint64_t *start, uint64_t *pid)
+{
+	pthread_once(&origin_once, origin_init);
+	*start = origin_start;
+	*pid = origin_pid;
 }
 
 void sfs_stats_read(struct sfs_stats *st, uint64_t off, uint64_t len, uint64_t lat_ns)
@@ -199,7 +264,8 @@ void sfs_stats_zeroed(struct sfs_stats *st, uint64_t bytes)
 	add(&my_shard(st)->zeroed_bytes, bytes);
 }
 
-void sfs_stats_snapshot(const struct sfs_stats *st, struct sfs_stats_snap *snap)
+/* One pass over the shards: the sums, and the max of the max fields. */
+static void sum_shards(const struct sfs_stats *st, struct sfs_stats_snap *snap)
 {
 	memset(snap, 0, sizeof(*snap));
 	for (unsigned i = 0; i < NSHARD; i++)
@@ -215,7 +281,28 @@ void sfs_stats_snapshot(const struct sfs_stats *st, struct sfs_stats_snap *snap)
 				snap->lat[c].max_ns = m;
 		}
 	}
-	snap->elapsed_ns = now_ns() - __atomic_load_n(&st->start_ns, __ATOMIC_RELAXED);
+}
+
+void sfs_stats_snapshot(const struct sfs_stats *st, struct sfs_stats_snap *snap)
+{
+	uint64_t seq, start, gen;
+
+	for (;;) {
+		seq = __atomic_load_n(&st->seq, __ATOMIC_ACQUIRE);
+		if (seq & 1) {                  /* a reset is running */
+			sched_yield();
+			continue;
+		}
+		sum_shards(st, snap);
+		gen = __atomic_load_n(&st->generation, __ATOMIC_RELAXED);
+		start = __atomic_load_n(&st->start_ns, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);   /* the loads above before seq again */
+		if (__atomic_load_n(&st->seq, __ATOMIC_RELAXED) == seq)
+			break;
+	}
+	snap->elapsed_ns = now_ns() - start;
+	snap->reset_generation = gen;
+	sfs_stats_origin(&snap->daemon_start, &snap->daemon_pid);
 }
 
 uint64_t sfs_stats_percentile(const struct sfs_stats_snap *snap, enum sfs_lat_class c, double q)

@@ -12,6 +12,14 @@
  * (each power of two split into SFS_LAT_SUB linear sub-buckets), so a
  * percentile read from the histogram is within 1/SFS_LAT_SUB/2 of the
  * true value (about 3%).  The mean and max are exact.
+ *
+ * Interval tools subtract two snapshots.  Each snapshot says which run of
+ * counters it belongs to: reset_generation changes exactly when the
+ * counters start again from zero (creation, reset), and the daemon's
+ * identity (its start time and pid) tells one daemon from the next.  A
+ * snapshot never mixes counters from before a reset with the generation
+ * after it, so two snapshots with the same generation and daemon can be
+ * subtracted counter by counter without any going negative.
  */
 #ifndef SFS_STATS_H
 #define SFS_STATS_H
@@ -52,6 +60,9 @@ struct sfs_stats_snap {
 		uint64_t hist[SFS_LAT_NBUCKET];
 	} lat[SFS_LAT_NCLASS];
 	uint64_t elapsed_ns;  /* since creation or last reset */
+	uint64_t reset_generation;   /* changes at creation and each reset: unique in this process */
+	uint64_t daemon_start;       /* this process's identity: its start, Unix seconds ... */
+	uint64_t daemon_pid;         /* ... and pid (see sfs_stats_origin) */
 };
 
 /* What the renderers print besides the counters. */
@@ -70,8 +81,16 @@ int sfs_stats_new(struct sfs_stats **out);
 /* Free stats (NULL is fine). */
 void sfs_stats_free(struct sfs_stats *st);
 
-/* Zero every counter and restart the elapsed clock. */
+/* Zero every counter, restart the elapsed clock and give the stats a new, larger reset_generation. */
 void sfs_stats_reset(struct sfs_stats *st);
+
+/* Run a command written to a text stats file (buf, len bytes, any offset): "reset", optionally
+ * followed by spaces and newlines, resets st; 0, or -EINVAL for anything else (nothing changes). */
+int sfs_stats_command(struct sfs_stats *st, const char *buf, size_t len);
+
+/* This process's identity for interval tools, fixed by the first call (snapshots call it too):
+ * the time of that call in Unix seconds and getpid(). */
+void sfs_stats_origin(uint64_t *start, uint64_t *pid);
 
 /* Record an accepted read of len bytes at off that took lat_ns. */
 void sfs_stats_read(struct sfs_stats *st, uint64_t off, uint64_t len, uint64_t lat_ns);
@@ -98,7 +117,8 @@ void sfs_stats_write_zeroes(struct sfs_stats *st, uint64_t len);
 /* Add bytes zeroed by lazy zeroing or zero-range to zeroed_bytes. */
 void sfs_stats_zeroed(struct sfs_stats *st, uint64_t bytes);
 
-/* Sum the shards into snap. */
+/* Sum the shards into snap, with the elapsed time, reset generation and process identity;
+ * a snapshot that would overlap a reset is taken again, so it is all before or all after it. */
 void sfs_stats_snapshot(const struct sfs_stats *st, struct sfs_stats_snap *snap);
 
 /* Percentile q (0..1) of a latency class from a snapshot, in nanoseconds (0 when empty). */

@@ -1,7 +1,8 @@
 /*
  * stats_render.c - the two faces of a stats snapshot: text and JSON.
  *
- * MNT/.stats/NAME is for a person running cat: geometry and allocation,
+ * MNT/.stats/NAME is for a person running cat: the name as ls -b shows it
+ * (escape.h: one line, no terminal controls), geometry and allocation,
  * every counter of NAME.json under the same key with its rate per second,
  * a latency table in microseconds, the size and alignment histograms as
  * '#' bars scaled to their largest bucket, and a one-line verdict on
@@ -17,9 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
+#include "escape.h"
 #include "stats.h"
 #include "units.h"
 
@@ -177,6 +180,9 @@ int sfs_stats_render_json(const struct sfs_stats_snap *s, const struct sfs_stats
 	SET("zero_offload", json_boolean(info->zero_offload));
 	SET("backing_io", json_string(info->direct ? "direct" : "buffered"));
 	SET("elapsed_seconds", json_real((double)s->elapsed_ns / 1e9));
+	SETU("reset_generation", s->reset_generation);
+	SETU("daemon_start", s->daemon_start);
+	SETU("daemon_pid", s->daemon_pid);
 	SETU("reads", s->reads);
 	SETU("writes", s->writes);
 	SETU("bytes_read", s->bytes_read);
@@ -294,19 +300,36 @@ static void text_verdict(FILE *f, const struct sfs_stats_snap *s)
 			bad, total);
 }
 
+/* Unix time t as "YYYY-MM-DD HH:MM:SS UTC" in buf. */
+static const char *utc_time(uint64_t t, char *buf, size_t len)
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+
+	if (!gmtime_r(&tt, &tm) || strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm) == 0)
+		snprintf(buf, len, "?");
+	return buf;
+}
+
 int sfs_stats_render_text(const struct sfs_stats_snap *s, const struct sfs_stats_info *info,
 			  char **out, size_t *len)
 {
 	const struct sfs_geom *g = &info->geom;
 	double secs = (double)s->elapsed_ns / 1e9;
-	char size[32], bsize[32];
+	char size[32], bsize[32], when[32], *name;
 	FILE *f = open_memstream(out, len);
 
 	if (!f)
 		return -ENOMEM;
 	sfs_format_human(g->size, size, sizeof(size));
 	sfs_format_size(g->block_size, bsize, sizeof(bsize));
-	fprintf(f, "sectorfs stats: %s\n", info->name);
+	name = malloc(SFS_ESCAPED_SIZE(strlen(info->name)));
+	if (!name || sfs_escape_name(info->name, false, name, SFS_ESCAPED_SIZE(strlen(info->name))) < 0) {
+		free(name);
+		return finish(f, true, out);
+	}
+	fprintf(f, "sectorfs stats: %s\n", name);   /* as ls -b shows it: one line, no escape codes */
+	free(name);
 	fprintf(f, "geometry      %s: logical %" PRIu32 " / physical %" PRIu32 "\n",
 		sector_name(g->lss, g->pss), g->lss, g->pss);
 	fprintf(f, "provisioning  %s, block size %s, zero offload %s\n",
@@ -316,7 +339,10 @@ int sfs_stats_render_text(const struct sfs_stats_snap *s, const struct sfs_stats
 	fprintf(f, "allocation    %" PRIu64 "/%" PRIu64 " blocks (%.1f%%)\n",
 		info->allocated_blocks, info->total_blocks,
 		info->total_blocks ? 100.0 * info->allocated_blocks / info->total_blocks : 0.0);
-	fprintf(f, "elapsed       %.1f s\n\n", secs);
+	fprintf(f, "elapsed       %.1f s since load or reset (reset_generation %" PRIu64 ")\n", secs,
+		s->reset_generation);
+	fprintf(f, "daemon        pid %" PRIu64 ", started %s (daemon_start %" PRIu64 ")\n\n",
+		s->daemon_pid, utc_time(s->daemon_start, when, sizeof(when)), s->daemon_start);
 
 	fprintf(f, "%-20s %12s %14s\n", "counter", "total", "rate");
 	text_count(f, "reads", s->reads, secs);

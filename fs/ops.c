@@ -30,7 +30,8 @@
 #define STATS_DIR ".stats"
 #define XATTR_PREFIX "user.sectorfs."
 
-enum kind { K_NONE, K_ROOT, K_STATSDIR, K_IMAGE, K_STATS_TEXT, K_STATS_JSON };
+/* K_LONG: a name longer than any image may have (ENAMETOOLONG, not ENOENT). */
+enum kind { K_NONE, K_LONG, K_ROOT, K_STATSDIR, K_IMAGE, K_STATS_TEXT, K_STATS_JSON };
 
 struct handle {
 	struct handle *prev, *next;   /* in sfs_fs.handles */
@@ -66,16 +67,38 @@ static enum kind classify(const struct sfs_fs *fs, const char *path, char *name,
 			return K_NONE;
 		n = strlen(p);
 		if (n > 5 && strcmp(p + n - 5, ".json") == 0) {
+			if (n - 5 >= len)
+				return K_LONG;
 			snprintf(name, len, "%.*s", (int)(n - 5), p);
 			return K_STATS_JSON;
 		}
+		if (n >= len)
+			return K_LONG;
 		snprintf(name, len, "%s", p);
 		return K_STATS_TEXT;
 	}
-	if (strchr(p, '/') || strlen(p) >= len)
+	if (strchr(p, '/'))
 		return K_NONE;
+	if (strlen(p) >= len)
+		return K_LONG;
 	snprintf(name, len, "%s", p);
 	return K_IMAGE;
+}
+
+/* The errno for a path that names nothing: K_NONE or K_LONG. */
+static int not_found(enum kind k)
+{
+	return k == K_LONG ? -ENAMETOOLONG : -ENOENT;
+}
+
+/* The kind of an open file (fi) or else of path. */
+static enum kind kind_of(const char *path, struct fuse_file_info *fi)
+{
+	char name[SFS_NAME_MAX + 1];
+
+	if (fi)
+		return ((struct handle *)(uintptr_t)fi->fh)->kind;
+	return path ? classify(fs_of_ctx(), path, name, sizeof(name)) : K_NONE;
 }
 
 static int render(struct sfs_image *im, enum kind k, char **buf, size_t *len)
@@ -106,6 +129,22 @@ static int stat_image(struct sfs_fs *fs, const char *name, struct stat *st)
 	return rc;
 }
 
+/* A stats file of im: the image's owner and times, its own mode, size 0. */
+static int stat_stats_file(struct sfs_image *im, enum kind k, struct stat *st)
+{
+	int rc = sfs_image_stat(im, st);
+
+	if (rc < 0)
+		return rc;
+	/* Size 0, as in /proc: the content is rendered at open and its
+	 * length changes from one open to the next; readers read to EOF. */
+	st->st_mode = S_IFREG | (k == K_STATS_TEXT ? 0644 : 0444);
+	st->st_size = 0;
+	st->st_blocks = 0;
+	st->st_nlink = 1;
+	return 0;
+}
+
 static int sfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
 	struct sfs_fs *fs = fs_of_ctx();
@@ -116,6 +155,8 @@ static int sfs_getattr(const char *path, struct stat *st, struct fuse_file_info 
 
 	if (h && h->kind == K_IMAGE)
 		return sfs_image_stat(h->im, st);
+	if (h)                          /* a stats file, after ftruncate (no path: nullpath_ok) */
+		return stat_stats_file(h->im, h->kind, st);
 	if (!path)
 		return -ESTALE;
 	k = classify(fs, path, name, sizeof(name));
@@ -130,6 +171,8 @@ static int sfs_getattr(const char *path, struct stat *st, struct fuse_file_info 
 		return 0;
 	case K_IMAGE:
 		return stat_image(fs, name, st);
+	case K_LONG:
+		return -ENAMETOOLONG;
 	case K_STATS_TEXT:
 	case K_STATS_JSON: {
 		struct sfs_image *im;
@@ -137,17 +180,9 @@ static int sfs_getattr(const char *path, struct stat *st, struct fuse_file_info 
 		rc = sfs_store_get(fs->store, name, &im);
 		if (rc < 0)
 			return rc;
-		rc = sfs_image_stat(im, st);
+		rc = stat_stats_file(im, k, st);
 		sfs_store_put(fs->store, im);
-		if (rc < 0)
-			return rc;
-		/* Size 0, as in /proc: the content is rendered at open and its
-		 * length changes from one open to the next; readers read to EOF. */
-		st->st_mode = S_IFREG | (k == K_STATS_TEXT ? 0644 : 0444);
-		st->st_size = 0;
-		st->st_blocks = 0;
-		st->st_nlink = 1;
-		return 0;
+		return rc;
 	}
 	default:
 		return -ENOENT;
@@ -198,8 +233,8 @@ static int sfs_opendir(const char *path, struct fuse_file_info *fi)
 	char name[SFS_NAME_MAX + 1];
 	enum kind k = classify(fs_of_ctx(), path, name, sizeof(name));
 
-	if (k == K_NONE)
-		return -ENOENT;
+	if (k == K_NONE || k == K_LONG)
+		return not_found(k);
 	if (k != K_ROOT && k != K_STATSDIR)
 		return -ENOTDIR;
 	fi->fh = (uint64_t)k;
@@ -261,8 +296,8 @@ static int sfs_open(const char *path, struct fuse_file_info *fi)
 
 	if (k == K_ROOT || k == K_STATSDIR)
 		return -EISDIR;
-	if (k == K_NONE)
-		return -ENOENT;
+	if (k == K_NONE || k == K_LONG)
+		return not_found(k);
 	if (k == K_STATS_JSON && (fi->flags & O_ACCMODE) != O_RDONLY)
 		return -EACCES;
 	rc = sfs_store_get(fs->store, name, &im);
@@ -295,7 +330,15 @@ static int sfs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	struct sfs_image *im;
 	int rc;
 
-	if (classify(fs, path, name, sizeof(name)) != K_IMAGE || sfs_name_valid(name) < 0)
+	switch (classify(fs, path, name, sizeof(name))) {
+	case K_IMAGE:
+		break;
+	case K_LONG:
+		return -ENAMETOOLONG;
+	default:
+		return -EPERM;
+	}
+	if (sfs_name_valid(name) < 0)
 		return -EPERM;
 	if (!S_ISREG(mode))
 		return -EPERM;
@@ -392,7 +435,7 @@ static int sfs_write(const char *path, const char *buf, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
 	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
-	size_t n = size;
+	int crc;
 
 	if (h->kind == K_IMAGE) {
 		ssize_t rc = h->creator ? sfs_store_write_growing(fs_of_ctx()->store, h->im, buf, size, (uint64_t)off)
@@ -410,12 +453,9 @@ static int sfs_write(const char *path, const char *buf, size_t size, off_t off,
 	}
 	if (h->kind != K_STATS_TEXT)
 		return -EACCES;
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		n--;
-	if (off != 0 || n != 5 || memcmp(buf, "reset", 5) != 0)
-		return -EINVAL;
-	sfs_stats_reset(sfs_image_stats(h->im));
-	return (int)size;
+	/* A command at any offset: "echo reset >>" appends, and one descriptor may reset again. */
+	crc = sfs_stats_command(sfs_image_stats(h->im), buf, size);
+	return crc < 0 ? crc : (int)size;
 }
 
 static int sfs_fsync(const char *path, int datasync, struct fuse_file_info *fi)
@@ -453,13 +493,13 @@ static int with_image(const char *path, struct fuse_file_info *fi,
 	enum kind k;
 	int rc;
 
-	if (h && h->kind == K_IMAGE)
-		return fn(fs, h->im, arg);
+	if (h)
+		return fn(fs, h->kind == K_IMAGE ? h->im : NULL, arg);   /* NULL: a stats file */
 	if (!path)
 		return -ESTALE;
 	k = classify(fs, path, name, sizeof(name));
-	if (k == K_NONE)
-		return -ENOENT;
+	if (k == K_NONE || k == K_LONG)
+		return not_found(k);
 	if (k != K_IMAGE)
 		return fn(fs, NULL, arg);   /* directories and stats files */
 	rc = sfs_store_get(fs->store, name, &im);
@@ -476,7 +516,7 @@ static int do_truncate(struct sfs_fs *fs, struct sfs_image *im, const void *arg)
 	int rc;
 
 	if (!im)
-		return 0;      /* stats files: "echo reset >" may truncate first */
+		return -EISDIR;   /* directories (the kernel refuses first) */
 	cur = sfs_image_geom(im).size;
 	if (size == cur)
 		return 0;
@@ -493,6 +533,14 @@ static int do_truncate(struct sfs_fs *fs, struct sfs_image *im, const void *arg)
 
 static int sfs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 {
+	switch (kind_of(path, fi)) {
+	case K_STATS_TEXT:
+		return size == 0 ? 0 : -EPERM;   /* "echo reset >" may truncate first */
+	case K_STATS_JSON:
+		return -EACCES;                  /* read-only, as its mode says */
+	default:
+		break;
+	}
 	if (size < 0)
 		return -EINVAL;
 	return with_image(path, fi, do_truncate, &size);
@@ -545,7 +593,7 @@ static int sfs_unlink(const char *path)
 	enum kind k = classify(fs, path, name, sizeof(name));
 
 	if (k != K_IMAGE)
-		return k == K_NONE ? -ENOENT : -EPERM;
+		return k == K_NONE || k == K_LONG ? not_found(k) : -EPERM;
 	return sfs_store_unlink(fs->store, name);
 }
 
@@ -553,10 +601,15 @@ static int sfs_rename(const char *from, const char *to, unsigned int flags)
 {
 	struct sfs_fs *fs = fs_of_ctx();
 	char a[SFS_NAME_MAX + 1], b[SFS_NAME_MAX + 1];
+	enum kind ka, kb;
 
 	if (flags & ~RENAME_NOREPLACE)
 		return -EINVAL;
-	if (classify(fs, from, a, sizeof(a)) != K_IMAGE || classify(fs, to, b, sizeof(b)) != K_IMAGE)
+	ka = classify(fs, from, a, sizeof(a));
+	kb = classify(fs, to, b, sizeof(b));
+	if (ka == K_LONG || kb == K_LONG)
+		return -ENAMETOOLONG;
+	if (ka != K_IMAGE || kb != K_IMAGE)
 		return -EPERM;
 	if (sfs_name_valid(b) < 0)
 		return -EPERM;
@@ -564,6 +617,18 @@ static int sfs_rename(const char *from, const char *to, unsigned int flags)
 }
 
 static int sfs_mkdir(const char *path, mode_t mode)
+{
+	return -EPERM;
+}
+
+/* Reached for FIFOs, sockets and devices only: libfuse makes regular files with create. */
+static int sfs_mknod(const char *path, mode_t mode, dev_t rdev)
+{
+	return -EPERM;
+}
+
+/* The only directory below the root is .stats, which stays. */
+static int sfs_rmdir(const char *path)
 {
 	return -EPERM;
 }
@@ -580,7 +645,10 @@ static int sfs_symlink(const char *target, const char *path)
 
 static int sfs_statfs(const char *path, struct statvfs *sv)
 {
-	return fstatvfs(sfs_store_fd(fs_of_ctx()->store), sv) < 0 ? -errno : 0;
+	if (fstatvfs(sfs_store_fd(fs_of_ctx()->store), sv) < 0)
+		return -errno;
+	sv->f_namemax = SFS_NAME_MAX;   /* the longest image name, not the store's */
+	return 0;
 }
 
 /* ---- xattrs: the geometry for scripts ---- */
@@ -672,7 +740,9 @@ static void *sfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
 	struct fuse_context *ctx = fuse_get_context();
 	struct sfs_fs *fs = ctx->private_data;
+	uint64_t start, pid;
 
+	sfs_stats_origin(&start, &pid);   /* the identity interval tools see: fixed as the mount serves */
 	cfg->nullpath_ok = 1;
 	cfg->use_ino = 0;
 	cfg->attr_timeout = 1.0;
@@ -708,6 +778,8 @@ const struct fuse_operations sfs_fs_ops = {
 	.unlink = sfs_unlink,
 	.rename = sfs_rename,
 	.mkdir = sfs_mkdir,
+	.mknod = sfs_mknod,
+	.rmdir = sfs_rmdir,
 	.link = sfs_link,
 	.symlink = sfs_symlink,
 	.statfs = sfs_statfs,

@@ -10,11 +10,16 @@
  * totals since mount or reset, rates over the daemon's elapsed_seconds.
  * With -i the first report is the same and each later one covers the span
  * since the previous snapshot, its p99 taken from the difference of the two
- * latency histograms (the interval's own p99).  An image that appears, or
- * whose counters were reset (its stats clock restarted or a counter went
- * down), shows its totals since mount/reset; vanished images are dropped.
+ * latency histograms (the interval's own p99), and its span is the
+ * difference of the daemon's elapsed times at the two snapshots.  An image
+ * that appears, or whose counters restarted (its reset_generation changed,
+ * or daemon_start/daemon_pid name another daemon), shows its totals since
+ * load or reset; vanished images are dropped.
  * Percentiles use core's histogram code (JSON bucket lower bounds map back
  * to core buckets), so they match the daemon's, within its 1/32 error.
+ * Names are printed as ls -b prints them (core/escape.h; UTF-8 kept only in
+ * a UTF-8 locale), in a column as wide as the longest, counted in terminal
+ * columns; --json rows name an image as its NAME.json does.
  * Exit: 0 (also on SIGINT/SIGTERM), 1 on errors, 2 on usage errors or when
  * MNT is not a sectorfs mount with statistics.
  */
@@ -23,7 +28,9 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <langinfo.h>
 #include <limits.h>
+#include <locale.h>
 #include <math.h>
 #include <mntent.h>
 #include <signal.h>
@@ -35,12 +42,14 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #include <jansson.h>
 
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
+#include "escape.h"
 #include "stats.h"
 
 #ifndef PACKAGE_VERSION
@@ -49,12 +58,13 @@
 
 #define PROG "sectorfs-stat"
 #define MNT_TYPE "fuse.sectorfs"
-#define RESET_SLACK 0.05   /* seconds of clock noise tolerated before calling it a reset */
 
 /* One image's snapshot, as parsed from NAME.json. */
 struct image {
-	char name[NAME_MAX + 1];
-	double mono;                 /* our CLOCK_MONOTONIC when it was read */
+	char name[NAME_MAX + 1];     /* as in the directory: bytes */
+	char shown[SFS_ESCAPED_SIZE(NAME_MAX)];  /* for the table: escaped as ls -b does */
+	int cols;                    /* terminal columns of shown */
+	char json_name[NAME_MAX + 1];  /* for --json: the daemon's "name" (valid UTF-8) */
 	uint64_t alloc, total;       /* allocated_blocks, total_blocks */
 	struct sfs_stats_snap s;     /* the counters used here and the latency histograms */
 };
@@ -71,7 +81,7 @@ struct row {
 
 static volatile sig_atomic_t stop_flag;
 static const char *mnt;
-static bool opt_json, tty;
+static bool opt_json, tty, utf8;
 
 static void die(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 static void die(int rc, const char *fmt, ...)
@@ -178,7 +188,9 @@ static bool parse_image(json_t *o, struct image *im)
 	    !get_u64(o, "first_writes", &s->first_writes) || !get_u64(o, "overwrites", &s->overwrites) ||
 	    !get_u64(o, "misaligned_rejected", &s->misaligned_rejected) ||
 	    !get_u64(o, "rmw_writes", &s->rmw_writes) ||
-	    !get_u64(o, "allocated_blocks", &im->alloc) || !get_u64(o, "total_blocks", &im->total))
+	    !get_u64(o, "allocated_blocks", &im->alloc) || !get_u64(o, "total_blocks", &im->total) ||
+	    !get_u64(o, "reset_generation", &s->reset_generation) ||
+	    !get_u64(o, "daemon_start", &s->daemon_start) || !get_u64(o, "daemon_pid", &s->daemon_pid))
 		return false;
 	s->elapsed_ns = (uint64_t)llround(el * 1e9);
 	return parse_lat(lat, "read", s, SFS_LAT_READ) &&
@@ -186,12 +198,62 @@ static bool parse_image(json_t *o, struct image *im)
 	       parse_lat(lat, "write_first", s, SFS_LAT_WRITE_FIRST);
 }
 
+/* Parse the whole of fd as JSON (NULL with err set if it is not), reading it in large reads: each
+ * read of a stats file is a round trip to the daemon, queued behind the I/O it serves (jansson's
+ * json_loadfd reads one byte at a time). */
+static json_t *read_json(int fd, const char *path, json_error_t *err)
+{
+	static char *buf;
+	static size_t cap;
+	size_t len = 0;
+	ssize_t n;
+
+	for (;;) {
+		if (cap - len < 65536) {
+			cap = cap ? 2 * cap : 65536;
+			if (!(buf = realloc(buf, cap)))
+				die(1, "out of memory");
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n == 0)
+			break;
+		if (n < 0 && errno != EINTR)
+			die(1, "%s: %s", path, strerror(errno));
+		if (n > 0)
+			len += (size_t)n;
+	}
+	return json_loadb(buf, len, 0, err);
+}
+
+/* Terminal columns of an escaped name: wcwidth in a UTF-8 locale, else one per byte (ASCII). */
+static int columns(const char *s)
+{
+	mbstate_t st;
+	wchar_t wc;
+	size_t n;
+	int cols = 0, w;
+
+	memset(&st, 0, sizeof(st));
+	while (*s) {
+		n = utf8 ? mbrtowc(&wc, s, MB_CUR_MAX, &st) : 1;
+		if (n == 0 || n == (size_t)-1 || n == (size_t)-2) {
+			memset(&st, 0, sizeof(st));
+			n = 1;
+			w = 1;
+		} else {
+			w = utf8 ? wcwidth(wc) : 1;
+		}
+		cols += w < 0 ? 1 : w;
+		s += n;
+	}
+	return cols;
+}
+
 /* Read MNT/.stats/NAME.json into im: true, or false if the image has vanished; other errors exit 1. */
 static bool load_image(const char *name, struct image *im)
 {
 	char path[PATH_MAX];
 	json_error_t err;
-	struct timespec now;
 	json_t *o;
 	int fd;
 
@@ -201,14 +263,18 @@ static bool load_image(const char *name, struct image *im)
 		return false;
 	if (fd < 0)
 		die(1, "%s: %s", path, strerror(errno));
-	o = json_loadfd(fd, 0, &err);
+	o = read_json(fd, path, &err);
 	close(fd);
 	if (!o)
 		die(1, "%s: not valid JSON: %s", path, err.text);
 	memset(im, 0, sizeof(*im));
 	snprintf(im->name, sizeof(im->name), "%s", name);
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	im->mono = (double)now.tv_sec + now.tv_nsec / 1e9;
+	sfs_escape_name(name, !utf8, im->shown, sizeof(im->shown));
+	im->cols = columns(im->shown);
+	snprintf(im->json_name, sizeof(im->json_name), "%s",
+		 json_is_string(json_object_get(o, "name")) ? json_string_value(json_object_get(o, "name")) : "?");
+	if (!json_object_get(o, "reset_generation"))
+		die(1, "%s: no reset_generation: the daemon is older than " PROG " " PACKAGE_VERSION, path);
 	if (!parse_image(o, im))
 		die(1, "%s: missing or malformed statistics keys", path);
 	json_decref(o);
@@ -273,22 +339,15 @@ static void load_all(struct list *l, char **names, int nnames)
 
 /* ---- one row: the difference of two snapshots ---- */
 
-/* A reset between prev and cur: the stats clock restarted, or a counter went down. */
+/* The counters restarted between prev and cur: a reset (or the image loaded again) changed the
+ * reset generation, or another daemon serves the mount.  Nothing else is taken for a reset: the
+ * daemon's snapshots of one generation only grow, however late they are read. */
 static bool was_reset(const struct image *prev, const struct image *cur)
 {
 	const struct sfs_stats_snap *p = &prev->s, *c = &cur->s;
 
-	if (c->elapsed_ns / 1e9 < p->elapsed_ns / 1e9 + (cur->mono - prev->mono) - RESET_SLACK)
-		return true;
-	if (c->reads < p->reads || c->writes < p->writes || c->first_writes < p->first_writes ||
-	    c->overwrites < p->overwrites || c->misaligned_rejected < p->misaligned_rejected ||
-	    c->rmw_writes < p->rmw_writes)
-		return true;
-	for (unsigned k = 0; k < SFS_LAT_NCLASS; k++)
-		for (unsigned b = 0; b < SFS_LAT_NBUCKET; b++)
-			if (c->lat[k].hist[b] < p->lat[k].hist[b])
-				return true;
-	return false;
+	return c->reset_generation != p->reset_generation || c->daemon_start != p->daemon_start ||
+	       c->daemon_pid != p->daemon_pid;
 }
 
 /* The interval's max of class k: exact when the max rose, else capped by its top bucket. */
@@ -306,14 +365,14 @@ static uint64_t interval_max(const struct sfs_stats_snap *p, const struct sfs_st
 	return cap < c->lat[k].max_ns ? cap : c->lat[k].max_ns;
 }
 
-/* d = cur - prev (the interval), or cur itself when there is no usable prev. */
-static void delta(const struct image *prev, const struct image *cur, struct sfs_stats_snap *d)
+/* d = cur - prev (the interval; true), or cur itself when there is no usable prev (false). */
+static bool delta(const struct image *prev, const struct image *cur, struct sfs_stats_snap *d)
 {
 	const struct sfs_stats_snap *p, *c = &cur->s;
 
 	*d = *c;
 	if (!prev || was_reset(prev, cur))
-		return;
+		return false;
 	p = &prev->s;
 #define SUB(f) (d->f -= p->f)
 	SUB(elapsed_ns), SUB(reads), SUB(writes), SUB(bytes_read), SUB(bytes_written);
@@ -326,6 +385,7 @@ static void delta(const struct image *prev, const struct image *cur, struct sfs_
 			d->lat[k].hist[b] -= p->lat[k].hist[b];
 		d->lat[k].max_ns = interval_max(p, c, d, k);
 	}
+	return true;
 }
 
 /* p99 in us of class a, merged with class b unless b < 0; NAN when empty. */
@@ -372,11 +432,32 @@ static json_t *num(double v)
 	return isnan(v) ? json_null() : json_real(v);
 }
 
+/* The counts of the row as totals since load or reset, and where they come from. */
+static int json_source(json_t *row, const struct image *im, bool interval)
+{
+	const struct sfs_stats_snap *s = &im->s;
+	json_t *t = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+			      "reads", (json_int_t)s->reads, "writes", (json_int_t)s->writes,
+			      "bytes_read", (json_int_t)s->bytes_read,
+			      "bytes_written", (json_int_t)s->bytes_written,
+			      "first_writes", (json_int_t)s->first_writes,
+			      "overwrites", (json_int_t)s->overwrites,
+			      "misaligned_rejected", (json_int_t)s->misaligned_rejected,
+			      "rmw_writes", (json_int_t)s->rmw_writes);
+
+	return json_object_set_new(row, "span", json_string(interval ? "interval" : "total")) |
+	       json_object_set_new(row, "elapsed_seconds", json_real(s->elapsed_ns / 1e9)) |
+	       json_object_set_new(row, "reset_generation", json_integer((json_int_t)s->reset_generation)) |
+	       json_object_set_new(row, "daemon_start", json_integer((json_int_t)s->daemon_start)) |
+	       json_object_set_new(row, "daemon_pid", json_integer((json_int_t)s->daemon_pid)) |
+	       json_object_set_new(row, "totals", t);
+}
+
 static json_t *json_row(const struct image *im, const struct sfs_stats_snap *d, const struct row *r)
 {
 	return json_pack("{s:s, s:f, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
 			 "s:f, s:f, s:f, s:f, s:o, s:o, s:o, s:o, s:o}",
-			 "image", im->name, "seconds", r->secs,
+			 "image", im->json_name, "seconds", r->secs,
 			 "reads", (json_int_t)d->reads, "writes", (json_int_t)d->writes,
 			 "bytes_read", (json_int_t)d->bytes_read, "bytes_written", (json_int_t)d->bytes_written,
 			 "first_writes", (json_int_t)d->first_writes, "overwrites", (json_int_t)d->overwrites,
@@ -417,8 +498,9 @@ static void text_row(int w, const struct image *im, const struct sfs_stats_snap 
 {
 	char b[5][32];
 
-	printf("%-*s %9.2f %9.2f %8.2f %8.2f %9s %9s %9s %6s %8" PRIu64 " %8" PRIu64 " %6s\n",
-	       w, im->name, r->rps, r->wps, r->rmbps, r->wmbps, cell(r->avg_us, b[0]),
+	/* The name column is as wide as the longest name: pad by columns, not bytes. */
+	printf("%s%*s %9.2f %9.2f %8.2f %8.2f %9s %9s %9s %6s %8" PRIu64 " %8" PRIu64 " %6s\n",
+	       im->shown, w - im->cols, "", r->rps, r->wps, r->rmbps, r->wmbps, cell(r->avg_us, b[0]),
 	       cell(r->wp99_us, b[1]), cell(r->rp99_us, b[2]), cell(r->first_pct, b[3]),
 	       d->misaligned_rejected, d->rmw_writes, cell(r->alloc_pct, b[4]));
 }
@@ -432,17 +514,23 @@ static void report(const struct list *prev, const struct list *cur, unsigned seq
 	struct row r;
 
 	for (size_t i = 0; i < cur->n; i++)
-		if ((int)strlen(cur->v[i].name) > w)
-			w = (int)strlen(cur->v[i].name);
+		if (cur->v[i].cols > w)
+			w = cur->v[i].cols;
 	if (!opt_json)
 		text_header(w, prev ? interval : 0);
 	for (size_t i = 0; i < cur->n; i++) {
-		delta(find(prev, cur->v[i].name), &cur->v[i], &d);
+		bool diffed = delta(find(prev, cur->v[i].name), &cur->v[i], &d);
+
 		make_row(&cur->v[i], &d, &r);
-		if (opt_json)
-			json_array_append_new(rows, json_row(&cur->v[i], &d, &r));
-		else
+		if (opt_json) {
+			json_t *row = json_row(&cur->v[i], &d, &r);
+
+			if (!row || json_source(row, &cur->v[i], diffed) < 0 ||
+			    json_array_append_new(rows, row) < 0)
+				die(1, "cannot format the JSON report");
+		} else {
 			text_row(w, &cur->v[i], &d, &r);
+		}
 	}
 	if (opt_json) {
 		o = json_pack("{s:I, s:s, s:I, s:o}", "report", (json_int_t)seq,
@@ -500,7 +588,9 @@ static void usage(FILE *f)
 	      "An iostat-like view of the statistics of a sectorfs mount (MNT/.stats).\n"
 	      "\n"
 	      "  -i, --interval SECONDS  report every SECONDS (fractions allowed): first the\n"
-	      "                          totals since mount or reset, then each interval\n"
+	      "                          totals since mount or reset, then each interval, as\n"
+	      "                          the difference of the daemon's own snapshots (an\n"
+	      "                          image reset in between shows its totals since then)\n"
 	      "  -c, --count COUNT       stop after COUNT reports (with -i)\n"
 	      "      --json              one JSON object per report, one per line\n"
 	      "  -h, --help              this help\n"
@@ -551,6 +641,8 @@ int main(int argc, char **argv)
 		die(2, "-c needs -i");
 	mnt = argv[optind++];
 	tty = isatty(STDOUT_FILENO);
+	setlocale(LC_CTYPE, "");           /* for the widths of names only; numbers stay in C */
+	utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
 	check_mount();
 	install_signals();
 

@@ -7,11 +7,13 @@
  * exact totals from concurrent recorders, reset, and both renderings
  * (JSON parsed back with jansson, text checked line by line).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <criterion/criterion.h>
 #include <jansson.h>
@@ -412,6 +414,9 @@ Test(stats, reset_zeroes_everything_and_restarts_clock)
 	cr_assert_lt(s.elapsed_ns, 50 * 1000 * 1000);
 	memset(&zero, 0, sizeof(zero));
 	zero.elapsed_ns = s.elapsed_ns;
+	zero.reset_generation = s.reset_generation;
+	zero.daemon_start = s.daemon_start;
+	zero.daemon_pid = s.daemon_pid;
 	cr_assert(memcmp(&s, &zero, sizeof(s)) == 0, "a counter survived the reset");
 
 	sfs_stats_read(st, 0, 4096, 100);
@@ -419,6 +424,167 @@ Test(stats, reset_zeroes_everything_and_restarts_clock)
 	cr_assert_eq(s.reads, 1);
 	cr_assert_eq(s.lat[SFS_LAT_READ].max_ns, 100);
 	sfs_stats_free(st);
+}
+
+Test(stats, reset_generation_is_new_at_every_creation_and_reset)
+{
+	struct sfs_stats *a = fresh(), *b = fresh();
+	struct sfs_stats_snap sa, sb, again;
+
+	sfs_stats_snapshot(a, &sa);
+	sfs_stats_snapshot(b, &sb);
+	cr_assert_neq(sa.reset_generation, 0);
+	cr_assert_neq(sa.reset_generation, sb.reset_generation, "two stats share a generation");
+	sfs_stats_write(a, 0, 4096, 10, true, false);
+	sfs_stats_snapshot(a, &again);
+	cr_assert_eq(again.reset_generation, sa.reset_generation, "I/O changed the generation");
+
+	sfs_stats_reset(a);
+	sfs_stats_snapshot(a, &again);
+	cr_assert_gt(again.reset_generation, sa.reset_generation);
+	cr_assert_gt(again.reset_generation, sb.reset_generation, "a reset reused a generation");
+	sfs_stats_free(a);
+
+	/* Stats made again (an image loaded again under its name) start a new generation too. */
+	a = fresh();
+	sfs_stats_snapshot(a, &sa);
+	cr_assert_gt(sa.reset_generation, again.reset_generation);
+	sfs_stats_free(a);
+	sfs_stats_free(b);
+}
+
+Test(stats, origin_is_this_process_and_fixed)
+{
+	struct sfs_stats *st = fresh();
+	struct sfs_stats_snap s1, s2;
+	uint64_t start, pid;
+	time_t now = time(NULL);
+
+	sfs_stats_origin(&start, &pid);
+	cr_assert_eq(pid, (uint64_t)getpid());
+	cr_assert_leq(start, (uint64_t)now);
+	cr_assert_gt(start, (uint64_t)now - 3600, "start %lu, now %ld", (unsigned long)start, (long)now);
+	sfs_stats_snapshot(st, &s1);
+	sfs_stats_reset(st);
+	sfs_stats_snapshot(st, &s2);
+	cr_assert_eq(s1.daemon_start, start);
+	cr_assert_eq(s1.daemon_pid, pid);
+	cr_assert_eq(s2.daemon_start, start, "a reset changed the process identity");
+	cr_assert_eq(s2.daemon_pid, pid);
+	sfs_stats_free(st);
+}
+
+Test(stats, command_reset_and_refusals)
+{
+	static const char *const good[] = { "reset", "reset\n", "reset \n", "reset\n\n", "reset  " };
+	static const char *const bad[] = { "", "\n", "foo", "resetx", "RESET", "reset reset", " reset",
+					   "rese", "0" };
+	struct sfs_stats *st = fresh();
+	struct sfs_stats_snap s;
+	uint64_t gen;
+
+	for (unsigned i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		sfs_stats_write(st, 0, 4096, 10, true, false);
+		sfs_stats_snapshot(st, &s);
+		gen = s.reset_generation;
+		cr_assert_eq(sfs_stats_command(st, good[i], strlen(good[i])), 0, "'%s' refused", good[i]);
+		sfs_stats_snapshot(st, &s);
+		cr_assert_eq(s.writes, 0, "'%s' did not reset", good[i]);
+		cr_assert_gt(s.reset_generation, gen);
+	}
+	sfs_stats_write(st, 0, 4096, 10, true, false);
+	sfs_stats_snapshot(st, &s);
+	gen = s.reset_generation;
+	for (unsigned i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_eq(sfs_stats_command(st, bad[i], strlen(bad[i])), -EINVAL, "'%s' accepted", bad[i]);
+		sfs_stats_snapshot(st, &s);
+		cr_assert_eq(s.writes, 1, "'%s' changed the counters", bad[i]);
+		cr_assert_eq(s.reset_generation, gen, "'%s' changed the generation", bad[i]);
+	}
+	/* The length counts, not a NUL: "reset" followed by more bytes is refused. */
+	cr_assert_eq(sfs_stats_command(st, "reset\0x", 7), -EINVAL);
+	sfs_stats_free(st);
+}
+
+/* Recording and resetting while another thread snapshots: two snapshots of
+ * one generation must subtract without a counter going down. */
+struct race {
+	struct sfs_stats *st;
+	volatile int stop;
+};
+
+static void *race_recorder(void *arg)
+{
+	struct race *r = arg;
+
+	while (!r->stop) {
+		sfs_stats_write(r->st, 0, 4096, 1000, false, false);
+		sfs_stats_read(r->st, 0, 512, 500);
+	}
+	return NULL;
+}
+
+static void *race_resetter(void *arg)
+{
+	struct race *r = arg;
+	struct timespec nap = { 0, 20 * 1000 };
+
+	while (!r->stop) {
+		sfs_stats_reset(r->st);
+		nanosleep(&nap, NULL);
+	}
+	return NULL;
+}
+
+/* What went wrong between two snapshots of one generation, or NULL. */
+static const char *went_down(const struct sfs_stats_snap *p, const struct sfs_stats_snap *c)
+{
+	unsigned b = sfs_stats_lat_bucket(500);
+
+	if (c->writes < p->writes || c->bytes_written < p->bytes_written)
+		return "writes went down";
+	if (c->reads < p->reads || c->lat[SFS_LAT_READ].hist[b] < p->lat[SFS_LAT_READ].hist[b])
+		return "reads went down";
+	if (c->size_hist[3] < p->size_hist[3] ||
+	    c->lat[SFS_LAT_WRITE_OVERWRITE].count < p->lat[SFS_LAT_WRITE_OVERWRITE].count)
+		return "a histogram went down";
+	if (c->elapsed_ns < p->elapsed_ns)
+		return "the elapsed time went down";
+	return NULL;
+}
+
+Test(stats, snapshots_never_mix_generations)
+{
+	struct race r = { .st = fresh() };
+	static struct sfs_stats_snap prev, cur;
+	const char *wrong = NULL;
+	pthread_t t[3];
+	unsigned same = 0, changed = 0;
+
+	cr_assert_eq(pthread_create(&t[0], NULL, race_recorder, &r), 0);
+	cr_assert_eq(pthread_create(&t[1], NULL, race_recorder, &r), 0);
+	cr_assert_eq(pthread_create(&t[2], NULL, race_resetter, &r), 0);
+	sfs_stats_snapshot(r.st, &prev);
+	for (unsigned i = 0; i < 20000 && !wrong; i++) {
+		sfs_stats_snapshot(r.st, &cur);
+		if (cur.reset_generation == prev.reset_generation) {
+			same++;
+			wrong = went_down(&prev, &cur);
+		} else {
+			changed++;
+			if (cur.reset_generation < prev.reset_generation)
+				wrong = "the generation went down";
+		}
+		prev = cur;
+	}
+	r.stop = 1;
+	for (unsigned i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	sfs_stats_free(r.st);
+	cr_assert_null(wrong, "%s (generation %lu, after %u snapshots of one generation)", wrong,
+		       (unsigned long)cur.reset_generation, same);
+	cr_assert_gt(same, 0);
+	cr_assert_gt(changed, 0, "no reset happened during the test");
 }
 
 /* ---- rendering ---- */
@@ -455,6 +621,9 @@ static void sample_snap(struct sfs_stats_snap *s, bool misaligned)
 	}
 	sfs_stats_snapshot(st, s);
 	s->elapsed_ns = 2000000000ull;
+	s->reset_generation = 42;
+	s->daemon_start = 1700000000;   /* 2023-11-14 22:13:20 UTC */
+	s->daemon_pid = 4242;
 	sfs_stats_free(st);
 }
 
@@ -466,7 +635,8 @@ Test(stats_render, json_parses_with_every_key)
 		"bytes_read", "bytes_written", "flushes", "discards", "write_zeroes",
 		"first_writes", "overwrites", "zeroed_bytes", "misaligned_rejected",
 		"rmw_writes", "allocated_blocks", "total_blocks", "size_histogram",
-		"alignment_histogram", "not_4k_aligned", "latency_us",
+		"alignment_histogram", "not_4k_aligned", "latency_us", "reset_generation",
+		"daemon_start", "daemon_pid",
 	};
 	static const char *const size_keys[] = {
 		"512", "1K", "2K", "4K", "8K", "16K", "32K", "64K", "128K", "256K", "512K", ">=1M",
@@ -506,6 +676,9 @@ Test(stats_render, json_parses_with_every_key)
 	cr_assert_eq(json_integer_value(json_object_get(root, "allocated_blocks")), 3);
 	cr_assert_eq(json_integer_value(json_object_get(root, "not_4k_aligned")), 2);
 	cr_assert_float_eq(json_real_value(json_object_get(root, "elapsed_seconds")), 2.0, 1e-9);
+	cr_assert_eq(json_integer_value(json_object_get(root, "reset_generation")), 42);
+	cr_assert_eq(json_integer_value(json_object_get(root, "daemon_start")), 1700000000);
+	cr_assert_eq(json_integer_value(json_object_get(root, "daemon_pid")), 4242);
 
 	v = json_object_get(root, "size_histogram");
 	cr_assert_eq(json_object_size(v), SFS_SIZE_NBUCKET);
@@ -598,7 +771,10 @@ Test(stats_render, text_has_the_key_lines)
 	cr_assert_not_null(strstr(out, "block size 1M"), "%s", out);
 	cr_assert_not_null(strstr(out, "8.0 MiB"), "%s", out);
 	cr_assert_not_null(strstr(out, "3/8 blocks (37.5%)"), "%s", out);
-	cr_assert_not_null(strstr(out, "elapsed       2.0 s"), "%s", out);
+	cr_assert_not_null(strstr(out, "elapsed       2.0 s since load or reset (reset_generation 42)\n"),
+			   "%s", out);
+	cr_assert_not_null(strstr(out, "daemon        pid 4242, started 2023-11-14 22:13:20 UTC "
+				       "(daemon_start 1700000000)\n"), "%s", out);
 	/* Every counter with its rate over the 2 seconds. */
 	cr_assert_not_null(strstr(out, "reads                         100         50.0/s"), "%s", out);
 	cr_assert_not_null(strstr(out, "first_writes                   10          5.0/s"), "%s", out);
@@ -618,6 +794,23 @@ Test(stats_render, text_has_the_key_lines)
 			   out);
 	cr_assert_null(strstr(out, "#########################################"));
 	cr_assert_not_null(strstr(out, "4Kn ready: yes (all 200 I/Os 4 KiB aligned)\n"), "%s", out);
+	free(out);
+}
+
+Test(stats_render, text_names_the_image_as_ls_b_does)
+{
+	const char *want = "sectorfs stats: vm\\n1\\ \\033[2J\\351\n";
+	struct sfs_stats_info info = test_info();
+	struct sfs_stats_snap s;
+	char *out = NULL;
+	size_t len = 0;
+
+	memset(&s, 0, sizeof(s));
+	info.name = "vm\n1 \033[2J\xe9";
+	cr_assert_eq(sfs_stats_render_text(&s, &info, &out, &len), 0);
+	cr_assert(strncmp(out, want, strlen(want)) == 0, "%s", out);
+	for (const char *p = out; *p; p++)
+		cr_assert((unsigned char)*p >= 0x20 || *p == '\n', "control byte 0x%02x", (unsigned char)*p);
 	free(out);
 }
 

@@ -1,0 +1,97 @@
+/*
+ * escape.c - the ls -b escaping of image names (see escape.h).
+ *
+ * One pass over the bytes.  A byte >= 0x80 starts a UTF-8 sequence only if
+ * the whole sequence is valid (right continuation bytes, shortest form, no
+ * surrogate, at most U+10FFFF); a valid sequence is copied whole unless it
+ * encodes a C1 control, anything else is escaped byte by byte in octal.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "escape.h"
+
+/* Length of the valid UTF-8 sequence at p (1..4) and its code point, or 0 if there is none. */
+static size_t utf8_seq(const unsigned char *p, uint32_t *cp)
+{
+	size_t n;
+	uint32_t c, min;
+
+	if (p[0] < 0x80) {
+		*cp = p[0];
+		return 1;
+	}
+	if ((p[0] & 0xe0) == 0xc0)
+		n = 2, c = p[0] & 0x1f, min = 0x80;
+	else if ((p[0] & 0xf0) == 0xe0)
+		n = 3, c = p[0] & 0x0f, min = 0x800;
+	else if ((p[0] & 0xf8) == 0xf0)
+		n = 4, c = p[0] & 0x07, min = 0x10000;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)      /* also stops at the NUL */
+			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return n;
+}
+
+/* The two-character escape of byte c ('n' for '\n', ...), or 0 if it has none. */
+static char short_escape(unsigned char c)
+{
+	static const char from[] = "\a\b\t\n\v\f\r\\ ", to[] = "abtnvfr\\ ";
+	const char *p = c ? memchr(from, c, sizeof(from) - 1) : NULL;
+
+	return p ? to[p - from] : 0;
+}
+
+int sfs_escape_name(const char *name, bool ascii, char *buf, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)name;
+	size_t o = 0;
+
+	if (len == 0)
+		return -ENOSPC;
+	while (*p) {
+		char esc[16];
+		size_t n, k;
+		uint32_t cp;
+
+		n = utf8_seq(p, &cp);
+		if (ascii && n > 1)
+			n = 0;
+		if (n > 0 && cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp <= 0x9f) &&
+		    !short_escape(*p)) {
+			memcpy(esc, p, n);            /* printable: as it is */
+			k = n;
+		} else if (n == 1 && short_escape(*p)) {
+			esc[0] = '\\';
+			esc[1] = short_escape(*p);
+			k = 2;
+		} else {
+			if (n == 0)
+				n = 1;                /* a stray byte, escaped on its own */
+			k = 0;
+			for (size_t i = 0; i < n; i++) {
+				esc[k++] = '\\';
+				esc[k++] = (char)('0' + (p[i] >> 6));
+				esc[k++] = (char)('0' + ((p[i] >> 3) & 7));
+				esc[k++] = (char)('0' + (p[i] & 7));
+			}
+		}
+		if (o + k + 1 > len) {
+			buf[o] = '\0';
+			return -ENOSPC;
+		}
+		memcpy(buf + o, esc, k);
+		o += k;
+		p += n;
+	}
+	buf[o] = '\0';
+	return 0;
+}
