@@ -92,6 +92,8 @@ struct sfs_image {
 	unsigned pool_n;
 	pthread_mutex_t stripe[NSTRIPES];
 	bool ranged;                 /* requests take their range in rl (top of file) */
+	struct sfs_map *retired[4];  /* maps replaced by sfs_image_reformat, freed at close */
+	unsigned nretired;
 	struct sfs_rangelock rl;
 };
 
@@ -431,6 +433,8 @@ static void image_free(struct sfs_image *im)
 {
 	if (im->map)
 		sfs_map_close(im->map);
+	for (unsigned i = 0; i < im->nretired; i++)
+		sfs_map_close(im->retired[i]);
 	if (im->fd >= 0)
 		close(im->fd);
 	if (im->dfd >= 0)
@@ -1056,6 +1060,38 @@ int sfs_image_trim_commit(struct sfs_image *im, uint64_t cap)
 	for (int i = NSTRIPES - 1; i >= 0; i--)
 		pthread_mutex_unlock(&im->stripe[i]);
 	return rc;
+}
+
+int sfs_image_reformat(struct sfs_image *im, int state_fd, const struct sfs_sidecar *sc)
+{
+	struct sfs_map_info mi = { { 0, sc->lss, sc->pss, sc->block_size }, sc->prov, 0 };
+	char mapname[300], err[256];
+	struct sfs_map *nm;
+	int rc;
+
+	if (sfs_sidecar_validate(sc, im->name, err, sizeof(err)) < 0)
+		return -EINVAL;
+	if (sfs_image_capacity(im) || sfs_map_count(im->map))
+		return -EBUSY;
+	if (im->nretired == sizeof(im->retired) / sizeof(im->retired[0]))
+		return -EBUSY;
+	snprintf(mapname, sizeof(mapname), "%s" MAP_SUFFIX, im->name);
+	rc = sfs_map_create(state_fd, mapname, &mi, &nm);
+	if (rc < 0)
+		return rc;
+	for (int i = 0; i < NSTRIPES; i++)
+		pthread_mutex_lock(&im->stripe[i]);
+	/* the old map stays readable until close: a lock-free reader may hold it */
+	im->retired[im->nretired++] = im->map;
+	__atomic_store_n(&im->map, nm, __ATOMIC_RELEASE);
+	im->sc = *sc;
+	im->sc.size = 0;
+	im->geom = mi.geom;
+	__atomic_store_n(&im->vsize, 0, __ATOMIC_RELEASE);
+	im->ranged = im->dfd < 0 || im->geom.lss % im->dio_off != 0;
+	for (int i = NSTRIPES - 1; i >= 0; i--)
+		pthread_mutex_unlock(&im->stripe[i]);
+	return 0;
 }
 
 int sfs_image_trim_backing(struct sfs_image *im)

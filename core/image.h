@@ -125,6 +125,11 @@ int sfs_image_show_size(struct sfs_image *im, uint64_t size);
  * past cap meanwhile; -EBUSY when a block past cap is allocated; -EINVAL; or -errno. */
 int sfs_image_trim_commit(struct sfs_image *im, uint64_t cap);
 
+/* Give an image of capacity 0 holding nothing another format (sector sizes, provisioning,
+ * block size of sc, validated): a new map in state_fd replaces NAME.map (the store removed the
+ * old one and rewrote the sidecar first).  0, -EBUSY (it has room or data), -EINVAL, -errno. */
+int sfs_image_reformat(struct sfs_image *im, int state_fd, const struct sfs_sidecar *sc);
+
 /* After sfs_image_trim_commit: cut the backing file to the capacity, durably (its
  * reservation goes with it).  0 or -errno. */
 int sfs_image_trim_backing(struct sfs_image *im);

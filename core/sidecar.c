@@ -90,6 +90,24 @@ int sfs_sector_parse(const char *s, uint32_t *lss, uint32_t *pss)
 	return -EINVAL;
 }
 
+int sfs_sidecar_set(struct sfs_sidecar *sc, const char *key, const char *value)
+{
+	struct sfs_sidecar t = *sc;
+	int rc = -ENOENT;
+
+	if (strcmp(key, "sector") == 0)
+		rc = sfs_sector_parse(value, &t.lss, &t.pss);
+	else if (strcmp(key, "provisioning") == 0)
+		rc = sfs_prov_parse(value, &t.prov);
+	else if (strcmp(key, "block_size") == 0)
+		rc = sfs_parse_size(value, &t.block_size) < 0 ? -EINVAL : 0;
+	if (rc == 0 && sfs_sidecar_validate(&t, "", NULL, 0) < 0)
+		rc = -EINVAL;
+	if (rc == 0)
+		*sc = t;
+	return rc;
+}
+
 const char *sfs_sector_name(uint32_t lss, uint32_t pss)
 {
 	for (size_t i = 0; i < NSECTOR; i++)

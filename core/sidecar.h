@@ -72,6 +72,11 @@ int sfs_prov_parse(const char *s, enum sfs_prov *out);
 /* Parse "512n", "512e" or "4kn" (case-insensitive) into sector sizes; 0 or -EINVAL. */
 int sfs_sector_parse(const char *s, uint32_t *lss, uint32_t *pss);
 
+/* Set the format key ("sector", "provisioning", "block_size") of sc from its text value, as a
+ * sidecar or -o option would say it; sc unchanged on error.  0, -ENOENT for another key,
+ * -EINVAL for a bad value or a combination the rules refuse. */
+int sfs_sidecar_set(struct sfs_sidecar *sc, const char *key, const char *value);
+
 /* Name of a sector format ("512n", "512e", "4kn") or NULL when it has none. */
 const char *sfs_sector_name(uint32_t lss, uint32_t pss);
 

@@ -995,6 +995,48 @@ int sfs_store_settle(struct sfs_store *s, struct sfs_image *im, bool done)
 	return rc;
 }
 
+int sfs_store_set_format(struct sfs_store *s, struct sfs_image *im, const char *key, const char *value)
+{
+	char scname[SFS_NAME_MAX + 8], mapname[SFS_NAME_MAX + 8];
+	struct sfs_sidecar sc;
+	struct entry *e;
+	int rc;
+
+	pthread_mutex_lock(&s->lock);
+	e = entry_of(s, im);
+	rc = !e ? -ENOENT : !sfs_image_growing(im) || sfs_image_capacity(im) ||
+			    sfs_map_count(sfs_image_map(im)) ? -EBUSY : 0;
+	if (rc == 0) {
+		sc = e->declared;
+		sc.size = 0;
+		rc = sfs_sidecar_set(&sc, key, value);
+		if (rc == -ENOENT)
+			rc = -EPERM;
+	}
+	if (rc < 0) {
+		pthread_mutex_unlock(&s->lock);
+		return rc;
+	}
+	snprintf(scname, sizeof(scname), "%s.json", e->name);
+	snprintf(mapname, sizeof(mapname), "%s.map", e->name);
+	/* 1: the old map goes (a backing file without one is imported as the sidecar says);
+	 * 2: the sidecar says the new format (the commit); 3: the new map */
+	rc = unlinkat(s->statefd, mapname, 0) < 0 && errno != ENOENT ? -errno : sfs_fsync_dir(s->statefd);
+	if (rc == 0)
+		rc = sfs_sidecar_save(s->dirfd, scname, s->statefd, &sc);
+	if (rc == 0)
+		rc = sfs_image_reformat(im, s->statefd, &sc);
+	if (rc == 0) {
+		e->declared = sc;
+		sidecar_id(s, e->name, &e->scid);
+	} else {
+		sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s: cannot set %s to %s: %s", e->name, key, value,
+			 strerror(-rc));
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
 int sfs_store_resize(struct sfs_store *s, struct sfs_image *im, uint64_t new_size)
 {
 	struct entry *e;

@@ -82,6 +82,12 @@ int sfs_store_make_room(struct sfs_store *s, struct sfs_image *im, uint64_t end)
 ssize_t sfs_store_write_growing(struct sfs_store *s, struct sfs_image *im, const void *buf, size_t len,
 				uint64_t off);
 
+/* Choose the format of growing image im while it is empty (capacity 0): key "sector",
+ * "provisioning" or "block_size" set to value (sidecar words), the sidecar rewritten and a new
+ * map made.  0, -EBUSY once it has room or data (or is not growing), -EINVAL for a bad value,
+ * -EPERM for another key, -errno. */
+int sfs_store_set_format(struct sfs_store *s, struct sfs_image *im, const char *key, const char *value);
+
 /* Make the size a growing image shows its durable size, giving back the room ahead of its
  * writes (grow.h, sfs_trim): at fsync, and with done when its creator closes it, after which
  * it is a disk of fixed size.  No-op for other images (done still clears growing).  0 or -errno. */

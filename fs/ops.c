@@ -666,6 +666,8 @@ static int xattr_value(struct sfs_image *im, const char *attr, char *buf, size_t
 		return snprintf(buf, len, "%u", sc.pss);
 	if (strcmp(attr, "provisioning") == 0)
 		return snprintf(buf, len, "%s", sfs_prov_name(sc.prov));
+	if (strcmp(attr, "sector") == 0 && sfs_sector_name(sc.lss, sc.pss))
+		return snprintf(buf, len, "%s", sfs_sector_name(sc.lss, sc.pss));
 	if (strcmp(attr, "block_size") == 0)
 		return snprintf(buf, len, "%llu", (unsigned long long)sc.block_size);
 	return -ENODATA;
@@ -703,7 +705,7 @@ static int sfs_getxattr(const char *path, const char *name, char *value, size_t 
 
 static const char xattr_list[] =
 	XATTR_PREFIX "logical_sector_size\0" XATTR_PREFIX "physical_sector_size\0"
-	XATTR_PREFIX "provisioning\0" XATTR_PREFIX "block_size";
+	XATTR_PREFIX "provisioning\0" XATTR_PREFIX "block_size\0" XATTR_PREFIX "sector";
 
 static int do_listxattr(struct sfs_fs *fs, struct sfs_image *im, const void *arg)
 {
@@ -726,9 +728,35 @@ static int sfs_listxattr(const char *path, char *list, size_t size)
 	return with_image(path, NULL, do_listxattr, &r);
 }
 
+struct xattr_set {
+	const char *key;      /* after the prefix */
+	char value[64];
+};
+
+static int do_setxattr(struct sfs_fs *fs, struct sfs_image *im, const void *arg)
+{
+	const struct xattr_set *x = arg;
+
+	return im ? sfs_store_set_format(fs->store, im, x->key, x->value) : -EPERM;
+}
+
+/* The format of an image just created, before it holds anything: user.sectorfs.sector,
+ * .provisioning and .block_size (the geometry xattrs stay read-only). */
 static int sfs_setxattr(const char *path, const char *name, const char *value, size_t size, int flags)
 {
-	return strncmp(name, XATTR_PREFIX, sizeof(XATTR_PREFIX) - 1) == 0 ? -EPERM : -ENOTSUP;
+	struct xattr_set x;
+
+	if (strncmp(name, XATTR_PREFIX, sizeof(XATTR_PREFIX) - 1) != 0)
+		return -ENOTSUP;
+	x.key = name + sizeof(XATTR_PREFIX) - 1;
+	if (strcmp(x.key, "sector") && strcmp(x.key, "provisioning") && strcmp(x.key, "block_size"))
+		return -EPERM;
+	if (size >= sizeof(x.value))
+		return -EINVAL;
+	memcpy(x.value, value, size);
+	x.value[size] = '\0';
+	x.value[strcspn(x.value, "\n")] = '\0';
+	return with_image(path, NULL, do_setxattr, &x);
 }
 
 static int sfs_removexattr(const char *path, const char *name)

@@ -35,7 +35,7 @@ static int exec_create(int argc, char **argv);
 
 const struct tool_cmd img_cmd_create = {
 	"create",
-	"-s SIZE [-f FORMAT] [-p MODE] [-b BLOCK] [--from RAWFILE] [...] STORE/NAME",
+	"-s SIZE [-f FORMAT] [-p MODE] [-b BLOCK] [--from RAWFILE [--raw]] [...] STORE/NAME",
 	"create an image and its sidecar (eager zeroing with a progress bar)",
 	exec_create,
 };
@@ -52,7 +52,9 @@ static const char help[] =
 	"  -b, --block-size BLOCK   allocation and zeroing unit, power of two (1M)\n"
 	"      --no-zero-offload    zero by writing zeros, not FALLOC_FL_ZERO_RANGE\n"
 	"      --from RAWFILE       import RAWFILE: its data is copied, its holes stay\n"
-	"                           unallocated\n"
+	"                           unallocated; a file that starts like a qcow2, qed,\n"
+	"                           vmdk, vdi, vhdx or vhd image is refused\n"
+	"      --raw                with --from: take RAWFILE as raw whatever it starts with\n"
 	"  -h, --help               this help\n\n"
 	"eagerzeroedthick zeroes every block now, with a progress bar when stdout is a\n"
 	"terminal.  An existing image is never overwritten.  Ctrl-C removes the partly\n"
@@ -171,12 +173,36 @@ static int make_image(struct img_session *ss, const struct sfs_sidecar *sc, int 
 	return rc == 0 ? 0 : rc == -ECANCELED ? -ECANCELED : -1;
 }
 
-/* Open RAWFILE and check it fits; without -s (have_size false) the disk takes its size. */
-static int open_source(const char *from, const struct img_ref *ref, struct sfs_sidecar *sc,
-		       bool have_size)
+/* The container format whose signature starts buf (n bytes), or NULL: a disk image that is
+ * not raw, whose bytes would be copied as they are if taken for one. */
+static const char *image_format(const unsigned char *buf, size_t n)
 {
+	static const struct { const char *name; size_t off; const char *magic; size_t len; } sig[] = {
+		{ "qcow2", 0, "QFI\xfb", 4 },
+		{ "qed", 0, "QED\0", 4 },
+		{ "vmdk", 0, "KDMV", 4 },
+		{ "vmdk", 0, "# Disk DescriptorFile", 21 },
+		{ "vdi", 64, "\x7f\x10\xda\xbe", 4 },
+		{ "vhdx", 0, "vhdxfile", 8 },
+		{ "vpc (vhd)", 0, "conectix", 8 },
+	};
+
+	for (size_t i = 0; i < sizeof(sig) / sizeof(sig[0]); i++)
+		if (n >= sig[i].off + sig[i].len && memcmp(buf + sig[i].off, sig[i].magic, sig[i].len) == 0)
+			return sig[i].name;
+	return NULL;
+}
+
+/* Open RAWFILE and check it fits; without -s (have_size false) the disk takes its size.
+ * A file that starts like another image format is refused unless raw says it is raw. */
+static int open_source(const char *from, const struct img_ref *ref, struct sfs_sidecar *sc,
+		       bool have_size, bool raw)
+{
+	unsigned char head[512];
+	const char *fmt;
 	struct stat st;
 	uint64_t need;
+	ssize_t n;
 	int fd = open(from, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0) {
@@ -185,6 +211,13 @@ static int open_source(const char *from, const struct img_ref *ref, struct sfs_s
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		img_error("%s: not a regular file", from);
+		close(fd);
+		return -1;
+	}
+	n = pread(fd, head, sizeof(head), 0);
+	if (!raw && n > 0 && (fmt = image_format(head, (size_t)n))) {
+		img_error("%s is a %s image: convert it with 'qemu-img convert -O raw' first (or give --raw "
+			  "to copy its bytes as they are)", from, fmt);
 		close(fd);
 		return -1;
 	}
@@ -202,7 +235,7 @@ static int open_source(const char *from, const struct img_ref *ref, struct sfs_s
 
 static int exec_create(int argc, char **argv)
 {
-	enum { OPT_LOGICAL = 256, OPT_PHYSICAL, OPT_NO_OFFLOAD, OPT_FROM };
+	enum { OPT_LOGICAL = 256, OPT_PHYSICAL, OPT_NO_OFFLOAD, OPT_FROM, OPT_RAW };
 	static const struct option longopts[] = {
 		{ "size", required_argument, NULL, 's' },
 		{ "format", required_argument, NULL, 'f' },
@@ -212,13 +245,14 @@ static int exec_create(int argc, char **argv)
 		{ "block-size", required_argument, NULL, 'b' },
 		{ "no-zero-offload", no_argument, NULL, OPT_NO_OFFLOAD },
 		{ "from", required_argument, NULL, OPT_FROM },
+		{ "raw", no_argument, NULL, OPT_RAW },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const struct tool_cmd *cmd = &img_cmd_create;
 	const char *format = NULL, *from = NULL;
 	uint64_t lss = 0, pss = 0, v;
-	bool have_size = false, have_lss = false, have_pss = false;
+	bool have_size = false, have_lss = false, have_pss = false, raw = false;
 	struct img_session ss;
 	struct sfs_sidecar sc;
 	struct img_ref ref;
@@ -263,6 +297,9 @@ static int exec_create(int argc, char **argv)
 		case OPT_FROM:
 			from = optarg;
 			break;
+		case OPT_RAW:
+			raw = true;
+			break;
 		case 'h':
 			printf("usage: " IMG_PROG " create %s\n\n%s", cmd->usage, help);
 			return 0;
@@ -297,7 +334,7 @@ static int exec_create(int argc, char **argv)
 	if (img_store_exists(ref.store) < 0 || img_refuse_if_served(&ref) < 0 || refuse_existing(&ref) < 0)
 		return 1;
 	if (from) {
-		src_fd = open_source(from, &ref, &sc, have_size);
+		src_fd = open_source(from, &ref, &sc, have_size, raw);
 		if (src_fd < 0)
 			return 1;
 		if (sfs_sidecar_validate(&sc, fname, err, sizeof(err)) < 0) {
