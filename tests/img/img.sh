@@ -129,6 +129,14 @@ err_is "sectorfs-img: $T/nofile: cannot open: No such file or directory"
 head -c 10000 /dev/urandom > "$T/small.raw"
 img 1 create -s 4K --from "$T/small.raw" "$STORE/bad"
 err_is "sectorfs-img: $STORE/bad: size 4096 is smaller than $T/small.raw (10000 bytes)"
+# a file that starts like another image format is not taken for raw, unless --raw says so
+printf 'QFI\373\0\0\0\3' > "$T/fake.qcow2"
+head -c 65536 /dev/zero >> "$T/fake.qcow2"
+img 1 create --from "$T/fake.qcow2" "$STORE/bad"
+err_is "sectorfs-img: $T/fake.qcow2 is a qcow2 image: convert it with 'qemu-img convert -O raw' first (or give --raw to copy its bytes as they are)"
+[ ! -e "$STORE/bad" ] && [ ! -e "$STORE/bad.json" ] || fail "a refused --from left files"
+img 0 create --from "$T/fake.qcow2" --raw "$STORE/fakeraw"
+rm -f "$STORE/fakeraw" "$STORE/fakeraw.json" "$STORE/.sectorfs/fakeraw.map"
 gone bad
 pass "create refuses bad arguments and leaves nothing"
 
