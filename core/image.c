@@ -91,7 +91,8 @@ struct sfs_image {
 	void *pool;                  /* free bounce buffers, linked through their first bytes */
 	unsigned pool_n;
 	pthread_mutex_t stripe[NSTRIPES];
-	bool ranged;                 /* requests take their range in rl (top of file) */
+	bool ranged;                 /* requests take their range in rl (top of file); atomic */
+	unsigned unranged;           /* requests in flight without a range (atomic) */
 	struct sfs_map *retired[4];  /* maps replaced by sfs_image_reformat, freed at close */
 	unsigned nretired;
 	struct sfs_rangelock rl;
@@ -138,16 +139,57 @@ static pthread_mutex_t *stripe_of(struct sfs_image *im, uint64_t blk)
 	return &im->stripe[(blk * 0x9e3779b97f4a7c15ull) >> 56];
 }
 
+/* A request's hold on its byte range: a lock in rl when the image takes ranges, else a place in
+ * the count of requests in flight without one (sfs_image_need_ranges waits for those); none
+ * when the caller holds the range already (a read-modify-write). */
+struct hold {
+	struct sfs_range r;
+	enum { HOLD_NONE, HOLD_COUNTED, HOLD_LOCKED } mode;
+};
+
 /* Take [off, off+len) for a request when the image needs it (top of file). */
-static int range_lock(struct sfs_image *im, struct sfs_range *r, uint64_t off, uint64_t len, bool excl)
+static int range_lock(struct sfs_image *im, struct hold *h, uint64_t off, uint64_t len, bool excl,
+		      bool caller_holds)
 {
-	return im->ranged ? sfs_rangelock_lock(&im->rl, r, off, len, excl) : 0;
+	int rc;
+
+	h->mode = HOLD_NONE;
+	if (caller_holds)
+		return 0;
+	/* seq_cst on both sides (here and in sfs_image_need_ranges): a request either sees
+	 * ranged, or is counted before need_ranges reads the count */
+	if (!__atomic_load_n(&im->ranged, __ATOMIC_SEQ_CST)) {
+		__atomic_add_fetch(&im->unranged, 1, __ATOMIC_SEQ_CST);
+		if (!__atomic_load_n(&im->ranged, __ATOMIC_SEQ_CST)) {
+			h->mode = HOLD_COUNTED;
+			return 0;
+		}
+		__atomic_sub_fetch(&im->unranged, 1, __ATOMIC_SEQ_CST);
+	}
+	rc = sfs_rangelock_lock(&im->rl, &h->r, off, len, excl);
+	if (rc == 0)
+		h->mode = HOLD_LOCKED;
+	return rc;
 }
 
-static void range_unlock(struct sfs_image *im, struct sfs_range *r)
+static void range_unlock(struct sfs_image *im, struct hold *h)
 {
-	if (im->ranged)
-		sfs_rangelock_unlock(&im->rl, r);
+	if (h->mode == HOLD_LOCKED)
+		sfs_rangelock_unlock(&im->rl, &h->r);
+	else if (h->mode == HOLD_COUNTED)
+		__atomic_sub_fetch(&im->unranged, 1, __ATOMIC_SEQ_CST);
+}
+
+void sfs_image_need_ranges(struct sfs_image *im)
+{
+	struct timespec ts = { 0, 20000 };
+
+	if (__atomic_load_n(&im->ranged, __ATOMIC_SEQ_CST))
+		return;
+	__atomic_store_n(&im->ranged, true, __ATOMIC_SEQ_CST);
+	/* the requests that started without a range end before one is taken */
+	while (__atomic_load_n(&im->unranged, __ATOMIC_SEQ_CST))
+		nanosleep(&ts, NULL);
 }
 
 static int pread_all(int fd, void *buf, size_t len, uint64_t off)
@@ -597,11 +639,12 @@ int sfs_image_close(struct sfs_image *im)
 
 /* ---- I/O ---- */
 
-ssize_t sfs_image_read(struct sfs_image *im, void *buf, size_t len, uint64_t off)
+/* A read; with caller_holds the caller has the range (a read-modify-write). */
+static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off, bool caller_holds)
 {
 	struct sfs_geom g = vis_geom(im);
 	uint64_t t0 = im->stats ? now_ns() : 0, first, last, pos;
-	struct sfs_range r;
+	struct hold r;
 	char *p = buf;
 	size_t n;
 	int rc = sfs_geom_check_read(&g, off, len, &n);
@@ -613,7 +656,7 @@ ssize_t sfs_image_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 	}
 	if (n == 0)
 		return 0;
-	rc = range_lock(im, &r, off, n, false);
+	rc = range_lock(im, &r, off, n, false, caller_holds);
 	if (rc < 0)
 		return rc;
 	sfs_geom_block_span(&g, off, n, &first, &last);
@@ -643,6 +686,11 @@ ssize_t sfs_image_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 	if (im->stats)
 		sfs_stats_read(im->stats, off, n, now_ns() - t0);
 	return (ssize_t)n;
+}
+
+ssize_t sfs_image_read(struct sfs_image *im, void *buf, size_t len, uint64_t off)
+{
+	return do_read(im, buf, len, off, false);
 }
 
 /* First write to block b: zero what [s, e) leaves of it, write, then mark it. */
@@ -676,13 +724,14 @@ static int first_write(struct sfs_image *im, const struct sfs_geom *g, uint64_t 
 	return rc;
 }
 
-ssize_t sfs_image_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off)
+/* A write; with caller_holds the caller has the range (a read-modify-write). */
+static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off, bool caller_holds)
 {
 	/* a growing image takes writes up to its capacity; another ends where it shows */
 	bool growing = __atomic_load_n(&im->growing, __ATOMIC_ACQUIRE);
 	struct sfs_geom g = growing ? cur_geom(im) : vis_geom(im);
 	uint64_t t0 = im->stats ? now_ns() : 0, first, last, run = off, end = off + len;
-	struct sfs_range r;
+	struct hold r;
 	const char *p = buf;
 	bool was_first = false;
 	int rc = sfs_geom_check_write(&g, off, len);
@@ -698,7 +747,7 @@ ssize_t sfs_image_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	}
 	if (len == 0)
 		return 0;
-	rc = range_lock(im, &r, off, len, true);
+	rc = range_lock(im, &r, off, len, true, caller_holds);
 	if (rc < 0)
 		return rc;
 	sfs_geom_block_span(&g, off, len, &first, &last);
@@ -730,6 +779,103 @@ ssize_t sfs_image_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	return (ssize_t)len;
 }
 
+ssize_t sfs_image_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off)
+{
+	return do_write(im, buf, len, off, false);
+}
+
+/* The aligned span [*s, *e) of whole physical sectors (clipped to size, which is a multiple
+ * of the logical sector) around [off, off+len): what a page cache reads and writes. */
+static void unit_span(const struct sfs_geom *g, uint64_t off, size_t len, uint64_t *s, uint64_t *e)
+{
+	*s = off / g->pss * g->pss;
+	*e = (off + len + g->pss - 1) / g->pss * g->pss;
+	if (*e > g->size)
+		*e = g->size;
+}
+
+static void *span_buf(uint64_t len)
+{
+	void *p = NULL;
+
+	return posix_memalign(&p, 4096, len ? len : 1) == 0 ? p : NULL;
+}
+
+ssize_t sfs_image_read_any(struct sfs_image *im, void *buf, size_t len, uint64_t off)
+{
+	struct sfs_geom g = vis_geom(im);
+	uint64_t s, e;
+	ssize_t n;
+	char *tmp;
+
+	if (off % g.lss == 0 && len % g.lss == 0)
+		return sfs_image_read(im, buf, len, off);
+	if (off >= g.size || len == 0)
+		return 0;
+	if (len > g.size - off)
+		len = (size_t)(g.size - off);
+	unit_span(&g, off, len, &s, &e);
+	tmp = span_buf(e - s);
+	if (!tmp)
+		return -ENOMEM;
+	n = sfs_image_read(im, tmp, e - s, s);
+	if (n >= 0 && (uint64_t)n < off + len - s)
+		n = -EIO;                /* the disk shrank meanwhile: cannot happen with data */
+	if (n >= 0) {
+		memcpy(buf, tmp + (off - s), len);
+		n = (ssize_t)len;
+	}
+	free(tmp);
+	return n;
+}
+
+ssize_t sfs_image_write_any(struct sfs_image *im, const void *buf, size_t len, uint64_t off)
+{
+	struct sfs_geom g = vis_geom(im);
+	uint64_t s, e, head_end, tail_start;
+	struct hold r;
+	ssize_t n = 0;
+	char *tmp;
+	int rc;
+
+	if ((off % g.lss == 0 && len % g.lss == 0) || len == 0)
+		return sfs_image_write(im, buf, len, off);
+	/* what a page cache would do, except grow a disk: an extending write is whole sectors */
+	if (off > g.size || len > g.size - off) {
+		if (im->stats) {
+			if (sfs_image_growing(im))
+				sfs_stats_misaligned(im->stats, off, len);
+			else
+				sfs_stats_out_of_range(im->stats);
+		}
+		return sfs_image_growing(im) ? -EINVAL : -ENOSPC;
+	}
+	unit_span(&g, off, len, &s, &e);
+	tmp = span_buf(e - s);
+	if (!tmp)
+		return -ENOMEM;
+	/* the merge must not race another write of these sectors */
+	sfs_image_need_ranges(im);
+	rc = range_lock(im, &r, s, e - s, true, false);
+	if (rc < 0) {
+		free(tmp);
+		return rc;
+	}
+	head_end = s + g.pss < e ? s + g.pss : e;
+	tail_start = e - g.pss > s ? e - g.pss : s;
+	if (off > s)
+		n = do_read(im, tmp, head_end - s, s, true);
+	if (n >= 0 && off + len < e && (tail_start >= head_end || off == s))
+		n = do_read(im, tmp + (tail_start - s), e - tail_start, tail_start, true);
+	if (n >= 0) {
+		memcpy(tmp + (off - s), buf, len);
+		n = do_write(im, tmp, e - s, s, true);
+	}
+	range_unlock(im, &r);
+	free(tmp);
+	return n < 0 ? n : (ssize_t)len;
+}
+
 int sfs_image_flush(struct sfs_image *im)
 {
 	uint64_t t0 = im->stats ? now_ns() : 0;
@@ -747,12 +893,12 @@ static int range_op(struct sfs_image *im, uint64_t off, uint64_t len, enum range
 {
 	struct sfs_geom g = cur_geom(im);
 	uint64_t first, last;
-	struct sfs_range r;
+	struct hold r;
 	int rc;
 
 	if (len == 0)
 		return 0;
-	rc = range_lock(im, &r, off, len, true);
+	rc = range_lock(im, &r, off, len, true, false);
 	if (rc < 0)
 		return rc;
 	sfs_geom_block_span(&g, off, len, &first, &last);
@@ -1088,7 +1234,8 @@ int sfs_image_reformat(struct sfs_image *im, int state_fd, const struct sfs_side
 	im->sc.size = 0;
 	im->geom = mi.geom;
 	__atomic_store_n(&im->vsize, 0, __ATOMIC_RELEASE);
-	im->ranged = im->dfd < 0 || im->geom.lss % im->dio_off != 0;
+	if (im->dfd < 0 || im->geom.lss % im->dio_off != 0)
+		__atomic_store_n(&im->ranged, true, __ATOMIC_SEQ_CST);
 	for (int i = NSTRIPES - 1; i >= 0; i--)
 		pthread_mutex_unlock(&im->stripe[i]);
 	return 0;
@@ -1160,5 +1307,5 @@ bool sfs_image_direct(const struct sfs_image *im)
 
 struct sfs_rangelock *sfs_image_rangelock(struct sfs_image *im)
 {
-	return im->ranged ? &im->rl : NULL;
+	return __atomic_load_n(&im->ranged, __ATOMIC_SEQ_CST) ? &im->rl : NULL;
 }

@@ -60,6 +60,21 @@ ssize_t sfs_image_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 /* Write len bytes at off: len, or -EINVAL/-ENOSPC/-EIO (nothing written when refused). */
 ssize_t sfs_image_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off);
 
+/* Read as through a block device's page cache: any offset and length; what reaches the disk
+ * (and the stats) is whole physical sectors around them.  Bytes read (0 at/after the end) or
+ * -errno.  Aligned requests are sfs_image_read. */
+ssize_t sfs_image_read_any(struct sfs_image *im, void *buf, size_t len, uint64_t off);
+
+/* Write as through a page cache: partial physical sectors are read, merged and written whole,
+ * under an exclusive range (so the merge races no other write of them).  len, -ENOSPC past
+ * the end (nothing written), -EINVAL for a growing image's extending write that is not whole
+ * sectors, or -errno.  Aligned requests are sfs_image_write. */
+ssize_t sfs_image_write_any(struct sfs_image *im, const void *buf, size_t len, uint64_t off);
+
+/* From now on every request of im takes its range in the range lock (the read-modify-writes
+ * of sfs_image_write_any need it); waits for the requests in flight without one. */
+void sfs_image_need_ranges(struct sfs_image *im);
+
 /* Make every write before it durable: data fdatasync, then the map. */
 int sfs_image_flush(struct sfs_image *im);
 

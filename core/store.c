@@ -960,9 +960,11 @@ int sfs_store_make_room(struct sfs_store *s, struct sfs_image *im, uint64_t end)
 }
 
 ssize_t sfs_store_write_growing(struct sfs_store *s, struct sfs_image *im, const void *buf, size_t len,
-				uint64_t off)
+				uint64_t off, bool direct)
 {
-	ssize_t n = sfs_image_write(im, buf, len, off);
+	ssize_t (*write)(struct sfs_image *, const void *, size_t, uint64_t) =
+		direct ? sfs_image_write : sfs_image_write_any;
+	ssize_t n = write(im, buf, len, off);
 
 	/* past the capacity: room, then once more (a concurrent trim may have taken it back) */
 	for (int i = 0; i < 3 && n == -ENOSPC && sfs_image_growing(im) && off + len >= off; i++) {
@@ -970,7 +972,7 @@ ssize_t sfs_store_write_growing(struct sfs_store *s, struct sfs_image *im, const
 
 		if (rc < 0)
 			return rc;
-		n = sfs_image_write(im, buf, len, off);
+		n = write(im, buf, len, off);
 	}
 	return n;
 }

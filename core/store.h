@@ -77,10 +77,11 @@ int sfs_store_resize(struct sfs_store *s, struct sfs_image *im, uint64_t new_siz
  * store has no room, or -errno. */
 int sfs_store_make_room(struct sfs_store *s, struct sfs_image *im, uint64_t end);
 
-/* Write through the handle that created im: sfs_image_write, and when a growing image needs
- * more capacity, sfs_store_make_room and the write again.  As sfs_image_write. */
+/* Write through the handle that created im: sfs_image_write (direct) or sfs_image_write_any,
+ * and when a growing image needs more capacity, sfs_store_make_room and the write again.  As
+ * those. */
 ssize_t sfs_store_write_growing(struct sfs_store *s, struct sfs_image *im, const void *buf, size_t len,
-				uint64_t off);
+				uint64_t off, bool direct);
 
 /* Choose the format of growing image im while it is empty (capacity 0): key "sector",
  * "provisioning" or "block_size" set to value (sidecar words), the sidecar rewritten and a new

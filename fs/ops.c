@@ -370,8 +370,10 @@ static int sfs_read(const char *path, char *buf, size_t size, off_t off, struct 
 {
 	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
 
+	/* O_DIRECT: the disk's rules; else as a block device's page cache would */
 	if (h->kind == K_IMAGE)
-		return (int)sfs_image_read(h->im, buf, size, (uint64_t)off);
+		return (int)((fi->flags & O_DIRECT) ? sfs_image_read : sfs_image_read_any)(h->im, buf, size,
+											(uint64_t)off);
 	if (!h->buf)
 		return -EBADF;
 	if ((size_t)off >= h->len)
@@ -438,8 +440,10 @@ static int sfs_write(const char *path, const char *buf, size_t size, off_t off,
 	int crc;
 
 	if (h->kind == K_IMAGE) {
-		ssize_t rc = h->creator ? sfs_store_write_growing(fs_of_ctx()->store, h->im, buf, size, (uint64_t)off)
-					: sfs_image_write(h->im, buf, size, (uint64_t)off);
+		bool direct = fi->flags & O_DIRECT;
+		ssize_t rc = h->creator ? sfs_store_write_growing(fs_of_ctx()->store, h->im, buf, size,
+								  (uint64_t)off, direct)
+			   : (direct ? sfs_image_write : sfs_image_write_any)(h->im, buf, size, (uint64_t)off);
 
 		/* O_DSYNC/O_SYNC (or RWF_DSYNC): the kernel sends no fsync for
 		 * direct_io writes, so the write itself must be durable. */

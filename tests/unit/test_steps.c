@@ -351,7 +351,7 @@ static int run_trim(struct sfs_store *s)
 	cr_assert_eq(sfs_store_create(s, "c", &im), 0);
 	sfs_image_set_growing(im, true);
 	memset(buf, 0x63, sizeof(buf));
-	cr_assert_eq(sfs_store_write_growing(s, im, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	cr_assert_eq(sfs_store_write_growing(s, im, buf, sizeof(buf), 0, true), (ssize_t)sizeof(buf));
 	cr_assert_eq(sfs_image_capacity(im), MiB, "capacity %llu", (unsigned long long)sfs_image_capacity(im));
 	cr_assert_eq(sfs_image_flush(im), 0);
 	rc = sfs_store_settle(s, im, true);

@@ -1210,7 +1210,7 @@ static void write_growing(struct sfs_store *s, struct sfs_image *im, uint64_t of
 
 	cr_assert_not_null(buf);
 	memset(buf, v, len);
-	cr_assert_eq(sfs_store_write_growing(s, im, buf, len, off), (ssize_t)len, "write at %llu",
+	cr_assert_eq(sfs_store_write_growing(s, im, buf, len, off, true), (ssize_t)len, "write at %llu",
 		     (unsigned long long)off);
 	free(buf);
 }
@@ -1231,7 +1231,7 @@ Test(store, growing_image_follows_its_writes_and_settles_when_closed)
 	cr_expect_eq(sfs_image_read(im, buf, sizeof(buf), 3 * MiB), 0, "reads end where it shows");
 	cr_expect_eq(load_sidecar("g").size, sfs_image_capacity(im), "the sidecar says what the files have");
 	/* a write that is not whole sectors is refused as always */
-	cr_expect_eq(sfs_store_write_growing(s, im, buf, 512, 3 * MiB), -EINVAL);
+	cr_expect_eq(sfs_store_write_growing(s, im, buf, 512, 3 * MiB, true), -EINVAL);
 	/* fsync: the size it shows is durable */
 	cr_assert_eq(sfs_image_flush(im), 0);
 	cr_assert_eq(sfs_store_settle(s, im, false), 0);
@@ -1247,7 +1247,7 @@ Test(store, growing_image_follows_its_writes_and_settles_when_closed)
 	cr_expect_eq(sfs_image_capacity(im), 3 * MiB + 4096);
 	cr_expect_eq(load_sidecar("g").size, 3 * MiB + 4096);
 	/* from now on a disk of fixed size */
-	cr_expect_eq(sfs_store_write_growing(s, im, buf, sizeof(buf), 3 * MiB + 4096), -ENOSPC);
+	cr_expect_eq(sfs_store_write_growing(s, im, buf, sizeof(buf), 3 * MiB + 4096, true), -ENOSPC);
 	expect_bytes(im, 0, 0x67);
 	expect_bytes(im, 3 * MiB, 0x68);
 	sfs_store_put(s, im);
