@@ -943,6 +943,19 @@ int sfs_store_flush_all(struct sfs_store *s)
 	return rc;
 }
 
+void sfs_store_tally(struct sfs_store *s, struct sfs_store_tally *t)
+{
+	struct stat st;
+
+	pthread_mutex_lock(&s->lock);
+	t->served = s->nents;
+	t->refused = 0;
+	for (size_t i = 0; i < s->nbad; i++)    /* reported, and not taken away since */
+		if (fstatat(s->dirfd, s->bad[i].name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			t->refused++;
+	pthread_mutex_unlock(&s->lock);
+}
+
 int sfs_store_fd(const struct sfs_store *s)
 {
 	return s->dirfd;

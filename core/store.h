@@ -80,6 +80,15 @@ int sfs_store_rescan(struct sfs_store *s);
 /* Flush every image; returns the first error. */
 int sfs_store_flush_all(struct sfs_store *s);
 
+/* What a store serves, for the daemon's start-up report. */
+struct sfs_store_tally {
+	size_t served;     /* images in the namespace */
+	size_t refused;    /* sidecars there whose image is not served (each reason logged once) */
+};
+
+/* Count what s serves now into *t. */
+void sfs_store_tally(struct sfs_store *s, struct sfs_store_tally *t);
+
 /* The store directory's fd (for statfs). */
 int sfs_store_fd(const struct sfs_store *s);
 
