@@ -11,7 +11,7 @@
 # unmounted and the holder's lock and mount alone; SIGTERM and SIGINT each
 # unmount cleanly, the daemon exits 0 and data written (no fsync) just
 # before the signal is there after remount; --help exits 0 and names
-# sector=, provisioning=, block_size=, nostats; bad command lines exit
+# sector=, provisioning=, block_size=, nostats, nonempty; bad command lines exit
 # non-zero with a message saying what is wrong; -o nostats removes .stats.
 
 . "$(dirname "$0")/lib.sh"
@@ -150,10 +150,10 @@ SECTORFS=$REAL_SECTORFS
 rc=0
 timeout 20 "$SECTORFS" --help >"$T/help.out" 2>&1 || rc=$?
 [ $rc -eq 0 ] || fail "--help exited $rc"
-for word in sector= provisioning= block_size= nostats; do
+for word in sector= provisioning= block_size= nostats nonempty; do
 	grep -qF "$word" "$T/help.out" || fail "--help does not mention $word"
 done
-pass "--help exits 0 and mentions sector=, provisioning=, block_size=, nostats"
+pass "--help exits 0 and mentions sector=, provisioning=, block_size=, nostats, nonempty"
 timeout 20 "$SECTORFS" --version >"$T/version.out" 2>&1 || fail "--version exited non-zero"
 grep -q sectorfs "$T/version.out" || fail "--version does not say sectorfs: $(cat "$T/version.out")"
 pass "--version: $(head -n1 "$T/version.out")"
