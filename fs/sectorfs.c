@@ -16,7 +16,9 @@
  * asked for) is written; then the loop starts, and when it answers the
  * kernel's INIT the daemon is ready: it reports what it serves ("serving
  * N images from STORE at MNT (K refused: see above)", the refusals having
- * been logged as the store was read), then sfs_daemon_ready: the parent
+ * been logged as the store was read; images still being eagerly zeroed,
+ * which they are in the background, are counted too), then
+ * sfs_daemon_ready: the parent
  * exits 0, logging moves from stderr to syslog.  SIGINT, SIGTERM and SIGHUP end
  * the loop; the mount is then removed and every image flushed before exit.
  */
@@ -208,13 +210,16 @@ struct start {
 static void report_start(const struct start *st)
 {
 	struct sfs_store_tally t;
-	char msg[2 * PATH_MAX + 128], refused[64] = "";
+	char msg[2 * PATH_MAX + 160], refused[48] = "", zeroing[64] = "";
 
 	sfs_store_tally(st->store, &t);
 	if (t.refused)
-		snprintf(refused, sizeof(refused), " (%zu refused: see above)", t.refused);
-	snprintf(msg, sizeof(msg), "serving %zu image%s from %s at %s%s", t.served, t.served == 1 ? "" : "s",
-		 st->store_path, st->mountpoint, refused);
+		snprintf(refused, sizeof(refused), "%zu refused: see above", t.refused);
+	if (t.zeroing)
+		snprintf(zeroing, sizeof(zeroing), "%zu eager zeroing in the background", t.zeroing);
+	snprintf(msg, sizeof(msg), "serving %zu image%s from %s at %s%s%s%s%s%s", t.served,
+		 t.served == 1 ? "" : "s", st->store_path, st->mountpoint, t.refused || t.zeroing ? " (" : "",
+		 refused, t.refused && t.zeroing ? "; " : "", zeroing, t.refused || t.zeroing ? ")" : "");
 	sfs_daemon_report(st->daemon, msg);
 }
 
@@ -306,6 +311,8 @@ int main(int argc, char *argv[])
 
 	sopts.stats = !o.nostats;
 	sopts.buffered = o.buffered;
+	/* a new eagerzeroedthick image must not hold up the mount or the rest of the store */
+	sopts.zero_background = true;
 	sopts.log.fn = sfs_daemon_log;
 	sopts.log.ctx = &daemon;
 	snprintf(holder, sizeof(holder), "pid %ld, mounted at %s", (long)getpid(), copts.mountpoint);
