@@ -17,8 +17,8 @@
 #  - an unmount during the zeroing stops it: the daemon exits 0 with the
 #    map recording part of the image zeroed, not all of it;
 #  - the next start comes up while that image, and one declared before the
-#    start, are still zeroing, resumes from what the map recorded (not
-#    from 0) and finishes both;
+#    start, are still zeroing (its summary counts them), resumes from what
+#    the map recorded (not from 0) and finishes both;
 #  - an eagerzeroedthick grow (truncate) returns while the new blocks are
 #    still being zeroed, in the background, and they are all zeroed in
 #    the end.
@@ -254,6 +254,8 @@ s2=$(zstate ez2)
 s3=$(zstate ez3)
 [ "$s2" = running ] && [ "$s3" = running ] ||
 	fail "the mount came up with ez2 '$s2' and ez3 '$s3': it waited for their zeroing"
+grep -qxF "sectorfs: serving 3 images from $STORE at $MNT (2 eager zeroing in the background)" "$T/daemon.log" ||
+	fail "the start-up summary does not count the two images zeroing: $(grep 'serving' "$T/daemon.log" | tail -n1)"
 done2=$(stats_key ez2 zeroing_done_bytes)
 bs2=$(stat_val %o "$MNT/ez2")
 [ "$done2" -ge $((alloc * 1024 * 1024)) ] || fail "ez2 resumed from $done2 bytes, the map recorded $alloc blocks"
