@@ -7,7 +7,8 @@
 #    first lookup well under the zeroing time) and zeroes in the
 #    background; meanwhile stat(2) (statx, AT_STATX_FORCE_SYNC, so that it
 #    reaches the daemon) of another image and an open + O_DIRECT 4 KiB read
-#    + close of it, sampled every 20 ms, each stay under 50 ms;
+#    + close of it, sampled every 20 ms, each stay under 50 ms (the best of
+#    up to three tries, the machine being shared);
 #  - its progress shows in its stats while it runs ("zeroing: N% (X of
 #    2 GiB)" in MNT/.stats/NAME, "zeroing": "running" and
 #    zeroing_done_bytes / zeroing_total_bytes in NAME.json), and rises;
@@ -115,49 +116,62 @@ dd if=/dev/urandom of="$MNT/other" bs=1M count=4 oflag=direct conv=notrunc statu
 	fail "writing other failed"
 
 # ---- 1. declared while served ----
-rm -f "$T/stop"
-python3 "$T/sampler.py" "$MNT/other" "$T/stop" > "$T/lat.out" 2>&1 &
-SAMPLER=$!
-on_exit "touch $T/stop; kill $SAMPLER"
-sleep 0.3
-printf '{ "size": "2G", "sector": "4kn", "provisioning": "eagerzeroedthick", "zero_offload": false }\n' \
-	> "$STORE/ez.json"
-t0=$(ms)
-[ "$(stat -c %s "$MNT/ez")" = $((2 * G)) ] || fail "ez is not served with 2 GiB"
-lookup_ms=$(($(ms) - t0))
-# progress, sampled while it runs; data written at three places meanwhile
-: > "$T/progress"
-wrote=0
-for ((i = 0; i < 1200; i++)); do
-	st=$(zstate ez)
-	if [ "$st" = running ]; then
-		grep -o 'zeroing: *[0-9]*% ([^)]*)' "$MNT/.stats/ez" >> "$T/progress"
-		echo "json $(stats_key ez zeroing_done_bytes) $(stats_key ez zeroing_total_bytes)" >> "$T/progress"
+# zero_ez: declare ez (2 GiB), time its first lookup, follow its progress in
+# the stats, write 1 MiB at three places while it zeroes, until it is done;
+# meanwhile the sampler times stat and reads of other.  Sets lookup_ms,
+# zero_ms, wrote; $T/progress, $T/lat.out.
+zero_ez() {
+	local i st
+	rm -f "$T/stop"
+	python3 "$T/sampler.py" "$MNT/other" "$T/stop" > "$T/lat.out" 2>&1 &
+	SAMPLER=$!
+	sleep 0.3
+	printf '{ "size": "2G", "sector": "4kn", "provisioning": "eagerzeroedthick", "zero_offload": false }\n' \
+		> "$STORE/ez.json"
+	t0=$(ms)
+	[ "$(stat -c %s "$MNT/ez")" = $((2 * G)) ] || fail "ez is not served with 2 GiB"
+	lookup_ms=$(($(ms) - t0))
+	: > "$T/progress"
+	wrote=0
+	for ((i = 0; i < 1200; i++)); do
+		st=$(zstate ez)
+		if [ "$st" = running ]; then
+			grep -o 'zeroing: *[0-9]*% ([^)]*)' "$MNT/.stats/ez" >> "$T/progress"
+			echo "json $(stats_key ez zeroing_done_bytes) $(stats_key ez zeroing_total_bytes)" >> "$T/progress"
+		fi
+		if [ $wrote = 0 ] && [ "$st" = running ]; then
+			head -c $M /dev/urandom > "$T/data"
+			for off in 0 $((1024 * M)) $((2047 * M)); do
+				dd if="$T/data" of="$MNT/ez" bs=1M seek=$((off / M)) oflag=direct conv=notrunc status=none ||
+					fail "write at $off to ez while it zeroes failed"
+			done
+			wrote=1
+		fi
+		[ "$st" = done ] && break
+		# a daemon without the zeroing keys: done when every block is allocated
+		[ -z "$st" ] && [ "$(stats_key ez allocated_blocks)" = "$(stats_key ez total_blocks)" ] && break
+		sleep 0.05
+	done
+	zero_ms=$(($(ms) - t0))
+	touch "$T/stop"
+	wait $SAMPLER || fail "the sampler failed: $(cat "$T/lat.out")"
+	SAMPLER=
+	[ "$(stats_key ez allocated_blocks)" = "$(stats_key ez total_blocks)" ] ||
+		fail "ez: zeroing not done after 60 s (stats say '$(zstate ez)')"
+}
+on_exit '[ -n "${SAMPLER:-}" ] && kill $SAMPLER'   # the sampler, if a failure left it running
+# A latency limit on a machine shared with other work: up to three tries.
+for attempt in 1 2 3; do
+	zero_ez
+	if [ $zero_ms -lt 1000 ] && [ $lookup_ms -lt 500 ]; then
+		skip "the store's filesystem zeroed 2 GiB in $zero_ms ms, too fast (< 1 s) to watch the zeroing"
 	fi
-	if [ $wrote = 0 ] && [ "$st" = running ]; then
-		head -c $M /dev/urandom > "$T/data"
-		for off in 0 $((1024 * M)) $((2047 * M)); do
-			dd if="$T/data" of="$MNT/ez" bs=1M seek=$((off / M)) oflag=direct conv=notrunc status=none ||
-				fail "write at $off to ez while it zeroes failed"
-		done
-		wrote=1
-	fi
-	[ "$st" = done ] && break
-	# a daemon without the zeroing keys: done when every block is allocated
-	[ -z "$st" ] && [ "$(stats_key ez allocated_blocks)" = "$(stats_key ez total_blocks)" ] && break
-	sleep 0.05
+	echo "# try $attempt: ez: first lookup $lookup_ms ms, zeroing done after $zero_ms ms; latency of other meanwhile (samples, max ms, p99 ms): $(tr '\n' ';' < "$T/lat.out")"
+	lat_ok=$(awk -v m=$LAT_MAX_MS '{ if ($3 >= m) bad = 1 } END { print bad ? 0 : 1 }' "$T/lat.out")
+	[ "$lat_ok" = 1 ] || [ $attempt = 3 ] && break
+	rm "$MNT/ez" || fail "rm $MNT/ez failed"
 done
-zero_ms=$(($(ms) - t0))
-touch "$T/stop"
-wait $SAMPLER || fail "the sampler failed: $(cat "$T/lat.out")"
-[ "$(stats_key ez allocated_blocks)" = "$(stats_key ez total_blocks)" ] ||
-	fail "ez: zeroing not done after 60 s (stats say '$(zstate ez)')"
 [ "$(zstate ez)" = done ] || not_ok "ez: NAME.json says zeroing '$(zstate ez)' once it is all allocated, not 'done'"
-if [ $zero_ms -lt 1000 ] && [ $lookup_ms -lt 500 ]; then
-	skip "the store's filesystem zeroed 2 GiB in $zero_ms ms, too fast (< 1 s) to watch the zeroing"
-fi
-echo "# ez: first lookup $lookup_ms ms, zeroing done after $zero_ms ms"
-echo "# latency during the zeroing (samples, max ms, p99 ms): $(tr '\n' ';' < "$T/lat.out")"
 if [ $((lookup_ms * 4)) -lt $zero_ms ]; then
 	pass "ez appears at once: first lookup $lookup_ms ms, zeroing $zero_ms ms"
 else
@@ -177,6 +191,7 @@ if ! under "$max_stat" || ! under "$max_read"; then
 	python3 "$T/writer.py" "$T/writer.dat" || fail "the baseline writer failed"
 	touch "$T/stop"
 	wait $SAMPLER || fail "the sampler failed: $(cat "$T/lat0.out")"
+	SAMPLER=
 	echo "# latency with a plain writer doing the same I/O instead (samples, max ms, p99 ms): $(tr '\n' ';' < "$T/lat0.out")"
 	read -r _ _ b_stat _ < <(grep '^stat' "$T/lat0.out")
 	read -r _ _ b_read _ < <(grep '^read' "$T/lat0.out")
