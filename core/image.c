@@ -68,6 +68,8 @@
 #define BOUNCE_ALIGN 4096u
 #define BOUNCE_KEEP 4                /* free bounce buffers an image keeps */
 #define ZERO_STEP (8ull << 20)       /* eager zeroing looks for a stop this often */
+#define ZERO_STACK (512u << 10)      /* its thread's stack: it calls little, and a store may
+				      * have many images zeroing (or ended, not yet joined) */
 
 struct sfs_image {
 	char name[256];              /* rewritten in place on rename */
@@ -975,6 +977,7 @@ static void *zero_thread(void *arg)
 int sfs_image_zero_start(struct sfs_image *im)
 {
 	uint64_t done, total;
+	pthread_attr_t attr;
 	sigset_t all, old;
 	char a[32];
 	int rc = 0;
@@ -1003,7 +1006,12 @@ int sfs_image_zero_start(struct sfs_image *im)
 	/* signals are for the daemon's own threads (libfuse's handlers end its loop) */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = -pthread_create(&im->zero_thr, NULL, zero_thread, im);
+	rc = -pthread_attr_init(&attr);
+	if (rc == 0) {
+		pthread_attr_setstacksize(&attr, ZERO_STACK);
+		rc = -pthread_create(&im->zero_thr, &attr, zero_thread, im);
+		pthread_attr_destroy(&attr);
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc < 0) {
 		__atomic_store_n(&im->zero_err, rc, __ATOMIC_RELAXED);
