@@ -21,8 +21,10 @@
  * grow of an image whose sidecar already says NEW (the user edited it):
  * undoing it leaves the sidecar alone, and the next open tries again.
  * An eagerzeroedthick image's header loses its "zeroed" flag at the
- * commit; the new blocks are zeroed after step 5, and an interrupted
- * zeroing resumes when the image is next opened.
+ * commit; the new blocks are zeroed after step 5 (sfs_image_zero_start:
+ * in the background, outside the store's lock, for an image opened
+ * SFS_IMAGE_ZERO_BG), and an interrupted zeroing resumes when the image
+ * is next opened.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -136,7 +138,7 @@ int sfs_grow(int store_fd, int state_fd, struct sfs_image *im, uint64_t new_size
 	if (urc < 0)
 		sfs_logf(log, SFS_LOG_WARN, "%s: cannot remove %s: %s (the grow is done)", name, jname,
 			 strerror(-urc));
-	rc = sfs_image_finish_zeroing(im);
+	rc = sfs_image_zero_start(im);
 	if (rc == 0)
 		rc = sfs_image_flush(im);
 	return rc;

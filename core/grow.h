@@ -24,7 +24,8 @@
  * nothing; with save_sidecar also rewrite NAME.json with the new size.  The caller keeps other
  * changes to the image's files out (store lock).  0; -EINVAL for a bad size; -errno with
  * disk size, backing file, reservation, map and sidecar as before.  An eagerzeroedthick image
- * is then zeroed; an error there (-errno) leaves it grown, zeroing resumed at the next open. */
+ * is then zeroed (sfs_image_zero_start: in the background when opened SFS_IMAGE_ZERO_BG); an
+ * error there (-errno) leaves it grown, zeroing resumed at the next open. */
 int sfs_grow(int store_fd, int state_fd, struct sfs_image *im, uint64_t new_size, bool save_sidecar,
 	     const struct sfs_log *log);
 

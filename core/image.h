@@ -36,6 +36,7 @@ struct sfs_rangelock;
 
 #define SFS_IMAGE_STATS 1u     /* keep statistics */
 #define SFS_IMAGE_BUFFERED 2u  /* buffered backing I/O instead of O_DIRECT */
+#define SFS_IMAGE_ZERO_BG 4u   /* eager zeroing in a thread of the image's own (sfs_image_zero_start) */
 
 /* Open (or create, when the backing file is missing) image name.
  * store_fd: the store directory, holding name (backing file);
@@ -43,7 +44,9 @@ struct sfs_rangelock;
  * The recorded geometry wins: a sidecar whose sector sizes differ from the
  * map's is refused (-EINVAL, err says both).  flags: SFS_IMAGE_STATS
  * allocates stats; SFS_IMAGE_BUFFERED keeps backing I/O in the page cache
- * (else O_DIRECT where the backing filesystem supports it).
+ * (else O_DIRECT where the backing filesystem supports it).  An
+ * eagerzeroedthick image not yet all zeroed is zeroed before open returns,
+ * unless SFS_IMAGE_ZERO_BG: then sfs_image_zero_start() zeroes it.
  * Bad state gives -EUCLEAN, a backing file that is not a regular file or
  * has other hard links -EPERM, each with err filled. */
 int sfs_image_open(int store_fd, int state_fd, const char *name,
@@ -51,7 +54,8 @@ int sfs_image_open(int store_fd, int state_fd, const char *name,
 		   const struct sfs_log *log, struct sfs_image **out,
 		   char *err, size_t errlen);
 
-/* Flush (data then map) and free the image; returns the flush result. */
+/* Stop the zeroing thread (at its next step, progress kept) and wait for it, flush (data then
+ * map) and free the image; returns the flush result.  No other call on im may be running. */
 int sfs_image_close(struct sfs_image *im);
 
 /* Read len bytes at off into buf: bytes read (0 at/after the end) or -EINVAL/-EIO. */
@@ -88,7 +92,8 @@ int sfs_image_write_zeroes(struct sfs_image *im, uint64_t off, uint64_t len);
 int sfs_image_allocate(struct sfs_image *im, uint64_t off, uint64_t len);
 
 /* Grow the disk to new_size (multiple of the logical sector, >= size) in one call, without a
- * journal: prepare, commit, finish zeroing, flush.  0; -EINVAL for a bad size; -errno with the
+ * journal: prepare, commit, zeroing (sfs_image_zero_start: in the background when opened
+ * SFS_IMAGE_ZERO_BG), flush.  0; -EINVAL for a bad size; -errno with the
  * image as before when prepare or commit fails (a later error leaves it grown). */
 int sfs_image_grow(struct sfs_image *im, uint64_t new_size);
 
@@ -108,9 +113,26 @@ int sfs_image_grow_commit(struct sfs_image *im, uint64_t new_size);
 int sfs_image_grow_abort(struct sfs_image *im, uint64_t old_len);
 
 /* Eagerzeroedthick: zero and mark every block not yet allocated (under the block locks, so it
- * may run while the disk is in use), flushing every 256 MiB, then record the image zeroed.
- * No-op for other modes or when already zeroed.  0 or -errno (progress kept). */
+ * may run while the disk is in use), flushing every 256 MiB, then record the image zeroed once
+ * every bit is set (checked under all the block locks, so a grow cannot slip in).  No-op for
+ * other modes or when already zeroed.  0 or -errno (progress kept). */
 int sfs_image_finish_zeroing(struct sfs_image *im);
+
+/* Eagerzeroedthick not yet all zeroed (after open or a grow): opened SFS_IMAGE_ZERO_BG, start
+ * the image's zeroing thread, or have the running one take in the blocks a grow added, and
+ * return at once; else zero now (sfs_image_finish_zeroing).  No-op for other modes, when
+ * zeroed, or after sfs_image_zero_cancel.  0, or -errno (thread not started, logged; or the
+ * error of zeroing now). */
+int sfs_image_zero_start(struct sfs_image *im);
+
+/* Ask the zeroing thread to stop, for good, at its next step (about every 8 MiB), the map
+ * flushed; returns at once (sfs_image_close waits for it).  For an image whose backing file is
+ * gone. */
+void sfs_image_zero_cancel(struct sfs_image *im);
+
+/* Where eager zeroing stands: *done of *total bytes zeroed or written (blocks set), *err the
+ * error that ended a FAILED run (else 0).  Safe while it runs. */
+enum sfs_zeroing sfs_image_zeroing(const struct sfs_image *im, uint64_t *done, uint64_t *total, int *err);
 
 /* stat of the backing file with st_size = disk size, st_blksize = physical sector. */
 int sfs_image_stat(struct sfs_image *im, struct stat *st);

@@ -65,6 +65,15 @@ struct sfs_stats_snap {
 	uint64_t daemon_pid;         /* ... and pid (see sfs_stats_origin) */
 };
 
+/* Eager zeroing of an eagerzeroedthick image (sfs_image_zeroing). */
+enum sfs_zeroing {
+	SFS_ZEROING_NONE,      /* not eagerzeroedthick */
+	SFS_ZEROING_DONE,      /* every block zeroed, recorded in the map */
+	SFS_ZEROING_RUNNING,   /* in the background */
+	SFS_ZEROING_STOPPED,   /* not finished, not running: resumes at the next open */
+	SFS_ZEROING_FAILED,    /* ended with an error: resumes at the next open */
+};
+
 /* What the renderers print besides the counters. */
 struct sfs_stats_info {
 	const char *name;
@@ -73,6 +82,9 @@ struct sfs_stats_info {
 	bool zero_offload;
 	bool direct;                  /* backing I/O is O_DIRECT */
 	uint64_t allocated_blocks, total_blocks;
+	enum sfs_zeroing zeroing;
+	uint64_t zeroing_done, zeroing_total;   /* bytes */
+	int zeroing_err;                        /* -errno when FAILED */
 };
 
 /* Allocate zeroed stats; 0 or -ENOMEM. */

@@ -6,7 +6,10 @@
  * every counter of NAME.json under the same key with its rate per second,
  * a latency table in microseconds, the size and alignment histograms as
  * '#' bars scaled to their largest bucket, and a one-line verdict on
- * whether the workload would run on a 4Kn disk.  It stays under 60 lines.
+ * whether the workload would run on a 4Kn disk, and, while an
+ * eagerzeroedthick image is still being zeroed, how far that has got
+ * ("zeroing: 37% (760.0 MiB of 2.0 GiB), in the background").  It stays
+ * under 60 lines.
  *
  * MNT/.stats/NAME.json is for scripts: one compact object ending in a
  * newline, with the keys listed in SPEC.md ("Statistics").  Latencies are
@@ -44,6 +47,8 @@ static const char *prov_name(enum sfs_prov p)
 
 	return n ? n : "unknown";
 }
+
+static const char *const zeroing_names[] = { "none", "done", "running", "stopped", "failed" };
 
 static const char *sector_name(uint32_t lss, uint32_t pss)
 {
@@ -200,6 +205,9 @@ int sfs_stats_render_json(const struct sfs_stats_snap *s, const struct sfs_stats
 	SETU("rmw_writes", s->rmw_writes);
 	SETU("allocated_blocks", info->allocated_blocks);
 	SETU("total_blocks", info->total_blocks);
+	SET("zeroing", json_string(zeroing_names[info->zeroing]));
+	SETU("zeroing_done_bytes", info->zeroing_done);
+	SETU("zeroing_total_bytes", info->zeroing_total);
 	SET("size_histogram", json_counts(s->size_hist, size_labels, SFS_SIZE_NBUCKET));
 	SET("alignment_histogram", json_counts(s->align_hist, align_labels, SFS_ALIGN_NCLASS));
 	SETU("not_4k_aligned", not_4k_aligned(s));
@@ -287,6 +295,25 @@ static void text_histogram(FILE *f, const char *title, const uint64_t *v,
 	}
 }
 
+/* Eager zeroing not finished: how far, and whether it runs. */
+static void text_zeroing(FILE *f, const struct sfs_stats_info *info)
+{
+	unsigned pct = info->zeroing_total ? (unsigned)(info->zeroing_done * 100 / info->zeroing_total) : 0;
+	char done[32], total[32];
+
+	if (info->zeroing == SFS_ZEROING_NONE || info->zeroing == SFS_ZEROING_DONE)
+		return;
+	sfs_format_human(info->zeroing_done, done, sizeof(done));
+	sfs_format_human(info->zeroing_total, total, sizeof(total));
+	fprintf(f, "zeroing: %u%% (%s of %s)", pct, done, total);
+	if (info->zeroing == SFS_ZEROING_RUNNING)
+		fputs(", in the background\n", f);
+	else if (info->zeroing == SFS_ZEROING_FAILED)
+		fprintf(f, ", failed: %s; resumes when the image is next opened\n", strerror(-info->zeroing_err));
+	else
+		fputs(", stopped; resumes when the image is next opened\n", f);
+}
+
 static void text_verdict(FILE *f, const struct sfs_stats_snap *s)
 {
 	uint64_t total = align_total(s), bad = not_4k_aligned(s);
@@ -339,6 +366,7 @@ int sfs_stats_render_text(const struct sfs_stats_snap *s, const struct sfs_stats
 	fprintf(f, "allocation    %" PRIu64 "/%" PRIu64 " blocks (%.1f%%)\n",
 		info->allocated_blocks, info->total_blocks,
 		info->total_blocks ? 100.0 * info->allocated_blocks / info->total_blocks : 0.0);
+	text_zeroing(f, info);
 	fprintf(f, "elapsed       %.1f s since load or reset (reset_generation %" PRIu64 ")\n", secs,
 		s->reset_generation);
 	fprintf(f, "daemon        pid %" PRIu64 ", started %s (daemon_start %" PRIu64 ")\n\n",

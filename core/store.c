@@ -33,6 +33,12 @@
  *            goes; an interrupted rename is finished;
  *   grow:    journal, backing and map files extended, sidecar, map header
  *            (the commit), journal removed: grow.c;
+ *   eager zeroing, after a create, a load or a grow of an eagerzeroedthick
+ *            image: each block zeroed then its bit set, the bits flushed
+ *            (data first) every 256 MiB, the map's "zeroed" flag last;
+ *            with zero_background in the image's own thread, outside this
+ *            mutex; stopped or interrupted, it resumes at the next load
+ *            (image.c);
  *   any rewritten file: a temporary file, fsync, rename (tmpfile.h).
  * No operation overwrites or removes a file that is not a served image's
  * own: a create or rename onto a name held by a file of the user's (or
@@ -110,7 +116,8 @@ int sfs_name_valid(const char *name)
 
 static unsigned image_flags(const struct sfs_store *s)
 {
-	return (s->opts.stats ? SFS_IMAGE_STATS : 0) | (s->opts.buffered ? SFS_IMAGE_BUFFERED : 0);
+	return (s->opts.stats ? SFS_IMAGE_STATS : 0) | (s->opts.buffered ? SFS_IMAGE_BUFFERED : 0) |
+	       (s->opts.zero_background ? SFS_IMAGE_ZERO_BG : 0);
 }
 
 static struct entry *find(struct sfs_store *s, const char *name, size_t *pos)
@@ -243,7 +250,11 @@ static struct entry take_out(struct sfs_store *s, struct entry *e)
 static void remove_entry(struct sfs_store *s, struct entry *e)
 {
 	struct entry old = take_out(s, e);
+	struct stat st;
 
+	/* no use zeroing a backing file that is gone; its holders read zeros there anyway */
+	if (fstat(sfs_image_fd(old.im), &st) == 0 && st.st_nlink == 0)
+		sfs_image_zero_cancel(old.im);
 	if (--old.refs == 0) {
 		sfs_image_close(old.im);
 		return;
@@ -383,6 +394,9 @@ static int load_locked(struct sfs_store *s, const char *name, struct entry **out
 		sfs_image_close(im);
 		return rc;
 	}
+	/* eager zeroing not finished: in the background (without zero_background the open did it);
+	 * a thread that cannot start is logged, and the blocks are zeroed on first write */
+	sfs_image_zero_start(im);
 	if (out)
 		*out = find(s, name, &pos);
 	return 0;
@@ -1096,6 +1110,27 @@ int sfs_store_flush_all(struct sfs_store *s)
 	}
 	pthread_mutex_unlock(&s->lock);
 	return rc;
+}
+
+void sfs_store_tally(struct sfs_store *s, struct sfs_store_tally *t)
+{
+	struct stat st;
+
+	pthread_mutex_lock(&s->lock);
+	t->served = s->nents;
+	t->refused = 0;
+	t->zeroing = 0;
+	for (size_t i = 0; i < s->nbad; i++)    /* reported, and not taken away since */
+		if (fstatat(s->dirfd, s->bad[i].name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			t->refused++;
+	for (size_t i = 0; i < s->nents; i++) {
+		uint64_t done, total;
+		int err;
+
+		if (sfs_image_zeroing(s->ents[i].im, &done, &total, &err) == SFS_ZEROING_RUNNING)
+			t->zeroing++;
+	}
+	pthread_mutex_unlock(&s->lock);
 }
 
 int sfs_store_fd(const struct sfs_store *s)

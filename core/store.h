@@ -11,6 +11,14 @@
  * Images are reference counted: sfs_store_get() / sfs_store_put().  An
  * unlinked image keeps working for those holding it, as an unlinked file
  * does.
+ *
+ * An eagerzeroedthick image not yet all zeroed (new, grown, or stopped
+ * part way) is zeroed when loaded and after a grow.  With zero_background
+ * (the daemon) that runs in a thread of the image's own, outside the
+ * store's lock, so the image is served at once and every other lookup
+ * goes on; blocks not zeroed yet read zeros, and a write to one zeroes it
+ * first, as in zeroedthick.  Without it (the tools) the load or the grow
+ * returns once the zeroing is done.
  */
 #ifndef SFS_STORE_H
 #define SFS_STORE_H
@@ -35,6 +43,8 @@ struct sfs_store_opts {
 	struct sfs_log log;
 	const char *holder;           /* description written in the lock file, e.g. "pid 42 mount /mnt" */
 	bool lazy;                    /* load images only when asked for (tools): no scan at open */
+	bool zero_background;         /* eager zeroing in the background (the daemon): an image is
+	                                 served at once, zeroed while in use; else before it is served */
 };
 
 /* Check an image name: 0, or -EINVAL for "", ".", "..", "/", leading '.', ".json" suffix, too long. */
@@ -102,6 +112,16 @@ int sfs_store_rescan(struct sfs_store *s);
 
 /* Flush every image; returns the first error. */
 int sfs_store_flush_all(struct sfs_store *s);
+
+/* What a store serves, for the daemon's start-up report. */
+struct sfs_store_tally {
+	size_t served;     /* images in the namespace */
+	size_t refused;    /* sidecars there whose image is not served (each reason logged once) */
+	size_t zeroing;    /* served images whose eager zeroing runs in the background */
+};
+
+/* Count what s serves now into *t. */
+void sfs_store_tally(struct sfs_store *s, struct sfs_store_tally *t);
 
 /* The store directory's fd (for statfs). */
 int sfs_store_fd(const struct sfs_store *s);

@@ -113,6 +113,14 @@ void sfs_daemon_log(void *ctx, int level, const char *msg)
 		syslog(prio[level & 3], "%s", msg);
 }
 
+void sfs_daemon_report(struct sfs_daemon *d, const char *msg)
+{
+	if (!d->background || !atomic_load(&d->ready))
+		fprintf(stderr, "sectorfs: %s\n", msg);
+	if (d->background)
+		syslog(LOG_NOTICE, "%s", msg);
+}
+
 /* Tell the waiting parent; a parent that is gone (EPIPE) changes nothing. */
 static void report_ready(struct sfs_daemon *d)
 {

@@ -33,6 +33,14 @@ int sfs_daemon_start(struct sfs_daemon *d, bool foreground, int *parent_status);
 void sfs_daemon_log(void *ctx, int level, const char *msg);
 
 /*
+ * A line for the user who started the daemon (msg without the "sectorfs: "
+ * prefix): "sectorfs: msg" on stderr while it still reaches them (in the
+ * foreground always, in the background until ready), and in the
+ * background to syslog as well.
+ */
+void sfs_daemon_report(struct sfs_daemon *d, const char *msg);
+
+/*
  * The serving process is ready (pid file written, mount answering): move
  * to "/", and in the background point stdio at /dev/null, log to syslog
  * only and let the parent exit 0.  Once only; later calls return 0.

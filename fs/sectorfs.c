@@ -2,17 +2,24 @@
  * sectorfs.c - the daemon: parse the command line, open (and lock) the
  * store, mount, serve, and unwind in reverse order.
  *
- *   sectorfs [FUSE options] [-o sector=,provisioning=,block_size=,nostats,pidfile=]
+ *   sectorfs [FUSE options] [-o sector=,provisioning=,block_size=,nostats,pidfile=,nonempty]
  *            STORE MOUNTPOINT
  *
- * Unless -f, the daemon forks first (daemon.c): the process that serves
+ * The mount point must be an empty directory that is not a mount point
+ * already (core/mountpoint.c), unless -o nonempty: libfuse 3 no longer
+ * checks, and a mount hides what is below it.  Then, unless -f, the daemon
+ * forks (daemon.c): the process that serves
  * is the child from the start, and the parent exits only when the child
  * reports ready, or with its failure.  The store is opened before
  * mounting so that a second daemon on the same store fails without
  * touching the mount point.  Readiness: once mounted, the pid file (if
  * asked for) is written; then the loop starts, and when it answers the
- * kernel's INIT the daemon is ready (sfs_daemon_ready: the parent exits 0,
- * logging moves from stderr to syslog).  SIGINT, SIGTERM and SIGHUP end
+ * kernel's INIT the daemon is ready: it reports what it serves ("serving
+ * N images from STORE at MNT (K refused: see above)", the refusals having
+ * been logged as the store was read; images still being eagerly zeroed,
+ * which they are in the background, are counted too), then
+ * sfs_daemon_ready: the parent
+ * exits 0, logging moves from stderr to syslog.  SIGINT, SIGTERM and SIGHUP end
  * the loop; the mount is then removed and every image flushed before exit.
  */
 #include <errno.h>
@@ -33,6 +40,7 @@
 #include <fuse_lowlevel.h>
 
 #include "daemon.h"
+#include "mountpoint.h"
 #include "ops.h"
 #include "pdw.h"
 #include "units.h"
@@ -47,6 +55,7 @@ struct options {
 	int buffered;
 	int no_default_permissions;
 	int no_zero_offload;
+	int nonempty;
 	int show_help;
 	int show_version;
 };
@@ -61,6 +70,7 @@ static const struct fuse_opt option_spec[] = {
 	OPT("buffered", buffered),
 	OPT("no_zero_offload", no_zero_offload),
 	OPT("nodefault_permissions", no_default_permissions),
+	OPT("nonempty", nonempty),
 	OPT("-h", show_help),
 	OPT("--help", show_help),
 	OPT("-V", show_version),
@@ -85,6 +95,9 @@ static void usage(const char *prog)
 	       "                            cache as a large volatile write cache) instead of\n"
 	       "                            O_DIRECT\n"
 	       "    -o pidfile=FILE         write the daemon's pid to FILE once the mount is up\n"
+	       "    -o nonempty             mount even on a directory that is not empty or is\n"
+	       "                            already a mount point (hiding what is there until\n"
+	       "                            unmounted); without it such a mount point is refused\n"
 	       "    -o max_threads=N        at most N worker threads (sectorfs default: 64)\n"
 	       "    -o nodefault_permissions  turn off the kernel's permission checks, which\n"
 	       "                            sectorfs turns on by default (default_permissions)\n"
@@ -186,13 +199,40 @@ static int write_pidfile(const char *path)
 	return rc;
 }
 
+/* What on_serving reports on. */
+struct start {
+	struct sfs_daemon *daemon;
+	struct sfs_store *store;
+	const char *store_path, *mountpoint;
+};
+
+/* The start-up summary: what is served, and whether lines above say what is not. */
+static void report_start(const struct start *st)
+{
+	struct sfs_store_tally t;
+	char msg[2 * PATH_MAX + 160], refused[48] = "", zeroing[64] = "";
+
+	sfs_store_tally(st->store, &t);
+	if (t.refused)
+		snprintf(refused, sizeof(refused), "%zu refused: see above", t.refused);
+	if (t.zeroing)
+		snprintf(zeroing, sizeof(zeroing), "%zu eager zeroing in the background", t.zeroing);
+	snprintf(msg, sizeof(msg), "serving %zu image%s from %s at %s%s%s%s%s%s", t.served,
+		 t.served == 1 ? "" : "s", st->store_path, st->mountpoint, t.refused || t.zeroing ? " (" : "",
+		 refused, t.refused && t.zeroing ? "; " : "", zeroing, t.refused || t.zeroing ? ")" : "");
+	sfs_daemon_report(st->daemon, msg);
+}
+
 /* The loop answers the kernel's first request: the mount serves. */
 static int on_serving(void *ctx)
 {
-	struct sfs_daemon *d = ctx;
-	int rc = sfs_daemon_ready(d);
+	struct start *st = ctx;
+	struct sfs_daemon *d = st->daemon;
 	char msg[256];
+	int rc;
 
+	report_start(st);
+	rc = sfs_daemon_ready(d);
 	if (rc < 0) {
 		snprintf(msg, sizeof(msg), "cannot detach (open /dev/null, chdir /): %s", strerror(-rc));
 		sfs_daemon_log(d, SFS_LOG_ERR, msg);
@@ -211,6 +251,7 @@ int main(int argc, char *argv[])
 	struct fuse *fuse = NULL;
 	struct sfs_fs fs = { 0 };
 	struct sfs_daemon daemon;
+	struct start start = { &daemon, NULL, NULL, NULL };
 	char err[1024], holder[4200], fsname[4200];
 	int rc = 1, max_threads_given = 0, parent_status;
 
@@ -245,6 +286,15 @@ int main(int argc, char *argv[])
 		rc = 1;
 		goto out_args;
 	}
+	/* Refused before anything starts: a mount here would hide what is there. */
+	if (!o.nonempty && (rc = sfs_mountpoint_check(copts.mountpoint, err, sizeof(err))) < 0) {
+		if (rc == -ENOTEMPTY || rc == -EBUSY)
+			fprintf(stderr, "sectorfs: %s; -o nonempty mounts all the same\n", err);
+		else
+			fprintf(stderr, "sectorfs: %s\n", err);
+		rc = 1;
+		goto out_args;
+	}
 
 	openlog("sectorfs", LOG_PID, LOG_DAEMON);
 	/* Unless -f the parent stops here, once the child is ready or has failed. */
@@ -261,6 +311,8 @@ int main(int argc, char *argv[])
 
 	sopts.stats = !o.nostats;
 	sopts.buffered = o.buffered;
+	/* a new eagerzeroedthick image must not hold up the mount or the rest of the store */
+	sopts.zero_background = true;
 	sopts.log.fn = sfs_daemon_log;
 	sopts.log.ctx = &daemon;
 	snprintf(holder, sizeof(holder), "pid %ld, mounted at %s", (long)getpid(), copts.mountpoint);
@@ -273,7 +325,10 @@ int main(int argc, char *argv[])
 	fs.stats = sopts.stats;
 	fs.log = &sopts.log;
 	fs.serving = on_serving;
-	fs.serving_ctx = &daemon;
+	start.store = store;
+	start.store_path = o.store;
+	start.mountpoint = copts.mountpoint;
+	fs.serving_ctx = &start;
 	pthread_mutex_init(&fs.lock, NULL);
 
 	/* Rebuild the FUSE arguments: the defaults first, so the user's win. */

@@ -10,7 +10,8 @@
  * noreplace, the journal), an interrupted rename finished at open, resize
  * rewriting the sidecar (and only the sidecar of the image's current name:
  * not for an unlinked or replaced image still held open), a damaged map
- * refused with a message, sorted listing, rescan and flush_all.  Messages
+ * refused with a message, sorted listing, rescan and flush_all, the tally
+ * of served and refused images.  Messages
  * are captured with the log sink of tmpstore.h.  Each test gets its own
  * mkdtemp store, removed by the fixture.
  */
@@ -228,6 +229,7 @@ Test(store, open_missing_directory)
 
 Test(store, good_and_bad_sidecars)
 {
+	struct sfs_store_tally t;
 	struct sfs_store *s;
 	struct sfs_image *im = NULL;
 
@@ -243,6 +245,9 @@ Test(store, good_and_bad_sidecars)
 	cr_expect_eq(logcap_lines(&cap, "e.json", NULL, NULL), 1, "%s", cap.buf);
 	cr_expect_eq(logcap_level_lines(&cap, SFS_LOG_ERR), 3, "one error per bad sidecar: %s", cap.buf);
 	cr_expect_eq(logcap_lines(&cap, "a.json", NULL, NULL) + logcap_lines(&cap, "d.json", NULL, NULL), 0);
+	sfs_store_tally(s, &t);
+	cr_expect_eq(t.served, 2);
+	cr_expect_eq(t.refused, 3);
 
 	/* looked at again: not logged again */
 	cr_expect_eq(sfs_store_rescan(s), 0);
@@ -258,6 +263,13 @@ Test(store, good_and_bad_sidecars)
 	im = get(s, "b");
 	cr_expect_eq(sfs_image_geom(im).size, 1024);
 	sfs_store_put(s, im);
+	sfs_store_tally(s, &t);
+	cr_expect_eq(t.served, 3);
+	cr_expect_eq(t.refused, 2, "c and e still refused");
+	/* a refused sidecar taken away is no longer counted */
+	cr_assert_eq(unlinkat(ts.fd, "e.json", 0), 0);
+	sfs_store_tally(s, &t);
+	cr_expect_eq(t.refused, 1);
 	cr_expect_eq(sfs_store_close(s), 0);
 }
 

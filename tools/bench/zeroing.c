@@ -21,6 +21,10 @@
  * count of first writes and zeroed bytes (the change in
  * MNT/.stats/NAME.json over the pass).
  *
+ * The daemon zeroes an eagerzeroedthick image in the background once it
+ * is first looked up; its passes start only when the image's stats say
+ * "zeroing": "done", so that they measure an eagerly zeroed disk.
+ *
  * The store, mount and daemon come from testbed.c; the images are removed
  * at the end whatever happened.
  */
@@ -32,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -138,6 +143,23 @@ static json_int_t key(json_t *j, const char *k)
 	return json_integer_value(json_object_get(j, k));
 }
 
+/* Wait until the daemon has zeroed image i (eagerzeroedthick, in the background): 0, -1 on
+ * errors (printed).  A daemon whose stats have no "zeroing" key zeroed it at the lookup. */
+static int wait_zeroed(struct zexp *z, int i)
+{
+	const struct timespec tick = { 0, 50 * 1000 * 1000 };
+	json_t *j;
+	bool running;
+
+	do {
+		if (!(j = testbed_stats(&z->tb, z->names[i])))
+			return -1;
+		running = strcmp(json_string_value(json_object_get(j, "zeroing")) ?: "", "running") == 0;
+		json_decref(j);
+	} while (running && !tool_interrupted && nanosleep(&tick, NULL) == 0);
+	return 0;
+}
+
 /* Write image i once; 0, 1 when interrupted, -1 on errors (printed). */
 static int run_one(struct zexp *z, int pass, int i)
 {
@@ -148,8 +170,12 @@ static int run_one(struct zexp *z, int pass, int i)
 	json_t *before, *after;
 
 	testbed_path(&z->tb, z->names[i], path, sizeof(path));
-	if (bench_disk_open(&d, path, O_RDWR) < 0)      /* an eager image is zeroed here */
+	if (bench_disk_open(&d, path, O_RDWR) < 0)      /* an eager image starts zeroing here */
 		return -1;
+	if (pass == 0 && wait_zeroed(z, i) < 0) {
+		bench_disk_close(&d);
+		return -1;
+	}
 	if (!(before = testbed_stats(&z->tb, z->names[i]))) {
 		bench_disk_close(&d);
 		return -1;

@@ -80,7 +80,8 @@ static const char help[] =
 	"              that fail their checksum allocated (they then read what the\n"
 	"              backing file holds), rewrite a sidecar that disagrees with\n"
 	"              the recorded geometry, extend a short backing file, finish eager\n"
-	"              zeroing.  Refused while a sectorfs daemon serves the store.\n"
+	"              zeroing (without --repair, eager zeroing not finished is a note:\n"
+	"              sectorfs resumes it).  Refused while a sectorfs daemon serves the store.\n"
 	"  -h, --help  this help\n\n"
 	"Exit status (as fsck): 0 clean, 1 problems repaired, 4 problems left,\n"
 	"8 operational error, 16 usage error.\n";
@@ -184,7 +185,10 @@ static int diagnose(const struct img_view *v, struct diag *d)
 		    (long long)v->bk.st_size, (unsigned long long)sfs_map_info(v->map)->geom.size);
 	if (sfs_map_info(v->map)->prov == SFS_PROV_EAGERZEROEDTHICK &&
 	    !(sfs_map_info(v->map)->flags & SFS_MAP_F_ZEROED))
-		add(d, P_UNZEROED, "eager zeroing never finished");
+		add(d, P_UNZEROED, "eager zeroing not finished (%llu of %llu blocks): the blocks not zeroed "
+		    "yet read as zeros, sectorfs resumes it when it next serves the store, --repair "
+		    "finishes it now", (unsigned long long)sfs_map_count(v->map),
+		    (unsigned long long)sfs_map_nblocks(v->map));
 	return 0;
 }
 
@@ -379,6 +383,12 @@ static int check_one(int argc, char **argv)
 			"on disk as of its last flush\n", ref.store, v.holder);
 	if (d.note[0])
 		printf("%s: note: %s\n", ref.path, d.note);
+	/* no damage, and the next start finishes it: a note unless asked to finish it now */
+	if (d.has[P_UNZEROED] && !do_repair) {
+		printf("%s: note: %s\n", ref.path, d.text[P_UNZEROED]);
+		d.has[P_UNZEROED] = false;
+		d.n--;
+	}
 	if (d.n == 0) {
 		if (d.declared_only)
 			printf("%s: clean (declared by its sidecar, not created yet)\n", ref.path);
