@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * allocmap.c - the allocation map: one bit per block, persisted in
  * STORE/.sectorfs/NAME.map.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * allocmap.h - the allocation map of one image: which blocks hold data.
  *

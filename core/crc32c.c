@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crc32c.c - CRC-32C, in hardware where the CPU has it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * escape.c - the ls -b escaping of image names (see escape.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * escape.h - image names made safe for text output, as `ls -b` shows them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * geometry.c - the I/O rules of a disk, checked in one place.
  *

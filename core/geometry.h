@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * geometry.h - disk geometry and the I/O rules, checked in one place.
  *

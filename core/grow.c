@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * grow.c - growing an image all or nothing (see grow.h).
  *

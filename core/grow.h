@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * grow.h - growing an image all or nothing, through a journal.
  *

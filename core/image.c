@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * image.c - one disk image: I/O at disk offsets onto the backing file,
  * with lazy zeroing, the allocation map and statistics.

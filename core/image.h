@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * image.h - one disk image: backing file + allocation map + stats.
  *

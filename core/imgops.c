@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * imgops.c - whole-image operations for tools (see imgops.h).
  *

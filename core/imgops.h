@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * imgops.h - whole-image operations for tools: fill (eager zeroing with
  * progress), sparse-aware import of a raw file, and rewriting the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mapfile.c - the allocation map's file format (mapfile.h): header and
  * checksummed bitmap chunks, as drawn at the top of allocmap.c.

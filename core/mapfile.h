@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mapfile.h - the allocation map's file format: the header and the
  * checksummed bitmap chunks drawn at the top of allocmap.c, encoded and

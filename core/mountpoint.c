@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * mountpoint.c - is a directory fit to mount a store on (see mountpoint.h)?
  *

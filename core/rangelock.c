@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rangelock.c - shared and exclusive locks on byte ranges (rangelock.h).
  *

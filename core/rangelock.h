@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * rangelock.h - shared and exclusive locks on byte ranges.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * recover.c - start-up recovery of a store (see recover.h).
  *

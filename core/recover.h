@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * recover.h - what a crash can leave in a store, and putting it right when
  * the store is next opened.

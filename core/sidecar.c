@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sidecar.c - read, check and write the JSON sidecar NAME.json (see sidecar.h).
  *

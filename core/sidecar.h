@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sidecar.h - the JSON sidecar NAME.json that declares a disk image.
  *

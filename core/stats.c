@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stats.c - recording and snapshots of per-image I/O statistics.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stats.h - per-image I/O statistics: counters, histograms, latency.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stats_render.c - the two faces of a stats snapshot: text and JSON.
  *

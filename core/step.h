@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * step.h - the steps of the store's multi-file operations, for tests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * store.c - a directory of disk images and the daemon state beside them.
  *

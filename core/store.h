@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * store.h - a directory of disk images, served by one daemon at a time.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tmpfile.c - temporary files in the state directory and durable
  * replacement of a file by a new one (see tmpfile.h).

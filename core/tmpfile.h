@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tmpfile.h - the daemon's temporary files, and durable replacement.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * units.c - parsing and printing of byte sizes (see units.h).
  *

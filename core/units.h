@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * units.h - parsing and printing of byte sizes ("8G", "512", "1M").
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * daemon.h - going to the background once the mount serves (see daemon.c).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuse_version.h - the one place that picks the libfuse API level. */
 #ifndef SFS_FUSE_VERSION_H
 #define SFS_FUSE_VERSION_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ops.c - the FUSE operations: check the path, call core, map the result.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pdw.c - parallel direct writes on libfuse versions that cannot ask for them.
  *

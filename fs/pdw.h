@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pdw.h - ask the kernel for parallel direct writes on disk images (see pdw.c).
  */

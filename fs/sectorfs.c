@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sectorfs.c - the daemon: parse the command line, open (and lock) the
  * store, mount, serve, and unwind in reverse order.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # demo.sh - a tour of sectorfs on the sample store (run by "make demo").
 #
 #   demo.sh SECTORFS SAMPLES

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # install-deps.sh - install what building and testing sectorfs needs, from
 # Debian's packages.  Run as root on Debian 12; does nothing when all is there.
 set -e

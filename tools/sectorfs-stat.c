@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sectorfs-stat.c - an iostat-like view of a sectorfs mount's statistics.
  *

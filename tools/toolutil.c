@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * toolutil.c - the command dispatcher, the clock and the interruption flag
  * of the tools (toolutil.h).

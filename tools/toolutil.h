@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * toolutil.h - what the command-line tools share: the command table and
  * its dispatcher (one file per command, as tmux does it), a monotonic

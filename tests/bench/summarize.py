@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """summarize.py - the parsing and reporting half of tests/bench/run.
 
   summarize.py one WORKLOAD FIO_JSON

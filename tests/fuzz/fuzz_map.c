@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_map.c - libFuzzer target for the allocation map loader
  * (sfs_map_open in core/allocmap.c; the format is drawn at the top of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_sidecar.c - libFuzzer target for the sidecar parser (core/sidecar.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gen-map-seeds.c - writes the seed corpus of fuzz_map: allocation maps
  * made by the core library itself (sfs_map_create, set, flush) in a few

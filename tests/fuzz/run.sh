@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # run.sh - build the libFuzzer targets of the core library and fuzz each
 # one for a while.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # check-store.sh - sectorfs-img check STORE: every image of a store, what a
 # crash left for the next start to put right, and the files that are no
 # image, with fsck exit codes:

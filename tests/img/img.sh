@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # img.sh - sectorfs-img, every command through its happy path and its
 # errors, with exact exit codes and messages:
 #

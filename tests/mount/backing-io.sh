@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # backing-io.sh - O_DIRECT on the backing file, and what it cannot carry.
 #
 # The daemon does its backing I/O with O_DIRECT (README, Performance), but a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # bench.sh - sectorfs-bench (SPEC.md "Tools") on a real mount: each command
 # run briefly, its output checked for structure and against the daemon's
 # own statistics.

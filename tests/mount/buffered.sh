@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # buffered.sh - opens without O_DIRECT behave as a block device's page
 # cache does; O_DIRECT opens keep the disk's rules:
 #  - qemu-img info (its format probe reads 512 bytes) and file -s work on

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # crash-namespace.sh - "the namespace survives a crash too: after kill -9
 # at any instant, each name is as it was before its last create, grow,
 # rename or unlink, or as it is after it, never in between; sectorfs-img

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # crash.sh - "the allocation map survives kill -9: after a crash every block
 # reads as the data last made durable, or as zeros, never as stale or
 # foreign bytes" and "fsync: everything written before is durable, data and

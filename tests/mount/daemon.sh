@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # daemon.sh - the daemon's life cycle: readiness, the store lock, signals,
 # the command line.
 #

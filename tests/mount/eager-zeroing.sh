@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # eager-zeroing.sh - an eagerzeroedthick image zeroes in the background,
 # and the rest of the store does not wait for it.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # failures.sh - what the daemon does when things go wrong around it: the
 # mount pulled away under running I/O, a signal in the middle of a long
 # write, a second daemon, an image removed from the store behind its back,

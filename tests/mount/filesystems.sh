@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # filesystems.sh - ext4 and XFS on loop devices over images in the mount
 # keep every file across a daemon restart, and their checks stay clean
 # (SPEC.md: "to loop-mount them as block devices"; Guarantees: writes made

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # fio-verify.sh - what an application writes is what it reads back, under
 # concurrent asynchronous direct I/O, on every path an image is used
 # (SPEC.md: the I/O rules; Provisioning: lazy zeroing, parallel I/O to

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # first-write-race.sh - "first writes to the same block from several
 # threads are serialised" (SPEC.md, Provisioning): many writers racing on
 # the first write of the same fresh blocks lose nothing.

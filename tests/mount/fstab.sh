@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # fstab.sh - sectorfs mounts through mount(8) and mount.fuse3, as from
 # /etc/fstab: "mount -t fuse PROGRAM#STORE MNT -o ..." and an fstab line
 # (read from a test-owned file with mount -T, not /etc/fstab).  The daemon

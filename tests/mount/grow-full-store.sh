@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # grow-full-store.sh - growing an image on a full store must fail cleanly
 # and leave the image servable (a regression test).
 #

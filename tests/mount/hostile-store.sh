@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # hostile-store.sh - the store is not a way out.  Backing files that are
 # symbolic links (to /etc/passwd and to a file outside the store), hard
 # links, FIFOs or directories, a 1 GiB sidecar, a state directory that is

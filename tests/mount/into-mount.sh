@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # into-mount.sh - putting data into the mount as into a file system: an
 # image created through the mount grows with writes at its end until the
 # handle that created it is closed, then it is a disk of fixed size.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # io-rules.sh - the I/O rules of SPEC.md "The mount", seen from an
 # application doing O_DIRECT I/O with GNU dd, on 512n, 512e and 4kn disks,
 # thin and zeroedthick (8M, block_size 64K):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # lib.sh - what every mount test shares.  Source it first thing:
 #
 #   . "$(dirname "$0")/lib.sh"

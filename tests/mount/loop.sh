@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # loop.sh - images in the mount work as loop block devices, with a real
 # filesystem on them, across a daemon restart.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # map-damage.sh - a damaged allocation map is refused, diagnosed and
 # repaired without losing data; a version-1 map is converted once.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # namespace.sh - the mount's namespace acts on images, sidecars and maps
 # together, as SPEC.md "The mount" says.
 #

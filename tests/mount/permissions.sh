@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # permissions.sh - with -o allow_other the kernel enforces each image's
 # owner and mode for other users (default_permissions, on by default), and
 # chmod and chown through the mount act on the backing file; without

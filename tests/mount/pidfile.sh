@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # pidfile.sh - starting in the background: when `sectorfs -o pidfile=F
 # STORE MNT` (no -f) returns, the daemon is up, or it has failed and said why.
 #

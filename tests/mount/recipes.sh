@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # recipes.sh - the recipes of README ("Using it", "Recipes") run for real,
 # with the commands the README gives, one "ok" line per recipe:
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # sidecars.sh - what the daemon makes of the sidecars it finds in a store.
 #
 # Proves: with good sidecars beside bad ones (invalid JSON, an unknown key,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # startup.sh - what a start tells its user, and the mount points it refuses.
 #
 # Proves: started in the background (no -f), sectorfs has printed on

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # stats-edges.sh - the corners of the .stats files and of image names.
 #
 # Proves:

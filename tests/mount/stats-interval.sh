@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # stats-interval.sh - sectorfs-stat -i under load: every interval is the
 # difference of the daemon's own totals at its two ends (SPEC.md
 # "Statistics": the reset generation and the daemon's start tell a reset

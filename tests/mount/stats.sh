@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # stats.sh - the statistics of SPEC.md "Statistics" are exact, seen through
 # a real mount with GNU dd O_DIRECT I/O, and sectorfs-stat shows them.
 #

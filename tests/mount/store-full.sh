@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # store-full.sh - a thin image larger than the free space of its store
 # behaves like an over-committed thin LUN: when the backing filesystem is
 # full, writes that need new space fail with ENOSPC to the client, nothing

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # store-integrity.sh - no operation through the mount loses a byte of the
 # store's, by hand as a hostile user would try it:
 #  - rename onto a file the user put in the store, and onto an image the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # torn-sector.sh - a write of a sector is atomic to its readers, as on a
 # real drive (databases' torn-page detection relies on it), also where the
 # daemon's backing I/O goes through the host page cache.

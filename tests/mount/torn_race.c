@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * torn_race.c - does a reader ever see a sector half written?
  *

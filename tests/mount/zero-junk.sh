@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # zero-junk.sh - "a block never written reads as zeros without touching the
 # backing file, whatever the backing file holds" and "the rest of the block
 # is zeroed on its first write" (SPEC.md, Provisioning), for thin and

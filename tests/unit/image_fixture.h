@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * image_fixture.h - what the two image test programs share: a temporary
  * store per test, the disk formats they run over, an in-memory model of

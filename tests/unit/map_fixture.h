@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * map_fixture.h - what the two allocation-map test programs share: a
  * temporary directory per test, map creation and reopening, and byte-level

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_allocmap.c - unit tests of core/allocmap.c, part one: format, bits,
  * durability, grow.

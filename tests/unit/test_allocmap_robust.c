@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_allocmap_robust.c - unit tests of core/allocmap.c, part two:
  * damaged files and concurrency.

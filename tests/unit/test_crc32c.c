@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_crc32c.c - unit tests of core/crc32c.c.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_escape.c - unit tests of core/escape.c: names as GNU ls -b prints
  * them (the expected strings are ls -b's output in a UTF-8 locale and in

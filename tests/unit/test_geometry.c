@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_geometry.c - unit tests of core/geometry.c: the I/O rules of a disk.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_image.c - unit tests of core/image.c, part one: opening and I/O.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_image_atomic.c - unit tests of core/image.c, part three: a sector
  * written is never read half written.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_image_life.c - unit tests of core/image.c, part two: an image's life.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_imgops.c - unit tests of core/imgops.c, without a mount.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_mountpoint.c - unit tests of core/mountpoint.c: which directories
  * a store may be mounted on.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_rangelock.c - unit tests of core/rangelock.c.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_sidecar.c - unit tests of core/sidecar.c: the NAME.json contract.
  *

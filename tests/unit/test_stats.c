@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_stats.c - unit tests of core/stats.c and core/stats_render.c.
  *

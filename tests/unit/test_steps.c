@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_steps.c - every multi-file operation of the store cut at every step.
  *

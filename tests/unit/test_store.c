@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_store.c - unit tests of core/store.c: a directory of disk images.
  *

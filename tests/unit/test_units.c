@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_units.c - unit tests of core/units.c: size strings in and out.
  *

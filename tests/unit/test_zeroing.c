@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_zeroing.c - unit tests of eager zeroing in the background
  * (core/image.c opened SFS_IMAGE_ZERO_BG, and core/store.c with

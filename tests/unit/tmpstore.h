@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tmpstore.h - shared helpers of the unit tests that need a real store.
  *

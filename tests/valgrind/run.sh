@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # run.sh - the daemon under valgrind through a short mount workload.
 #
 #   tests/valgrind/run.sh          (top_builddir/top_srcdir from the

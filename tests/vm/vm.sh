@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: MIT
 # vm.sh - the "real client" test: a QEMU guest (Debian's kernel, a busybox
 # initramfs built here) gets sectorfs images as disks and checks what a
 # real block driver sees of them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * common.c - messages, argument parsing, the progress line, signals and
  * the disk under test, for every sectorfs-bench command.

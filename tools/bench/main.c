@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * main.c - sectorfs-bench: workloads that reproduce the questions behind
  * sectorfs (SPEC.md "Tools").

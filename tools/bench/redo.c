@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * redo.c - sectorfs-bench redo: a database redo log with group commit.
  *

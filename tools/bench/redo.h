@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * redo.h - what the redo command (redo.c) hands its reports
  * (redo_report.c): the log writer's state and figures.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * redo_report.c - the redo log's figures for people and for programs.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run.c - worker threads under a watching main thread, and the latency
  * histogram they fill.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sweep.c - sectorfs-bench sweep: throughput against transfer size, as
  * ATTO Disk Benchmark draws it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sweep.h - what the sweep command (sweep.c) hands its reports
  * (sweep_report.c): the disk, the parameters and one struct test per

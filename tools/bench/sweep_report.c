@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sweep_report.c - the sweep's results for people and for programs.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * testbed.c - a store served at a mount for sectorfs-bench zeroing: the
  * daemon started and stopped as the mount tests do it (pidfile, then the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * testbed.h - a sectorfs store served at a mount, for experiments that
  * need images of their own (sectorfs-bench zeroing).

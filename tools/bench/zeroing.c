@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * zeroing.c - sectorfs-bench zeroing: the zero-on-new-write experiment.
  *

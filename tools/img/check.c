@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check.c - sectorfs-img check: do sidecar, map and backing file agree?
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * checkstore.c - sectorfs-img check STORE: every image of a store, and
  * what else a crash or a user left in it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * checkstore.h - sectorfs-img check STORE (see checkstore.c).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * common.c - messages, STORE/NAME arguments, the served check and the
  * locked session that every changing command of sectorfs-img uses.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * create.c - sectorfs-img create: a new image, its sidecar and its map.
  *

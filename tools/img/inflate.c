@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * inflate.c - sectorfs-img inflate: thin or zeroedthick to
  * eagerzeroedthick, as vmkfstools --inflatedisk / --eagerzero do.

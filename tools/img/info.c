@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * info.c - sectorfs-img info: what an image is and how much of it is used.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * main.c - sectorfs-img: the vmkfstools / qemu-img of a sectorfs store.
  *

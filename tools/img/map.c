@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * map.c - sectorfs-img map: the allocated and unallocated ranges of an
  * image, like qemu-img map.

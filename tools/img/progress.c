@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * progress.c - the progress bar of long operations, and Ctrl-C.
  *

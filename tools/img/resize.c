@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * resize.c - sectorfs-img resize: grow an image (never shrink it).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * view.c - the on-disk state of one image, looked at without the lock.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check.c - after the crash: what the store and the remounted namespace
  * show, against the model.

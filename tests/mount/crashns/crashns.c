@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crashns.c - the driver of crash-namespace.sh; one command per phase of
  * a round, the model kept in STATE between them (crashns.h):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crashns.h - the model behind crash-namespace.sh: what each name of the
  * mount may hold after a kill -9 of the daemon.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * model.c - the operations as steps, the states they allow after a crash,
  * and how states, candidates and operations are printed (crashns.h).

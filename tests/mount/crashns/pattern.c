@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pattern.c - self-describing sectors: every 512-byte sector the workload
  * writes says which data it is.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * report.c - failures: printed with the round's context, counted by kind,
  * and lasting ones (a leftover file, a check that stays unclean) counted

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * run.c - the workload of one round: four threads, each doing random
  * operations on its own names through the mount, until the daemon is
