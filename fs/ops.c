@@ -785,6 +785,11 @@ static void *sfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
 	if (conn->max_write < (1u << 20))
 		conn->max_write = 1u << 20;
+	/* async direct I/O travels as background requests: as many as there are workers */
+	if (fs->max_background) {
+		conn->max_background = fs->max_background;
+		conn->congestion_threshold = fs->max_background * 3 / 4;
+	}
 	if (fs->serving && fs->serving(fs->serving_ctx) < 0)
 		fuse_exit(ctx->fuse);
 	return fs;

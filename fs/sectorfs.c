@@ -52,6 +52,7 @@ struct options {
 	char *provisioning;
 	char *block_size;
 	char *pidfile;
+	unsigned max_background;
 	int nostats;
 	int buffered;
 	int no_default_permissions;
@@ -67,6 +68,7 @@ static const struct fuse_opt option_spec[] = {
 	OPT("provisioning=%s", provisioning),
 	OPT("block_size=%s", block_size),
 	OPT("pidfile=%s", pidfile),
+	OPT("max_background=%u", max_background),
 	OPT("nostats", nostats),
 	OPT("buffered", buffered),
 	OPT("no_zero_offload", no_zero_offload),
@@ -100,6 +102,8 @@ static void usage(const char *prog)
 	       "                            already a mount point (hiding what is there until\n"
 	       "                            unmounted); without it such a mount point is refused\n"
 	       "    -o max_threads=N        at most N worker threads (sectorfs default: 64)\n"
+	       "    -o max_background=N     asynchronous requests the kernel may have in flight\n"
+	       "                            (default: the number of worker threads, at least 12)\n"
 	       "    -o nodefault_permissions  turn off the kernel's permission checks, which\n"
 	       "                            sectorfs turns on by default (default_permissions)\n"
 	       "    -h, --help              this help, then the FUSE options\n"
@@ -255,6 +259,7 @@ int main(int argc, char *argv[])
 	struct start start = { &daemon, NULL, NULL, NULL };
 	char err[1024], holder[4200], fsname[4200];
 	int rc = 1, max_threads_given = 0, parent_status;
+	unsigned threads;
 
 	/* I/O buffers of up to 1 MiB come and go with every request: keep them
 	 * in the heap for reuse instead of an mmap and page faults each time. */
@@ -331,6 +336,14 @@ int main(int argc, char *argv[])
 	start.mountpoint = copts.mountpoint;
 	fs.serving_ctx = &start;
 	pthread_mutex_init(&fs.lock, NULL);
+	/* Each worker can have one backing I/O in flight: let the kernel send
+	 * that many asynchronous (background) requests, not its default 12. */
+	threads = copts.singlethread ? 1 : max_threads_given ? copts.max_threads : 64;
+	fs.max_background = o.max_background ? o.max_background : threads < 12 ? 12 : threads;
+	if (fs.max_background > 65535)
+		fs.max_background = 65535;
+	sfs_logf(&sopts.log, SFS_LOG_INFO, "/dev/fuse, up to %u worker thread%s, max_background %u", threads,
+		 threads == 1 ? "" : "s", fs.max_background);
 
 	/* Rebuild the FUSE arguments: the defaults first, so the user's win. */
 	snprintf(fsname, sizeof(fsname), "-ofsname=sectorfs:%s,subtype=sectorfs", o.store);

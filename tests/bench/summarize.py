@@ -194,6 +194,8 @@ def cmd_report(runs_tsv, meta_json, out_dir):
     lines.append("daemon: %s (tree %s, sha256 %s)%s" % (
         meta.get("sectorfs_version", "?"), meta.get("git") or "?", (meta.get("sectorfs_sha256") or "?")[:12],
         "; qsd: " + meta["qsd"] if meta.get("qsd") else ""))
+    if meta.get("daemon_setup"):
+        lines.append("daemon setup: " + meta["daemon_setup"])
     lines.append("machine load: loadavg %s -> %s, PSI some avg60 cpu/io %s -> %s; elapsed %s s"
                  % (" ".join(meta.get("loadavg_start") or []), " ".join(meta.get("loadavg_end") or []),
                     "/".join((meta.get("pressure_start") or {}).values()) or "?",
