@@ -318,6 +318,8 @@ static int back_io(struct sfs_image *im, bool wr, char *buf, size_t len, uint64_
 	b = bounce_get(im);
 	if (!b)
 		return -ENOMEM;
+	if (im->stats)
+		sfs_stats_bounced(im->stats, len);
 	for (size_t done = 0, n; done < len && rc == 0; done += n) {
 		n = len - done < BOUNCE_LEN ? len - done : BOUNCE_LEN;
 		if (wr) {

@@ -201,6 +201,7 @@ int sfs_stats_render_json(const struct sfs_stats_snap *s, const struct sfs_stats
 	SETU("first_writes", s->first_writes);
 	SETU("overwrites", s->overwrites);
 	SETU("zeroed_bytes", s->zeroed_bytes);
+	SETU("bounced_bytes", s->bounced_bytes);
 	SETU("misaligned_rejected", s->misaligned_rejected);
 	SETU("out_of_range", s->out_of_range);
 	SETU("rmw_writes", s->rmw_writes);

@@ -43,7 +43,7 @@
 #include "daemon.h"
 #include "mountpoint.h"
 #include "ops.h"
-#include "pdw.h"
+#include "xport.h"
 #include "units.h"
 
 struct options {
@@ -251,7 +251,7 @@ int main(int argc, char *argv[])
 	struct options o = { 0 };
 	struct fuse_cmdline_opts copts = { 0 };
 	struct sfs_store_opts sopts = { 0 };
-	struct fuse_loop_config *lcfg = NULL;
+	struct sfs_xport_opts xopts = { 0 };
 	struct sfs_store *store = NULL;
 	struct fuse *fuse = NULL;
 	struct sfs_fs fs = { 0 };
@@ -342,8 +342,6 @@ int main(int argc, char *argv[])
 	fs.max_background = o.max_background ? o.max_background : threads < 12 ? 12 : threads;
 	if (fs.max_background > 65535)
 		fs.max_background = 65535;
-	sfs_logf(&sopts.log, SFS_LOG_INFO, "/dev/fuse, up to %u worker thread%s, max_background %u", threads,
-		 threads == 1 ? "" : "s", fs.max_background);
 
 	/* Rebuild the FUSE arguments: the defaults first, so the user's win. */
 	snprintf(fsname, sizeof(fsname), "-ofsname=sectorfs:%s,subtype=sectorfs", o.store);
@@ -355,10 +353,15 @@ int main(int argc, char *argv[])
 		goto out_store;
 	if (fuse_mount(fuse, copts.mountpoint) != 0)
 		goto out_fuse;
-	/* Writes to different blocks of one disk must not queue behind each other. */
-	if (sfs_pdw_install(fuse_get_session(fuse)) < 0)
-		sfs_logf(&sopts.log, SFS_LOG_WARN, "cannot ask for parallel direct writes; "
-			 "writes to one disk will be serialised by the kernel");
+	/* Our own loop: page-aligned write data, parallel direct writes (xport.c). */
+	xopts.max_threads = threads;
+	xopts.max_background = fs.max_background;
+	xopts.log = &sopts.log;
+	if ((rc = sfs_xport_install(fuse_get_session(fuse), &xopts)) < 0) {
+		sfs_logf(&sopts.log, SFS_LOG_ERR, "cannot take over the session's I/O: %s", strerror(-rc));
+		rc = 1;
+		goto out_unmount;
+	}
 	/* A daemon started in the background by a script inherits SIGINT ignored,
 	 * and libfuse only takes over signals left at their default. */
 	signal(SIGINT, SIG_DFL);
@@ -372,18 +375,9 @@ int main(int argc, char *argv[])
 		goto out_signals;
 	}
 	/* the loop's init calls on_serving: the daemon is ready */
-	if (copts.singlethread) {
-		rc = fuse_loop(fuse);
-	} else {
-		lcfg = fuse_loop_cfg_create();
-		fuse_loop_cfg_set_clone_fd(lcfg, copts.clone_fd);
-		fuse_loop_cfg_set_max_threads(lcfg, max_threads_given ? copts.max_threads : 64);
-		if (copts.max_idle_threads != UINT_MAX)
-			fuse_loop_cfg_set_idle_threads(lcfg, copts.max_idle_threads);
-		rc = fuse_loop_mt(fuse, lcfg);
-		fuse_loop_cfg_destroy(lcfg);
-	}
-	/* a signal ends the loop with the signal number: a clean, asked-for exit */
+	rc = sfs_xport_loop(fuse);
+	if (rc < 0)
+		sfs_logf(&sopts.log, SFS_LOG_ERR, "the loop ended on an error: %s", strerror(-rc));
 	rc = rc < 0 ? 1 : 0;
 	if (!sfs_daemon_is_ready(&daemon)) {
 		sfs_logf(&sopts.log, SFS_LOG_ERR, "the mount ended before it was ready");

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xport.c - the transport: requests from the kernel to libfuse, replies back.
+ *
+ * libfuse's own loops read each request into a malloc'd buffer, so the
+ * data of a write starts 80 bytes into it (a fuse_in_header and a
+ * fuse_write_in come first) and O_DIRECT cannot take it from there: the
+ * image would copy every written byte into a bounce buffer.  This loop
+ * reads /dev/fuse itself, into buffers laid out so that the headers of a
+ * write end exactly at a page boundary and its data begins on one:
+ *
+ *   page 0                          page 1 ... page 256
+ *   [ unused ....... | in | write_in ][ data of the write (up to 1 MiB) ]
+ *                    ^ read(2) here   ^ page-aligned: O_DIRECT as it is
+ *
+ * and hands the request to libfuse with the public
+ * fuse_session_process_buf(), so the write handler gets a pointer to
+ * page-aligned data and the backing pwrite uses it in place.  Reads need
+ * nothing: ops.c's read_buf reads into a page-aligned buffer of its own,
+ * which the reply carries.
+ *
+ * Workers are threads that each read a request, process it and write the
+ * reply, as libfuse's multi-threaded loop does: the first starts with the
+ * loop, another whenever every worker is busy, up to max_threads; none
+ * ends before the loop does (like libfuse's default, max_idle_threads -1).
+ * Signals are blocked in them, so the main thread, waiting in sem_wait,
+ * takes them, and libfuse's handlers end the session.  Workers can be
+ * cancelled only while they wait in read(2): at the end each finishes the
+ * request it has, replies and is cancelled and joined.
+ *
+ * Replies: the session's writev goes through xport_writev (custom I/O).
+ * A thread that processes a request knows it (cur: unique id, opcode), and
+ * with libfuse's high-level API every handler replies on the thread that
+ * runs it, so a reply whose unique id is cur's is the answer to cur; the
+ * opens among them get FOPEN_PARALLEL_DIRECT_WRITES (pdw.c).  Replies to
+ * anything else (interrupts, notifications) pass through as they are.
+ */
+#include <errno.h>
+#include <linux/fuse.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "pdw.h"
+#include "xport.h"
+
+/* What a thread processes now: set around fuse_session_process_buf. */
+struct request {
+	uint64_t unique;               /* 0: none */
+	uint32_t opcode;
+};
+
+static __thread struct request cur;
+
+struct worker {
+	struct worker *next;
+	pthread_t thr;
+	char *buf;                     /* mmap'd: a page, the largest payload, a page */
+	size_t len;
+};
+
+static struct {
+	struct fuse_session *se;
+	int fd;
+	const struct sfs_log *log;
+	unsigned max_threads, max_background;
+	size_t page, max_payload;
+	pthread_mutex_t lock;          /* guards the four below */
+	struct worker *workers;
+	unsigned nworkers, idle;       /* started; waiting in read(2) or about to */
+	bool stopping;
+	sem_t finish;                  /* posted by a worker that ends the session */
+	int error;                     /* the first fatal error, -errno */
+} X = { .fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
+
+#define WRITE_HDR (sizeof(struct fuse_in_header) + sizeof(struct fuse_write_in))
+
+static ssize_t xport_read(int fd, void *buf, size_t len, void *userdata)
+{
+	return read(fd, buf, len);
+}
+
+static ssize_t xport_writev(int fd, struct iovec *iov, int count, void *userdata)
+{
+	const struct fuse_out_header *out = iov[0].iov_base;
+
+	if (cur.unique && out->unique == cur.unique)
+		sfs_pdw_patch(cur.opcode, iov, count);
+	return writev(fd, iov, count);
+}
+
+int sfs_xport_install(struct fuse_session *se, const struct sfs_xport_opts *o)
+{
+	static const struct fuse_custom_io io = { .read = xport_read, .writev = xport_writev };
+	int fd = fuse_session_fd(se);
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (fd < 0)
+		return -EBADF;
+	if (fuse_session_custom_io(se, &io, fd) < 0)
+		return -EINVAL;
+	X.se = se;
+	X.fd = fd;
+	X.log = o->log;
+	X.max_threads = o->max_threads ? o->max_threads : 1;
+	X.max_background = o->max_background;
+	X.page = page > 0 ? (size_t)page : 4096;
+	/* libfuse 3.14 lets the kernel send at most 256 pages of data in one request */
+	X.max_payload = 256 * X.page;
+	return 0;
+}
+
+/* End the session because of err (-errno, or 0 for the unmount) and wake the loop. */
+static void end_session(int err)
+{
+	pthread_mutex_lock(&X.lock);
+	if (err && !X.error)
+		X.error = err;
+	pthread_mutex_unlock(&X.lock);
+	fuse_session_exit(X.se);
+	sem_post(&X.finish);
+}
+
+/* Process one request of n bytes at at (the in header first). */
+static void serve(char *at, size_t n)
+{
+	const struct fuse_in_header *in = (const void *)at;
+	struct fuse_buf fb = { .size = n, .mem = at };
+
+	if (n < sizeof(*in))
+		return;
+	cur.unique = in->unique;
+	cur.opcode = in->opcode;
+	fuse_session_process_buf(X.se, &fb);
+	cur.unique = 0;
+}
+
+static int start_worker(void);
+
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	char *at = w->buf + X.page - WRITE_HDR;  /* a write's data lands on the next page */
+	size_t len = w->len - X.page + WRITE_HDR;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+	for (;;) {
+		ssize_t n;
+
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+		n = read(X.fd, at, len);
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+		if (n < 0) {
+			int e = errno;
+
+			/* ENOENT: the request was interrupted before we read it */
+			if (e == EINTR || e == EAGAIN || e == ENOENT)
+				continue;
+			/* ENODEV: unmounted, or the connection was aborted */
+			end_session(e == ENODEV ? 0 : -e);
+			if (e != ENODEV)
+				sfs_logf(X.log, SFS_LOG_ERR, "reading /dev/fuse: %s", strerror(e));
+			break;
+		}
+		if (fuse_session_exited(X.se))
+			break;
+		pthread_mutex_lock(&X.lock);
+		X.idle--;
+		if (X.idle == 0 && X.nworkers < X.max_threads && !X.stopping)
+			start_worker();
+		pthread_mutex_unlock(&X.lock);
+
+		serve(at, (size_t)n);
+
+		pthread_mutex_lock(&X.lock);
+		X.idle++;
+		pthread_mutex_unlock(&X.lock);
+	}
+	return NULL;
+}
+
+/* Start one more worker; caller holds X.lock.  0 or -errno (logged). */
+static int start_worker(void)
+{
+	struct worker *w = calloc(1, sizeof(*w));
+	sigset_t all, old;
+	int rc;
+
+	if (!w)
+		return -ENOMEM;
+	w->len = X.page + X.max_payload + X.page;
+	w->buf = mmap(NULL, w->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (w->buf == MAP_FAILED) {
+		rc = -errno;
+		free(w);
+		sfs_logf(X.log, SFS_LOG_ERR, "cannot start a worker: %s", strerror(-rc));
+		return rc;
+	}
+	/* Signals go to the main thread: the worker starts with all of them blocked. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = -pthread_create(&w->thr, NULL, worker_main, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc < 0) {
+		munmap(w->buf, w->len);
+		free(w);
+		sfs_logf(X.log, SFS_LOG_ERR, "cannot start a worker: %s", strerror(-rc));
+		return rc;
+	}
+	w->next = X.workers;
+	X.workers = w;
+	X.nworkers++;
+	X.idle++;
+	return 0;
+}
+
+/* Cancel the workers (each where it waits for a request, after the one in hand) and join them. */
+static void stop_workers(void)
+{
+	struct worker *w, *next;
+
+	pthread_mutex_lock(&X.lock);
+	X.stopping = true;
+	for (w = X.workers; w; w = w->next)
+		pthread_cancel(w->thr);
+	w = X.workers;
+	X.workers = NULL;
+	pthread_mutex_unlock(&X.lock);
+	for (; w; w = next) {
+		next = w->next;
+		pthread_join(w->thr, NULL);
+		munmap(w->buf, w->len);
+		free(w);
+	}
+	pthread_mutex_lock(&X.lock);
+	X.nworkers = X.idle = 0;
+	pthread_mutex_unlock(&X.lock);
+}
+
+int sfs_xport_loop(struct fuse *f)
+{
+	int rc;
+
+	if (!X.se || X.se != fuse_get_session(f))
+		return -EINVAL;
+	if (fuse_start_cleanup_thread(f) != 0)
+		return -ENOMEM;
+	sem_init(&X.finish, 0, 0);
+	X.error = 0;
+	X.stopping = false;
+	sfs_logf(X.log, SFS_LOG_INFO, "/dev/fuse, up to %u worker thread%s, max_background %u", X.max_threads,
+		 X.max_threads == 1 ? "" : "s", X.max_background);
+	pthread_mutex_lock(&X.lock);
+	rc = start_worker();
+	pthread_mutex_unlock(&X.lock);
+	if (rc == 0)
+		while (!fuse_session_exited(X.se))
+			sem_wait(&X.finish);   /* a signal interrupts it too */
+	stop_workers();
+	fuse_stop_cleanup_thread(f);
+	sem_destroy(&X.finish);
+	if (rc == 0)
+		rc = X.error;
+	fuse_session_reset(X.se);
+	return rc;
+}
