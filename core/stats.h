@@ -87,6 +87,7 @@ struct sfs_stats_info {
 	enum sfs_zeroing zeroing;
 	uint64_t zeroing_done, zeroing_total;   /* bytes */
 	int zeroing_err;                        /* -errno when FAILED */
+	const char *transport;                  /* how requests reach the daemon, or NULL */
 };
 
 /* Allocate zeroed stats; 0 or -ENOMEM. */

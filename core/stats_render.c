@@ -185,6 +185,8 @@ int sfs_stats_render_json(const struct sfs_stats_snap *s, const struct sfs_stats
 	SETU("size", info->geom.size);
 	SET("zero_offload", json_boolean(info->zero_offload));
 	SET("backing_io", json_string(info->direct ? "direct" : "buffered"));
+	if (info->transport)
+		SET("transport", json_string(info->transport));
 	SET("elapsed_seconds", json_real((double)s->elapsed_ns / 1e9));
 	SETU("reset_generation", s->reset_generation);
 	SETU("daemon_start", s->daemon_start);

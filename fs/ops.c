@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "ops.h"
+#include "xport.h"
 
 #define STATS_DIR ".stats"
 #define XATTR_PREFIX "user.sectorfs."
@@ -112,6 +113,7 @@ static int render(struct sfs_image *im, enum kind k, char **buf, size_t *len)
 		return -ENOMEM;
 	sfs_stats_snapshot(sfs_image_stats(im), snap);
 	sfs_image_stats_info(im, &info);
+	info.transport = sfs_xport_name();
 	rc = k == K_STATS_JSON ? sfs_stats_render_json(snap, &info, buf, len)
 			       : sfs_stats_render_text(snap, &info, buf, len);
 	free(snap);
@@ -401,27 +403,33 @@ static off_t sfs_lseek(const char *path, off_t off, int whence, struct fuse_file
 	return whence == SEEK_DATA ? off : end;
 }
 
-/* Reads land in a page-aligned buffer of their own, which the image's
- * O_DIRECT backing reads fill without a bounce copy; libfuse frees it. */
+/* Reads land in a page-aligned buffer, which the image's O_DIRECT backing
+ * reads fill without a bounce copy: the ring entry's own reply buffer when
+ * the request came through io_uring (the transport's), else one of their
+ * own, which libfuse frees. */
 static int sfs_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size, off_t off,
 			struct fuse_file_info *fi)
 {
 	struct fuse_bufvec *bv = malloc(sizeof(*bv));
-	void *mem = NULL;
+	void *mem = sfs_xport_reply_mem(size);
+	bool lent = mem != NULL;
 	int n;
 
-	if (!bv || posix_memalign(&mem, 4096, size ? size : 1) != 0) {
+	if (!bv || (!lent && posix_memalign(&mem, 4096, size ? size : 1) != 0)) {
 		free(bv);
 		return -ENOMEM;
 	}
 	n = sfs_read(path, mem, size, off, fi);
 	if (n < 0) {
-		free(mem);
+		if (!lent)
+			free(mem);
 		free(bv);
 		return n;
 	}
 	*bv = (struct fuse_bufvec)FUSE_BUFVEC_INIT((size_t)n);
 	bv->buf[0].mem = mem;
+	if (lent)
+		sfs_xport_lend(bv);
 	*bufp = bv;
 	return 0;
 }

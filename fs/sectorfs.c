@@ -52,6 +52,7 @@ struct options {
 	char *provisioning;
 	char *block_size;
 	char *pidfile;
+	char *io_uring;
 	unsigned max_background;
 	int nostats;
 	int buffered;
@@ -69,6 +70,7 @@ static const struct fuse_opt option_spec[] = {
 	OPT("block_size=%s", block_size),
 	OPT("pidfile=%s", pidfile),
 	OPT("max_background=%u", max_background),
+	OPT("io_uring=%s", io_uring),
 	OPT("nostats", nostats),
 	OPT("buffered", buffered),
 	OPT("no_zero_offload", no_zero_offload),
@@ -104,6 +106,9 @@ static void usage(const char *prog)
 	       "    -o max_threads=N        at most N worker threads (sectorfs default: 64)\n"
 	       "    -o max_background=N     asynchronous requests the kernel may have in flight\n"
 	       "                            (default: the number of worker threads, at least 12)\n"
+	       "    -o io_uring=auto|on|off requests through FUSE over io_uring (Linux 6.14+,\n"
+	       "                            fuse.enable_uring=Y): auto where the kernel offers it,\n"
+	       "                            on or fail, off for /dev/fuse only (default: auto)\n"
 	       "    -o nodefault_permissions  turn off the kernel's permission checks, which\n"
 	       "                            sectorfs turns on by default (default_permissions)\n"
 	       "    -h, --help              this help, then the FUSE options\n"
@@ -287,6 +292,16 @@ int main(int argc, char *argv[])
 	}
 	if (parse_defaults(&o, &sopts.defaults) < 0)
 		goto out_args;
+	if (!o.io_uring || strcmp(o.io_uring, "auto") == 0) {
+		xopts.uring = SFS_URING_AUTO;
+	} else if (strcmp(o.io_uring, "on") == 0) {
+		xopts.uring = SFS_URING_ON;
+	} else if (strcmp(o.io_uring, "off") == 0) {
+		xopts.uring = SFS_URING_OFF;
+	} else {
+		fprintf(stderr, "sectorfs: -o io_uring=%s: expected auto, on or off\n", o.io_uring);
+		goto out_args;
+	}
 	if (o.pidfile && (rc = absolute_path(&o.pidfile)) < 0) {
 		fprintf(stderr, "sectorfs: -o pidfile=%s: %s\n", o.pidfile, strerror(-rc));
 		rc = 1;
@@ -408,5 +423,6 @@ out_args:
 	free(o.provisioning);
 	free(o.block_size);
 	free(o.pidfile);
+	free(o.io_uring);
 	return rc;
 }

@@ -40,6 +40,8 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,12 +50,15 @@
 #include <unistd.h>
 
 #include "pdw.h"
+#include "uring.h"
+#include "uring_proto.h"
 #include "xport.h"
 
 /* What a thread processes now: set around fuse_session_process_buf. */
 struct request {
 	uint64_t unique;               /* 0: none */
 	uint32_t opcode;
+	struct sfs_uring_ent *ent;     /* the ring entry it came in, NULL: /dev/fuse */
 };
 
 static __thread struct request cur;
@@ -70,7 +75,12 @@ static struct {
 	int fd;
 	const struct sfs_log *log;
 	unsigned max_threads, max_background;
+	enum sfs_uring_mode uring;
+	char no_uring[192];            /* why not io_uring, when known before INIT */
+	bool uring_said;               /* INIT's reply asked for io_uring */
+	atomic_bool uring_on;          /* requests come through the ring */
 	size_t page, max_payload;
+	size_t ring_payload;           /* the kernel's payload size, from INIT */
 	pthread_mutex_t lock;          /* guards the four below */
 	struct worker *workers;
 	unsigned nworkers, idle;       /* started; waiting in read(2) or about to */
@@ -86,13 +96,57 @@ static ssize_t xport_read(int fd, void *buf, size_t len, void *userdata)
 	return read(fd, buf, len);
 }
 
+/* INIT's reply: ask for io_uring when we want it, and note the payload size the kernel will use. */
+static void init_reply(struct iovec *iov, int count)
+{
+	const struct fuse_out_header *out = iov[0].iov_base;
+	struct fuse_init_out *o;
+	size_t pl;
+
+	if (out->error || count < 2 || iov[1].iov_len < offsetof(struct fuse_init_out, unused))
+		return;
+	o = iov[1].iov_base;
+	pl = o->max_write;
+	/* the kernel's ring payload: max(8 KiB, max_write, max_pages pages), 32 pages without FUSE_MAX_PAGES */
+	if ((size_t)((o->flags & FUSE_MAX_PAGES) ? o->max_pages : 32) * X.page > pl)
+		pl = (size_t)((o->flags & FUSE_MAX_PAGES) ? o->max_pages : 32) * X.page;
+	X.ring_payload = pl < FUSE_MIN_READ_BUFFER ? FUSE_MIN_READ_BUFFER : pl;
+	if (!X.uring_said)
+		return;
+	o->flags |= SFS_FUSE_INIT_EXT;
+	o->flags2 |= (uint32_t)(SFS_FUSE_OVER_IO_URING >> 32);
+}
+
 static ssize_t xport_writev(int fd, struct iovec *iov, int count, void *userdata)
 {
 	const struct fuse_out_header *out = iov[0].iov_base;
+	struct sfs_uring_ent *e = NULL;
 
-	if (cur.unique && out->unique == cur.unique)
+	if (cur.unique && out->unique == cur.unique) {
 		sfs_pdw_patch(cur.opcode, iov, count);
-	return writev(fd, iov, count);
+		if (cur.opcode == FUSE_INIT)
+			init_reply(iov, count);
+		e = cur.ent;
+	} else if (out->unique && atomic_load_explicit(&X.uring_on, memory_order_relaxed)) {
+		e = sfs_uring_find(out->unique);
+	}
+	return e ? sfs_uring_reply(e, iov, count) : writev(fd, iov, count);
+}
+
+void *sfs_xport_reply_mem(size_t size)
+{
+	return cur.ent ? sfs_uring_reply_mem(cur.ent, size) : NULL;
+}
+
+void sfs_xport_lend(struct fuse_bufvec *bv)
+{
+	if (cur.ent)
+		sfs_uring_lend(cur.ent, bv);
+}
+
+const char *sfs_xport_name(void)
+{
+	return atomic_load_explicit(&X.uring_on, memory_order_relaxed) ? "io_uring" : "/dev/fuse";
 }
 
 int sfs_xport_install(struct fuse_session *se, const struct sfs_xport_opts *o)
@@ -110,9 +164,30 @@ int sfs_xport_install(struct fuse_session *se, const struct sfs_xport_opts *o)
 	X.log = o->log;
 	X.max_threads = o->max_threads ? o->max_threads : 1;
 	X.max_background = o->max_background;
+	X.uring = o->uring;
 	X.page = page > 0 ? (size_t)page : 4096;
 	/* libfuse 3.14 lets the kernel send at most 256 pages of data in one request */
 	X.max_payload = 256 * X.page;
+	if (X.uring != SFS_URING_OFF) {
+		char why[160];
+		int p = sfs_uring_param();
+
+		if (p == 1 && sfs_uring_probe(fd, why, sizeof(why)) < 0)
+			p = -EOPNOTSUPP;
+		else if (p == 0)
+			snprintf(why, sizeof(why), "FUSE over io_uring is off in this kernel: %s is N", SFS_URING_PARAM);
+		else if (p == -ENOENT)
+			snprintf(why, sizeof(why), "this kernel has no FUSE over io_uring (no %s)", SFS_URING_PARAM);
+		else if (p < 0)
+			snprintf(why, sizeof(why), "%s: %s", SFS_URING_PARAM, strerror(-p));
+		if (p != 1 && X.uring == SFS_URING_ON) {
+			sfs_logf(X.log, SFS_LOG_ERR, "-o io_uring=on: %s%s", why,
+				 p == 0 ? " (as root: echo Y > " SFS_URING_PARAM ")" : "");
+			return -EOPNOTSUPP;
+		}
+		if (p != 1)
+			snprintf(X.no_uring, sizeof(X.no_uring), "%s", why);
+	}
 	return 0;
 }
 
@@ -127,18 +202,85 @@ static void end_session(int err)
 	sem_post(&X.finish);
 }
 
-/* Process one request of n bytes at at (the in header first). */
-static void serve(char *at, size_t n)
+/* Entries (and worker threads) per queue: the worker threads shared out, at least one each. */
+static unsigned ring_depth(unsigned nq)
+{
+	unsigned d = X.max_threads / (nq ? nq : 1);
+
+	return d ? d : 1;
+}
+
+/* The transport, decided when INIT comes: what the start-up line says, and whether INIT's reply asks
+ * for io_uring (the kernel offers it in INIT's flags when its module parameter is Y). */
+static void init_request(const char *at, size_t n)
+{
+	const struct fuse_init_in *in = (const void *)(at + sizeof(struct fuse_in_header));
+	uint64_t flags = 0;
+	unsigned nq, depth;
+
+	if (n >= sizeof(struct fuse_in_header) + offsetof(struct fuse_init_in, unused)) {
+		flags = in->flags;
+		if (flags & SFS_FUSE_INIT_EXT)
+			flags |= (uint64_t)in->flags2 << 32;
+	}
+	if (X.uring != SFS_URING_OFF && !X.no_uring[0] && !(flags & SFS_FUSE_OVER_IO_URING))
+		snprintf(X.no_uring, sizeof(X.no_uring), "the kernel did not offer FUSE over io_uring in INIT");
+	if (X.uring == SFS_URING_OFF || X.no_uring[0]) {
+		if (X.uring == SFS_URING_ON) {
+			sfs_logf(X.log, SFS_LOG_ERR, "-o io_uring=on: %s", X.no_uring);
+			end_session(-EOPNOTSUPP);
+		}
+		sfs_logf(X.log, SFS_LOG_INFO, "/dev/fuse%s%s%s, up to %u worker thread%s, max_background %u",
+			 X.no_uring[0] ? " (" : "", X.no_uring, X.no_uring[0] ? ")" : "", X.max_threads,
+			 X.max_threads == 1 ? "" : "s", X.max_background);
+		return;
+	}
+	X.uring_said = true;
+	nq = sfs_uring_nr_queues();
+	depth = ring_depth(nq);
+	sfs_logf(X.log, SFS_LOG_INFO, "FUSE over io_uring, %u queue%s x %u worker thread%s, max_background %u", nq,
+		 nq == 1 ? "" : "s", depth, depth == 1 ? "" : "s", X.max_background);
+}
+
+/* After INIT's reply asked for io_uring: the ring workers; on failure the kernel stays on /dev/fuse. */
+static void start_ring(void)
+{
+	struct sfs_uring_cfg c = { 0 };
+	unsigned nq = sfs_uring_nr_queues();
+
+	c.depth = ring_depth(nq);
+	c.max_payload = X.ring_payload ? X.ring_payload : X.max_payload;
+	c.pin = true;
+	c.log = X.log;
+	if (sfs_uring_start(&c) == 0) {
+		atomic_store(&X.uring_on, true);
+		return;
+	}
+	if (X.uring == SFS_URING_ON) {
+		sfs_logf(X.log, SFS_LOG_ERR, "-o io_uring=on: the ring could not be set up");
+		end_session(-EIO);
+	}
+}
+
+void sfs_xport_serve(char *at, size_t n, struct sfs_uring_ent *e)
 {
 	const struct fuse_in_header *in = (const void *)at;
 	struct fuse_buf fb = { .size = n, .mem = at };
+	bool init;
 
 	if (n < sizeof(*in))
 		return;
+	init = in->opcode == FUSE_INIT && !e;
+	if (init)
+		init_request(at, n);
 	cur.unique = in->unique;
 	cur.opcode = in->opcode;
+	cur.ent = e;
 	fuse_session_process_buf(X.se, &fb);
 	cur.unique = 0;
+	cur.ent = NULL;
+	if (init && X.uring_said && !fuse_session_exited(X.se))
+		start_ring();
 }
 
 static int start_worker(void);
@@ -177,7 +319,7 @@ static void *worker_main(void *arg)
 			start_worker();
 		pthread_mutex_unlock(&X.lock);
 
-		serve(at, (size_t)n);
+		sfs_xport_serve(at, (size_t)n, NULL);
 
 		pthread_mutex_lock(&X.lock);
 		X.idle++;
@@ -255,8 +397,6 @@ int sfs_xport_loop(struct fuse *f)
 	sem_init(&X.finish, 0, 0);
 	X.error = 0;
 	X.stopping = false;
-	sfs_logf(X.log, SFS_LOG_INFO, "/dev/fuse, up to %u worker thread%s, max_background %u", X.max_threads,
-		 X.max_threads == 1 ? "" : "s", X.max_background);
 	pthread_mutex_lock(&X.lock);
 	rc = start_worker();
 	pthread_mutex_unlock(&X.lock);
@@ -264,6 +404,8 @@ int sfs_xport_loop(struct fuse *f)
 		while (!fuse_session_exited(X.se))
 			sem_wait(&X.finish);   /* a signal interrupts it too */
 	stop_workers();
+	sfs_uring_stop();
+	atomic_store(&X.uring_on, false);
 	fuse_stop_cleanup_thread(f);
 	sem_destroy(&X.finish);
 	if (rc == 0)

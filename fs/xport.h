@@ -14,8 +14,13 @@
 
 #include "log.h"
 
+/* -o io_uring=: off (/dev/fuse only), auto (io_uring where the kernel offers it), on (io_uring or fail) */
+enum sfs_uring_mode { SFS_URING_OFF, SFS_URING_AUTO, SFS_URING_ON };
+
 struct sfs_xport_opts {
-	unsigned max_threads;          /* worker threads reading /dev/fuse, at most (>= 1) */
+	unsigned max_threads;          /* worker threads, at most (>= 1); with io_uring shared out
+	                                  among the CPU queues, at least one each */
+	enum sfs_uring_mode uring;
 	unsigned max_background;       /* what init asks the kernel for, for the start-up line */
 	const struct sfs_log *log;
 };
@@ -23,10 +28,33 @@ struct sfs_xport_opts {
 /*
  * Take over the session's I/O (fuse_session_custom_io): replies go through
  * the transport, which adds FOPEN_PARALLEL_DIRECT_WRITES to disk opens
- * (pdw.c).  Call once, after fuse_mount and before sfs_xport_loop.
- * 0, or -errno (nothing changed).
+ * (pdw.c).  Call once, after fuse_mount and before sfs_xport_loop.  Unless
+ * o->uring is off, find out whether FUSE over io_uring can be used
+ * (module parameter, io_uring itself).  0, or -errno (nothing changed):
+ * -EOPNOTSUPP when o->uring is on and it cannot (the reason logged).
  */
 int sfs_xport_install(struct fuse_session *se, const struct sfs_xport_opts *o);
+
+/*
+ * The transport requests come through now: "io_uring" or "/dev/fuse".
+ */
+const char *sfs_xport_name(void);
+
+/*
+ * For read_buf: when the request this thread handles came through the
+ * ring, room for up to size bytes of reply data where the reply goes
+ * anyway (the ring entry's payload buffer, page-aligned), so the data is
+ * read there and not copied; NULL otherwise (use a buffer of your own).
+ * The memory is the transport's: never free it.
+ */
+void *sfs_xport_reply_mem(size_t size);
+
+/*
+ * bv, the vector read_buf returns to libfuse, carries memory from
+ * sfs_xport_reply_mem: when the reply is sent the transport clears
+ * bv->buf[0].mem, so that libfuse frees only the vector.
+ */
+void sfs_xport_lend(struct fuse_bufvec *bv);
 
 /*
  * Serve the mount of f until its session exits (a signal handler's
