@@ -154,7 +154,7 @@ ring_checks() {
 	if command -v fio >/dev/null 2>&1; then
 		fio --name=rv --filename="$MNT/n512" --direct=1 --size=16M --rw=randwrite --bsrange=512-1m \
 			--bs_unaligned=0 --ioengine=libaio --iodepth=16 --numjobs=4 --offset_increment=4M --size=4M \
-			--verify=crc32c --verify_fatal=1 --randrepeat=0 >"$T/fio.out" 2>&1 ||
+			--verify=crc32c --verify_fatal=1 --verify_state_save=0 --randrepeat=0 >"$T/fio.out" 2>&1 ||
 			fail "fio verify through io_uring: $(grep -i -m5 'err\|verify' "$T/fio.out")"
 		[ "$(jkey n512 bounced_bytes)" = 0 ] || fail "n512: $(jkey n512 bounced_bytes) bytes bounced through io_uring"
 		pass "io_uring: fio 4 jobs x QD16, 512 B to 1 MiB, crc32c verified, bounced_bytes 0"
