@@ -56,6 +56,10 @@
  * ring polls: each worker commits the reply in hand and ends; closing the
  * rings then drops their hold on /dev/fuse, so its last close aborts the
  * connection, as it does without io_uring.
+ *
+ * For measurements only: SFS_XP_NOPIN=1 in the environment leaves the
+ * workers unpinned, SFS_XP_NODEFER=1 sets their rings up without
+ * IORING_SETUP_DEFER_TASKRUN.
  */
 #include <errno.h>
 #include <fcntl.h>
