@@ -5,7 +5,7 @@
  * Each command is one file (sweep.c, zeroing.c, redo.c; the longer ones
  * keep their output in CMD_report.c) and one entry of the table in main.c
  * (name, usage line, summary, exec), as in sectorfs-img.  The helpers
- * here (common.c; bench_run and bench_hist in run.c) give every command
+ * here (common.c; bench_run in run.c, bench_hist in hist.c) give every command
  * the same shape:
  *   - messages are "sectorfs-bench: ..." on stderr; usage errors add the
  *     usage line and a pointer to --help; exit 1 on any error;
@@ -38,6 +38,8 @@
 #include <jansson.h>
 
 #include "toolutil.h"
+#include "hist.h"
+#include "run.h"
 
 #define BENCH_PROG "sectorfs-bench"
 #define BENCH_EXIT_INTERRUPTED 130
@@ -114,61 +116,6 @@ void bench_disk_close(struct bench_disk *d);
 
 /* posix_memalign'd buffer of len bytes filled with a non-zero pattern; NULL (printed). */
 void *bench_buf_alloc(size_t len, size_t align);
-
-/* ---- latency histogram (nanoseconds) ---- */
-
-#define BENCH_HIST_SUB 32                     /* buckets per power of two */
-#define BENCH_HIST_BUCKETS (60 * BENCH_HIST_SUB)
-
-struct bench_hist {
-	uint64_t count, min, max;
-	double sum;
-	uint64_t b[BENCH_HIST_BUCKETS];
-};
-
-void bench_hist_init(struct bench_hist *h);
-void bench_hist_add(struct bench_hist *h, uint64_t ns);
-void bench_hist_merge(struct bench_hist *dst, const struct bench_hist *src);
-
-/* Mean and the p-th percentile (0 < p <= 100) in microseconds; 0 when empty. */
-double bench_hist_mean_us(const struct bench_hist *h);
-double bench_hist_pct_us(const struct bench_hist *h, double p);
-
-/* {"count", "mean_us", "p50_us", "p99_us", "max_us"} */
-json_t *bench_hist_json(const struct bench_hist *h);
-
-/* ---- worker threads ---- */
-
-struct bench_run;
-typedef void (*bench_worker_fn)(struct bench_run *r, unsigned idx, void *arg);
-
-struct bench_run {
-	/* set by the caller */
-	unsigned nthreads;
-	bench_worker_fn worker;        /* called once per thread with its index */
-	void *arg;
-	double seconds;                /* stop after this long; 0: when the workers return */
-	void (*tick)(struct bench_run *r, void *arg);  /* ~10 times a second in the main thread */
-	/* set by bench_run() */
-	atomic_bool stop;              /* workers poll it between I/Os */
-	uint64_t t0, t1;               /* ns: start, last worker's return */
-	bool interrupted;              /* a signal ended the run */
-	/* private */
-	atomic_uint running;
-	_Atomic uint64_t t_end;
-	bool go;                       /* the gate is open */
-	pthread_mutex_t lock;
-	pthread_cond_t gate, done;
-};
-
-/* Run r->nthreads workers, held at a gate and released together, until they return, the
- * time is up or a signal comes (r->stop is set; the workers finish their I/O and return).
- * Returns 0, or -1 (printed) when a thread cannot be created: the threads started then
- * return at once (stop is set before the gate opens). */
-int bench_run(struct bench_run *r);
-
-/* Seconds between start and the last worker's return. */
-double bench_run_seconds(const struct bench_run *r);
 
 /* ---- output ---- */
 
