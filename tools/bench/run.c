@@ -12,12 +12,12 @@
  * return time; the run lasts from the start to the last stamp, so the
  * main thread's wake-up delay is never part of a measurement.
  */
-#include <errno.h>
-#include <stdio.h>
+#include <signal.h>
 #include <string.h>
 #include <time.h>
 
-#include "common.h"
+#include "run.h"
+#include "toolutil.h"
 
 struct slot {
 	struct bench_run *r;
@@ -57,45 +57,38 @@ static void deadline_in(struct timespec *ts, uint64_t ns)
 	}
 }
 
-int bench_run(struct bench_run *r)
+/* Start the workers, every signal blocked in them; the number started (rc: the error that
+ * stopped the others, which are then told to stop). */
+static unsigned start_workers(struct bench_run *r, pthread_t *tids, struct slot *slots, int *rc)
 {
-	pthread_t tids[r->nthreads ? r->nthreads : 1];
-	struct slot slots[r->nthreads ? r->nthreads : 1];
-	uint64_t limit = (uint64_t)(r->seconds * 1e9), now, step;
-	pthread_condattr_t ca;
 	sigset_t all, old;
-	struct timespec ts;
 	unsigned n;
-	int rc = 0;
 
-	atomic_init(&r->stop, false);
-	atomic_init(&r->running, 0);
-	atomic_init(&r->t_end, 0);
-	r->interrupted = false;
-	r->go = false;
-	pthread_mutex_init(&r->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&r->done, &ca);
-	pthread_cond_init(&r->gate, &ca);
-	pthread_condattr_destroy(&ca);
-
+	*rc = 0;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (n = 0; n < r->nthreads; n++) {
 		slots[n].r = r;
 		slots[n].idx = n;
 		atomic_fetch_add(&r->running, 1);
-		rc = pthread_create(&tids[n], NULL, trampoline, &slots[n]);
-		if (rc) {
+		*rc = pthread_create(&tids[n], NULL, trampoline, &slots[n]);
+		if (*rc) {
 			atomic_fetch_sub(&r->running, 1);
 			/* the ones started see stop before their first I/O */
-			bench_error("cannot start worker thread %u: %s", n + 1, strerror(rc));
+			tool_error("cannot start worker thread %u: %s", n + 1, strerror(*rc));
 			atomic_store(&r->stop, true);
 			break;
 		}
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return n;
+}
+
+/* Open the gate and watch until the last worker returns: the tick, the clock, the signals. */
+static void watch(struct bench_run *r)
+{
+	uint64_t limit = (uint64_t)(r->seconds * 1e9), now, step;
+	struct timespec ts;
 
 	pthread_mutex_lock(&r->lock);
 	r->t0 = tool_now_ns();
@@ -123,6 +116,30 @@ int bench_run(struct bench_run *r)
 		pthread_cond_timedwait(&r->done, &r->lock, &ts);
 	}
 	pthread_mutex_unlock(&r->lock);
+}
+
+int bench_run(struct bench_run *r)
+{
+	pthread_t tids[r->nthreads ? r->nthreads : 1];
+	struct slot slots[r->nthreads ? r->nthreads : 1];
+	pthread_condattr_t ca;
+	unsigned n;
+	int rc;
+
+	atomic_init(&r->stop, false);
+	atomic_init(&r->running, 0);
+	atomic_init(&r->t_end, 0);
+	r->interrupted = false;
+	r->go = false;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&r->done, &ca);
+	pthread_cond_init(&r->gate, &ca);
+	pthread_condattr_destroy(&ca);
+
+	n = start_workers(r, tids, slots, &rc);
+	watch(r);
 	for (unsigned i = 0; i < n; i++)
 		pthread_join(tids[i], NULL);
 	r->t1 = atomic_load(&r->t_end);
