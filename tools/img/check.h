@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * check.h - the parts of sectorfs-img check: what is wrong with an image,
- * what --repair does about it, one image and its report (check.c) and a
- * whole store (checkstore.c).
+ * check.h - the parts of sectorfs-img check: what is wrong with an image
+ * (diagnose.c), what --repair does about it (repair.c), one image and its
+ * report (check.c) and a whole store (checkstore.c).
  */
 #ifndef SFS_IMG_CHECK_H
 #define SFS_IMG_CHECK_H
