@@ -9,10 +9,11 @@
  *   1. the options, read against the command's template with getopt_long
  *      (opterr off: every message is ours); each value is typed and
  *      range-checked as it is read, so the first bad option is the one
- *      reported; --help prints the command's help and ends the run;
+ *      reported, and an option not given has the template's default;
+ *      --help prints the command's help and ends the run;
  *   2. the number of positional arguments;
  *   3. the command's check of the values taken together;
- *   4. the target, opened by the tool;
+ *   4. the target, opened by the tool in memory of ours;
  *   5. exec; then the target is closed, whatever happened.
  */
 #ifdef HAVE_CONFIG_H
@@ -45,13 +46,22 @@ static const char *prog(void)
 
 /* ---- messages ---- */
 
+/* "PROG: " or "PROG CMD: " (cmd not NULL), then the message, on stderr. */
+static void vsay(const struct tool_cmd *cmd, const char *fmt, va_list ap)
+{
+	if (cmd)
+		fprintf(stderr, "%s %s: ", prog(), cmd->name);
+	else
+		fprintf(stderr, "%s: ", prog());
+	vfprintf(stderr, fmt, ap);
+}
+
 void tool_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", prog());
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsay(NULL, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }
@@ -60,9 +70,8 @@ void tool_cmd_error(const struct tool_cmd *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s %s: ", prog(), cmd->name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsay(cmd, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 }
@@ -76,9 +85,8 @@ int tool_usage_error(const struct tool_cmd *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s %s: ", prog(), cmd->name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsay(cmd, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\nusage: %s %s %s\nTry '%s %s --help' for more.\n",
 		prog(), cmd->name, cmd->usage, prog(), cmd->name);
@@ -235,14 +243,28 @@ static void print_cmd_help(const struct tool_cmd *cmd)
 	printf("usage: %s %s %s\n\n%s", prog(), cmd->name, cmd->usage, cmd->help);
 }
 
-/* Options and arguments of cmd into item.  True to go on; false with *status the exit status
- * (0 after --help). */
-static bool parse_command_line(const struct tool_cmd *cmd, int argc, char **argv,
-			       struct tool_item *item, int *status)
+/* The defaults of cmd's template into item, as if given but not set; -1 (printed) when the
+ * template's own default does not parse. */
+static int set_defaults(const struct tool_cmd *cmd, struct tool_item *item)
+{
+	int i = 0;
+
+	for (const struct tool_opt *o = cmd->opts; o && o->name; o++, i++) {
+		if (o->def && parse_value(cmd, o, o->def, &item->opt[i]) < 0)
+			return -1;
+		item->opt[i].set = false;
+	}
+	return 0;
+}
+
+/* The options of cmd into item.  True to go on; false with *status the exit status (0 after
+ * --help). */
+static bool parse_options(const struct tool_cmd *cmd, int argc, char **argv, struct tool_item *item,
+			  int *status)
 {
 	struct option lo[TOOL_MAX_OPTS + 2];
 	char so[3 * TOOL_MAX_OPTS + 4];
-	int c, i, want = 0;
+	int c, i;
 
 	make_getopt(cmd, lo, so);
 	opterr = 0;
@@ -261,25 +283,40 @@ static bool parse_command_line(const struct tool_cmd *cmd, int argc, char **argv
 			return false;
 		}
 	}
+	return true;
+}
+
+/* The positional arguments, argv from optind, into item: 0, or the exit status of the usage
+ * error (printed) when there are too few or too many. */
+static int take_args(const struct tool_cmd *cmd, int argc, char **argv, struct tool_item *item)
+{
+	char names[256] = "";
+	int want = 0;
+
 	while (want < TOOL_MAX_ARGS && cmd->args[want])
 		want++;
 	item->args = argv + optind;
 	item->nargs = argc - optind;
-	if (item->nargs < want) {
-		char names[256] = "";
-
-		for (int a = item->nargs; a < want; a++)
-			snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
-				 a > item->nargs ? " and " : "", cmd->args[a]);
-		*status = tool_usage_error(cmd, "missing %s", names);
-		return false;
-	}
-	if (item->nargs > want) {
-		*status = want ? tool_usage_error(cmd, "too many arguments") :
+	if (item->nargs > want)
+		return want ? tool_usage_error(cmd, "too many arguments") :
 			tool_usage_error(cmd, "unexpected argument '%s'", item->args[0]);
-		return false;
+	if (item->nargs == want)
+		return 0;
+	for (int a = item->nargs; a < want; a++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s",
+			 a > item->nargs ? " and " : "", cmd->args[a]);
+	return tool_usage_error(cmd, "missing %s", names);
+}
+
+/* Open the target of item's command (the tool allocates nothing: item->target is zeroed
+ * memory of t->target_size bytes); 0 or the exit status. */
+static int open_target(const struct tool *t, struct tool_item *item)
+{
+	if (!(item->target = calloc(1, t->target_size))) {
+		tool_error("out of memory");
+		return 1;
 	}
-	return true;
+	return t->open_target(item);
 }
 
 /* Steps 1 to 5 of the header comment, for cmd with argv[0] its name. */
@@ -288,7 +325,9 @@ static int run(const struct tool *t, const struct tool_cmd *cmd, int argc, char 
 	struct tool_item item = { .cmd = cmd };
 	int rc = 0;
 
-	if (!parse_command_line(cmd, argc, argv, &item, &rc))
+	if (set_defaults(cmd, &item) < 0)
+		return 1;
+	if (!parse_options(cmd, argc, argv, &item, &rc) || (rc = take_args(cmd, argc, argv, &item)))
 		return rc;
 	if (cmd->data_size && !(item.data = calloc(1, cmd->data_size))) {
 		tool_error("out of memory");
@@ -297,11 +336,12 @@ static int run(const struct tool *t, const struct tool_cmd *cmd, int argc, char 
 	if (cmd->check)
 		rc = cmd->check(cmd, &item);
 	if (rc == 0 && cmd->target)
-		rc = t->open_target(&item);
+		rc = open_target(t, &item);
 	if (rc == 0)
 		rc = cmd->exec(cmd, &item);
-	if (cmd->target)
+	if (item.target)
 		rc = t->close_target(&item, rc);
+	free(item.target);
 	free(item.data);
 	return rc;
 }

@@ -57,9 +57,10 @@ struct tool_opt {
 	char letter;            /* the short option, or 0 for none */
 	enum tool_opt_type type;
 	unsigned long min, max; /* TOOL_UINT: the range; TOOL_SIZE: min 1 refuses 0 */
+	const char *def;        /* the value when not given, as it would be given; or NULL */
 };
 
-/* What the command line gave an option. */
+/* What the command line gave an option (else its default, with set false). */
 struct tool_value {
 	bool set;
 	const char *arg;        /* the argument as given (NULL for a flag) */
@@ -105,10 +106,12 @@ struct tool {
 	const char *size_example;   /* in the message for an invalid size: "8G" */
 	const struct tool_cmd *const *cmds;
 	size_t ncmds;
-	/* Open item->cmd->target (not 0) into item->target: 0, or the exit status (printed). */
+	size_t target_size;     /* of the struct item->target points to */
+	/* Open item->cmd->target (not 0) into item->target, zeroed memory of target_size
+	 * bytes: 0, or the exit status (printed). */
 	int (*open_target)(struct tool_item *item);
-	/* Close and free item->target, if any (also after a failed open or none); the exit
-	 * status, given rc, the command's so far (a close that fails is printed). */
+	/* Close what open_target opened (also after it failed); the exit status, given rc,
+	 * the command's so far (a close that fails is printed).  tool_main frees the memory. */
 	int (*close_target)(struct tool_item *item, int rc);
 };
 

@@ -88,7 +88,7 @@ int bench_disk_open(struct bench_disk *d, const char *path, int flags)
 	if (d->fd < 0) {
 		if (errno == EINVAL)
 			tool_error("%s: cannot open with O_DIRECT: its file system does not support "
-				    "direct I/O", path);
+				   "direct I/O", path);
 		else
 			tool_error("%s: %s", path, strerror(errno));
 		return -1;
@@ -101,7 +101,7 @@ int bench_disk_open(struct bench_disk *d, const char *path, int flags)
 		d->blockdev = true;
 		if (ioctl(d->fd, BLKGETSIZE64, &d->size) < 0 || ioctl(d->fd, BLKSSZGET, &lss) < 0) {
 			tool_error("%s: cannot read the size or sector of the block device: %s", path,
-				    strerror(errno));
+				   strerror(errno));
 			goto fail;
 		}
 		if (ioctl(d->fd, BLKPBSZGET, &pss) < 0)

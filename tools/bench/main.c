@@ -34,6 +34,7 @@ static const struct tool sectorfs_bench = {
 	.size_example = "32K",
 	.cmds = commands,
 	.ncmds = sizeof(commands) / sizeof(commands[0]),
+	.target_size = sizeof(struct bench_target),
 	.open_target = bench_target_open,
 	.close_target = bench_target_close,
 };

@@ -38,7 +38,7 @@
 #include "run.h"
 #include "units.h"
 
-static const char help[] =
+static const char redo_help[] =
 	"Simulate a database redo log on IMAGE: --clients threads commit transactions whose\n"
 	"redo records are padded, group by group, to whole redo blocks and written with\n"
 	"O_DIRECT at the head of the log, each write followed by fdatasync (group commit).\n"
@@ -54,7 +54,6 @@ static const char help[] =
 	"A redo block smaller than the disk's logical sector is refused with exit 1.\n";
 
 #define MAX_RECORD (1ull << 20)
-#define DEFAULT_DIST "uniform:100-2000"
 
 enum dist_kind { DIST_FIXED, DIST_UNIFORM, DIST_EXP };
 
@@ -255,19 +254,19 @@ static void redo_tick(struct bench_run *r, void *arg)
 	writes = s->res.log_writes;
 	pthread_mutex_unlock(&s->lock);
 	tool_progress_draw(&s->prog, "redo: %.1f s of %.1f s  %.0f commits/s  %.0f log writes/s",
-			    secs, r->seconds, commits / secs, writes / secs);
+			   secs, r->seconds, commits / secs, writes / secs);
 }
 
 /* Check the parameters against the disk, fix the log's size (res.log_size: as asked, 0 for the
  * whole disk) and allocate the buffers; -1 (printed) to stop. */
-static int prepare(struct redo *s)
+static int redo_prepare(struct redo *s)
 {
 	uint64_t log_size = s->res.log_size;
 	char a[32];
 
 	if (s->res.block < s->res.d->logical) {
 		tool_error("redo block %u is smaller than the disk's logical sector %u; a database would "
-			    "refuse to start", s->res.block, s->res.d->logical);
+			   "refuse to start", s->res.block, s->res.d->logical);
 		return -1;
 	}
 	if (s->res.block < s->res.d->physical)
@@ -281,7 +280,7 @@ static int prepare(struct redo *s)
 	s->res.log_size = s->res.log_size / s->res.block * s->res.block;
 	if (s->res.log_size < s->cap) {
 		tool_error("%s: the log (%s) is smaller than one group can be: %u clients with records "
-			    "up to %" PRIu64 " bytes need %" PRIu64 " bytes", s->res.d->path,
+			   "up to %" PRIu64 " bytes need %" PRIu64 " bytes", s->res.d->path,
 			   tool_fmt_size(s->res.log_size, TOOL_SIZE_IEC, a, sizeof(a)), s->res.clients,
 			   s->dist.b, s->cap);
 		return -1;
@@ -296,11 +295,11 @@ static int prepare(struct redo *s)
 }
 
 enum { REDO_BLOCK, REDO_CLIENTS, REDO_TIME, REDO_DIST, REDO_LOG_SIZE, REDO_JSON };
-static const struct tool_opt opts[] = {
+static const struct tool_opt redo_opts[] = {
 	[REDO_BLOCK] = { "redo-block", 0, TOOL_SIZE, .min = 1 },
-	[REDO_CLIENTS] = { "clients", 0, TOOL_UINT, 1, 1024 },
-	[REDO_TIME] = { "time", 0, TOOL_SECONDS },
-	[REDO_DIST] = { "record-dist", 0, TOOL_STRING },
+	[REDO_CLIENTS] = { "clients", 0, TOOL_UINT, 1, 1024, .def = "4" },
+	[REDO_TIME] = { "time", 0, TOOL_SECONDS, .def = "10" },
+	[REDO_DIST] = { "record-dist", 0, TOOL_STRING, .def = "uniform:100-2000" },
 	[REDO_LOG_SIZE] = { "log-size", 0, TOOL_SIZE, .min = 1 },
 	[REDO_JSON] = { "json", 0, TOOL_FLAG },
 	{ NULL },
@@ -313,9 +312,9 @@ static int check_redo(const struct tool_cmd *self, struct tool_item *item)
 	struct redo *s = item->data;
 	uint64_t block = o[REDO_BLOCK].n;
 
-	s->res.clients = o[REDO_CLIENTS].set ? (unsigned)o[REDO_CLIENTS].n : 4;
-	s->seconds = o[REDO_TIME].set ? o[REDO_TIME].secs : 10;
-	s->res.dist_spec = o[REDO_DIST].set ? o[REDO_DIST].arg : DEFAULT_DIST;
+	s->res.clients = (unsigned)o[REDO_CLIENTS].n;
+	s->seconds = o[REDO_TIME].secs;
+	s->res.dist_spec = o[REDO_DIST].arg;
 	s->res.log_size = o[REDO_LOG_SIZE].n;
 	if (!block)
 		return tool_usage_error(self, "--redo-block is required (512 or 4096)");
@@ -365,7 +364,7 @@ static int exec_redo(const struct tool_cmd *self, struct tool_item *item)
 	s->res.d = &((struct bench_target *)item->target)->disk;
 	tool_catch_signals();
 	bench_progress_start(&s->prog);
-	if (prepare(s) == 0) {
+	if (redo_prepare(s) == 0) {
 		pthread_mutex_init(&s->lock, NULL);
 		pthread_cond_init(&s->work, NULL);
 		pthread_cond_init(&s->done, NULL);
@@ -387,8 +386,8 @@ const struct tool_cmd bench_cmd_redo = {
 	.name = "redo",
 	.usage = "--redo-block 512|4096 [options] IMAGE",
 	.summary = "redo-log writer: group commit, fdatasync per log write, wastage",
-	.help = help,
-	.opts = opts,
+	.help = redo_help,
+	.opts = redo_opts,
 	.args = { "IMAGE" },
 	.target = BENCH_TARGET_DISK,
 	.data_size = sizeof(struct redo),

@@ -31,7 +31,7 @@
 #include "sweep.h"
 #include "units.h"
 
-static const char help[] =
+static const char sweep_help[] =
 	"Sequential O_DIRECT writes, then reads, of each power-of-two transfer size from\n"
 	"--min to --max on IMAGE (a file, a sectorfs image or a block device), each for\n"
 	"--time seconds with --qd threads, each on its own stripe of the disk.  Sizes\n"
@@ -166,11 +166,11 @@ enum {
 	SWEEP_MIN, SWEEP_MAX, SWEEP_QD, SWEEP_TIME, SWEEP_SPAN, SWEEP_READ_ONLY, SWEEP_WRITE_ONLY,
 	SWEEP_JSON, SWEEP_CSV,
 };
-static const struct tool_opt opts[] = {
-	[SWEEP_MIN] = { "min", 0, TOOL_SIZE, .min = 1 },
-	[SWEEP_MAX] = { "max", 0, TOOL_SIZE, .min = 1 },
-	[SWEEP_QD] = { "qd", 0, TOOL_UINT, 1, 256 },
-	[SWEEP_TIME] = { "time", 0, TOOL_SECONDS },
+static const struct tool_opt sweep_opts[] = {
+	[SWEEP_MIN] = { "min", 0, TOOL_SIZE, .min = 1, .def = "512" },
+	[SWEEP_MAX] = { "max", 0, TOOL_SIZE, .min = 1, .def = "8M" },
+	[SWEEP_QD] = { "qd", 0, TOOL_UINT, 1, 256, .def = "1" },
+	[SWEEP_TIME] = { "time", 0, TOOL_SECONDS, .def = "1" },
 	[SWEEP_SPAN] = { "span", 0, TOOL_SIZE, .min = 1 },
 	[SWEEP_READ_ONLY] = { "read-only", 0, TOOL_FLAG },
 	[SWEEP_WRITE_ONLY] = { "write-only", 0, TOOL_FLAG },
@@ -186,10 +186,10 @@ static int check_sweep(const struct tool_cmd *self, struct tool_item *item)
 	const struct tool_value *o = item->opt;
 	struct sweep_result *p = &((struct sweep *)item->data)->res;
 
-	p->min = o[SWEEP_MIN].set ? o[SWEEP_MIN].n : 512;
-	p->max = o[SWEEP_MAX].set ? o[SWEEP_MAX].n : 8ull << 20;
-	p->qd = o[SWEEP_QD].set ? (unsigned)o[SWEEP_QD].n : 1;
-	p->seconds = o[SWEEP_TIME].set ? o[SWEEP_TIME].secs : 1;
+	p->min = o[SWEEP_MIN].n;
+	p->max = o[SWEEP_MAX].n;
+	p->qd = (unsigned)o[SWEEP_QD].n;
+	p->seconds = o[SWEEP_TIME].secs;
 	p->span = o[SWEEP_SPAN].n;
 	if (o[SWEEP_READ_ONLY].set && o[SWEEP_WRITE_ONLY].set)
 		return tool_usage_error(self, "--read-only and --write-only exclude each other");
@@ -245,8 +245,9 @@ static int report(const struct sweep *s, const struct tool_item *item, int rc)
 
 		if (t->st != ST_ERROR)
 			continue;
-		tool_error("%s: %s %s failed: %s", res->d->path, tool_fmt_size(t->xfer, TOOL_SIZE_IEC, a, sizeof(a)),
-			   t->write ? "write" : "read", strerror(t->err));
+		tool_error("%s: %s %s failed: %s", res->d->path,
+			   tool_fmt_size(t->xfer, TOOL_SIZE_IEC, a, sizeof(a)), t->write ? "write" : "read",
+			   strerror(t->err));
 		rc = 1;
 	}
 	if (res->interrupted) {
@@ -292,8 +293,8 @@ const struct tool_cmd bench_cmd_sweep = {
 	.name = "sweep",
 	.usage = "[options] IMAGE",
 	.summary = "read and write throughput for transfer sizes 512 B .. 8 MiB (ATTO-style)",
-	.help = help,
-	.opts = opts,
+	.help = sweep_help,
+	.opts = sweep_opts,
 	.args = { "IMAGE" },
 	.target = BENCH_TARGET_DISK,
 	.data_size = sizeof(struct sweep),

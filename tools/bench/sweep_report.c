@@ -96,7 +96,8 @@ void sweep_print_text(const struct sweep_result *s)
 		cut |= s->tests[i].cut;
 	}
 	printf("sweep of %s: %s, logical sector %u (%s), physical %u\n", s->d->path,
-	       tool_fmt_size(s->d->size, TOOL_SIZE_IEC, a, sizeof(a)), s->d->logical, s->d->sector_from, s->d->physical);
+	       tool_fmt_size(s->d->size, TOOL_SIZE_IEC, a, sizeof(a)), s->d->logical, s->d->sector_from,
+	       s->d->physical);
 	printf("span %s, QD %u, %.3g s per test, sequential O_DIRECT\n\n",
 	       tool_fmt_size(s->span, TOOL_SIZE_IEC, b, sizeof(b)), s->qd, s->seconds);
 	printf("%9s  %11s %11s  %11s %11s\n", "transfer", "write MB/s", "write IOPS", "read MB/s", "read IOPS");

@@ -13,7 +13,6 @@
  * cannot be undone, whatever the command's own status was.
  */
 #include <fcntl.h>
-#include <stdlib.h>
 
 #include "common.h"
 
@@ -27,15 +26,10 @@ static const char *opt_arg(const struct tool_item *item, const char *name)
 
 int bench_target_open(struct tool_item *item)
 {
-	struct bench_target *t = calloc(1, sizeof(*t));
+	struct bench_target *t = item->target;
 	const struct tool_value *ro;
 
-	if (!t) {
-		tool_error("out of memory");
-		return 1;
-	}
 	t->disk.fd = -1;
-	item->target = t;
 	switch (item->cmd->target) {
 	case BENCH_TARGET_DISK:
 		ro = tool_opt(item, "read-only");
@@ -53,12 +47,8 @@ int bench_target_close(struct tool_item *item, int rc)
 {
 	struct bench_target *t = item->target;
 
-	if (!t)
-		return rc;
 	bench_disk_close(&t->disk);
 	if (t->tb_open && testbed_close(&t->tb) < 0)
 		rc = 1;
-	free(t);
-	item->target = NULL;
 	return rc;
 }

@@ -193,8 +193,8 @@ static int start_daemon(struct testbed *tb)
 		if (waitpid(tb->daemon, &status, WNOHANG) == tb->daemon) {
 			tb->daemon = 0;
 			tool_error("the daemon %s exited before the mount was ready (%s %d):", tb->daemon_path,
-				    WIFEXITED(status) ? "status" : "signal",
-				    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+				   WIFEXITED(status) ? "status" : "signal",
+				   WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 			show_log(tb);
 			return -1;
 		}
@@ -216,7 +216,7 @@ static int stop_daemon(struct testbed *tb)
 
 	if (run_cmd(argv) != 0) {
 		tool_error("fusermount3 -u %s failed; stopping the daemon (pid %ld) with SIGTERM",
-			    tb->mnt, (long)tb->daemon);
+			   tb->mnt, (long)tb->daemon);
 		kill(tb->daemon, SIGTERM);
 		rc = -1;
 	}
@@ -227,7 +227,7 @@ static int stop_daemon(struct testbed *tb)
 	}
 	if (got == 0) {
 		tool_error("the daemon (pid %ld) still runs 30 s after the unmount; killing it",
-			    (long)tb->daemon);
+			   (long)tb->daemon);
 		kill(tb->daemon, SIGKILL);
 		waitpid(tb->daemon, &status, 0);
 		rc = -1;
@@ -256,7 +256,7 @@ static int store_of_mount(struct testbed *tb, const char *mnt)
 	}
 	if (src[9] != '/') {
 		tool_error("%s: its daemon was started with the relative store path '%s'; give the store "
-			    "with --store instead of --mount", mnt, src + 9);
+			   "with --store instead of --mount", mnt, src + 9);
 		return -1;
 	}
 	snprintf(tb->store, sizeof(tb->store), "%s", src + 9);
@@ -319,7 +319,7 @@ int testbed_declare(struct testbed *tb, const char *name, const char *json)
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		tool_error(errno == EEXIST ? "%s already exists: remove it or use another store" : "%s: %s",
-			    path, strerror(errno));
+			   path, strerror(errno));
 		return -1;
 	}
 	snprintf(tb->names[tb->nimages++], sizeof(tb->names[0]), "%s", name);
@@ -345,7 +345,7 @@ json_t *testbed_stats(const struct testbed *tb, const char *name)
 	snprintf(path, sizeof(path), "%s/.stats/%s.json", tb->mnt, name);
 	if (!(j = json_load_file(path, 0, &e)))
 		tool_error("cannot read %s: %s%s", path, e.text,
-			    access(path, F_OK) < 0 ? " (a mount made with -o nostats has no statistics)" : "");
+			   access(path, F_OK) < 0 ? " (a mount made with -o nostats has no statistics)" : "");
 	return j;
 }
 

@@ -41,7 +41,7 @@
 #include "units.h"
 #include "zeroing.h"
 
-static const char help[] =
+static const char zeroing_help[] =
 	"Declare six images (thin, zeroedthick, eagerzeroedthick, each with zero_offload\n"
 	"true and false), write each once with sequential O_DIRECT writes over fresh\n"
 	"space, then once more over the written space, and show IOPS, MB/s, latency,\n"
@@ -105,8 +105,8 @@ static void zeroing_tick(struct bench_run *r, void *arg)
 	uint64_t done = atomic_load_explicit(&z->done, memory_order_relaxed);
 
 	tool_progress_draw(&z->prog, "zeroing: pass %d, %s, offload %s: %3.0f %%", z->pass + 1,
-			    zeroing_prov(z->img), zeroing_offload(z->img) ? "on" : "off",
-			    100.0 * (double)done / (double)z->res.size);
+			   zeroing_prov(z->img), zeroing_offload(z->img) ? "on" : "off",
+			   100.0 * (double)done / (double)z->res.size);
 }
 
 /* A top-level integer of MNT/.stats/NAME.json (json loaded), 0 when missing. */
@@ -200,13 +200,13 @@ enum {
 	ZEROING_STORE, ZEROING_MOUNT, ZEROING_XFER, ZEROING_BLOCK, ZEROING_SIZE, ZEROING_SECTOR,
 	ZEROING_DAEMON, ZEROING_JSON,
 };
-static const struct tool_opt opts[] = {
+static const struct tool_opt zeroing_opts[] = {
 	[ZEROING_STORE] = { "store", 0, TOOL_STRING },      /* the target's, with mount, daemon */
 	[ZEROING_MOUNT] = { "mount", 0, TOOL_STRING },
-	[ZEROING_XFER] = { "xfer", 0, TOOL_SIZE, .min = 1 },
-	[ZEROING_BLOCK] = { "block-size", 0, TOOL_SIZE, .min = 1 },
-	[ZEROING_SIZE] = { "size", 0, TOOL_SIZE, .min = 1 },
-	[ZEROING_SECTOR] = { "sector", 0, TOOL_STRING },
+	[ZEROING_XFER] = { "xfer", 0, TOOL_SIZE, .min = 1, .def = "32K" },
+	[ZEROING_BLOCK] = { "block-size", 0, TOOL_SIZE, .min = 1, .def = "1M" },
+	[ZEROING_SIZE] = { "size", 0, TOOL_SIZE, .min = 1, .def = "256M" },
+	[ZEROING_SECTOR] = { "sector", 0, TOOL_STRING, .def = "512n" },
 	[ZEROING_DAEMON] = { "daemon", 0, TOOL_STRING },
 	[ZEROING_JSON] = { "json", 0, TOOL_FLAG },
 	{ NULL },
@@ -218,10 +218,10 @@ static int check_zeroing(const struct tool_cmd *self, struct tool_item *item)
 	const struct tool_value *o = item->opt;
 	struct zeroing_result *z = &((struct zexp *)item->data)->res;
 
-	z->xfer = o[ZEROING_XFER].set ? o[ZEROING_XFER].n : 32768;
-	z->block = o[ZEROING_BLOCK].set ? o[ZEROING_BLOCK].n : 1 << 20;
-	z->size = o[ZEROING_SIZE].set ? o[ZEROING_SIZE].n : 256 << 20;
-	z->sector = o[ZEROING_SECTOR].set ? o[ZEROING_SECTOR].arg : "512n";
+	z->xfer = o[ZEROING_XFER].n;
+	z->block = o[ZEROING_BLOCK].n;
+	z->size = o[ZEROING_SIZE].n;
+	z->sector = o[ZEROING_SECTOR].arg;
 	if (o[ZEROING_STORE].set && o[ZEROING_MOUNT].set)
 		return tool_usage_error(self, "--store and --mount exclude each other");
 	if (strcmp(z->sector, "512n") && strcmp(z->sector, "512e") && strcmp(z->sector, "4kn"))
@@ -304,8 +304,8 @@ const struct tool_cmd bench_cmd_zeroing = {
 	.name = "zeroing",
 	.usage = "[--store DIR | --mount MNT] [options]",
 	.summary = "first-write cost of thin / zeroedthick / eagerzeroedthick, zero offload on and off",
-	.help = help,
-	.opts = opts,
+	.help = zeroing_help,
+	.opts = zeroing_opts,
 	.target = BENCH_TARGET_TESTBED,
 	.data_size = sizeof(struct zexp),
 	.check = check_zeroing,

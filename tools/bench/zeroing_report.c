@@ -69,10 +69,12 @@ void zeroing_print_text(const struct zeroing_result *z)
 	};
 	char a[32], b[32], c[32];
 
-	printf("zero-on-new-write: 6 images of %s (%s, block %s), ", tool_fmt_size(z->size, TOOL_SIZE_IEC, a, sizeof(a)),
-	       z->sector, tool_fmt_size(z->block, TOOL_SIZE_IEC, b, sizeof(b)));
+	printf("zero-on-new-write: 6 images of %s (%s, block %s), ",
+	       tool_fmt_size(z->size, TOOL_SIZE_IEC, a, sizeof(a)), z->sector,
+	       tool_fmt_size(z->block, TOOL_SIZE_IEC, b, sizeof(b)));
 	printf("sequential O_DIRECT writes of %s, QD 1\n", tool_fmt_size(z->xfer, TOOL_SIZE_IEC, c, sizeof(c)));
-	printf("store %s%s, mount %s\n", z->tb->store, z->tb->temporary_store ? " (temporary)" : "", z->tb->mnt);
+	printf("store %s%s, mount %s\n", z->tb->store, z->tb->temporary_store ? " (temporary)" : "",
+	       z->tb->mnt);
 	for (int p = 0; p < 2 && z->img[p][4].ran; p++) {
 		printf("\n%s\n%-16s %-7s %8s %8s %9s %9s %9s %9s %7s %10s\n", title[p], "provisioning",
 		       "offload", "IOPS", "MB/s", "mean", "p99", "new-block", "overhead", "1st_wr", "zeroed");

@@ -38,7 +38,7 @@
 
 #include "check.h"
 
-static const char help[] =
+static const char check_help[] =
 	"Verify STORE/NAME: the sidecar parses, the allocation map is intact and records\n"
 	"the geometry the sidecar declares, the backing file is a regular file at least\n"
 	"as long as the disk.  One line per problem.  Given a STORE, check every image in\n"
@@ -164,7 +164,7 @@ int img_check_image(const struct img_ref *ref, bool repair)
 }
 
 enum { CHECK_REPAIR };
-static const struct tool_opt opts[] = {
+static const struct tool_opt check_opts[] = {
 	[CHECK_REPAIR] = { "repair", 0, TOOL_FLAG },
 	{ NULL },
 };
@@ -182,8 +182,8 @@ const struct tool_cmd img_cmd_check = {
 	.name = "check",
 	.usage = "[--repair] STORE/NAME | STORE",
 	.summary = "verify that sidecar, map and backing file agree (fsck exit codes)",
-	.help = help,
-	.opts = opts,
+	.help = check_help,
+	.opts = check_opts,
 	.args = { "STORE/NAME" },
 	.target = IMG_TARGET_CHECK,
 	.usage_status = FSCK_USAGE,

@@ -31,7 +31,7 @@
 #include "recover.h"
 #include "units.h"
 
-static const char help[] =
+static const char create_help[] =
 	"Create the image NAME in the store directory STORE: the backing file STORE/NAME,\n"
 	"its allocation map in STORE/.sectorfs/ and its sidecar STORE/NAME.json.\n\n"
 	"  -s, --size SIZE          disk size, a multiple of the logical sector (required\n"
@@ -226,7 +226,7 @@ static int open_source(const char *from, const struct img_ref *ref, struct sfs_s
 	n = pread(fd, head, sizeof(head), 0);
 	if (!raw && n > 0 && (fmt = image_format(head, (size_t)n))) {
 		tool_error("%s is a %s image: convert it with 'qemu-img convert -O raw' first (or give --raw "
-			  "to copy its bytes as they are)", from, fmt);
+			   "to copy its bytes as they are)", from, fmt);
 		close(fd);
 		return -1;
 	}
@@ -235,7 +235,7 @@ static int open_source(const char *from, const struct img_ref *ref, struct sfs_s
 		sc->size = need;
 	} else if (sc->size < need) {
 		tool_error("%s: size %llu is smaller than %s (%lld bytes)", ref->path,
-			  (unsigned long long)sc->size, from, (long long)st.st_size);
+			   (unsigned long long)sc->size, from, (long long)st.st_size);
 		close(fd);
 		return -1;
 	}
@@ -247,7 +247,7 @@ enum {
 	CREATE_SIZE, CREATE_FORMAT, CREATE_LOGICAL, CREATE_PHYSICAL, CREATE_PROV, CREATE_BLOCK,
 	CREATE_NO_OFFLOAD, CREATE_FROM, CREATE_RAW,
 };
-static const struct tool_opt opts[] = {
+static const struct tool_opt create_opts[] = {
 	[CREATE_SIZE] = { "size", 's', TOOL_SIZE },
 	[CREATE_FORMAT] = { "format", 'f', TOOL_STRING },
 	[CREATE_LOGICAL] = { "logical", 0, TOOL_SIZE },
@@ -312,8 +312,8 @@ static int validate(const struct img_ref *ref, const struct sfs_sidecar *sc)
 /* Everything that can be checked before the store is locked: the options (with --from and no
  * -s, once the size is known), the store, that the image is new, RAWFILE.  -1 (printed), or
  * 0 with *src_fd RAWFILE opened (-1 without --from). */
-static int prepare(const struct tool_item *item, const struct img_ref *ref, struct sfs_sidecar *sc,
-		   int *src_fd)
+static int check_unlocked(const struct tool_item *item, const struct img_ref *ref,
+			  struct sfs_sidecar *sc, int *src_fd)
 {
 	const struct tool_value *from = &item->opt[CREATE_FROM];
 
@@ -342,7 +342,7 @@ static int exec_create(const struct tool_cmd *self, struct tool_item *item)
 	int rc, src_fd;
 
 	(void)self;
-	if (prepare(item, ref, sc, &src_fd) < 0)
+	if (check_unlocked(item, ref, sc, &src_fd) < 0)
 		return 1;
 	if (img_session_open(&ss, ref, "create", 0) < 0 || refuse_existing(ref) < 0) {
 		img_session_close(&ss);
@@ -376,8 +376,8 @@ const struct tool_cmd img_cmd_create = {
 	.name = "create",
 	.usage = "-s SIZE [-f FORMAT] [-p MODE] [-b BLOCK] [--from RAWFILE [--raw]] [...] STORE/NAME",
 	.summary = "create an image and its sidecar (eager zeroing with a progress bar)",
-	.help = help,
-	.opts = opts,
+	.help = create_help,
+	.opts = create_opts,
 	.args = { "STORE/NAME" },
 	.target = IMG_TARGET_REF,
 	.data_size = sizeof(struct sfs_sidecar),

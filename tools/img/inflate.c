@@ -23,7 +23,7 @@
 #include "recover.h"
 #include "units.h"
 
-static const char help[] =
+static const char inflate_help[] =
 	"Convert STORE/NAME to eagerzeroedthick: zero every block not yet written (with a\n"
 	"progress bar when stdout is a terminal), leave the data already written as it\n"
 	"is, record the new mode in the image's map and rewrite its sidecar.  Ctrl-C\n"
@@ -62,8 +62,8 @@ static int inflate(struct img_session *ss)
 	tool_progress_bar_end(&p);
 	if (rc == -ECANCELED) {
 		tool_error("inflate interrupted: %s is still %s, %llu of %llu blocks allocated; "
-			  "run inflate again to finish", ss->ref->path, sfs_prov_name(was),
-			  (unsigned long long)sfs_map_count(m), (unsigned long long)nb);
+			   "run inflate again to finish", ss->ref->path, sfs_prov_name(was),
+			   (unsigned long long)sfs_map_count(m), (unsigned long long)nb);
 		return 130;
 	}
 	if (rc < 0) {
@@ -102,7 +102,7 @@ const struct tool_cmd img_cmd_inflate = {
 	.name = "inflate",
 	.usage = "STORE/NAME",
 	.summary = "convert a thin or zeroedthick image to eagerzeroedthick",
-	.help = help,
+	.help = inflate_help,
 	.args = { "STORE/NAME" },
 	.target = IMG_TARGET_SESSION,
 	.exec = exec_inflate,

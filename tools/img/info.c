@@ -18,7 +18,7 @@
 #include "common.h"
 #include "units.h"
 
-static const char help[] =
+static const char info_help[] =
 	"Show the geometry (recorded in the image's map), provisioning, block size, size,\n"
 	"allocated blocks and bytes, backing file usage (st_blocks * 512) of STORE/NAME,\n"
 	"and whether a sectorfs daemon serves its store.  Works while the store is served\n"
@@ -27,7 +27,7 @@ static const char help[] =
 	"  -h, --help  this help\n";
 
 enum { INFO_JSON };
-static const struct tool_opt opts[] = {
+static const struct tool_opt info_opts[] = {
 	[INFO_JSON] = { "json", 0, TOOL_FLAG },
 	{ NULL },
 };
@@ -121,8 +121,8 @@ const struct tool_cmd img_cmd_info = {
 	.name = "info",
 	.usage = "[--json] STORE/NAME",
 	.summary = "show geometry, provisioning, allocation and backing file usage",
-	.help = help,
-	.opts = opts,
+	.help = info_help,
+	.opts = info_opts,
 	.args = { "STORE/NAME" },
 	.target = IMG_TARGET_VIEW,
 	.exec = exec_info,

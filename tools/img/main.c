@@ -28,6 +28,7 @@ static const struct tool sectorfs_img = {
 	.size_example = "8G",
 	.cmds = commands,
 	.ncmds = sizeof(commands) / sizeof(commands[0]),
+	.target_size = sizeof(struct img_target),
 	.open_target = img_target_open,
 	.close_target = img_target_close,
 };

@@ -17,7 +17,7 @@
 
 #include "common.h"
 
-static const char help[] =
+static const char map_help[] =
 	"List the ranges of STORE/NAME, allocated or not, in disk order: offset and length\n"
 	"in bytes, and whether the blocks hold data in the backing file (false: the range\n"
 	"reads as zeros).  Works while the store is served (as of the daemon's last\n"
@@ -26,7 +26,7 @@ static const char help[] =
 	"  -h, --help  this help\n";
 
 enum { MAP_JSON };
-static const struct tool_opt opts[] = {
+static const struct tool_opt map_opts[] = {
 	[MAP_JSON] = { "json", 0, TOOL_FLAG },
 	{ NULL },
 };
@@ -80,8 +80,8 @@ const struct tool_cmd img_cmd_map = {
 	.name = "map",
 	.usage = "[--json] STORE/NAME",
 	.summary = "list allocated and unallocated ranges (like qemu-img map)",
-	.help = help,
-	.opts = opts,
+	.help = map_help,
+	.opts = map_opts,
 	.args = { "STORE/NAME" },
 	.target = IMG_TARGET_VIEW,
 	.exec = exec_map,

@@ -70,6 +70,6 @@ int img_refuse_if_served(const struct img_ref *ref)
 	if (!img_served(ref->store, holder, sizeof(holder)))
 		return 0;
 	tool_error("%s: store is served by sectorfs (%s); unmount it first",
-		  ref->store, holder[0] ? holder : "holder unknown");
+		   ref->store, holder[0] ? holder : "holder unknown");
 	return -1;
 }

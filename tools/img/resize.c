@@ -15,7 +15,7 @@
 
 #include "common.h"
 
-static const char help[] =
+static const char resize_help[] =
 	"Grow STORE/NAME to SIZE bytes, or by SIZE with a leading '+'.  SIZE must be a\n"
 	"multiple of the logical sector size; images never shrink.  The new space is\n"
 	"provisioned as the image is (thin: unallocated; zeroedthick: reserved;\n"
@@ -97,7 +97,7 @@ const struct tool_cmd img_cmd_resize = {
 	.name = "resize",
 	.usage = "STORE/NAME [+]SIZE",
 	.summary = "grow an image to SIZE (or by +SIZE) and rewrite its sidecar",
-	.help = help,
+	.help = resize_help,
 	.args = { "STORE/NAME", "SIZE" },
 	.target = IMG_TARGET_SESSION,
 	.data_size = sizeof(struct resize_arg),

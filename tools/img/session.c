@@ -99,7 +99,7 @@ int img_session_open(struct img_session *ss, const struct img_ref *ref, const ch
 		snprintf(scname, sizeof(scname), "%s.json", ref->name);
 		if (ss->lasterr[0])
 			tool_error("%s: cannot open image: %s (see '" IMG_PROG " check %s')", ref->path,
-				  ss->lasterr, ref->path);
+				   ss->lasterr, ref->path);
 		else if (fstatat(ss->store_fd, scname, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			tool_error("%s: no such image (no sidecar %s in %s)", ref->path, scname, ref->store);
 		else

@@ -13,7 +13,6 @@
  * status); a target that cannot be opened exits 1.  Closing a session
  * flushes the store: when that fails a command that succeeded exits 1.
  */
-#include <stdlib.h>
 #include <sys/stat.h>
 
 #include "common.h"
@@ -22,14 +21,9 @@ int img_target_open(struct tool_item *item)
 {
 	const struct tool_cmd *cmd = item->cmd;
 	const char *arg = item->args[0];
-	struct img_target *t = calloc(1, sizeof(*t));
+	struct img_target *t = item->target;
 	struct stat st;
 
-	if (!t) {
-		tool_error("out of memory");
-		return 1;
-	}
-	item->target = t;
 	if (cmd->target == IMG_TARGET_CHECK && stat(arg, &st) == 0 && S_ISDIR(st.st_mode)) {
 		t->store_dir = arg;
 		return 0;
@@ -53,13 +47,9 @@ int img_target_close(struct tool_item *item, int rc)
 {
 	struct img_target *t = item->target;
 
-	if (!t)
-		return rc;
 	if (t->view_open)
 		img_view_close(&t->view);
 	if (t->ss.ref && img_session_close(&t->ss) < 0 && rc == 0)
 		rc = 1;
-	free(t);
-	item->target = NULL;
 	return rc;
 }

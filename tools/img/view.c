@@ -100,7 +100,7 @@ int img_view_image(struct img_view *v, struct sfs_map_info *mi, bool *created)
 	}
 	if (!v->sc_present) {
 		tool_error("%s: no sidecar %s.json: the image is not declared (see '" IMG_PROG
-			  " check %s')", r->path, r->name, r->path);
+			   " check %s')", r->path, r->name, r->path);
 		return -1;
 	}
 	if (v->sc_rc < 0) {
@@ -117,7 +117,7 @@ int img_view_image(struct img_view *v, struct sfs_map_info *mi, bool *created)
 	}
 	if (v->map_rc == -ENOENT) {
 		tool_error("%s: allocation map %s/%s.map is missing (see '" IMG_PROG " check --repair %s')",
-			  r->path, SFS_STATE_DIR, r->name, r->path);
+			   r->path, SFS_STATE_DIR, r->name, r->path);
 		return -1;
 	}
 	if (v->map_rc < 0) {
@@ -133,7 +133,7 @@ int img_view_image(struct img_view *v, struct sfs_map_info *mi, bool *created)
 	}
 	if (v->bk_rc < 0) {
 		tool_error("%s: backing file: %s (see '" IMG_PROG " check %s')", r->path,
-			  strerror(-v->bk_rc), r->path);
+			   strerror(-v->bk_rc), r->path);
 		return -1;
 	}
 	*mi = *sfs_map_info(v->map);
