@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,18 @@ const char *bench_errno_name(int e, char *buf, size_t len)
 			return names[i].name;
 	snprintf(buf, len, "E%d", e);
 	return buf;
+}
+
+int bench_interrupted(int rc, const char *fmt, ...)
+{
+	char what[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	tool_error("interrupted%s", what);
+	return rc ? rc : BENCH_EXIT_INTERRUPTED;
 }
 
 void bench_progress_start(struct tool_progress *p)

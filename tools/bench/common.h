@@ -56,6 +56,11 @@ const char *bench_fmt_us(double us, char *buf, size_t len);
 /* The symbolic name of an errno value ("EINVAL"), "E<number>" for rare ones. */
 const char *bench_errno_name(int e, char *buf, size_t len);
 
+/* After a run that Ctrl-C cut short: "sectorfs-bench: interrupted" followed by what fmt
+ * makes (": the figures ..."), on stderr; the exit status, rc when the command failed
+ * already, else 130. */
+int bench_interrupted(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Start the command's progress line on stderr (after BENCH_PROGRESS_AFTER_NS). */
 void bench_progress_start(struct tool_progress *p);
 

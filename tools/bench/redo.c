@@ -348,10 +348,8 @@ static int run_log(struct redo *s, bool json)
 		tool_error("%s: the log write failed: %s", s->res.d->path, strerror(s->failed));
 		return 1;
 	}
-	if (r.interrupted) {
-		tool_error("interrupted after %.2f s: the figures cover that time", s->res.secs);
-		return rc ? rc : BENCH_EXIT_INTERRUPTED;
-	}
+	if (r.interrupted)
+		return bench_interrupted(rc, " after %.2f s: the figures cover that time", s->res.secs);
 	return rc;
 }
 

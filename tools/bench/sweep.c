@@ -250,10 +250,8 @@ static int report(const struct sweep *s, const struct tool_item *item, int rc)
 			   strerror(t->err));
 		rc = 1;
 	}
-	if (res->interrupted) {
-		tool_error("interrupted: the results cover the tests run so far");
-		rc = rc ? rc : BENCH_EXIT_INTERRUPTED;
-	}
+	if (res->interrupted)
+		rc = bench_interrupted(rc, ": the results cover the tests run so far");
 	return rc;
 }
 

@@ -270,10 +270,8 @@ static int run_passes(struct zexp *z, bool json)
 	if (z->res.img[0][4].ran)
 		rc |= json ? zeroing_print_json(&z->res) : (zeroing_print_text(&z->res), 0);
 	fflush(stdout);
-	if (z->res.interrupted) {
-		tool_error("interrupted: the figures cover the writes done so far");
-		rc = rc ? rc : BENCH_EXIT_INTERRUPTED;
-	}
+	if (z->res.interrupted)
+		rc = bench_interrupted(rc, ": the figures cover the writes done so far");
 	return rc;
 }
 
