@@ -244,12 +244,16 @@ static void print_cmd_help(const struct tool_cmd *cmd)
 }
 
 /* The defaults of cmd's template into item, as if given but not set; -1 (printed) when the
- * template's own default does not parse. */
+ * template itself is wrong: too long, or a default that does not parse. */
 static int set_defaults(const struct tool_cmd *cmd, struct tool_item *item)
 {
 	int i = 0;
 
 	for (const struct tool_opt *o = cmd->opts; o && o->name; o++, i++) {
+		if (i == TOOL_MAX_OPTS) {
+			tool_cmd_error(cmd, "more than %d options in the template", TOOL_MAX_OPTS);
+			return -1;
+		}
 		if (o->def && parse_value(cmd, o, o->def, &item->opt[i]) < 0)
 			return -1;
 		item->opt[i].set = false;

@@ -32,6 +32,10 @@
  * opening an image already does (import, extend, finish zeroing); nothing
  * that holds data is deleted.  Exit codes are fsck's: 0 clean, 1 problems
  * repaired, 4 problems left, 8 operational error, 16 usage error.
+ *
+ * This file is the command and the report of one image; the problems are
+ * found in diagnose.c, repaired in repair.c, and a whole store is
+ * checkstore.c.
  */
 #include <stdio.h>
 #include <sys/stat.h>
