@@ -89,7 +89,7 @@ sidecar() {
 # under another program (valgrind); FAIL_LOGS names more files to print
 # when the test fails.  SECTORFS_IO_URING=on|off|auto in the environment
 # gives every such daemon -o io_uring=VALUE before the test's own options
-# (.ci/run's second pass of the mount tests sets on).
+# (.ci/run's first pass sets off, its second pass of the mount tests on).
 DAEMON_WRAPPER=()
 TRANSPORT_OPTS=()
 [ -n "${SECTORFS_IO_URING:-}" ] && TRANSPORT_OPTS=(-o "io_uring=$SECTORFS_IO_URING")
