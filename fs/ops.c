@@ -105,17 +105,28 @@ static enum kind kind_of(const char *path, struct fuse_file_info *fi)
 static int render(struct sfs_image *im, enum kind k, char **buf, size_t *len)
 {
 	struct sfs_stats_snap *snap = malloc(sizeof(*snap));
+	struct sfs_stats_recent *recent = malloc(sizeof(*recent));
 	struct sfs_stats_info info;
-	int rc;
+	int rc = -ENOMEM;
 
-	if (!snap)
-		return -ENOMEM;
-	sfs_stats_snapshot(sfs_image_stats(im), snap);
-	sfs_image_stats_info(im, &info);
-	rc = k == K_STATS_JSON ? sfs_stats_render_json(snap, &info, buf, len)
-			       : sfs_stats_render_text(snap, &info, buf, len);
+	if (snap && recent) {
+		sfs_stats_snapshot(sfs_image_stats(im), snap);
+		sfs_stats_recent(sfs_image_stats(im), recent);
+		sfs_image_stats_info(im, &info);
+		info.recent = recent;
+		rc = k == K_STATS_JSON ? sfs_stats_render_json(snap, &info, buf, len)
+				       : sfs_stats_render_text(snap, &info, buf, len);
+	}
+	free(recent);
 	free(snap);
 	return rc;
+}
+
+/* Name the process behind this request as the requester of the image I/O this thread does
+ * next (the recent refused and read-modify-write lists record it). */
+static void set_requester(void)
+{
+	sfs_requester_set(fuse_get_context()->pid);
 }
 
 static int stat_image(struct sfs_fs *fs, const char *name, struct stat *st)
@@ -372,9 +383,11 @@ static int sfs_read(const char *path, char *buf, size_t size, off_t off, struct 
 	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
 
 	/* O_DIRECT: the disk's rules; else as a block device's page cache would */
-	if (h->kind == K_IMAGE)
+	if (h->kind == K_IMAGE) {
+		set_requester();
 		return (int)((fi->flags & O_DIRECT) ? sfs_image_read : sfs_image_read_any)(h->im, buf, size,
 											(uint64_t)off);
+	}
 	if (!h->buf)
 		return -EBADF;
 	if ((size_t)off >= h->len)
@@ -442,7 +455,10 @@ static int sfs_write(const char *path, const char *buf, size_t size, off_t off,
 
 	if (h->kind == K_IMAGE) {
 		bool direct = fi->flags & O_DIRECT;
-		ssize_t rc = h->creator ? sfs_store_write_growing(fs_of_ctx()->store, h->im, buf, size,
+		ssize_t rc;
+
+		set_requester();
+		rc = h->creator ? sfs_store_write_growing(fs_of_ctx()->store, h->im, buf, size,
 								  (uint64_t)off, direct)
 			   : (direct ? sfs_image_write : sfs_image_write_any)(h->im, buf, size, (uint64_t)off);
 
@@ -478,6 +494,7 @@ static int sfs_fallocate(const char *path, int mode, off_t off, off_t len, struc
 		return -EOPNOTSUPP;
 	if (off < 0 || len <= 0)
 		return -EINVAL;
+	set_requester();
 	if (mode == (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE))
 		return sfs_image_discard(h->im, (uint64_t)off, (uint64_t)len);
 	if (mode == FALLOC_FL_ZERO_RANGE || mode == (FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE))
