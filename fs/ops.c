@@ -9,6 +9,8 @@
  *   /.stats/       hidden directory, present unless -o nostats
  *   /.stats/NAME       stats for people; writing "reset" zeroes them
  *   /.stats/NAME.json  the same stats as JSON
+ *   /.stats/metrics    every image's stats, Prometheus text format (it
+ *                      hides the text stats of an image named "metrics")
  *
  * Every open file gets a struct handle in fi->fh.  Image files are opened
  * with direct_io so each read and write reaches the daemon as the
@@ -26,13 +28,15 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "metrics.h"
 #include "ops.h"
 
 #define STATS_DIR ".stats"
+#define METRICS "metrics"
 #define XATTR_PREFIX "user.sectorfs."
 
 /* K_LONG: a name longer than any image may have (ENAMETOOLONG, not ENOENT). */
-enum kind { K_NONE, K_LONG, K_ROOT, K_STATSDIR, K_IMAGE, K_STATS_TEXT, K_STATS_JSON };
+enum kind { K_NONE, K_LONG, K_ROOT, K_STATSDIR, K_IMAGE, K_STATS_TEXT, K_STATS_JSON, K_METRICS };
 
 struct handle {
 	struct handle *prev, *next;   /* in sfs_fs.handles */
@@ -66,6 +70,8 @@ static enum kind classify(const struct sfs_fs *fs, const char *path, char *name,
 		p++;
 		if (strchr(p, '/'))
 			return K_NONE;
+		if (strcmp(p, METRICS) == 0)
+			return K_METRICS;
 		n = strlen(p);
 		if (n > 5 && strcmp(p + n - 5, ".json") == 0) {
 			if (n - 5 >= len)
@@ -122,6 +128,46 @@ static int render(struct sfs_image *im, enum kind k, char **buf, size_t *len)
 	return rc;
 }
 
+struct metrics_ctx {
+	struct sfs_fs *fs;
+	struct sfs_metrics *m;
+	struct sfs_stats_snap *snap;
+};
+
+/* One image into the collection; an image gone since the listing is left out. */
+static int metrics_one(void *ctx, const char *name)
+{
+	struct metrics_ctx *c = ctx;
+	struct sfs_stats_info info;
+	struct sfs_image *im;
+	int rc = sfs_store_get(c->fs->store, name, &im);
+
+	if (rc == -ENOENT)
+		return 0;
+	if (rc < 0)
+		return rc;
+	sfs_stats_snapshot(sfs_image_stats(im), c->snap);
+	sfs_image_stats_info(im, &info);
+	rc = sfs_metrics_add(c->m, c->snap, &info);
+	sfs_store_put(c->fs->store, im);
+	return rc;
+}
+
+/* MNT/.stats/metrics: every image's snapshot, rendered by core. */
+static int render_metrics(struct sfs_fs *fs, char **buf, size_t *len)
+{
+	struct metrics_ctx c = { fs, NULL, malloc(sizeof(struct sfs_stats_snap)) };
+	int rc = c.snap ? sfs_metrics_new(&c.m) : -ENOMEM;
+
+	if (rc == 0)
+		rc = sfs_store_list(fs->store, metrics_one, &c);
+	if (rc == 0)
+		rc = sfs_metrics_render(c.m, buf, len);
+	sfs_metrics_free(c.m);
+	free(c.snap);
+	return rc;
+}
+
 /* Name the process behind this request as the requester of the image I/O this thread does
  * next (the recent refused and read-modify-write lists record it). */
 static void set_requester(void)
@@ -157,6 +203,18 @@ static int stat_stats_file(struct sfs_image *im, enum kind k, struct stat *st)
 	return 0;
 }
 
+/* The metrics file: the store directory's owner and times, read-only, size 0. */
+static int stat_metrics(struct sfs_fs *fs, struct stat *st)
+{
+	if (fstat(sfs_store_fd(fs->store), st) < 0)
+		return -errno;
+	st->st_mode = S_IFREG | 0444;
+	st->st_size = 0;
+	st->st_blocks = 0;
+	st->st_nlink = 1;
+	return 0;
+}
+
 static int sfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
 	struct sfs_fs *fs = fs_of_ctx();
@@ -167,6 +225,8 @@ static int sfs_getattr(const char *path, struct stat *st, struct fuse_file_info 
 
 	if (h && h->kind == K_IMAGE)
 		return sfs_image_stat(h->im, st);
+	if (h && h->kind == K_METRICS)
+		return stat_metrics(fs, st);
 	if (h)                          /* a stats file, after ftruncate (no path: nullpath_ok) */
 		return stat_stats_file(h->im, h->kind, st);
 	if (!path)
@@ -183,6 +243,8 @@ static int sfs_getattr(const char *path, struct stat *st, struct fuse_file_info 
 		return 0;
 	case K_IMAGE:
 		return stat_image(fs, name, st);
+	case K_METRICS:
+		return stat_metrics(fs, st);
 	case K_LONG:
 		return -ENAMETOOLONG;
 	case K_STATS_TEXT:
@@ -212,7 +274,8 @@ static int fill_one(void *ctx, const char *name)
 	struct fill_ctx *c = ctx;
 	char json[SFS_NAME_MAX + 8];
 
-	if (c->filler(c->buf, name, NULL, 0, 0))
+	/* in .stats, the metrics file takes the place of an image's text file named so */
+	if (!(c->stats_dir && strcmp(name, METRICS) == 0) && c->filler(c->buf, name, NULL, 0, 0))
 		return 1;
 	if (c->stats_dir) {
 		snprintf(json, sizeof(json), "%s.json", name);
@@ -234,6 +297,8 @@ static int sfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_
 	filler(buf, "..", NULL, 0, 0);
 	if (k == K_ROOT && fs->stats)
 		filler(buf, STATS_DIR, NULL, 0, 0);
+	if (k == K_STATSDIR)
+		filler(buf, METRICS, NULL, 0, 0);
 	sfs_store_rescan(fs->store);
 	rc = sfs_store_list(fs->store, fill_one, &c);
 	return rc < 0 ? rc : 0;
@@ -310,8 +375,20 @@ static int sfs_open(const char *path, struct fuse_file_info *fi)
 		return -EISDIR;
 	if (k == K_NONE || k == K_LONG)
 		return not_found(k);
-	if (k == K_STATS_JSON && (fi->flags & O_ACCMODE) != O_RDONLY)
+	if ((k == K_STATS_JSON || k == K_METRICS) && (fi->flags & O_ACCMODE) != O_RDONLY)
 		return -EACCES;
+	if (k == K_METRICS) {
+		rc = new_handle(fi, k, NULL);
+		if (rc < 0)
+			return rc;
+		h = (struct handle *)(uintptr_t)fi->fh;
+		fi->direct_io = 1;
+		fi->keep_cache = 0;
+		rc = render_metrics(fs, &h->buf, &h->len);
+		if (rc < 0)
+			free_handle(fs, h);
+		return rc;
+	}
 	rc = sfs_store_get(fs->store, name, &im);
 	if (rc < 0)
 		return rc;
@@ -559,6 +636,7 @@ static int sfs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	case K_STATS_TEXT:
 		return size == 0 ? 0 : -EPERM;   /* "echo reset >" may truncate first */
 	case K_STATS_JSON:
+	case K_METRICS:
 		return -EACCES;                  /* read-only, as its mode says */
 	default:
 		break;
