@@ -16,8 +16,9 @@
 #    JSON histogram buckets below it, +Inf and _count equal the JSON count,
 #    _sum its mean times count;
 #  - read-only: open for writing and truncate fail with EACCES, mode 0444,
-#    listed once in .stats; a link named *.prom reads the same (what
-#    node_exporter's textfile collector reads); -o nostats has none.
+#    listed once in .stats; a link named *.prom reads the same, and
+#    node_exporter's textfile collector (when installed) serves it from
+#    there; -o nostats has none.
 . "$(dirname "$0")/lib.sh"
 requires_fuse
 requires_gnu_dd
@@ -159,6 +160,27 @@ expect_errno "Permission denied" truncate -s 0 "$MNT/.stats/metrics"
 ln -s "$MNT/.stats/metrics" "$T/sectorfs.prom"
 grep -q '^sectorfs_writes_total{image="d4k"} 10$' "$T/sectorfs.prom" || fail "reading through a *.prom link"
 pass "read-only, listed once, readable through a *.prom link"
+
+# node_exporter itself, when installed (Debian: prometheus-node-exporter): its textfile collector
+# reads the link and serves the samples, without a scrape error
+NE=$(command -v prometheus-node-exporter || command -v node_exporter || true)
+if [ -n "$NE" ] && command -v curl >/dev/null; then
+	mkdir -p "$T/textfile"
+	ln -s "$MNT/.stats/metrics" "$T/textfile/sectorfs.prom"
+	port=$((20000 + $$ % 10000))
+	"$NE" --web.listen-address="127.0.0.1:$port" --collector.disable-defaults --collector.textfile \
+		--collector.textfile.directory="$T/textfile" > "$T/ne.log" 2>&1 &
+	nepid=$!
+	on_exit "kill $nepid"
+	for ((i = 0; i < 50; i++)); do
+		curl -sf "http://127.0.0.1:$port/metrics" > "$T/scrape" 2>/dev/null && break
+		sleep 0.2
+	done
+	kill "$nepid"
+	grep -qx 'node_textfile_scrape_error 0' "$T/scrape" || fail "node_exporter: scrape error: $(cat "$T/ne.log")"
+	grep -qx 'sectorfs_writes_total{image="d4k"} 10' "$T/scrape" || fail "node_exporter does not serve the samples"
+	pass "node_exporter's textfile collector serves them from the *.prom link"
+fi
 
 stop_daemon
 start_daemon -o nostats
