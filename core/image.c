@@ -774,7 +774,7 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 		if (im->stats) {
 			if (rc == -EINVAL)
 				sfs_stats_misaligned(im->stats, SFS_OP_WRITE, off, len);
-			else
+			else if (!growing)   /* growing: past the capacity, the store makes room and writes again */
 				sfs_stats_out_of_range(im->stats, SFS_OP_WRITE, off, len);
 		}
 		return rc;
