@@ -47,14 +47,15 @@ _sectorfs_images()
 	_sectorfs_dirs
 }
 
-# _sectorfs_dirs: directories starting with $cur, each with a trailing slash (no space after).
+# _sectorfs_dirs: directories starting with $cur (readline adds their slash: -o filenames).
 _sectorfs_dirs()
 {
-	local d
+	local d n=${#COMPREPLY[@]}
 	while IFS= read -r d; do
-		[[ -n $d ]] && COMPREPLY+=("$d/")
+		[[ -n $d ]] && COMPREPLY+=("$d")
 	done < <(compgen -d -- "$cur")
-	compopt -o nospace 2>/dev/null
+	# a directory goes on to what is in it: no space after it
+	((${#COMPREPLY[@]} > n)) && compopt -o nospace 2>/dev/null
 	compopt -o filenames 2>/dev/null
 }
 

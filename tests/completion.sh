@@ -62,7 +62,7 @@ touch mnt/.stats/vm1 mnt/.stats/vm1.json mnt/.stats/db.json mnt/.stats/metrics
 
 want "sectorfs-img c" check create
 want "sectorfs-img " create info check resize inflate map
-want "sectorfs-img check store/" store/vm1 store/vm2 "store/disk one" store/other store/sub/
+want "sectorfs-img check store/" store/vm1 store/vm2 "store/disk one" store/other store/sub
 want "sectorfs-img info store/vm" store/vm1 store/vm2
 want "sectorfs-img map $T/store/o" "$T/store/other"
 (cd store && want "sectorfs-img inflate v" vm1 vm2) || exit 1
@@ -76,7 +76,7 @@ want "sectorfs -o sector=5" sector=512n sector=512e
 want "sectorfs -o nostats,prov" nostats,provisioning=
 want "sectorfs -o nostats,provisioning=t" nostats,provisioning=thin
 want "sectorfs --v" --version
-want "sectorfs st" store/
+want "sectorfs st" store
 pass "sectorfs: -o lists and values, directories"
 
 want "sectorfs-stat mnt " vm1 db
