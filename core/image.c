@@ -687,7 +687,7 @@ static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 
 	if (rc < 0) {
 		if (im->stats)
-			sfs_stats_misaligned(im->stats, off, len);
+			sfs_stats_misaligned(im->stats, SFS_OP_READ, off, len);
 		return rc;
 	}
 	if (n == 0)
@@ -775,9 +775,9 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	if (rc < 0) {
 		if (im->stats) {
 			if (rc == -EINVAL)
-				sfs_stats_misaligned(im->stats, off, len);
-			else
-				sfs_stats_out_of_range(im->stats);
+				sfs_stats_misaligned(im->stats, SFS_OP_WRITE, off, len);
+			else if (!growing)   /* growing: past the capacity, the store makes room and writes again */
+				sfs_stats_out_of_range(im->stats, SFS_OP_WRITE, off, len);
 		}
 		return rc;
 	}
@@ -880,9 +880,9 @@ ssize_t sfs_image_write_any(struct sfs_image *im, const void *buf, size_t len, u
 	if (off > g.size || len > g.size - off) {
 		if (im->stats) {
 			if (sfs_image_growing(im))
-				sfs_stats_misaligned(im->stats, off, len);
+				sfs_stats_misaligned(im->stats, SFS_OP_WRITE, off, len);
 			else
-				sfs_stats_out_of_range(im->stats);
+				sfs_stats_out_of_range(im->stats, SFS_OP_WRITE, off, len);
 		}
 		return sfs_image_growing(im) ? -EINVAL : -ENOSPC;
 	}
@@ -981,9 +981,10 @@ static int checked_range_op(struct sfs_image *im, uint64_t off, uint64_t len, en
 
 	if (im->stats) {
 		if (rc == -EINVAL)
-			sfs_stats_misaligned(im->stats, off, len);
+			sfs_stats_misaligned(im->stats, op == OP_DISCARD ? SFS_OP_DISCARD : SFS_OP_WRITE_ZEROES, off, len);
 		else if (rc == -ENOSPC)
-			sfs_stats_out_of_range(im->stats);
+			sfs_stats_out_of_range(im->stats, op == OP_DISCARD ? SFS_OP_DISCARD : SFS_OP_WRITE_ZEROES,
+					       off, len);
 		else if (op == OP_DISCARD)
 			sfs_stats_discard(im->stats, len);
 		else
@@ -1503,6 +1504,7 @@ struct sfs_stats *sfs_image_stats(struct sfs_image *im)
 
 void sfs_image_stats_info(const struct sfs_image *im, struct sfs_stats_info *info)
 {
+	memset(info, 0, sizeof(*info));
 	info->name = im->name;
 	info->geom = vis_geom(im);
 	info->prov = im->sc.prov;

@@ -182,7 +182,7 @@ struct sfs_map *sfs_image_map(struct sfs_image *im);
 /* The stats, or NULL when opened without. */
 struct sfs_stats *sfs_image_stats(struct sfs_image *im);
 
-/* Fill info for the stats renderers (name, geometry, allocation). */
+/* Fill info for the stats renderers (name, geometry, allocation; no recent lists: NULL). */
 void sfs_image_stats_info(const struct sfs_image *im, struct sfs_stats_info *info);
 
 /* The image's name (as opened, or as last renamed). */

@@ -9,6 +9,8 @@
  *   /.stats/       hidden directory, present unless -o nostats
  *   /.stats/NAME       stats for people; writing "reset" zeroes them
  *   /.stats/NAME.json  the same stats as JSON
+ *   /.stats/metrics    every image's stats, Prometheus text format (it
+ *                      hides the text stats of an image named "metrics")
  *
  * Every open file gets a struct handle in fi->fh.  Image files are opened
  * with direct_io so each read and write reaches the daemon as the
@@ -26,14 +28,16 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "metrics.h"
 #include "ops.h"
 #include "xport.h"
 
 #define STATS_DIR ".stats"
+#define METRICS "metrics"
 #define XATTR_PREFIX "user.sectorfs."
 
 /* K_LONG: a name longer than any image may have (ENAMETOOLONG, not ENOENT). */
-enum kind { K_NONE, K_LONG, K_ROOT, K_STATSDIR, K_IMAGE, K_STATS_TEXT, K_STATS_JSON };
+enum kind { K_NONE, K_LONG, K_ROOT, K_STATSDIR, K_IMAGE, K_STATS_TEXT, K_STATS_JSON, K_METRICS };
 
 struct handle {
 	struct handle *prev, *next;   /* in sfs_fs.handles */
@@ -67,6 +71,8 @@ static enum kind classify(const struct sfs_fs *fs, const char *path, char *name,
 		p++;
 		if (strchr(p, '/'))
 			return K_NONE;
+		if (strcmp(p, METRICS) == 0)
+			return K_METRICS;
 		n = strlen(p);
 		if (n > 5 && strcmp(p + n - 5, ".json") == 0) {
 			if (n - 5 >= len)
@@ -106,18 +112,69 @@ static enum kind kind_of(const char *path, struct fuse_file_info *fi)
 static int render(struct sfs_image *im, enum kind k, char **buf, size_t *len)
 {
 	struct sfs_stats_snap *snap = malloc(sizeof(*snap));
+	struct sfs_stats_recent *recent = malloc(sizeof(*recent));
 	struct sfs_stats_info info;
-	int rc;
+	int rc = -ENOMEM;
 
-	if (!snap)
-		return -ENOMEM;
-	sfs_stats_snapshot(sfs_image_stats(im), snap);
-	sfs_image_stats_info(im, &info);
-	info.transport = sfs_xport_name();
-	rc = k == K_STATS_JSON ? sfs_stats_render_json(snap, &info, buf, len)
-			       : sfs_stats_render_text(snap, &info, buf, len);
+	if (snap && recent) {
+		sfs_stats_snapshot(sfs_image_stats(im), snap);
+		sfs_stats_recent(sfs_image_stats(im), recent);
+		sfs_image_stats_info(im, &info);
+		info.recent = recent;
+		info.transport = sfs_xport_name();
+		rc = k == K_STATS_JSON ? sfs_stats_render_json(snap, &info, buf, len)
+				       : sfs_stats_render_text(snap, &info, buf, len);
+	}
+	free(recent);
 	free(snap);
 	return rc;
+}
+
+struct metrics_ctx {
+	struct sfs_fs *fs;
+	struct sfs_metrics *m;
+	struct sfs_stats_snap *snap;
+};
+
+/* One image into the collection; an image gone since the listing is left out. */
+static int metrics_one(void *ctx, const char *name)
+{
+	struct metrics_ctx *c = ctx;
+	struct sfs_stats_info info;
+	struct sfs_image *im;
+	int rc = sfs_store_get(c->fs->store, name, &im);
+
+	if (rc == -ENOENT)
+		return 0;
+	if (rc < 0)
+		return rc;
+	sfs_stats_snapshot(sfs_image_stats(im), c->snap);
+	sfs_image_stats_info(im, &info);
+	rc = sfs_metrics_add(c->m, c->snap, &info);
+	sfs_store_put(c->fs->store, im);
+	return rc;
+}
+
+/* MNT/.stats/metrics: every image's snapshot, rendered by core. */
+static int render_metrics(struct sfs_fs *fs, char **buf, size_t *len)
+{
+	struct metrics_ctx c = { fs, NULL, malloc(sizeof(struct sfs_stats_snap)) };
+	int rc = c.snap ? sfs_metrics_new(&c.m) : -ENOMEM;
+
+	if (rc == 0)
+		rc = sfs_store_list(fs->store, metrics_one, &c);
+	if (rc == 0)
+		rc = sfs_metrics_render(c.m, buf, len);
+	sfs_metrics_free(c.m);
+	free(c.snap);
+	return rc;
+}
+
+/* Name the process behind this request as the requester of the image I/O this thread does
+ * next (the recent refused and read-modify-write lists record it). */
+static void set_requester(void)
+{
+	sfs_requester_set(fuse_get_context()->pid);
 }
 
 static int stat_image(struct sfs_fs *fs, const char *name, struct stat *st)
@@ -148,6 +205,18 @@ static int stat_stats_file(struct sfs_image *im, enum kind k, struct stat *st)
 	return 0;
 }
 
+/* The metrics file: the store directory's owner and times, read-only, size 0. */
+static int stat_metrics(struct sfs_fs *fs, struct stat *st)
+{
+	if (fstat(sfs_store_fd(fs->store), st) < 0)
+		return -errno;
+	st->st_mode = S_IFREG | 0444;
+	st->st_size = 0;
+	st->st_blocks = 0;
+	st->st_nlink = 1;
+	return 0;
+}
+
 static int sfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
 	struct sfs_fs *fs = fs_of_ctx();
@@ -158,6 +227,8 @@ static int sfs_getattr(const char *path, struct stat *st, struct fuse_file_info 
 
 	if (h && h->kind == K_IMAGE)
 		return sfs_image_stat(h->im, st);
+	if (h && h->kind == K_METRICS)
+		return stat_metrics(fs, st);
 	if (h)                          /* a stats file, after ftruncate (no path: nullpath_ok) */
 		return stat_stats_file(h->im, h->kind, st);
 	if (!path)
@@ -174,6 +245,8 @@ static int sfs_getattr(const char *path, struct stat *st, struct fuse_file_info 
 		return 0;
 	case K_IMAGE:
 		return stat_image(fs, name, st);
+	case K_METRICS:
+		return stat_metrics(fs, st);
 	case K_LONG:
 		return -ENAMETOOLONG;
 	case K_STATS_TEXT:
@@ -203,7 +276,8 @@ static int fill_one(void *ctx, const char *name)
 	struct fill_ctx *c = ctx;
 	char json[SFS_NAME_MAX + 8];
 
-	if (c->filler(c->buf, name, NULL, 0, 0))
+	/* in .stats, the metrics file takes the place of an image's text file named so */
+	if (!(c->stats_dir && strcmp(name, METRICS) == 0) && c->filler(c->buf, name, NULL, 0, 0))
 		return 1;
 	if (c->stats_dir) {
 		snprintf(json, sizeof(json), "%s.json", name);
@@ -225,6 +299,8 @@ static int sfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_
 	filler(buf, "..", NULL, 0, 0);
 	if (k == K_ROOT && fs->stats)
 		filler(buf, STATS_DIR, NULL, 0, 0);
+	if (k == K_STATSDIR)
+		filler(buf, METRICS, NULL, 0, 0);
 	sfs_store_rescan(fs->store);
 	rc = sfs_store_list(fs->store, fill_one, &c);
 	return rc < 0 ? rc : 0;
@@ -301,8 +377,20 @@ static int sfs_open(const char *path, struct fuse_file_info *fi)
 		return -EISDIR;
 	if (k == K_NONE || k == K_LONG)
 		return not_found(k);
-	if (k == K_STATS_JSON && (fi->flags & O_ACCMODE) != O_RDONLY)
+	if ((k == K_STATS_JSON || k == K_METRICS) && (fi->flags & O_ACCMODE) != O_RDONLY)
 		return -EACCES;
+	if (k == K_METRICS) {
+		rc = new_handle(fi, k, NULL);
+		if (rc < 0)
+			return rc;
+		h = (struct handle *)(uintptr_t)fi->fh;
+		fi->direct_io = 1;
+		fi->keep_cache = 0;
+		rc = render_metrics(fs, &h->buf, &h->len);
+		if (rc < 0)
+			free_handle(fs, h);
+		return rc;
+	}
 	rc = sfs_store_get(fs->store, name, &im);
 	if (rc < 0)
 		return rc;
@@ -374,9 +462,11 @@ static int sfs_read(const char *path, char *buf, size_t size, off_t off, struct 
 	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
 
 	/* O_DIRECT: the disk's rules; else as a block device's page cache would */
-	if (h->kind == K_IMAGE)
+	if (h->kind == K_IMAGE) {
+		set_requester();
 		return (int)((fi->flags & O_DIRECT) ? sfs_image_read : sfs_image_read_any)(h->im, buf, size,
 											(uint64_t)off);
+	}
 	if (!h->buf)
 		return -EBADF;
 	if ((size_t)off >= h->len)
@@ -450,7 +540,10 @@ static int sfs_write(const char *path, const char *buf, size_t size, off_t off,
 
 	if (h->kind == K_IMAGE) {
 		bool direct = fi->flags & O_DIRECT;
-		ssize_t rc = h->creator ? sfs_store_write_growing(fs_of_ctx()->store, h->im, buf, size,
+		ssize_t rc;
+
+		set_requester();
+		rc = h->creator ? sfs_store_write_growing(fs_of_ctx()->store, h->im, buf, size,
 								  (uint64_t)off, direct)
 			   : (direct ? sfs_image_write : sfs_image_write_any)(h->im, buf, size, (uint64_t)off);
 
@@ -486,6 +579,7 @@ static int sfs_fallocate(const char *path, int mode, off_t off, off_t len, struc
 		return -EOPNOTSUPP;
 	if (off < 0 || len <= 0)
 		return -EINVAL;
+	set_requester();
 	if (mode == (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE))
 		return sfs_image_discard(h->im, (uint64_t)off, (uint64_t)len);
 	if (mode == FALLOC_FL_ZERO_RANGE || mode == (FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE))
@@ -550,6 +644,7 @@ static int sfs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	case K_STATS_TEXT:
 		return size == 0 ? 0 : -EPERM;   /* "echo reset >" may truncate first */
 	case K_STATS_JSON:
+	case K_METRICS:
 		return -EACCES;                  /* read-only, as its mode says */
 	default:
 		break;
