@@ -110,7 +110,7 @@ static int render(struct sfs_image *im, enum kind k, char **buf, size_t *len)
 
 	if (!snap)
 		return -ENOMEM;
-	sfs_stats_snapshot(sfs_image_stats(im), snap);
+	sfs_image_stats_snapshot(im, snap);
 	sfs_image_stats_info(im, &info);
 	rc = k == K_STATS_JSON ? sfs_stats_render_json(snap, &info, buf, len)
 			       : sfs_stats_render_text(snap, &info, buf, len);
