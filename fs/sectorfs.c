@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -40,6 +41,7 @@
 #include "fuse_version.h"
 #include <fuse_lowlevel.h>
 
+#include "bufpool.h"
 #include "daemon.h"
 #include "mountpoint.h"
 #include "ops.h"
@@ -200,11 +202,46 @@ static int write_pidfile(const char *path)
 	return rc;
 }
 
+/* Descriptors kept for everything but the images' own: stdio, the store's three, /dev/fuse,
+ * syslog, the pid file, and the short-lived ones of sidecars, records and temporary files
+ * (the store makes one change at a time); with clone_fd one /dev/fuse per worker thread too. */
+#define FD_RESERVE 64u
+/* The most descriptors images hold at once, however high the limit: an image open keeps its
+ * map's bitmap and its locks in memory too. */
+#define FD_BUDGET_MAX (3u * 4096u)
+
+/* Raise the soft RLIMIT_NOFILE to the hard limit; what is left for images after the reserve
+ * (at least 3: one image at a time), the limit in *limit. */
+static unsigned fd_budget(bool clone_fd, unsigned max_threads, unsigned long *limit)
+{
+	unsigned reserve = FD_RESERVE + (clone_fd ? max_threads : 0);
+	struct rlimit rl;
+	unsigned long lim;
+	unsigned budget;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		rl.rlim_cur = rl.rlim_max = 1024;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rlim_t want = rl.rlim_cur;
+
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			rl.rlim_cur = want;
+	}
+	lim = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (1ul << 30) ? 1ul << 30 : (unsigned long)rl.rlim_cur;
+	*limit = lim;
+	budget = lim > 2ul * reserve ? (unsigned)(lim - reserve) : (unsigned)(lim / 2);
+	if (budget > FD_BUDGET_MAX)
+		budget = FD_BUDGET_MAX;
+	return budget < 3 ? 3 : budget;
+}
+
 /* What on_serving reports on. */
 struct start {
 	struct sfs_daemon *daemon;
 	struct sfs_store *store;
 	const char *store_path, *mountpoint;
+	unsigned long fd_limit;
 };
 
 /* The start-up summary: what is served, and whether lines above say what is not. */
@@ -221,6 +258,9 @@ static void report_start(const struct start *st)
 	snprintf(msg, sizeof(msg), "serving %zu image%s from %s at %s%s%s%s%s%s", t.served,
 		 t.served == 1 ? "" : "s", st->store_path, st->mountpoint, t.refused || t.zeroing ? " (" : "",
 		 refused, t.refused && t.zeroing ? "; " : "", zeroing, t.refused || t.zeroing ? ")" : "");
+	sfs_daemon_report(st->daemon, msg);
+	snprintf(msg, sizeof(msg), "up to %zu images open at once (descriptor limit %lu)", t.open_max,
+		 st->fd_limit);
 	sfs_daemon_report(st->daemon, msg);
 }
 
@@ -252,9 +292,10 @@ int main(int argc, char *argv[])
 	struct fuse *fuse = NULL;
 	struct sfs_fs fs = { 0 };
 	struct sfs_daemon daemon;
-	struct start start = { &daemon, NULL, NULL, NULL };
+	struct start start = { &daemon, NULL, NULL, NULL, 0 };
 	char err[1024], holder[4200], fsname[4200];
 	int rc = 1, max_threads_given = 0, parent_status;
+	unsigned max_threads;
 
 	/* I/O buffers of up to 1 MiB come and go with every request: keep them
 	 * in the heap for reuse instead of an mmap and page faults each time. */
@@ -310,6 +351,11 @@ int main(int argc, char *argv[])
 		goto out_daemon;
 	}
 
+	max_threads = max_threads_given ? copts.max_threads : 64;
+	sopts.fd_budget = fd_budget(copts.clone_fd, max_threads, &start.fd_limit);
+	/* a worker holds at most one bounce or read-modify-write buffer at a time */
+	if (sfs_bufpool_shared())
+		sfs_bufpool_set_keep(sfs_bufpool_shared(), max_threads);
 	sopts.stats = !o.nostats;
 	sopts.buffered = o.buffered;
 	/* a new eagerzeroedthick image must not hold up the mount or the rest of the store */
@@ -364,7 +410,7 @@ int main(int argc, char *argv[])
 	} else {
 		lcfg = fuse_loop_cfg_create();
 		fuse_loop_cfg_set_clone_fd(lcfg, copts.clone_fd);
-		fuse_loop_cfg_set_max_threads(lcfg, max_threads_given ? copts.max_threads : 64);
+		fuse_loop_cfg_set_max_threads(lcfg, max_threads);
 		if (copts.max_idle_threads != UINT_MAX)
 			fuse_loop_cfg_set_idle_threads(lcfg, copts.max_idle_threads);
 		rc = fuse_loop_mt(fuse, lcfg);
