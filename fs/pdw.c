@@ -12,11 +12,33 @@
  * those requests when it already carries FOPEN_DIRECT_IO (disk images;
  * stats files are left alone).  Everything else passes through untouched.
  * Kernels that do not know the flag ignore it.
+ *
+ * The read hook also keeps a record of each worker thread (registered at
+ * its first read, dropped by a thread-specific destructor when it exits):
+ * its request buffer, the largest request it held since it was last
+ * trimmed, the requests it read, and whether it is waiting in read().  A
+ * buffer is 1 MiB + 4 KiB, libfuse's, allocated once per worker, and every
+ * page a large write touched stays resident as long as the worker lives.
+ * sfs_pdw_trim_buffers (the idle thread, idle.c, calls it when the mount
+ * has been quiet a while) sends SIGTRIM to each waiting worker whose
+ * buffer held a large request.  The signal, unblocked in workers only,
+ * has an empty handler without SA_RESTART, so the worker's read() returns
+ * EINTR before it takes a request (the kernel dequeues a request only
+ * when it copies it); the hook then drops the buffer's pages
+ * (MADV_DONTNEED on the whole pages inside it: the allocator's own bytes
+ * around it are left alone) and reads again.  The buffer holds nothing
+ * live while its worker waits: libfuse processes a request completely
+ * before it reads the next.
  */
 #include <errno.h>
 #include <linux/fuse.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -57,9 +79,167 @@ static int forget(uint64_t unique)
 	return found;
 }
 
+/* ---- worker records ---- */
+
+#define SIGTRIM (SIGRTMIN + 3)
+#define TRIM_MIN (64u << 10)       /* a buffer that held less is left as it is */
+#define PAGE 4096u
+
+enum { BUSY, WAITING };
+
+struct worker {
+	struct worker *prev, *next;
+	pthread_t tid;
+	void *buf;
+	size_t len;
+	size_t touched;               /* the largest request since the last trim (the worker's own) */
+	uint64_t nreq;                /* requests read (atomic: the idle thread sums them) */
+	int phase;                    /* BUSY or WAITING in read() (atomic) */
+	int trim;                     /* asked to trim (atomic) */
+};
+
+static struct {
+	pthread_mutex_t lock;
+	struct worker *head;
+	uint64_t gone;                /* requests read by workers that have exited */
+	pthread_key_t key;
+	pthread_once_t once;
+	bool ok;
+} workers = { PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, PTHREAD_ONCE_INIT, false };
+
+static __thread struct worker *self;
+
+static void worker_gone(void *arg)
+{
+	struct worker *w = arg;
+
+	pthread_mutex_lock(&workers.lock);
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		workers.head = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	workers.gone += __atomic_load_n(&w->nreq, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&workers.lock);
+	free(w);
+}
+
+static void on_sigtrim(int sig)
+{
+	(void)sig;                    /* only there to interrupt a waiting read() */
+}
+
+static void workers_init(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigtrim;   /* no SA_RESTART: the read returns EINTR */
+	sigemptyset(&sa.sa_mask);
+	workers.ok = pthread_key_create(&workers.key, worker_gone) == 0 && sigaction(SIGTRIM, &sa, NULL) == 0;
+}
+
+/* This thread's record, made at its first read; NULL when records cannot be kept. */
+static struct worker *worker_self(void *buf, size_t len)
+{
+	struct worker *w = self;
+	sigset_t set;
+
+	if (w || !workers.ok)
+		return w;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->tid = pthread_self();
+	w->buf = buf;
+	w->len = len;
+	if (pthread_setspecific(workers.key, w) != 0) {
+		free(w);
+		return NULL;
+	}
+	pthread_mutex_lock(&workers.lock);
+	w->next = workers.head;
+	if (w->next)
+		w->next->prev = w;
+	workers.head = w;
+	pthread_mutex_unlock(&workers.lock);
+	/* libfuse starts its workers with every signal blocked: let this one through */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTRIM);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	self = w;
+	return w;
+}
+
+/* Drop the pages of w's buffer (its read was interrupted: nothing in it is live). */
+static void trim_buffer(struct worker *w)
+{
+	uintptr_t start = ((uintptr_t)w->buf + PAGE - 1) / PAGE * PAGE;
+	uintptr_t end = ((uintptr_t)w->buf + w->len) / PAGE * PAGE;
+
+	if (end > start)
+		madvise((void *)start, end - start, MADV_DONTNEED);
+	__atomic_store_n(&w->touched, 0, __ATOMIC_RELAXED);
+}
+
+uint64_t sfs_pdw_requests(void)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&workers.lock);
+	n = workers.gone;
+	for (struct worker *w = workers.head; w; w = w->next)
+		n += __atomic_load_n(&w->nreq, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&workers.lock);
+	return n;
+}
+
+unsigned sfs_pdw_trim_buffers(void)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&workers.lock);      /* a worker exiting waits here: its tid stays valid */
+	for (struct worker *w = workers.head; w; w = w->next) {
+		if (__atomic_load_n(&w->phase, __ATOMIC_ACQUIRE) != WAITING ||
+		    __atomic_load_n(&w->touched, __ATOMIC_RELAXED) < TRIM_MIN)
+			continue;
+		__atomic_store_n(&w->trim, 1, __ATOMIC_RELEASE);
+		if (pthread_kill(w->tid, SIGTRIM) == 0)
+			n++;
+	}
+	pthread_mutex_unlock(&workers.lock);
+	return n;
+}
+
+/* ---- the hooks ---- */
+
 static ssize_t pdw_read(int fd, void *buf, size_t len, void *userdata)
 {
-	ssize_t n = read(fd, buf, len);
+	struct worker *w = worker_self(buf, len);
+	ssize_t n;
+
+	if (w && (w->buf != buf || w->len != len)) {
+		w->buf = buf;                /* not libfuse's way, but a new buffer is simply noted */
+		w->len = len;
+	}
+	for (;;) {
+		if (w)
+			__atomic_store_n(&w->phase, WAITING, __ATOMIC_RELEASE);
+		n = read(fd, buf, len);
+		if (!w)
+			break;
+		__atomic_store_n(&w->phase, BUSY, __ATOMIC_RELEASE);
+		if (n >= 0 || errno != EINTR)
+			break;
+		if (__atomic_exchange_n(&w->trim, 0, __ATOMIC_ACQ_REL))
+			trim_buffer(w);
+	}
+	if (w && n > 0) {
+		if ((size_t)n > w->touched)
+			__atomic_store_n(&w->touched, (size_t)n, __ATOMIC_RELAXED);
+		__atomic_store_n(&w->nreq, w->nreq + 1, __ATOMIC_RELAXED);
+	}
 
 	if (n >= (ssize_t)sizeof(struct fuse_in_header)) {
 		const struct fuse_in_header *in = buf;
@@ -94,5 +274,6 @@ int sfs_pdw_install(struct fuse_session *se)
 
 	if (fd < 0)
 		return -EBADF;
+	pthread_once(&workers.once, workers_init);
 	return fuse_session_custom_io(se, &io, fd) < 0 ? -EINVAL : 0;
 }

@@ -43,6 +43,7 @@
 
 #include "bufpool.h"
 #include "daemon.h"
+#include "idle.h"
 #include "mountpoint.h"
 #include "ops.h"
 #include "pdw.h"
@@ -54,6 +55,7 @@ struct options {
 	char *provisioning;
 	char *block_size;
 	char *pidfile;
+	char *max_open;
 	int nostats;
 	int buffered;
 	int no_default_permissions;
@@ -69,6 +71,7 @@ static const struct fuse_opt option_spec[] = {
 	OPT("provisioning=%s", provisioning),
 	OPT("block_size=%s", block_size),
 	OPT("pidfile=%s", pidfile),
+	OPT("max_open=%s", max_open),
 	OPT("nostats", nostats),
 	OPT("buffered", buffered),
 	OPT("no_zero_offload", no_zero_offload),
@@ -101,6 +104,9 @@ static void usage(const char *prog)
 	       "    -o nonempty             mount even on a directory that is not empty or is\n"
 	       "                            already a mount point (hiding what is there until\n"
 	       "                            unmounted); without it such a mount point is refused\n"
+	       "    -o max_open=N           at most N images with their files open at once (the\n"
+	       "                            others are closed until used; default: as many as\n"
+	       "                            the descriptor limit allows, at most 4096)\n"
 	       "    -o max_threads=N        at most N worker threads (sectorfs default: 64)\n"
 	       "    -o nodefault_permissions  turn off the kernel's permission checks, which\n"
 	       "                            sectorfs turns on by default (default_permissions)\n"
@@ -236,6 +242,12 @@ static unsigned fd_budget(bool clone_fd, unsigned max_threads, unsigned long *li
 	return budget < 3 ? 3 : budget;
 }
 
+/* malloc: allocations this large are mappings of their own; arenas for the small ones. */
+#define MMAP_THRESHOLD (128 << 10)
+#define ARENA_MAX 4
+/* Memory taken by a burst of I/O is given back once no request came for this long. */
+#define QUIET_MS 2000u
+
 /* What on_serving reports on. */
 struct start {
 	struct sfs_daemon *daemon;
@@ -292,15 +304,24 @@ int main(int argc, char *argv[])
 	struct fuse *fuse = NULL;
 	struct sfs_fs fs = { 0 };
 	struct sfs_daemon daemon;
+	struct sfs_idle *idle = NULL;
 	struct start start = { &daemon, NULL, NULL, NULL, 0 };
 	char err[1024], holder[4200], fsname[4200];
 	int rc = 1, max_threads_given = 0, parent_status;
 	unsigned max_threads;
+	unsigned long max_open = 0;
 
-	/* I/O buffers of up to 1 MiB come and go with every request: keep them
-	 * in the heap for reuse instead of an mmap and page faults each time. */
-	mallopt(M_MMAP_THRESHOLD, 4 << 20);
-	mallopt(M_TRIM_THRESHOLD, 8 << 20);
+	/* Read replies (page-aligned, up to 1 MiB, one per request: libfuse frees them) and
+	 * libfuse's request buffer of each worker are mappings of their own, given back when
+	 * freed: in the heap, freed page-aligned replies did not fit the next ones (the bytes
+	 * split off to align them went to smaller allocations) and the arenas grew to 300 MB
+	 * under 30 threads of 1 MiB I/O.  A fixed threshold also keeps glibc from raising it
+	 * after the first free.  Few arenas, trimmed early, for the small allocations; what
+	 * stays free once the mount is quiet is given back (idle.c).  Bounce and
+	 * read-modify-write buffers come from the shared pool (core/bufpool.c). */
+	mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
+	mallopt(M_TRIM_THRESHOLD, 1 << 20);
+	mallopt(M_ARENA_MAX, ARENA_MAX);
 
 	for (int i = 1; i < argc; i++)
 		if (strstr(argv[i], "max_threads="))
@@ -323,6 +344,16 @@ int main(int argc, char *argv[])
 	}
 	if (parse_defaults(&o, &sopts.defaults) < 0)
 		goto out_args;
+	if (o.max_open) {
+		char *end;
+
+		max_open = strtoul(o.max_open, &end, 10);
+		if (!*o.max_open || *end || max_open == 0 || max_open > 1000000) {
+			fprintf(stderr, "sectorfs: -o max_open=%s: expected a number of images from 1 to 1000000\n",
+				o.max_open);
+			goto out_args;
+		}
+	}
 	if (o.pidfile && (rc = absolute_path(&o.pidfile)) < 0) {
 		fprintf(stderr, "sectorfs: -o pidfile=%s: %s\n", o.pidfile, strerror(-rc));
 		rc = 1;
@@ -353,6 +384,8 @@ int main(int argc, char *argv[])
 
 	max_threads = max_threads_given ? copts.max_threads : 64;
 	sopts.fd_budget = fd_budget(copts.clone_fd, max_threads, &start.fd_limit);
+	if (max_open && max_open * (o.buffered ? 2 : 3) < sopts.fd_budget)
+		sopts.fd_budget = (unsigned)(max_open * (o.buffered ? 2 : 3));
 	/* a worker holds at most one bounce or read-modify-write buffer at a time */
 	if (sfs_bufpool_shared())
 		sfs_bufpool_set_keep(sfs_bufpool_shared(), max_threads);
@@ -404,6 +437,9 @@ int main(int argc, char *argv[])
 		rc = 1;
 		goto out_signals;
 	}
+	if (sfs_idle_start(QUIET_MS, &idle) < 0)
+		sfs_logf(&sopts.log, SFS_LOG_WARN, "cannot start the thread that gives memory back when the "
+			 "mount is quiet");
 	/* the loop's init calls on_serving: the daemon is ready */
 	if (copts.singlethread) {
 		rc = fuse_loop(fuse);
@@ -424,6 +460,7 @@ int main(int argc, char *argv[])
 	}
 	if (o.pidfile)
 		unlink(o.pidfile);
+	sfs_idle_stop(idle);
 out_signals:
 	fuse_remove_signal_handlers(fuse_get_session(fuse));
 out_unmount:
@@ -447,5 +484,6 @@ out_args:
 	free(o.provisioning);
 	free(o.block_size);
 	free(o.pidfile);
+	free(o.max_open);
 	return rc;
 }
