@@ -1214,16 +1214,20 @@ static int sfs_store_resize_pinned(struct sfs_store *s, struct sfs_image *im, ui
 		pthread_mutex_unlock(&s->lock);
 		return rc == -EBUSY ? -EINVAL : rc;
 	}
+	pthread_mutex_lock(&s->lock);
+	/* decided under the lock: the creator's close (settle, which clears growing under it)
+	 * comes asynchronously and may run while another open of the image truncates it */
 	if (sfs_image_growing(im)) {
 		/* the creator's truncate: room if needed, then the disk shows new_size */
 		if (new_size < sfs_image_geom(im).size || new_size % sfs_image_geom(im).lss)
-			return -EINVAL;
-		pthread_mutex_lock(&s->lock);
-		rc = grow_locked(s, entry_of(s, im), im, new_size, false);
+			rc = -EINVAL;
+		else
+			rc = grow_locked(s, entry_of(s, im), im, new_size, false);
+		if (rc == 0)
+			rc = sfs_image_show_size(im, new_size);
 		pthread_mutex_unlock(&s->lock);
-		return rc < 0 ? rc : sfs_image_show_size(im, new_size);
+		return rc;
 	}
-	pthread_mutex_lock(&s->lock);
 	e = find(s, sfs_image_name(im), NULL);
 	if (e && e->im == im) {
 		rc = sfs_grow(s->dirfd, s->statefd, im, new_size, true, &s->opts.log);

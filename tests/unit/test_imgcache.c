@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -346,4 +347,53 @@ Test(imgcache, stats_made_at_the_first_io_keep_their_generation)
 	sfs_image_unpin(a);
 	sfs_store_put(st, a);
 	free(r);
+}
+
+struct settle_arg {
+	struct sfs_image *im;
+	pthread_barrier_t *go;
+	int rc;
+};
+
+static void *settle_thread(void *p)
+{
+	struct settle_arg *a = p;
+
+	pthread_barrier_wait(a->go);
+	a->rc = sfs_store_settle(st, a->im, true);
+	return NULL;
+}
+
+/* The creator's close (settle, done) comes asynchronously: a truncate by another open of the
+ * image may run at the same moment, and must grow it whichever goes first. */
+Test(imgcache, grow_racing_the_creators_close)
+{
+	char *w = block_of('G');
+	pthread_barrier_t go;
+
+	opts.fd_budget = 0;          /* the race is the store's, not the cache's */
+	open_store();
+	pthread_barrier_init(&go, NULL, 2);
+	for (int i = 0; i < 200; i++) {
+		struct settle_arg a = { NULL, &go, 0 };
+		char name[32];
+		pthread_t t;
+		int rc;
+
+		snprintf(name, sizeof(name), "g%d", i);
+		cr_assert_eq(sfs_store_create(st, name, &a.im), 0);
+		sfs_image_set_growing(a.im, true);
+		cr_assert_eq(sfs_store_write_growing(st, a.im, w, 4096, 0, true), 4096);
+		pthread_create(&t, NULL, settle_thread, &a);
+		pthread_barrier_wait(&go);
+		rc = sfs_store_resize(st, a.im, 8192);
+		pthread_join(t, NULL);
+		cr_assert_eq(rc, 0, "round %d: the truncate racing the creator's close failed: %s", i, strerror(-rc));
+		cr_assert_eq(a.rc, 0);
+		cr_assert_eq(sfs_image_geom(a.im).size, 8192, "round %d", i);
+		cr_assert_eq(sfs_image_capacity(a.im), 8192, "round %d", i);
+		sfs_store_put(st, a.im);
+	}
+	pthread_barrier_destroy(&go);
+	free(w);
 }
