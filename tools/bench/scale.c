@@ -20,11 +20,12 @@
  *      QD 4, O_DIRECT), the daemon's RSS and worker threads sampled every
  *      100 ms: the peak, the bound the README states (128 MiB + 2 MiB per
  *      worker thread), the RSS as the load ends and --after-seconds later;
- *   4. per-I/O cost: 4 KiB random reads at QD 1 (of blocks never written,
- *      so that they cost the daemon and FUSE, not the disk) on one image
- *      of this store and on the image of a store of one, served at the
- *      same time by two daemons, --repeat times each, interleaved: the
- *      median IOPS of each and the median of the per-repeat ratio.
+ *   4. per-I/O cost, measured before the load (which writes its images):
+ *      4 KiB random reads at QD 1 (of blocks never written, so that they
+ *      cost the daemon and FUSE, not the disk) on one image of this store
+ *      and on the image of a store of one, served at the same time by two
+ *      daemons, --repeat times each, interleaved: the median IOPS of each
+ *      and the median of the per-repeat ratio.
  *
  * Without fio, steps 3 and 4 are left out (said on stderr).  Everything
  * made is removed at the end (--keep leaves the store); daemons are
@@ -525,10 +526,11 @@ static int measure(struct scale *sc)
 	}
 	if (!sc->have_fio)
 		return 0;
-	/* 3 and 4 */
-	if (sc->load_s > 0 && load(sc) < 0)
-		return -1;
+	/* 4 before 3: the load writes the images it runs on, and reads of written blocks would
+	 * cost the disk too */
 	if (sc->repeat && compare(sc) < 0)
+		return -1;
+	if (sc->load_s > 0 && load(sc) < 0)
 		return -1;
 	return 0;
 }
