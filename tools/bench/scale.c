@@ -192,16 +192,25 @@ static bool mounted(const char *mnt)
 	return statfs(mnt, &sf) == 0 && sf.f_type == FUSE_MAGIC;
 }
 
+#define LOG_TAIL 10
+
+/* The last LOG_TAIL lines of the daemon's log on stderr (a store of thousands of images may
+ * have logged a line for each). */
 static void show_log(const struct daemon_run *d)
 {
-	char line[1024];
+	char lines[LOG_TAIL][1024];
+	unsigned long n = 0;
 	FILE *f = fopen(d->log, "re");
 
 	if (!f)
 		return;
-	while (fgets(line, sizeof(line), f))
-		fprintf(stderr, "  daemon: %s", line);
+	while (fgets(lines[n % LOG_TAIL], sizeof(lines[0]), f))
+		n++;
 	fclose(f);
+	if (n > LOG_TAIL)
+		fprintf(stderr, "  daemon: (%lu lines before)\n", n - LOG_TAIL);
+	for (unsigned long i = n > LOG_TAIL ? n - LOG_TAIL : 0; i < n; i++)
+		fprintf(stderr, "  daemon: %s", lines[i % LOG_TAIL]);
 }
 
 /* Start the daemon on d (under nofile when > 0); the seconds until the mount was ready, or
