@@ -22,7 +22,7 @@
 # refused on 4kn, a write past the end refused), conv=fsync and
 # conv=fdatasync, four writers at once on the same new blocks; an image created in the mount, grown with truncate,
 # written, fallocated (allocate, punch hole, zero range), renamed and
-# unlinked; shrinking refused; the .stats text and JSON files read, a
+# unlinked; shrinking past data refused, past nothing done; the .stats text and JSON files read, a
 # stats reset and a refused bad write to a stats file; the user.sectorfs.*
 # xattrs; directory listings and stat.  Then a second run under valgrind
 # (-o nostats) reopens the images from their maps, checks the data is
@@ -125,7 +125,9 @@ dd_w new $((1 * M)) 64K
 ok_run "fallocate new" fallocate -o $((2 * M)) -l 1M "$MNT/new"
 ok_run "punch hole" fallocate -p -o $((1 * M)) -l 1M "$MNT/new"
 ok_run "zero range" fallocate -z -o $((2 * M)) -l 4K "$MNT/new"
+dd_w new $((6 * M)) 64K
 expect_errno "Invalid argument" truncate -s 4M "$MNT/new"
+ok_run "shrink what holds nothing" truncate -s 7M "$MNT/new"
 ok_run "rename" mv "$MNT/new" "$MNT/renamed"
 if [ ! -e "$MNT/renamed" ] || [ -e "$MNT/new" ]; then fail "rename did not show"; fi
 ok_run "stat" stat "$MNT/renamed" "$MNT/e512"

@@ -2,35 +2,37 @@
 /*
  * common.h - what the sectorfs-bench commands share.
  *
- * Each command is one file (sweep.c, zeroing.c, redo.c; the longer ones
- * keep their output in CMD_report.c) and one entry of the table in main.c
- * (name, usage line, summary, exec), as in sectorfs-img.  The helpers
- * here (common.c; bench_run and bench_hist in run.c) give every command
- * the same shape:
- *   - messages are "sectorfs-bench: ..." on stderr; usage errors add the
- *     usage line and a pointer to --help; exit 1 on any error;
- *   - the disk under test is opened with O_DIRECT and its logical sector
- *     found once (bench_disk_open): the user.sectorfs.logical_sector_size
- *     xattr, BLKSSZGET on a block device, else 512;
- *   - workloads run in worker threads started together (bench_run); the
- *     main thread only watches the clock, SIGINT/SIGTERM and the progress
+ * Each command is one file (sweep.c, zeroing.c, redo.c; each keeps its
+ * output in CMD_report.c, fed a result struct) and one entry of the table
+ * in main.c, as in sectorfs-img (toolutil.h): the entry carries the option
+ * template, the arguments and the target, which target.c opens:
+ *   - BENCH_TARGET_DISK: the disk under test, IMAGE, opened with O_DIRECT
+ *     (read-only when the command's --read-only is given) and its logical
+ *     sector found once (bench_disk_open): the
+ *     user.sectorfs.logical_sector_size xattr, BLKSSZGET on a block
+ *     device, else 512;
+ *   - BENCH_TARGET_TESTBED: a store served at a mount (testbed.h), from
+ *     the command's --store, --mount and --daemon.
+ * The rest of the shape:
+ *   - messages are "sectorfs-bench: ..." on stderr (tool_error); usage
+ *     errors add the usage line and a pointer to --help; exit 1 on any
+ *     error;
+ *   - workloads run in worker threads started together (run.h); the main
+ *     thread only watches the clock, SIGINT/SIGTERM and the progress
  *     line, and tells the workers to stop.  Workers never see signals, so
  *     no I/O of theirs is ever interrupted (a FUSE request would be);
- *   - latencies go into a log-linear histogram (bench_hist): fixed size,
- *     exact count/mean/max, percentiles within 1.6 %;
+ *   - latencies go into a log-linear histogram (hist.h);
  *   - a progress line is drawn on stderr, only when stderr is a terminal
- *     and only once the command has run for BENCH_PROGRESS_AFTER_NS.
- *     stderr, not stdout as in sectorfs-img: a benchmark's results are
- *     often sent to a file while the person waiting watches the terminal.
+ *     and only once the command has run for BENCH_PROGRESS_AFTER_NS
+ *     (bench_progress_start).  stderr, not stdout as in sectorfs-img: a
+ *     benchmark's results are often sent to a file while the person
+ *     waiting watches the terminal.
  * Ctrl-C ends a run early: the command prints what it measured, marked
  * as interrupted, and exits 130.
  */
 #ifndef SFS_BENCH_COMMON_H
 #define SFS_BENCH_COMMON_H
 
-#include <pthread.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,6 +40,7 @@
 #include <jansson.h>
 
 #include "toolutil.h"
+#include "testbed.h"
 
 #define BENCH_PROG "sectorfs-bench"
 #define BENCH_EXIT_INTERRUPTED 130
@@ -45,30 +48,7 @@
 
 extern const struct tool_cmd bench_cmd_sweep, bench_cmd_zeroing, bench_cmd_redo, bench_cmd_scale;
 
-/* ---- messages and arguments ---- */
-
-/* "sectorfs-bench: MSG" on stderr. */
-void bench_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* "sectorfs-bench CMD: MSG", the usage line and a --help hint on stderr; returns 1. */
-int bench_usage_error(const struct tool_cmd *cmd, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-/* Report a getopt_long failure (unknown option, missing argument); returns 1. */
-int bench_bad_option(const struct tool_cmd *cmd, int opt, char **argv);
-
-/* Parse SIZE ("32K", "8M", "4096") given to option opt; prints the error.  0 or -1. */
-int bench_parse_size(const struct tool_cmd *cmd, const char *opt, const char *s, uint64_t *out);
-
-/* Parse a positive, finite number of seconds ("0.3", "10"); prints the error.  0 or -1. */
-int bench_parse_seconds(const struct tool_cmd *cmd, const char *opt, const char *s, double *out);
-
-/* Parse an integer in [min, max]; prints the error.  0 or -1. */
-int bench_parse_uint(const struct tool_cmd *cmd, const char *opt, const char *s,
-		     unsigned long min, unsigned long max, unsigned long *out);
-
-/* A transfer size for people: "512 B", "4 KiB", "8 MiB"; other sizes as "1.5 KiB". */
-const char *bench_fmt_size(uint64_t bytes, char *buf, size_t len);
+/* ---- for people ---- */
 
 /* A latency given in microseconds for people: "87.3 us", "2.41 ms", "1.20 s". */
 const char *bench_fmt_us(double us, char *buf, size_t len);
@@ -76,24 +56,13 @@ const char *bench_fmt_us(double us, char *buf, size_t len);
 /* The symbolic name of an errno value ("EINVAL"), "E<number>" for rare ones. */
 const char *bench_errno_name(int e, char *buf, size_t len);
 
-/* ---- time, signals, progress ---- */
+/* After a run that Ctrl-C cut short: "sectorfs-bench: interrupted" followed by what fmt
+ * makes (": the figures ..."), on stderr; the exit status, rc when the command failed
+ * already, else 130. */
+int bench_interrupted(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-
-struct bench_progress {
-	bool tty;               /* stderr is a terminal */
-	bool drawn;             /* a line is on screen */
-	uint64_t t0, last;      /* ns: the command's start, the last redraw */
-};
-
-/* Start the clock of the command's progress line. */
-void bench_progress_init(struct bench_progress *p);
-
-/* Redraw the line (at most 10 times a second, only on a terminal after 2 s). */
-void bench_progress_draw(struct bench_progress *p, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-/* Erase the line, if one was drawn, before results are printed. */
-void bench_progress_clear(struct bench_progress *p);
+/* Start the command's progress line on stderr (after BENCH_PROGRESS_AFTER_NS). */
+void bench_progress_start(struct tool_progress *p);
 
 /* ---- the disk under test ---- */
 
@@ -115,67 +84,31 @@ void bench_disk_close(struct bench_disk *d);
 /* posix_memalign'd buffer of len bytes filled with a non-zero pattern; NULL (printed). */
 void *bench_buf_alloc(size_t len, size_t align);
 
-/* ---- latency histogram (nanoseconds) ---- */
+/* ---- the targets (target.c) ---- */
 
-#define BENCH_HIST_SUB 32                     /* buckets per power of two */
-#define BENCH_HIST_BUCKETS (60 * BENCH_HIST_SUB)
-
-struct bench_hist {
-	uint64_t count, min, max;
-	double sum;
-	uint64_t b[BENCH_HIST_BUCKETS];
+enum bench_target_kind {
+	BENCH_TARGET_NONE,
+	BENCH_TARGET_DISK,
+	BENCH_TARGET_TESTBED,
 };
 
-void bench_hist_init(struct bench_hist *h);
-void bench_hist_add(struct bench_hist *h, uint64_t ns);
-void bench_hist_merge(struct bench_hist *dst, const struct bench_hist *src);
-
-/* Mean and the p-th percentile (0 < p <= 100) in microseconds; 0 when empty. */
-double bench_hist_mean_us(const struct bench_hist *h);
-double bench_hist_pct_us(const struct bench_hist *h, double p);
-
-/* {"count", "mean_us", "p50_us", "p99_us", "max_us"} */
-json_t *bench_hist_json(const struct bench_hist *h);
-
-/* ---- worker threads ---- */
-
-struct bench_run;
-typedef void (*bench_worker_fn)(struct bench_run *r, unsigned idx, void *arg);
-
-struct bench_run {
-	/* set by the caller */
-	unsigned nthreads;
-	bench_worker_fn worker;        /* called once per thread with its index */
-	void *arg;
-	double seconds;                /* stop after this long; 0: when the workers return */
-	void (*tick)(struct bench_run *r, void *arg);  /* ~10 times a second in the main thread */
-	/* set by bench_run() */
-	atomic_bool stop;              /* workers poll it between I/Os */
-	uint64_t t0, t1;               /* ns: start, last worker's return */
-	bool interrupted;              /* a signal ended the run */
-	/* private */
-	atomic_uint running;
-	_Atomic uint64_t t_end;
-	bool go;                       /* the gate is open */
-	pthread_mutex_t lock;
-	pthread_cond_t gate, done;
+/* What tool_main opened for a bench command (item->target). */
+struct bench_target {
+	struct bench_disk disk;        /* BENCH_TARGET_DISK */
+	struct testbed tb;             /* BENCH_TARGET_TESTBED */
+	bool tb_open;
 };
 
-/* Run r->nthreads workers, held at a gate and released together, until they return, the
- * time is up or a signal comes (r->stop is set; the workers finish their I/O and return).
- * Returns 0, or -1 (printed) when a thread cannot be created: the threads started then
- * return at once (stop is set before the gate opens). */
-int bench_run(struct bench_run *r);
-
-/* Seconds between start and the last worker's return. */
-double bench_run_seconds(const struct bench_run *r);
+/* The tool's open_target and close_target (toolutil.h). */
+int bench_target_open(struct tool_item *item);
+int bench_target_close(struct tool_item *item, int rc);
 
 /* ---- output ---- */
 
 /* A JSON number, or null when not finite. */
 json_t *bench_jreal(double v);
 
-/* Print o indented on stdout and drop it; 0 or 1 (printed). */
+/* Print o indented on stdout and drop it; 0, or 1 when it cannot be made or written. */
 int bench_json_print(json_t *o);
 
 #endif

@@ -8,12 +8,12 @@
  *   redo     a redo-log writer with group commit on 512 or 4096-byte blocks
  *   scale    start-up, memory and descriptors of a store of many images
  *
- * One command per file, each described by a struct tool_cmd in the table
- * below, as sectorfs-img and tmux do it.  main() only finds the command
- * and hands it its arguments (argv[0] is the command name); each command
- * parses its own options, prints its own --help and returns the exit
- * status: 0 on success, 1 on errors, 130 when interrupted (after printing
- * what it measured).
+ * One command per file, each described by a struct tool_cmd (usage,
+ * help, option template, arguments, target, exec) listed in the table
+ * below, as sectorfs-img and tmux do it.  tool_main() parses the command
+ * line against the entry, opens its target (target.c) and runs exec,
+ * which returns the exit status: 0 on success, 1 on errors, 130 when
+ * interrupted (after printing what it measured).
  */
 #include "common.h"
 
@@ -32,8 +32,12 @@ static const struct tool sectorfs_bench = {
 		"decimal (10^6 bytes per second).  Ctrl-C stops a run early, prints what was\n"
 		"measured and exits 130.\n"
 		"Run '" BENCH_PROG " COMMAND --help' for the options of a command; see sectorfs-bench(1).\n",
+	.size_example = "32K",
 	.cmds = commands,
 	.ncmds = sizeof(commands) / sizeof(commands[0]),
+	.target_size = sizeof(struct bench_target),
+	.open_target = bench_target_open,
+	.close_target = bench_target_close,
 };
 
 int main(int argc, char **argv)

@@ -27,7 +27,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -36,17 +35,10 @@
 #include <unistd.h>
 
 #include "redo.h"
+#include "run.h"
 #include "units.h"
 
-static int exec_redo(int argc, char **argv);
-
-const struct tool_cmd bench_cmd_redo = {
-	"redo", "--redo-block 512|4096 [options] IMAGE",
-	"redo-log writer: group commit, fdatasync per log write, wastage",
-	exec_redo,
-};
-
-static const char help[] =
+static const char redo_help[] =
 	"Simulate a database redo log on IMAGE: --clients threads commit transactions whose\n"
 	"redo records are padded, group by group, to whole redo blocks and written with\n"
 	"O_DIRECT at the head of the log, each write followed by fdatasync (group commit).\n"
@@ -62,7 +54,34 @@ static const char help[] =
 	"A redo block smaller than the disk's logical sector is refused with exit 1.\n";
 
 #define MAX_RECORD (1ull << 20)
-#define DEFAULT_DIST "uniform:100-2000"
+
+enum dist_kind { DIST_FIXED, DIST_UNIFORM, DIST_EXP };
+
+struct dist {
+	enum dist_kind kind;
+	uint64_t a, b;          /* fixed: a; uniform: a..b; exp: mean a, capped at b */
+};
+
+/* The shared state of clients and log writer; lock guards pend* to failed and the figures
+ * in res. */
+struct redo {
+	struct redo_result res;
+	double seconds;                 /* the run's length, asked */
+	uint64_t cap;                   /* bytes one group can be */
+	struct dist dist;
+	unsigned char *pattern;         /* record contents */
+	unsigned char *pend, *spare;    /* the log buffer clients append to, the writer's */
+	uint64_t pend_len, pend_recs;
+	uint64_t submitted, durable;    /* commit sequence numbers */
+	unsigned active;                /* clients still running */
+	bool writer_gone;               /* the writer has left: append nothing more */
+	int failed;                     /* errno of a failed log write */
+	uint64_t head;                  /* where the next group goes */
+	pthread_mutex_t lock;
+	pthread_cond_t work, done;
+	struct bench_hist *commit_lat;  /* one per client */
+	struct tool_progress prog;
+};
 
 static int parse_dist(const char *spec, struct dist *d)
 {
@@ -184,13 +203,13 @@ static void log_writer(struct redo *s, struct bench_run *r)
 		s->pend_len = s->pend_recs = 0;
 		pthread_mutex_unlock(&s->lock);
 
-		wlen = (len + s->block - 1) / s->block * s->block;
+		wlen = (len + s->res.block - 1) / s->res.block * s->res.block;
 		memset(buf + len, 0, wlen - len);                   /* pad the last block */
-		off = s->head + wlen > s->log_size ? 0 : s->head;
+		off = s->head + wlen > s->res.log_size ? 0 : s->head;
 		t0 = tool_now_ns();
-		n = pwrite(s->d.fd, buf, wlen, (off_t)off);
+		n = pwrite(s->res.d->fd, buf, wlen, (off_t)off);
 		err = n < 0 ? errno : (uint64_t)n != wlen ? EIO : 0;
-		if (!err && fdatasync(s->d.fd) < 0)
+		if (!err && fdatasync(s->res.d->fd) < 0)
 			err = errno;
 		t1 = tool_now_ns();
 
@@ -198,25 +217,25 @@ static void log_writer(struct redo *s, struct bench_run *r)
 		if (err) {
 			s->failed = err;
 			if (n > 0)
-				s->bytes_written += (uint64_t)n;
+				s->res.bytes_written += (uint64_t)n;
 			atomic_store(&r->stop, true);
 			pthread_cond_broadcast(&s->done);
 			break;
 		}
-		bench_hist_add(&s->write_lat, t1 - t0);
-		s->wraps += off != s->head;
+		bench_hist_add(&s->res.write_lat, t1 - t0);
+		s->res.wraps += off != s->head;
 		s->head = off + wlen;
 		s->durable = upto;
-		s->commits += recs;
-		s->log_writes++;
-		s->redo_bytes += len;
-		s->bytes_written += wlen;
+		s->res.commits += recs;
+		s->res.log_writes++;
+		s->res.redo_bytes += len;
+		s->res.bytes_written += wlen;
 		pthread_cond_broadcast(&s->done);
 	}
 	pthread_mutex_unlock(&s->lock);
 }
 
-static void worker_fn(struct bench_run *r, unsigned idx, void *arg)
+static void redo_worker(struct bench_run *r, unsigned idx, void *arg)
 {
 	if (idx == 0)
 		log_writer(arg, r);
@@ -224,141 +243,152 @@ static void worker_fn(struct bench_run *r, unsigned idx, void *arg)
 		client(arg, r, idx - 1);
 }
 
-static void tick(struct bench_run *r, void *arg)
+static void redo_tick(struct bench_run *r, void *arg)
 {
 	struct redo *s = arg;
 	double secs = (double)(tool_now_ns() - r->t0) / 1e9;
 	uint64_t commits, writes;
 
 	pthread_mutex_lock(&s->lock);
-	commits = s->commits;
-	writes = s->log_writes;
+	commits = s->res.commits;
+	writes = s->res.log_writes;
 	pthread_mutex_unlock(&s->lock);
-	bench_progress_draw(&s->prog, "redo: %.1f s of %.1f s  %.0f commits/s  %.0f log writes/s",
-			    secs, r->seconds, commits / secs, writes / secs);
+	tool_progress_draw(&s->prog, "redo: %.1f s of %.1f s  %.0f commits/s  %.0f log writes/s",
+			   secs, r->seconds, commits / secs, writes / secs);
 }
 
-/* Check the options against the disk and allocate the buffers; -1 (printed) to stop. */
-static int prepare(struct redo *s, uint64_t log_size)
+/* Check the parameters against the disk, fix the log's size (res.log_size: as asked, 0 for the
+ * whole disk) and allocate the buffers; -1 (printed) to stop. */
+static int redo_prepare(struct redo *s)
 {
+	uint64_t log_size = s->res.log_size;
 	char a[32];
 
-	if (s->block < s->d.logical) {
-		bench_error("redo block %u is smaller than the disk's logical sector %u; a database would "
-			    "refuse to start", s->block, s->d.logical);
+	if (s->res.block < s->res.d->logical) {
+		tool_error("redo block %u is smaller than the disk's logical sector %u; a database would "
+			   "refuse to start", s->res.block, s->res.d->logical);
 		return -1;
 	}
-	if (s->block < s->d.physical)
-		fprintf(stderr, BENCH_PROG " redo: note: redo block %u is smaller than the physical sector "
-			"%u: log writes that end inside a physical sector are read-modify-writes\n",
-			s->block, s->d.physical);
+	if (s->res.block < s->res.d->physical)
+		tool_cmd_error(&bench_cmd_redo, "note: redo block %u is smaller than the physical sector "
+			       "%u: log writes that end inside a physical sector are read-modify-writes",
+			       s->res.block, s->res.d->physical);
 	/* every client has at most one record pending */
-	s->cap = (uint64_t)s->clients * s->dist.b;
-	s->cap = (s->cap + s->block - 1) / s->block * s->block;
-	s->log_size = log_size && log_size < s->d.size ? log_size : s->d.size;
-	s->log_size = s->log_size / s->block * s->block;
-	if (s->log_size < s->cap) {
-		bench_error("%s: the log (%s) is smaller than one group can be: %u clients with records "
-			    "up to %" PRIu64 " bytes need %" PRIu64 " bytes", s->d.path,
-			    bench_fmt_size(s->log_size, a, sizeof(a)), s->clients, s->dist.b, s->cap);
+	s->cap = (uint64_t)s->res.clients * s->dist.b;
+	s->cap = (s->cap + s->res.block - 1) / s->res.block * s->res.block;
+	s->res.log_size = log_size && log_size < s->res.d->size ? log_size : s->res.d->size;
+	s->res.log_size = s->res.log_size / s->res.block * s->res.block;
+	if (s->res.log_size < s->cap) {
+		tool_error("%s: the log (%s) is smaller than one group can be: %u clients with records "
+			   "up to %" PRIu64 " bytes need %" PRIu64 " bytes", s->res.d->path,
+			   tool_fmt_size(s->res.log_size, TOOL_SIZE_IEC, a, sizeof(a)), s->res.clients,
+			   s->dist.b, s->cap);
 		return -1;
 	}
-	s->pend = bench_buf_alloc(s->cap, s->block);
-	s->spare = bench_buf_alloc(s->cap, s->block);
+	s->pend = bench_buf_alloc(s->cap, s->res.block);
+	s->spare = bench_buf_alloc(s->cap, s->res.block);
 	s->pattern = bench_buf_alloc(MAX_RECORD + 4096, 8);
-	s->commit_lat = calloc(s->clients, sizeof(*s->commit_lat));
+	s->commit_lat = calloc(s->res.clients, sizeof(*s->commit_lat));
 	if (!s->commit_lat)
-		bench_error("out of memory");
+		tool_error("out of memory");
 	return s->pend && s->spare && s->pattern && s->commit_lat ? 0 : -1;
 }
 
-static int exec_redo(int argc, char **argv)
+enum { REDO_BLOCK, REDO_CLIENTS, REDO_TIME, REDO_DIST, REDO_LOG_SIZE, REDO_JSON };
+static const struct tool_opt redo_opts[] = {
+	[REDO_BLOCK] = { "redo-block", 0, TOOL_SIZE, .min = 1 },
+	[REDO_CLIENTS] = { "clients", 0, TOOL_UINT, 1, 1024, .def = "4" },
+	[REDO_TIME] = { "time", 0, TOOL_SECONDS, .def = "10" },
+	[REDO_DIST] = { "record-dist", 0, TOOL_STRING, .def = "uniform:100-2000" },
+	[REDO_LOG_SIZE] = { "log-size", 0, TOOL_SIZE, .min = 1 },
+	[REDO_JSON] = { "json", 0, TOOL_FLAG },
+	{ NULL },
+};
+
+/* The parameters of the log, in item->data (struct redo). */
+static int check_redo(const struct tool_cmd *self, struct tool_item *item)
 {
-	static const struct option longopts[] = {
-		{ "redo-block", required_argument, NULL, 'b' }, { "clients", required_argument, NULL, 'c' },
-		{ "time", required_argument, NULL, 't' }, { "record-dist", required_argument, NULL, 'd' },
-		{ "log-size", required_argument, NULL, 'l' }, { "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
-	};
-	const struct tool_cmd *cmd = &bench_cmd_redo;
-	struct redo s = { .clients = 4, .dist_spec = DEFAULT_DIST };
-	struct bench_run r = { .seconds = 10 };
-	struct bench_hist cl;
-	unsigned long ul;
-	uint64_t log_size = 0, block = 0;
-	bool json = false;
-	int c, rc = 1;
+	const struct tool_value *o = item->opt;
+	struct redo *s = item->data;
+	uint64_t block = o[REDO_BLOCK].n;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'b': if (bench_parse_size(cmd, "--redo-block", optarg, &block) < 0) return 1; break;
-		case 'c':
-			if (bench_parse_uint(cmd, "--clients", optarg, 1, 1024, &ul) < 0)
-				return 1;
-			s.clients = (unsigned)ul;
-			break;
-		case 't': if (bench_parse_seconds(cmd, "--time", optarg, &r.seconds) < 0) return 1; break;
-		case 'd': s.dist_spec = optarg; break;
-		case 'l': if (bench_parse_size(cmd, "--log-size", optarg, &log_size) < 0) return 1; break;
-		case 'j': json = true; break;
-		case 'h':
-			printf("usage: " BENCH_PROG " redo %s\n\n%s", cmd->usage, help);
-			return 0;
-		default:
-			return bench_bad_option(cmd, c, argv);
-		}
-	}
-	if (optind != argc - 1)
-		return bench_usage_error(cmd, optind == argc ? "missing IMAGE" : "too many arguments");
+	s->res.clients = (unsigned)o[REDO_CLIENTS].n;
+	s->seconds = o[REDO_TIME].secs;
+	s->res.dist_spec = o[REDO_DIST].arg;
+	s->res.log_size = o[REDO_LOG_SIZE].n;
 	if (!block)
-		return bench_usage_error(cmd, "--redo-block is required (512 or 4096)");
+		return tool_usage_error(self, "--redo-block is required (512 or 4096)");
 	if (!sfs_is_pow2(block) || block < 512 || block > 65536)
-		return bench_usage_error(cmd, "--redo-block must be 512, 4096 or another power of two up to 64K");
-	if (parse_dist(s.dist_spec, &s.dist) < 0)
-		return bench_usage_error(cmd, "invalid --record-dist '%s': use uniform:MIN-MAX, fixed:SIZE "
-					 "or exp:MEAN, sizes from 1 byte to 1M", s.dist_spec);
-	s.block = (unsigned)block;
+		return tool_usage_error(self, "--redo-block must be 512, 4096 or another power of two up to 64K");
+	if (parse_dist(s->res.dist_spec, &s->dist) < 0)
+		return tool_usage_error(self, "invalid --record-dist '%s': use uniform:MIN-MAX, fixed:SIZE "
+					"or exp:MEAN, sizes from 1 byte to 1M", s->res.dist_spec);
+	s->res.block = (unsigned)block;
+	return 0;
+}
 
-	tool_catch_signals();
-	bench_progress_init(&s.prog);
-	if (bench_disk_open(&s.d, argv[optind], O_RDWR) < 0)
+/* Run the clients and the log writer, then print; the exit status. */
+static int run_log(struct redo *s, bool json)
+{
+	struct bench_run r = { .nthreads = s->res.clients + 1, .worker = redo_worker, .arg = s,
+			       .seconds = s->seconds, .tick = redo_tick };
+	int rc;
+
+	s->active = s->res.clients;
+	if (bench_run(&r) < 0)
 		return 1;
-	if (prepare(&s, log_size) < 0)
-		goto out;
-	pthread_mutex_init(&s.lock, NULL);
-	pthread_cond_init(&s.work, NULL);
-	pthread_cond_init(&s.done, NULL);
-	bench_hist_init(&s.write_lat);
-	s.active = s.clients;
-	r.nthreads = s.clients + 1;
-	r.worker = worker_fn;
-	r.arg = &s;
-	r.tick = tick;
-	if (bench_run(&r) == 0) {
-		bench_progress_clear(&s.prog);
-		bench_hist_init(&cl);
-		for (unsigned i = 0; i < s.clients; i++)
-			bench_hist_merge(&cl, &s.commit_lat[i]);
-		rc = json ? redo_print_json(&s, &cl, bench_run_seconds(&r), r.interrupted)
-			  : (redo_print_text(&s, &cl, bench_run_seconds(&r)), 0);
-		fflush(stdout);
-		if (s.failed) {
-			bench_error("%s: the log write failed: %s", s.d.path, strerror(s.failed));
-			rc = 1;
-		} else if (r.interrupted) {
-			bench_error("interrupted after %.2f s: the figures cover that time", bench_run_seconds(&r));
-			rc = rc ? rc : BENCH_EXIT_INTERRUPTED;
-		}
+	tool_progress_clear(&s->prog);
+	s->res.secs = bench_run_seconds(&r);
+	s->res.interrupted = r.interrupted;
+	for (unsigned i = 0; i < s->res.clients; i++)
+		bench_hist_merge(&s->res.commit_lat, &s->commit_lat[i]);
+	rc = json ? redo_print_json(&s->res) : (redo_print_text(&s->res), 0);
+	fflush(stdout);
+	if (s->failed) {
+		tool_error("%s: the log write failed: %s", s->res.d->path, strerror(s->failed));
+		return 1;
 	}
-	pthread_cond_destroy(&s.done);
-	pthread_cond_destroy(&s.work);
-	pthread_mutex_destroy(&s.lock);
-out:
-	free(s.pend);
-	free(s.spare);
-	free(s.pattern);
-	free(s.commit_lat);
-	bench_disk_close(&s.d);
+	if (r.interrupted)
+		return bench_interrupted(rc, " after %.2f s: the figures cover that time", s->res.secs);
 	return rc;
 }
+
+static int exec_redo(const struct tool_cmd *self, struct tool_item *item)
+{
+	struct redo *s = item->data;
+	int rc = 1;
+
+	(void)self;
+	s->res.d = &((struct bench_target *)item->target)->disk;
+	tool_catch_signals();
+	bench_progress_start(&s->prog);
+	if (redo_prepare(s) == 0) {
+		pthread_mutex_init(&s->lock, NULL);
+		pthread_cond_init(&s->work, NULL);
+		pthread_cond_init(&s->done, NULL);
+		bench_hist_init(&s->res.write_lat);
+		bench_hist_init(&s->res.commit_lat);
+		rc = run_log(s, item->opt[REDO_JSON].set);
+		pthread_cond_destroy(&s->done);
+		pthread_cond_destroy(&s->work);
+		pthread_mutex_destroy(&s->lock);
+	}
+	free(s->pend);
+	free(s->spare);
+	free(s->pattern);
+	free(s->commit_lat);
+	return rc;
+}
+
+const struct tool_cmd bench_cmd_redo = {
+	.name = "redo",
+	.usage = "--redo-block 512|4096 [options] IMAGE",
+	.summary = "redo-log writer: group commit, fdatasync per log write, wastage",
+	.help = redo_help,
+	.opts = redo_opts,
+	.args = { "IMAGE" },
+	.target = BENCH_TARGET_DISK,
+	.data_size = sizeof(struct redo),
+	.check = check_redo,
+	.exec = exec_redo,
+};

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * run.c - worker threads under a watching main thread, and the latency
- * histogram they fill.
+ * run.c - worker threads under a watching main thread (run.h).
  *
  * bench_run() starts the workers with every catchable signal blocked (so
  * a Ctrl-C never lands in a thread that is inside a FUSE request, which
@@ -12,119 +11,13 @@
  * and wakes at once when the last worker returns.  Each worker stamps its
  * return time; the run lasts from the start to the last stamp, so the
  * main thread's wake-up delay is never part of a measurement.
- *
- * The histogram is log-linear, as HdrHistogram is: values below 64 ns
- * have a bucket each, above that every power of two is cut into 32
- * buckets, so a percentile is off by at most 1/64 of the value.  Count,
- * sum (mean) and max are exact.  1920 buckets cover all of uint64_t.
  */
-#include <errno.h>
-#include <stdio.h>
+#include <signal.h>
 #include <string.h>
 #include <time.h>
 
-#include "common.h"
-
-/* ---- histogram ---- */
-
-static unsigned bucket_of(uint64_t v)
-{
-	unsigned e;
-
-	if (v < 2 * BENCH_HIST_SUB)
-		return (unsigned)v;
-	e = 63u - (unsigned)__builtin_clzll(v);                 /* >= 6 */
-	return (e - 5) * BENCH_HIST_SUB + (unsigned)(v >> (e - 5));
-}
-
-/* The middle of bucket i. */
-static double bucket_mid(unsigned i)
-{
-	unsigned shift;
-	uint64_t m;
-
-	if (i < 2 * BENCH_HIST_SUB)
-		return i;
-	shift = i / BENCH_HIST_SUB - 1;
-	m = i % BENCH_HIST_SUB + BENCH_HIST_SUB;
-	return ((double)m + 0.5) * (double)(1ull << shift);
-}
-
-void bench_hist_init(struct bench_hist *h)
-{
-	memset(h, 0, sizeof(*h));
-}
-
-void bench_hist_add(struct bench_hist *h, uint64_t ns)
-{
-	unsigned i = bucket_of(ns);
-
-	h->b[i < BENCH_HIST_BUCKETS ? i : BENCH_HIST_BUCKETS - 1]++;
-	if (!h->count || ns < h->min)
-		h->min = ns;
-	if (ns > h->max)
-		h->max = ns;
-	h->count++;
-	h->sum += (double)ns;
-}
-
-void bench_hist_merge(struct bench_hist *dst, const struct bench_hist *src)
-{
-	if (!src->count)
-		return;
-	for (unsigned i = 0; i < BENCH_HIST_BUCKETS; i++)
-		dst->b[i] += src->b[i];
-	if (!dst->count || src->min < dst->min)
-		dst->min = src->min;
-	if (src->max > dst->max)
-		dst->max = src->max;
-	dst->count += src->count;
-	dst->sum += src->sum;
-}
-
-double bench_hist_mean_us(const struct bench_hist *h)
-{
-	return h->count ? h->sum / (double)h->count / 1e3 : 0;
-}
-
-double bench_hist_pct_us(const struct bench_hist *h, double p)
-{
-	uint64_t want, seen = 0;
-	double v;
-
-	if (!h->count)
-		return 0;
-	want = (uint64_t)((double)h->count * p / 100.0 + 0.999999);
-	if (want < 1)
-		want = 1;
-	for (unsigned i = 0; i < BENCH_HIST_BUCKETS; i++) {
-		seen += h->b[i];
-		if (seen >= want) {
-			v = bucket_mid(i);
-			/* never outside what was seen */
-			if (v > (double)h->max)
-				v = (double)h->max;
-			if (v < (double)h->min)
-				v = (double)h->min;
-			return v / 1e3;
-		}
-	}
-	return (double)h->max / 1e3;
-}
-
-json_t *bench_hist_json(const struct bench_hist *h)
-{
-	json_t *o = json_object();
-
-	json_object_set_new(o, "count", json_integer((json_int_t)h->count));
-	json_object_set_new(o, "mean_us", bench_jreal(bench_hist_mean_us(h)));
-	json_object_set_new(o, "p50_us", bench_jreal(bench_hist_pct_us(h, 50)));
-	json_object_set_new(o, "p99_us", bench_jreal(bench_hist_pct_us(h, 99)));
-	json_object_set_new(o, "max_us", bench_jreal((double)h->max / 1e3));
-	return o;
-}
-
-/* ---- worker threads ---- */
+#include "run.h"
+#include "toolutil.h"
 
 struct slot {
 	struct bench_run *r;
@@ -164,45 +57,38 @@ static void deadline_in(struct timespec *ts, uint64_t ns)
 	}
 }
 
-int bench_run(struct bench_run *r)
+/* Start the workers, every signal blocked in them; the number started (rc: the error that
+ * stopped the others, which are then told to stop). */
+static unsigned start_workers(struct bench_run *r, pthread_t *tids, struct slot *slots, int *rc)
 {
-	pthread_t tids[r->nthreads ? r->nthreads : 1];
-	struct slot slots[r->nthreads ? r->nthreads : 1];
-	uint64_t limit = (uint64_t)(r->seconds * 1e9), now, step;
-	pthread_condattr_t ca;
 	sigset_t all, old;
-	struct timespec ts;
 	unsigned n;
-	int rc = 0;
 
-	atomic_init(&r->stop, false);
-	atomic_init(&r->running, 0);
-	atomic_init(&r->t_end, 0);
-	r->interrupted = false;
-	r->go = false;
-	pthread_mutex_init(&r->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&r->done, &ca);
-	pthread_cond_init(&r->gate, &ca);
-	pthread_condattr_destroy(&ca);
-
+	*rc = 0;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (n = 0; n < r->nthreads; n++) {
 		slots[n].r = r;
 		slots[n].idx = n;
 		atomic_fetch_add(&r->running, 1);
-		rc = pthread_create(&tids[n], NULL, trampoline, &slots[n]);
-		if (rc) {
+		*rc = pthread_create(&tids[n], NULL, trampoline, &slots[n]);
+		if (*rc) {
 			atomic_fetch_sub(&r->running, 1);
 			/* the ones started see stop before their first I/O */
-			bench_error("cannot start worker thread %u: %s", n + 1, strerror(rc));
+			tool_error("cannot start worker thread %u: %s", n + 1, strerror(*rc));
 			atomic_store(&r->stop, true);
 			break;
 		}
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return n;
+}
+
+/* Open the gate and watch until the last worker returns: the tick, the clock, the signals. */
+static void watch(struct bench_run *r)
+{
+	uint64_t limit = (uint64_t)(r->seconds * 1e9), now, step;
+	struct timespec ts;
 
 	pthread_mutex_lock(&r->lock);
 	r->t0 = tool_now_ns();
@@ -230,6 +116,30 @@ int bench_run(struct bench_run *r)
 		pthread_cond_timedwait(&r->done, &r->lock, &ts);
 	}
 	pthread_mutex_unlock(&r->lock);
+}
+
+int bench_run(struct bench_run *r)
+{
+	pthread_t tids[r->nthreads ? r->nthreads : 1];
+	struct slot slots[r->nthreads ? r->nthreads : 1];
+	pthread_condattr_t ca;
+	unsigned n;
+	int rc;
+
+	atomic_init(&r->stop, false);
+	atomic_init(&r->running, 0);
+	atomic_init(&r->t_end, 0);
+	r->interrupted = false;
+	r->go = false;
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&r->done, &ca);
+	pthread_cond_init(&r->gate, &ca);
+	pthread_condattr_destroy(&ca);
+
+	n = start_workers(r, tids, slots, &rc);
+	watch(r);
 	for (unsigned i = 0; i < n; i++)
 		pthread_join(tids[i], NULL);
 	r->t1 = atomic_load(&r->t_end);

@@ -56,14 +56,6 @@
 #define LOAD_IMAGES 8
 #define MAX_REPEAT 50
 
-static int exec_scale(int argc, char **argv);
-
-const struct tool_cmd bench_cmd_scale = {
-	"scale", "[--images N] [options]",
-	"start-up time, memory and descriptors of a store of many images, idle and under load",
-	exec_scale,
-};
-
 static const char help[] =
 	"Make a store of N thin 4kn images (sidecars; the first mount makes the files),\n"
 	"serve it, and show: the time until the mount is ready, first and later; the\n"
@@ -227,7 +219,7 @@ static double start_daemon(struct scale *sc, struct daemon_run *d)
 	d->pid = fork();
 	if (d->pid < 0) {
 		d->pid = 0;
-		bench_error("cannot start the daemon: %s", strerror(errno));
+		tool_error("cannot start the daemon: %s", strerror(errno));
 		return -1;
 	}
 	if (d->pid == 0) {
@@ -255,14 +247,14 @@ static double start_daemon(struct scale *sc, struct daemon_run *d)
 	while (!tool_interrupted) {
 		if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
 			d->pid = 0;
-			bench_error("the daemon %s exited before its mount of %s was ready:", sc->daemon, d->store);
+			tool_error("the daemon %s exited before its mount of %s was ready:", sc->daemon, d->store);
 			show_log(d);
 			return -1;
 		}
 		if (stat(d->pidfile, &st) == 0 && st.st_size > 0 && mounted(d->mnt))
 			return now_s() - t0;
 		if (now_s() - t0 > 1800) {
-			bench_error("the mount of %s was not ready after 30 minutes", d->store);
+			tool_error("the mount of %s was not ready after 30 minutes", d->store);
 			return -1;
 		}
 		sleep_s(0.005);
@@ -286,12 +278,12 @@ static int stop_daemon(struct daemon_run *d)
 			sleep_s(0.05);
 	}
 	if (got == 0) {
-		bench_error("the daemon (pid %ld) still runs 60 s after the unmount; killing it", (long)d->pid);
+		tool_error("the daemon (pid %ld) still runs 60 s after the unmount; killing it", (long)d->pid);
 		kill(d->pid, SIGKILL);
 		waitpid(d->pid, &status, 0);
 		rc = -1;
 	} else if (got > 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
-		bench_error("the daemon exited badly after the unmount:");
+		tool_error("the daemon exited badly after the unmount:");
 		show_log(d);
 		rc = -1;
 	}
@@ -310,7 +302,7 @@ static int make_store(struct scale *sc, struct daemon_run *d, const char *tag, u
 	snprintf(d->pidfile, sizeof(d->pidfile), "%s/%s.pid", sc->dir, tag);
 	snprintf(d->log, sizeof(d->log), "%s/%s.log", sc->dir, tag);
 	if (mkdir(d->store, 0755) < 0 || mkdir(d->mnt, 0755) < 0) {
-		bench_error("%s: %s", d->store, strerror(errno));
+		tool_error("%s: %s", d->store, strerror(errno));
 		return -1;
 	}
 	for (unsigned long i = 0; i < n && !tool_interrupted; i++) {
@@ -319,7 +311,7 @@ static int make_store(struct scale *sc, struct daemon_run *d, const char *tag, u
 		snprintf(path, sizeof(path), "%s/d%05lu.json", d->store, i);
 		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		if (fd < 0 || write(fd, json, (size_t)len) != len || close(fd) < 0) {
-			bench_error("%s: %s", path, strerror(errno));
+			tool_error("%s: %s", path, strerror(errno));
 			return -1;
 		}
 	}
@@ -351,7 +343,7 @@ static int fio_iops(const char *path, double *rd, double *wr)
 
 	*rd = *wr = 0;
 	if (!j || !(jobs = json_object_get(j, "jobs"))) {
-		bench_error("cannot read fio's output %s: %s", path, j ? "no jobs" : e.text);
+		tool_error("cannot read fio's output %s: %s", path, j ? "no jobs" : e.text);
 		json_decref(j);
 		return -1;
 	}
@@ -378,7 +370,7 @@ static int load(struct scale *sc)
 	snprintf(out, sizeof(out), "%s/load.json", sc->dir);
 	snprintf(outopt, sizeof(outopt), "--output=%s", out);
 	if (!(f = fopen(job, "we"))) {
-		bench_error("%s: %s", job, strerror(errno));
+		tool_error("%s: %s", job, strerror(errno));
 		return -1;
 	}
 	fprintf(f, "[global]\ndirect=1\nioengine=libaio\niodepth=4\nrw=randrw\nrwmixread=50\n"
@@ -420,7 +412,7 @@ static int load(struct scale *sc)
 	if (tool_interrupted)
 		return -1;
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		bench_error("fio failed (job %s)", job);
+		tool_error("fio failed (job %s)", job);
 		return -1;
 	}
 	sc->rss_end = proc_status(sc->big.pid, "VmRSS");
@@ -489,7 +481,7 @@ static int compare(struct scale *sc)
 		double a = qd1_reads(sc, first), b = a < 0 ? -1 : qd1_reads(sc, second);
 
 		if (a < 0 || b < 0) {
-			bench_error("fio on %s or %s failed", first, second);
+			tool_error("fio on %s or %s failed", first, second);
 			return -1;
 		}
 		sc->iops_big[i] = i % 2 ? b : a;
@@ -530,7 +522,7 @@ static int measure(struct scale *sc)
 	sc->fds_idle = proc_fds(sc->big.pid);
 	sc->threads_idle = proc_status(sc->big.pid, "Threads");
 	if (sc->ls1 < 0 || sc->ls2 < 0) {
-		bench_error("ls -l %s failed", sc->big.mnt);
+		tool_error("ls -l %s failed", sc->big.mnt);
 		return -1;
 	}
 	if (!sc->have_fio)
@@ -637,7 +629,7 @@ static int cleanup(struct scale *sc)
 	if (!sc->dir[0])
 		return rc;
 	if (mounted(sc->big.mnt) || mounted(sc->one.mnt)) {
-		bench_error("a mount is left in %s: not removed", sc->dir);
+		tool_error("a mount is left in %s: not removed", sc->dir);
 		return -1;
 	}
 	if (sc->keep) {
@@ -645,91 +637,83 @@ static int cleanup(struct scale *sc)
 		return rc;
 	}
 	if (testbed_rm_tree(sc->dir) < 0) {
-		bench_error("cannot remove %s: %s", sc->dir, strerror(errno));
+		tool_error("cannot remove %s: %s", sc->dir, strerror(errno));
 		rc = -1;
 	}
 	return rc;
 }
 
-static int exec_scale(int argc, char **argv)
+/* Seconds of a phase that 0 leaves out: 0, or -1 (printed). */
+static int parse_phase_seconds(const struct tool_cmd *self, const char *what, const char *arg, double *out)
 {
-	static const struct option lopts[] = {
-		{ "images", required_argument, NULL, 'n' }, { "size", required_argument, NULL, 's' },
-		{ "nofile", required_argument, NULL, 'f' }, { "dir", required_argument, NULL, 'd' },
-		{ "load-seconds", required_argument, NULL, 'l' }, { "after-seconds", required_argument, NULL, 'a' },
-		{ "repeat", required_argument, NULL, 'r' }, { "compare-seconds", required_argument, NULL, 'c' },
-		{ "daemon", required_argument, NULL, 'D' }, { "keep", no_argument, NULL, 'k' },
-		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
-	};
-	struct scale *sc = calloc(1, sizeof(*sc));
-	const char *dir = getenv("TMPDIR"), *daemon = NULL;
-	int opt, rc = 1;
+	char *end;
+	double v;
 
-	if (!sc)
-		return 1;
-	sc->images = 1000;
-	sc->size = 1ull << 30;
-	sc->load_s = 60;
-	sc->after_s = 10;
-	sc->cmp_s = 5;
-	sc->repeat = 5;
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !(v >= 0 && v <= 1e6)) {
+		tool_usage_error(self, "invalid %s '%s': seconds from 0 to 1000000", what, arg);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+enum { SC_IMAGES, SC_SIZE, SC_NOFILE, SC_DIR, SC_LOAD, SC_AFTER, SC_REPEAT, SC_COMPARE, SC_DAEMON,
+       SC_KEEP, SC_JSON };
+static const struct tool_opt scale_opts[] = {
+	[SC_IMAGES] = { "images", 0, TOOL_UINT, 1, 99999, "1000" },
+	[SC_SIZE] = { "size", 0, TOOL_SIZE, 1, 0, "1G" },
+	[SC_NOFILE] = { "nofile", 0, TOOL_UINT, 16, 1u << 20, NULL },
+	[SC_DIR] = { "dir", 0, TOOL_STRING },
+	[SC_LOAD] = { "load-seconds", 0, TOOL_STRING, 0, 0, "60" },
+	[SC_AFTER] = { "after-seconds", 0, TOOL_STRING, 0, 0, "10" },
+	[SC_REPEAT] = { "repeat", 0, TOOL_UINT, 0, MAX_REPEAT, "5" },
+	[SC_COMPARE] = { "compare-seconds", 0, TOOL_SECONDS, 0, 0, "5" },
+	[SC_DAEMON] = { "daemon", 0, TOOL_STRING },
+	[SC_KEEP] = { "keep", 0, TOOL_FLAG },
+	[SC_JSON] = { "json", 0, TOOL_FLAG },
+	{ NULL },
+};
+
+static int check_scale(const struct tool_cmd *self, struct tool_item *item)
+{
+	const struct tool_value *o = item->opt;
+	struct scale *sc = item->data;
+
+	sc->images = (unsigned long)o[SC_IMAGES].n;
+	sc->size = o[SC_SIZE].n;
+	sc->nofile = o[SC_NOFILE].set ? (unsigned long)o[SC_NOFILE].n : 0;
+	sc->repeat = (unsigned long)o[SC_REPEAT].n;
+	sc->cmp_s = o[SC_COMPARE].secs;
+	sc->keep = o[SC_KEEP].set;
+	sc->json = o[SC_JSON].set;
+	if (parse_phase_seconds(self, "--load-seconds", o[SC_LOAD].arg, &sc->load_s) < 0 ||
+	    parse_phase_seconds(self, "--after-seconds", o[SC_AFTER].arg, &sc->after_s) < 0)
+		return tool_usage_status(self);
+	if (sc->size % 4096)
+		return tool_usage_error(self, "--size must be a multiple of 4096 (4kn images)");
+	return 0;
+}
+
+static int exec_scale(const struct tool_cmd *self, struct tool_item *item)
+{
+	struct scale *sc = item->data;
+	const char *dir = item->opt[SC_DIR].arg;
+	int rc = 1;
+
+	(void)self;
+	if (!dir || !*dir)
+		dir = getenv("TMPDIR");
 	if (!dir || !*dir)
 		dir = "/var/tmp";
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
-		int bad = 0;
-
-		switch (opt) {
-		case 'n': bad = bench_parse_uint(&bench_cmd_scale, "--images", optarg, 1, 99999, &sc->images); break;
-		case 's': bad = bench_parse_size(&bench_cmd_scale, "--size", optarg, &sc->size); break;
-		case 'f': bad = bench_parse_uint(&bench_cmd_scale, "--nofile", optarg, 16, 1u << 20, &sc->nofile); break;
-		case 'd': dir = optarg; break;
-		case 'l':
-			if (strcmp(optarg, "0") == 0)
-				sc->load_s = 0;
-			else
-				bad = bench_parse_seconds(&bench_cmd_scale, "--load-seconds", optarg, &sc->load_s);
-			break;
-		case 'a':
-			if (strcmp(optarg, "0") == 0)
-				sc->after_s = 0;
-			else
-				bad = bench_parse_seconds(&bench_cmd_scale, "--after-seconds", optarg, &sc->after_s);
-			break;
-		case 'r': bad = bench_parse_uint(&bench_cmd_scale, "--repeat", optarg, 0, MAX_REPEAT, &sc->repeat); break;
-		case 'c': bad = bench_parse_seconds(&bench_cmd_scale, "--compare-seconds", optarg, &sc->cmp_s); break;
-		case 'D': daemon = optarg; break;
-		case 'k': sc->keep = true; break;
-		case 'j': sc->json = true; break;
-		case 'h':
-			printf("usage: %s %s %s\n\n%s", BENCH_PROG, bench_cmd_scale.name, bench_cmd_scale.usage, help);
-			free(sc);
-			return 0;
-		default:
-			free(sc);
-			return bench_bad_option(&bench_cmd_scale, opt, argv);
-		}
-		if (bad) {
-			free(sc);
-			return 1;
-		}
-	}
-	if (optind < argc) {
-		free(sc);
-		return bench_usage_error(&bench_cmd_scale, "unexpected argument '%s'", argv[optind]);
-	}
-	if (sc->size % 4096 || sc->size == 0) {
-		free(sc);
-		return bench_usage_error(&bench_cmd_scale, "--size must be a multiple of 4096 (4kn images)");
-	}
-	testbed_find_daemon(sc->daemon, sizeof(sc->daemon), daemon);
+	testbed_find_daemon(sc->daemon, sizeof(sc->daemon), item->opt[SC_DAEMON].arg);
 	sc->have_fio = have("fio");
 	if (!sc->have_fio && (sc->load_s > 0 || sc->repeat))
-		bench_error("fio not found: no load and no per-I/O comparison");
+		tool_error("fio not found: no load and no per-I/O comparison");
 	snprintf(sc->dir, sizeof(sc->dir), "%s/sectorfs-bench-scale.XXXXXX", dir);
 	if (!mkdtemp(sc->dir)) {
-		bench_error("cannot make a directory %s: %s", sc->dir, strerror(errno));
-		free(sc);
+		tool_error("cannot make a directory %s: %s", sc->dir, strerror(errno));
 		return 1;
 	}
 	tool_catch_signals();
@@ -740,6 +724,16 @@ static int exec_scale(int argc, char **argv)
 	}
 	if (cleanup(sc) < 0 && rc == 0)
 		rc = 1;
-	free(sc);
 	return rc;
 }
+
+const struct tool_cmd bench_cmd_scale = {
+	.name = "scale",
+	.usage = "[--images N] [options]",
+	.summary = "start-up time, memory and descriptors of a store of many images, idle and under load",
+	.help = help,
+	.opts = scale_opts,
+	.data_size = sizeof(struct scale),
+	.check = check_scale,
+	.exec = exec_scale,
+};

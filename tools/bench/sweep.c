@@ -22,25 +22,16 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "run.h"
 #include "sweep.h"
 #include "units.h"
 
-static int exec_sweep(int argc, char **argv);
-
-const struct tool_cmd bench_cmd_sweep = {
-	"sweep", "[options] IMAGE",
-	"read and write throughput for transfer sizes 512 B .. 8 MiB (ATTO-style)",
-	exec_sweep,
-};
-
-static const char help[] =
+static const char sweep_help[] =
 	"Sequential O_DIRECT writes, then reads, of each power-of-two transfer size from\n"
 	"--min to --max on IMAGE (a file, a sectorfs image or a block device), each for\n"
 	"--time seconds with --qd threads, each on its own stripe of the disk.  Sizes\n"
@@ -60,21 +51,39 @@ static const char help[] =
 
 #define MAX_XFER (64ull << 20)
 
-static void worker_fn(struct bench_run *r, unsigned idx, void *arg)
+/* One thread's buffer and figures for the test that runs. */
+struct sweep_worker {
+	_Atomic uint64_t bytes;         /* read by the progress line */
+	uint64_t ios;
+	int err;
+	struct bench_hist lat;
+	void *buf;
+};
+
+struct sweep {
+	struct sweep_result res;
+	int fd;                         /* the disk's */
+	struct sweep_worker *w;         /* res.qd of them */
+	struct sweep_test *cur;
+	unsigned index;                 /* of cur in res.tests */
+	struct tool_progress prog;
+};
+
+static void sweep_worker(struct bench_run *r, unsigned idx, void *arg)
 {
 	struct sweep *s = arg;
-	struct test *t = s->cur;
-	struct worker *w = &s->w[idx];
-	uint64_t stripe = s->span / t->threads / t->xfer * t->xfer;
+	struct sweep_test *t = s->cur;
+	struct sweep_worker *w = &s->w[idx];
+	uint64_t stripe = s->res.span / t->threads / t->xfer * t->xfer;
 	uint64_t base = stripe * idx, off = base, t0, t1;
 	ssize_t n;
 
 	while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
 		t0 = tool_now_ns();
 		if (t->write)
-			n = pwrite(s->d.fd, w->buf, t->xfer, (off_t)off);
+			n = pwrite(s->fd, w->buf, t->xfer, (off_t)off);
 		else
-			n = pread(s->d.fd, w->buf, t->xfer, (off_t)off);
+			n = pread(s->fd, w->buf, t->xfer, (off_t)off);
 		t1 = tool_now_ns();
 		if (n < 0) {
 			w->err = errno;
@@ -90,7 +99,7 @@ static void worker_fn(struct bench_run *r, unsigned idx, void *arg)
 	}
 }
 
-static void tick(struct bench_run *r, void *arg)
+static void sweep_tick(struct bench_run *r, void *arg)
 {
 	struct sweep *s = arg;
 	uint64_t bytes = 0;
@@ -99,37 +108,15 @@ static void tick(struct bench_run *r, void *arg)
 
 	for (unsigned i = 0; i < s->cur->threads; i++)
 		bytes += atomic_load_explicit(&s->w[i].bytes, memory_order_relaxed);
-	bench_progress_draw(&s->prog, "sweep: %s %s  [test %u of %u]  %.1f MB/s",
-			    bench_fmt_size(s->cur->xfer, sz, sizeof(sz)), s->cur->write ? "write" : "read",
-			    s->index + 1, s->ntests, secs > 0 ? (double)bytes / secs / 1e6 : 0.0);
+	tool_progress_draw(&s->prog, "sweep: %s %s  [test %u of %u]  %.1f MB/s",
+			   tool_fmt_size(s->cur->xfer, TOOL_SIZE_IEC, sz, sizeof(sz)),
+			   s->cur->write ? "write" : "read", s->index + 1, s->res.ntests,
+			   secs > 0 ? (double)bytes / secs / 1e6 : 0.0);
 }
 
-/* Run one test; -1 only when threads cannot be started. */
-static int run_test(struct sweep *s, struct test *t)
+/* The workers' figures into t, and what they say of the test. */
+static void sum_workers(struct sweep *s, struct sweep_test *t)
 {
-	struct bench_run r = { 0 };
-	uint64_t n = s->span / t->xfer;
-
-	if (n == 0) {
-		t->st = ST_SKIPPED;
-		return 0;
-	}
-	t->threads = n < s->qd ? (unsigned)n : s->qd;
-	for (unsigned i = 0; i < t->threads; i++) {
-		atomic_store(&s->w[i].bytes, 0);
-		s->w[i].ios = 0;
-		s->w[i].err = 0;
-		bench_hist_init(&s->w[i].lat);
-	}
-	s->cur = t;
-	r.nthreads = t->threads;
-	r.worker = worker_fn;
-	r.arg = s;
-	r.seconds = s->seconds;
-	r.tick = tick;
-	if (bench_run(&r) < 0)
-		return -1;
-	t->secs = bench_run_seconds(&r);
 	bench_hist_init(&t->lat);
 	for (unsigned i = 0; i < t->threads; i++) {
 		t->ios += s->w[i].ios;
@@ -144,113 +131,171 @@ static int run_test(struct sweep *s, struct test *t)
 		t->st = t->err == EINVAL && t->ios == 0 ? ST_REFUSED : ST_ERROR;
 	else
 		t->st = ST_OK;
-	s->interrupted = r.interrupted;
+}
+
+/* Run one test; -1 only when threads cannot be started. */
+static int run_test(struct sweep *s, struct sweep_test *t)
+{
+	struct bench_run r = { .worker = sweep_worker, .arg = s, .seconds = s->res.seconds,
+			       .tick = sweep_tick };
+	uint64_t n = s->res.span / t->xfer;
+
+	if (n == 0) {
+		t->st = ST_SKIPPED;
+		return 0;
+	}
+	t->threads = n < s->res.qd ? (unsigned)n : s->res.qd;
+	for (unsigned i = 0; i < t->threads; i++) {
+		atomic_store(&s->w[i].bytes, 0);
+		s->w[i].ios = 0;
+		s->w[i].err = 0;
+		bench_hist_init(&s->w[i].lat);
+	}
+	s->cur = t;
+	r.nthreads = t->threads;
+	if (bench_run(&r) < 0)
+		return -1;
+	t->secs = bench_run_seconds(&r);
+	sum_workers(s, t);
+	s->res.interrupted = r.interrupted;
 	t->cut = r.interrupted && t->st == ST_OK;
 	return 0;
 }
 
-static int exec_sweep(int argc, char **argv)
+enum {
+	SWEEP_MIN, SWEEP_MAX, SWEEP_QD, SWEEP_TIME, SWEEP_SPAN, SWEEP_READ_ONLY, SWEEP_WRITE_ONLY,
+	SWEEP_JSON, SWEEP_CSV,
+};
+static const struct tool_opt sweep_opts[] = {
+	[SWEEP_MIN] = { "min", 0, TOOL_SIZE, .min = 1, .def = "512" },
+	[SWEEP_MAX] = { "max", 0, TOOL_SIZE, .min = 1, .def = "8M" },
+	[SWEEP_QD] = { "qd", 0, TOOL_UINT, 1, 256, .def = "1" },
+	[SWEEP_TIME] = { "time", 0, TOOL_SECONDS, .def = "1" },
+	[SWEEP_SPAN] = { "span", 0, TOOL_SIZE, .min = 1 },
+	[SWEEP_READ_ONLY] = { "read-only", 0, TOOL_FLAG },
+	[SWEEP_WRITE_ONLY] = { "write-only", 0, TOOL_FLAG },
+	[SWEEP_JSON] = { "json", 0, TOOL_FLAG },
+	[SWEEP_CSV] = { "csv", 0, TOOL_FLAG },
+	{ NULL },
+};
+
+/* The parameters of the sweep, in item->data (struct sweep; span: as given, 0 for the whole
+ * disk). */
+static int check_sweep(const struct tool_cmd *self, struct tool_item *item)
 {
-	static const struct option longopts[] = {
-		{ "min", required_argument, NULL, 'm' }, { "max", required_argument, NULL, 'M' },
-		{ "qd", required_argument, NULL, 'q' }, { "time", required_argument, NULL, 't' },
-		{ "span", required_argument, NULL, 's' }, { "read-only", no_argument, NULL, 'r' },
-		{ "write-only", no_argument, NULL, 'w' }, { "json", no_argument, NULL, 'j' },
-		{ "csv", no_argument, NULL, 'c' }, { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const struct tool_cmd *cmd = &bench_cmd_sweep;
-	struct sweep s = { .min = 512, .max = 8ull << 20, .seconds = 1 };
-	bool ronly = false, wonly = false, json = false, csv = false;
-	uint64_t span = 0;
-	unsigned long qd = 1;
-	char a[32];
-	int c, rc = 1;
+	const struct tool_value *o = item->opt;
+	struct sweep_result *p = &((struct sweep *)item->data)->res;
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'm': if (bench_parse_size(cmd, "--min", optarg, &s.min) < 0) return 1; break;
-		case 'M': if (bench_parse_size(cmd, "--max", optarg, &s.max) < 0) return 1; break;
-		case 's': if (bench_parse_size(cmd, "--span", optarg, &span) < 0) return 1; break;
-		case 'q': if (bench_parse_uint(cmd, "--qd", optarg, 1, 256, &qd) < 0) return 1; break;
-		case 't': if (bench_parse_seconds(cmd, "--time", optarg, &s.seconds) < 0) return 1; break;
-		case 'r': ronly = true; break;
-		case 'w': wonly = true; break;
-		case 'j': json = true; break;
-		case 'c': csv = true; break;
-		case 'h':
-			printf("usage: " BENCH_PROG " sweep %s\n\n%s", cmd->usage, help);
-			return 0;
-		default:
-			return bench_bad_option(cmd, c, argv);
-		}
-	}
-	if (optind != argc - 1)
-		return bench_usage_error(cmd, optind == argc ? "missing IMAGE" : "too many arguments");
-	if (ronly && wonly)
-		return bench_usage_error(cmd, "--read-only and --write-only exclude each other");
-	if (json && csv)
-		return bench_usage_error(cmd, "--json and --csv exclude each other");
-	if (!sfs_is_pow2(s.min) || !sfs_is_pow2(s.max) || s.min < 512 || s.max > MAX_XFER || s.min > s.max)
-		return bench_usage_error(cmd, "--min and --max must be powers of two, 512 <= min <= max <= 64M");
+	p->min = o[SWEEP_MIN].n;
+	p->max = o[SWEEP_MAX].n;
+	p->qd = (unsigned)o[SWEEP_QD].n;
+	p->seconds = o[SWEEP_TIME].secs;
+	p->span = o[SWEEP_SPAN].n;
+	if (o[SWEEP_READ_ONLY].set && o[SWEEP_WRITE_ONLY].set)
+		return tool_usage_error(self, "--read-only and --write-only exclude each other");
+	if (o[SWEEP_JSON].set && o[SWEEP_CSV].set)
+		return tool_usage_error(self, "--json and --csv exclude each other");
+	if (!sfs_is_pow2(p->min) || !sfs_is_pow2(p->max) || p->min < 512 || p->max > MAX_XFER ||
+	    p->min > p->max)
+		return tool_usage_error(self, "--min and --max must be powers of two, 512 <= min <= max <= 64M");
+	return 0;
+}
 
-	tool_catch_signals();
-	bench_progress_init(&s.prog);
-	if (bench_disk_open(&s.d, argv[optind], ronly ? O_RDONLY : O_RDWR) < 0)
-		return 1;
-	s.span = span && span < s.d.size ? span : s.d.size;
-	s.qd = (unsigned)qd;
-	s.w = calloc(s.qd, sizeof(*s.w));
-	for (uint64_t x = s.min; x <= s.max; x *= 2)
-		s.ntests += (ronly || wonly) ? 1 : 2;
-	s.tests = calloc(s.ntests, sizeof(*s.tests));
-	if (!s.w || !s.tests) {
-		bench_error("out of memory");
-		goto out;
+/* The tests (write then read of each size, as asked) and a buffer per worker; -1 (printed). */
+static int plan(struct sweep *s, bool ronly, bool wonly)
+{
+	struct sweep_result *res = &s->res;
+
+	s->w = calloc(res->qd, sizeof(*s->w));
+	for (uint64_t x = res->min; x <= res->max; x *= 2)
+		res->ntests += (ronly || wonly) ? 1 : 2;
+	res->tests = calloc(res->ntests, sizeof(*res->tests));
+	if (!s->w || !res->tests) {
+		tool_error("out of memory");
+		return -1;
 	}
-	for (unsigned i = 0; i < s.qd; i++)
-		if (!(s.w[i].buf = bench_buf_alloc(s.max, s.d.logical)))
-			goto out;
-	s.ntests = 0;
-	for (uint64_t x = s.min; x <= s.max; x *= 2) {
+	for (unsigned i = 0; i < res->qd; i++)
+		if (!(s->w[i].buf = bench_buf_alloc(res->max, res->d->logical)))
+			return -1;
+	res->ntests = 0;
+	for (uint64_t x = res->min; x <= res->max; x *= 2) {
 		if (!ronly)
-			s.tests[s.ntests++] = (struct test){ .xfer = x, .write = true };
+			res->tests[res->ntests++] = (struct sweep_test){ .xfer = x, .write = true };
 		if (!wonly)
-			s.tests[s.ntests++] = (struct test){ .xfer = x, .write = false };
+			res->tests[res->ntests++] = (struct sweep_test){ .xfer = x, .write = false };
 	}
-	rc = 0;
-	for (s.index = 0; s.index < s.ntests && !s.interrupted; s.index++) {
-		if (run_test(&s, &s.tests[s.index]) < 0) {
-			rc = 1;
-			break;
-		}
-	}
-	bench_progress_clear(&s.prog);
-	if (json)
-		rc |= sweep_print_json(&s);
-	else if (csv)
-		sweep_print_csv(&s);
+	return 0;
+}
+
+/* Print the results as asked, then what failed; the exit status given rc so far. */
+static int report(const struct sweep *s, const struct tool_item *item, int rc)
+{
+	const struct sweep_result *res = &s->res;
+	char a[32];
+
+	if (item->opt[SWEEP_JSON].set)
+		rc |= sweep_print_json(res);
+	else if (item->opt[SWEEP_CSV].set)
+		sweep_print_csv(res);
 	else
-		sweep_print_text(&s);
+		sweep_print_text(res);
 	fflush(stdout);
-	for (unsigned i = 0; i < s.ntests; i++) {
-		if (s.tests[i].st != ST_ERROR)
+	for (unsigned i = 0; i < res->ntests; i++) {
+		const struct sweep_test *t = &res->tests[i];
+
+		if (t->st != ST_ERROR)
 			continue;
-		bench_error("%s: %s %s failed: %s", s.d.path, bench_fmt_size(s.tests[i].xfer, a, sizeof(a)),
-			    s.tests[i].write ? "write" : "read", strerror(s.tests[i].err));
+		tool_error("%s: %s %s failed: %s", res->d->path,
+			   tool_fmt_size(t->xfer, TOOL_SIZE_IEC, a, sizeof(a)), t->write ? "write" : "read",
+			   strerror(t->err));
 		rc = 1;
 	}
-	if (s.interrupted) {
-		bench_error("interrupted: the results cover the tests run so far");
-		rc = rc ? rc : BENCH_EXIT_INTERRUPTED;
-	}
-out:
-	if (s.w)
-		for (unsigned i = 0; i < s.qd; i++)
-			free(s.w[i].buf);
-	free(s.w);
-	free(s.tests);
-	bench_disk_close(&s.d);
+	if (res->interrupted)
+		rc = bench_interrupted(rc, ": the results cover the tests run so far");
 	return rc;
 }
+
+static int exec_sweep(const struct tool_cmd *self, struct tool_item *item)
+{
+	struct bench_disk *d = &((struct bench_target *)item->target)->disk;
+	struct sweep *s = item->data;
+	int rc = 1;
+
+	(void)self;
+	tool_catch_signals();
+	bench_progress_start(&s->prog);
+	s->res.d = d;
+	s->fd = d->fd;
+	if (!s->res.span || s->res.span > d->size)
+		s->res.span = d->size;
+	if (plan(s, item->opt[SWEEP_READ_ONLY].set, item->opt[SWEEP_WRITE_ONLY].set) == 0) {
+		rc = 0;
+		for (s->index = 0; s->index < s->res.ntests && !s->res.interrupted; s->index++) {
+			if (run_test(s, &s->res.tests[s->index]) < 0) {
+				rc = 1;
+				break;
+			}
+		}
+		tool_progress_clear(&s->prog);
+		rc = report(s, item, rc);
+	}
+	if (s->w)
+		for (unsigned i = 0; i < s->res.qd; i++)
+			free(s->w[i].buf);
+	free(s->w);
+	free(s->res.tests);
+	return rc;
+}
+
+const struct tool_cmd bench_cmd_sweep = {
+	.name = "sweep",
+	.usage = "[options] IMAGE",
+	.summary = "read and write throughput for transfer sizes 512 B .. 8 MiB (ATTO-style)",
+	.help = sweep_help,
+	.opts = sweep_opts,
+	.args = { "IMAGE" },
+	.target = BENCH_TARGET_DISK,
+	.data_size = sizeof(struct sweep),
+	.check = check_sweep,
+	.exec = exec_sweep,
+};

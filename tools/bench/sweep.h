@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sweep.h - what the sweep command (sweep.c) hands its reports
- * (sweep_report.c): the disk, the parameters and one struct test per
- * transfer size and direction, in the order they ran (write before read).
+ * (sweep_report.c): the disk, the parameters and one struct sweep_test
+ * per transfer size and direction, in the order they ran (write before
+ * read).
  */
 #ifndef SFS_BENCH_SWEEP_H
 #define SFS_BENCH_SWEEP_H
@@ -11,10 +12,11 @@
 #include <stdint.h>
 
 #include "common.h"
+#include "hist.h"
 
 enum sweep_status { ST_NOT_RUN, ST_OK, ST_REFUSED, ST_ERROR, ST_SKIPPED };
 
-struct test {
+struct sweep_test {
 	uint64_t xfer;
 	bool write;
 	enum sweep_status st;
@@ -27,32 +29,19 @@ struct test {
 	struct bench_hist lat;
 };
 
-struct worker {
-	_Atomic uint64_t bytes;         /* read by the progress line */
-	uint64_t ios;
-	int err;
-	struct bench_hist lat;
-	void *buf;
-};
-
-struct sweep {
-	struct bench_disk d;
+struct sweep_result {
+	const struct bench_disk *d;
 	uint64_t min, max, span;
 	unsigned qd;
 	double seconds;                 /* per test */
 	bool interrupted;
-	struct worker *w;               /* qd of them */
-	struct test *tests, *cur;
-	unsigned ntests, index;
-	struct bench_progress prog;
+	struct sweep_test *tests;
+	unsigned ntests;
 };
 
-/* "ok", "refused", ... */
-const char *sweep_status_name(enum sweep_status st);
-
 /* Print the table and the bar chart, the CSV rows, or the JSON object (0 or 1). */
-void sweep_print_text(const struct sweep *s);
-void sweep_print_csv(const struct sweep *s);
-int sweep_print_json(const struct sweep *s);
+void sweep_print_text(const struct sweep_result *s);
+void sweep_print_csv(const struct sweep_result *s);
+int sweep_print_json(const struct sweep_result *s);
 
 #endif

@@ -20,23 +20,18 @@
 
 static const char *const status_names[] = { "not run", "ok", "refused", "error", "skipped" };
 
-const char *sweep_status_name(enum sweep_status st)
-{
-	return status_names[st];
-}
-
-static double mbps(const struct test *t)
+static double test_mbps(const struct sweep_test *t)
 {
 	return t->secs > 0 ? (double)t->bytes / t->secs / 1e6 : 0;
 }
 
-static double iops(const struct test *t)
+static double test_iops(const struct sweep_test *t)
 {
 	return t->secs > 0 ? (double)t->ios / t->secs : 0;
 }
 
 /* "refused (EINVAL)", "error (EIO)", "skipped (> span)", "not run", or "" for a test that ran. */
-static const char *what(const struct test *t, char *buf, size_t len)
+static const char *what(const struct sweep_test *t, char *buf, size_t len)
 {
 	char e[16];
 
@@ -52,7 +47,7 @@ static const char *what(const struct test *t, char *buf, size_t len)
 }
 
 /* The write and the read test of size x, NULL for a direction not asked for. */
-static void find_pair(const struct sweep *s, uint64_t x, const struct test **w, const struct test **r)
+static void find_pair(const struct sweep_result *s, uint64_t x, const struct sweep_test **w, const struct sweep_test **r)
 {
 	*w = *r = NULL;
 	for (unsigned i = 0; i < s->ntests; i++)
@@ -60,19 +55,19 @@ static void find_pair(const struct sweep *s, uint64_t x, const struct test **w, 
 			*(s->tests[i].write ? w : r) = &s->tests[i];
 }
 
-static void print_cell(const struct test *t)
+static void print_cell(const struct sweep_test *t)
 {
 	char buf[48];
 
 	if (!t)
 		printf("  %11s %11s", "-", "-");
 	else if (t->st == ST_OK)
-		printf("  %11.2f %11.1f%s", mbps(t), iops(t), t->cut ? "*" : "");
+		printf("  %11.2f %11.1f%s", test_mbps(t), test_iops(t), t->cut ? "*" : "");
 	else
 		printf("  %23s", what(t, buf, sizeof(buf)));
 }
 
-static void print_bar(const struct test *t, const char *label, const char *dir, char fill, double top)
+static void print_bar(const struct sweep_test *t, const char *label, const char *dir, char fill, double top)
 {
 	unsigned len;
 	char buf[48];
@@ -82,32 +77,33 @@ static void print_bar(const struct test *t, const char *label, const char *dir, 
 		printf("%s\n", what(t, buf, sizeof(buf)));
 		return;
 	}
-	len = top > 0 ? (unsigned)(mbps(t) / top * BAR_WIDTH + 0.5) : 0;
+	len = top > 0 ? (unsigned)(test_mbps(t) / top * BAR_WIDTH + 0.5) : 0;
 	for (unsigned j = 0; j < BAR_WIDTH; j++)
 		putchar(j < len ? fill : ' ');
-	printf(" %.1f\n", mbps(t));
+	printf(" %.1f\n", test_mbps(t));
 }
 
-void sweep_print_text(const struct sweep *s)
+void sweep_print_text(const struct sweep_result *s)
 {
-	const struct test *w, *r;
+	const struct sweep_test *w, *r;
 	double top = 0;
 	bool cut = false;
 	char a[32], b[32];
 
 	for (unsigned i = 0; i < s->ntests; i++) {
-		if (s->tests[i].st == ST_OK && mbps(&s->tests[i]) > top)
-			top = mbps(&s->tests[i]);
+		if (s->tests[i].st == ST_OK && test_mbps(&s->tests[i]) > top)
+			top = test_mbps(&s->tests[i]);
 		cut |= s->tests[i].cut;
 	}
-	printf("sweep of %s: %s, logical sector %u (%s), physical %u\n", s->d.path,
-	       bench_fmt_size(s->d.size, a, sizeof(a)), s->d.logical, s->d.sector_from, s->d.physical);
+	printf("sweep of %s: %s, logical sector %u (%s), physical %u\n", s->d->path,
+	       tool_fmt_size(s->d->size, TOOL_SIZE_IEC, a, sizeof(a)), s->d->logical, s->d->sector_from,
+	       s->d->physical);
 	printf("span %s, QD %u, %.3g s per test, sequential O_DIRECT\n\n",
-	       bench_fmt_size(s->span, b, sizeof(b)), s->qd, s->seconds);
+	       tool_fmt_size(s->span, TOOL_SIZE_IEC, b, sizeof(b)), s->qd, s->seconds);
 	printf("%9s  %11s %11s  %11s %11s\n", "transfer", "write MB/s", "write IOPS", "read MB/s", "read IOPS");
 	for (uint64_t x = s->min; x <= s->max; x *= 2) {
 		find_pair(s, x, &w, &r);
-		printf("%9s", bench_fmt_size(x, a, sizeof(a)));
+		printf("%9s", tool_fmt_size(x, TOOL_SIZE_IEC, a, sizeof(a)));
 		print_cell(w);
 		print_cell(r);
 		putchar('\n');
@@ -117,7 +113,7 @@ void sweep_print_text(const struct sweep *s)
 	printf("\nMB/s by transfer size  (# write, = read; a full bar is %.1f MB/s)\n", top);
 	for (uint64_t x = s->min; x <= s->max; x *= 2) {
 		find_pair(s, x, &w, &r);
-		bench_fmt_size(x, a, sizeof(a));
+		tool_fmt_size(x, TOOL_SIZE_IEC, a, sizeof(a));
 		if (w && w->st != ST_NOT_RUN)
 			print_bar(w, a, "write", '#', top);
 		if (r && r->st != ST_NOT_RUN)
@@ -125,26 +121,26 @@ void sweep_print_text(const struct sweep *s)
 	}
 }
 
-void sweep_print_csv(const struct sweep *s)
+void sweep_print_csv(const struct sweep_result *s)
 {
 	char e[16];
 
 	printf("size_bytes,direction,status,errno,threads,ios,bytes,failed_ios,seconds,mb_per_s,iops,"
 	       "lat_mean_us,lat_p99_us,cut_short\n");
 	for (unsigned i = 0; i < s->ntests; i++) {
-		const struct test *t = &s->tests[i];
+		const struct sweep_test *t = &s->tests[i];
 
 		if (t->st == ST_NOT_RUN)
 			continue;
 		printf("%" PRIu64 ",%s,%s,%s,%u,%" PRIu64 ",%" PRIu64 ",%u,%.6f,%.3f,%.1f,%.1f,%.1f,%d\n",
 		       t->xfer, t->write ? "write" : "read", status_names[t->st],
 		       t->err ? bench_errno_name(t->err, e, sizeof(e)) : "", t->threads, t->ios, t->bytes,
-		       t->failed, t->secs, mbps(t), iops(t), bench_hist_mean_us(&t->lat),
+		       t->failed, t->secs, test_mbps(t), test_iops(t), bench_hist_mean_us(&t->lat),
 		       bench_hist_pct_us(&t->lat, 99), t->cut);
 	}
 }
 
-static json_t *test_json(const struct test *t)
+static json_t *test_json(const struct sweep_test *t)
 {
 	json_t *o = json_object();
 	char e[16];
@@ -157,30 +153,30 @@ static json_t *test_json(const struct test *t)
 	json_object_set_new(o, "bytes", json_integer((json_int_t)t->bytes));
 	json_object_set_new(o, "failed_ios", json_integer(t->failed));
 	json_object_set_new(o, "seconds", bench_jreal(t->secs));
-	json_object_set_new(o, "mb_per_s", bench_jreal(mbps(t)));
-	json_object_set_new(o, "iops", bench_jreal(iops(t)));
+	json_object_set_new(o, "mb_per_s", bench_jreal(test_mbps(t)));
+	json_object_set_new(o, "iops", bench_jreal(test_iops(t)));
 	json_object_set_new(o, "latency", bench_hist_json(&t->lat));
 	json_object_set_new(o, "cut_short", json_boolean(t->cut));
 	return o;
 }
 
-int sweep_print_json(const struct sweep *s)
+int sweep_print_json(const struct sweep_result *s)
 {
 	json_t *o = json_object(), *res = json_array(), *row = NULL;
 	uint64_t wb = 0, rb = 0, wio = 0, rio = 0, failed = 0;
 
 	json_object_set_new(o, "command", json_string("sweep"));
-	json_object_set_new(o, "image", json_string(s->d.path));
-	json_object_set_new(o, "disk_size", json_integer((json_int_t)s->d.size));
-	json_object_set_new(o, "logical_sector", json_integer(s->d.logical));
-	json_object_set_new(o, "physical_sector", json_integer(s->d.physical));
-	json_object_set_new(o, "sector_from", json_string(s->d.sector_from));
+	json_object_set_new(o, "image", json_string(s->d->path));
+	json_object_set_new(o, "disk_size", json_integer((json_int_t)s->d->size));
+	json_object_set_new(o, "logical_sector", json_integer(s->d->logical));
+	json_object_set_new(o, "physical_sector", json_integer(s->d->physical));
+	json_object_set_new(o, "sector_from", json_string(s->d->sector_from));
 	json_object_set_new(o, "span", json_integer((json_int_t)s->span));
 	json_object_set_new(o, "qd", json_integer(s->qd));
 	json_object_set_new(o, "seconds_per_test", bench_jreal(s->seconds));
 	json_object_set_new(o, "interrupted", json_boolean(s->interrupted));
 	for (unsigned i = 0; i < s->ntests; i++) {
-		const struct test *t = &s->tests[i];
+		const struct sweep_test *t = &s->tests[i];
 
 		if (!row || json_integer_value(json_object_get(row, "size")) != (json_int_t)t->xfer) {
 			row = json_object();

@@ -170,7 +170,7 @@ static int start_daemon(struct testbed *tb)
 	tb->daemon = fork();
 	if (tb->daemon < 0) {
 		tb->daemon = 0;
-		bench_error("cannot start the daemon: %s", strerror(errno));
+		tool_error("cannot start the daemon: %s", strerror(errno));
 		return -1;
 	}
 	if (tb->daemon == 0) {
@@ -192,9 +192,9 @@ static int start_daemon(struct testbed *tb)
 	for (int i = 0; i < 200; i++) {            /* 20 s */
 		if (waitpid(tb->daemon, &status, WNOHANG) == tb->daemon) {
 			tb->daemon = 0;
-			bench_error("the daemon %s exited before the mount was ready (%s %d):", tb->daemon_path,
-				    WIFEXITED(status) ? "status" : "signal",
-				    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+			tool_error("the daemon %s exited before the mount was ready (%s %d):", tb->daemon_path,
+				   WIFEXITED(status) ? "status" : "signal",
+				   WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
 			show_log(tb);
 			return -1;
 		}
@@ -203,7 +203,7 @@ static int start_daemon(struct testbed *tb)
 			return 0;
 		sleep_ms(100);
 	}
-	bench_error("the mount at %s was not ready after 20 s", tb->mnt);
+	tool_error("the mount at %s was not ready after 20 s", tb->mnt);
 	show_log(tb);
 	return -1;
 }
@@ -215,8 +215,8 @@ static int stop_daemon(struct testbed *tb)
 	pid_t got = 0;
 
 	if (run_cmd(argv) != 0) {
-		bench_error("fusermount3 -u %s failed; stopping the daemon (pid %ld) with SIGTERM",
-			    tb->mnt, (long)tb->daemon);
+		tool_error("fusermount3 -u %s failed; stopping the daemon (pid %ld) with SIGTERM",
+			   tb->mnt, (long)tb->daemon);
 		kill(tb->daemon, SIGTERM);
 		rc = -1;
 	}
@@ -226,13 +226,13 @@ static int stop_daemon(struct testbed *tb)
 			sleep_ms(50);
 	}
 	if (got == 0) {
-		bench_error("the daemon (pid %ld) still runs 30 s after the unmount; killing it",
-			    (long)tb->daemon);
+		tool_error("the daemon (pid %ld) still runs 30 s after the unmount; killing it",
+			   (long)tb->daemon);
 		kill(tb->daemon, SIGKILL);
 		waitpid(tb->daemon, &status, 0);
 		rc = -1;
 	} else if (got > 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
-		bench_error("the daemon exited badly after the unmount:");
+		tool_error("the daemon exited badly after the unmount:");
 		show_log(tb);
 		rc = -1;
 	}
@@ -246,17 +246,17 @@ static int store_of_mount(struct testbed *tb, const char *mnt)
 	char fstype[64], src[PATH_MAX];
 
 	if (!realpath(mnt, tb->mnt)) {
-		bench_error("%s: %s", mnt, strerror(errno));
+		tool_error("%s: %s", mnt, strerror(errno));
 		return -1;
 	}
 	if (!mount_lookup(tb->mnt, fstype, src, sizeof(src)) || strcmp(fstype, "fuse.sectorfs") != 0 ||
 	    strncmp(src, "sectorfs:", 9) != 0) {
-		bench_error("%s is not a sectorfs mount point", mnt);
+		tool_error("%s is not a sectorfs mount point", mnt);
 		return -1;
 	}
 	if (src[9] != '/') {
-		bench_error("%s: its daemon was started with the relative store path '%s'; give the store "
-			    "with --store instead of --mount", mnt, src + 9);
+		tool_error("%s: its daemon was started with the relative store path '%s'; give the store "
+			   "with --store instead of --mount", mnt, src + 9);
 		return -1;
 	}
 	snprintf(tb->store, sizeof(tb->store), "%s", src + 9);
@@ -275,14 +275,14 @@ int testbed_open(struct testbed *tb, const char *store, const char *mnt, const c
 	testbed_find_daemon(tb->daemon_path, sizeof(tb->daemon_path), daemon_path);
 	snprintf(tb->tmp, sizeof(tb->tmp), "%s/sectorfs-bench-zeroing.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
 	if (!mkdtemp(tb->tmp)) {
-		bench_error("cannot make a temporary directory %s: %s", tb->tmp, strerror(errno));
+		tool_error("cannot make a temporary directory %s: %s", tb->tmp, strerror(errno));
 		tb->tmp[0] = '\0';
 		return -1;
 	}
 	snprintf(tb->mnt, sizeof(tb->mnt), "%s/mnt", tb->tmp);
 	if (store) {
 		if (!realpath(store, tb->store) || stat(tb->store, &st) < 0 || !S_ISDIR(st.st_mode)) {
-			bench_error("%s: not a directory", store);
+			tool_error("%s: not a directory", store);
 			return -1;
 		}
 		snprintf(state, sizeof(state), "%s/.sectorfs", tb->store);
@@ -291,12 +291,12 @@ int testbed_open(struct testbed *tb, const char *store, const char *mnt, const c
 		snprintf(tb->store, sizeof(tb->store), "%s/store", tb->tmp);
 		tb->temporary_store = true;
 		if (mkdir(tb->store, 0755) < 0) {
-			bench_error("%s: %s", tb->store, strerror(errno));
+			tool_error("%s: %s", tb->store, strerror(errno));
 			return -1;
 		}
 	}
 	if (mkdir(tb->mnt, 0755) < 0) {
-		bench_error("%s: %s", tb->mnt, strerror(errno));
+		tool_error("%s: %s", tb->mnt, strerror(errno));
 		return -1;
 	}
 	return start_daemon(tb);
@@ -312,19 +312,19 @@ int testbed_declare(struct testbed *tb, const char *name, const char *json)
 		return -1;
 	snprintf(path, sizeof(path), "%s/%s", tb->store, name);
 	if (access(path, F_OK) == 0) {
-		bench_error("%s already exists: remove it or use another store", path);
+		tool_error("%s already exists: remove it or use another store", path);
 		return -1;
 	}
 	snprintf(path, sizeof(path), "%s/%s.json", tb->store, name);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		bench_error(errno == EEXIST ? "%s already exists: remove it or use another store" : "%s: %s",
-			    path, strerror(errno));
+		tool_error(errno == EEXIST ? "%s already exists: remove it or use another store" : "%s: %s",
+			   path, strerror(errno));
 		return -1;
 	}
 	snprintf(tb->names[tb->nimages++], sizeof(tb->names[0]), "%s", name);
 	if (write(fd, json, len) != (ssize_t)len || fsync(fd) < 0 || close(fd) < 0) {
-		bench_error("%s: %s", path, strerror(errno ? errno : EIO));
+		tool_error("%s: %s", path, strerror(errno ? errno : EIO));
 		return -1;
 	}
 	return 0;
@@ -344,8 +344,8 @@ json_t *testbed_stats(const struct testbed *tb, const char *name)
 
 	snprintf(path, sizeof(path), "%s/.stats/%s.json", tb->mnt, name);
 	if (!(j = json_load_file(path, 0, &e)))
-		bench_error("cannot read %s: %s%s", path, e.text,
-			    access(path, F_OK) < 0 ? " (a mount made with -o nostats has no statistics)" : "");
+		tool_error("cannot read %s: %s%s", path, e.text,
+			   access(path, F_OK) < 0 ? " (a mount made with -o nostats has no statistics)" : "");
 	return j;
 }
 
@@ -362,7 +362,7 @@ int testbed_close(struct testbed *tb)
 		/* no mount (the daemon never came up): the sidecar is all there is */
 		snprintf(path, sizeof(path), "%s/%s.json", tb->store, tb->names[i]);
 		if (unlink(path) < 0 && errno != ENOENT) {
-			bench_error("cannot remove %s: %s", path, strerror(errno));
+			tool_error("cannot remove %s: %s", path, strerror(errno));
 			rc = -1;
 		}
 	}
@@ -374,11 +374,11 @@ int testbed_close(struct testbed *tb)
 			rc = -1;
 	}
 	if (tb->tmp[0] && mount_lookup(tb->mnt, fstype, src, sizeof(src))) {
-		bench_error("%s is still mounted: leaving %s in place", tb->mnt, tb->tmp);
+		tool_error("%s is still mounted: leaving %s in place", tb->mnt, tb->tmp);
 		return -1;
 	}
 	if (tb->tmp[0] && testbed_rm_tree(tb->tmp) < 0) {
-		bench_error("cannot remove %s: %s", tb->tmp, strerror(errno));
+		tool_error("cannot remove %s: %s", tb->tmp, strerror(errno));
 		rc = -1;
 	}
 	return rc;

@@ -20,32 +20,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "checkstore.h"
+#include "check.h"
 #include "recover.h"
-
-enum { EX_CLEAN = 0, EX_REPAIRED = 1, EX_LEFT = 4, EX_OPER = 8, EX_USAGE = 16 };
-
-bool img_check_store_arg(int argc, char **argv, const char **dir)
-{
-	struct stat st;
-
-	for (int i = argc - 1; i >= 1; i--) {
-		if (argv[i][0] == '-')
-			continue;
-		if (stat(argv[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-			*dir = argv[i];
-			return true;
-		}
-		return false;
-	}
-	return false;
-}
 
 struct pending {
 	const char *store;
@@ -62,6 +43,24 @@ static void print_pending(void *ctx, int level, const char *msg)
 	printf("%s: %s%s\n", p->store, p->prefix, msg);
 }
 
+/* Open the store (taking its lock), which recovers it, printing what it does; the code. */
+static int recover(const char *store)
+{
+	struct sfs_store_opts o = { .lazy = true, .holder = IMG_PROG " check --repair" };
+	struct pending done = { store, 0, "repaired: " };
+	struct sfs_store *s;
+	char err[1024];
+
+	sfs_sidecar_defaults(&o.defaults);
+	o.log.fn = print_pending;
+	o.log.ctx = &done;
+	if (sfs_store_open(store, &o, &s, err, sizeof(err)) < 0) {
+		tool_error("%s", err);
+		return FSCK_LEFT;
+	}
+	return sfs_store_close(s) < 0 ? FSCK_OPER : FSCK_REPAIRED;
+}
+
 /* Part 1: pending recovery.  Returns the part's exit code. */
 static int check_recovery(const char *store, int dfd, bool repair)
 {
@@ -73,34 +72,16 @@ static int check_recovery(const char *store, int dfd, bool repair)
 	if (img_served(store, holder, sizeof(holder))) {
 		printf("%s: note: served by sectorfs (%s), which put right what a crash left when it started\n",
 		       store, holder[0] ? holder : "holder unknown");
-		return EX_CLEAN;
+		return FSCK_CLEAN;
 	}
 	sfd = openat(dfd, SFS_STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (sfd < 0)
-		return errno == ENOENT ? EX_CLEAN : EX_OPER;
+		return errno == ENOENT ? FSCK_CLEAN : FSCK_OPER;
 	sfs_recover(dfd, sfd, &log, false);
 	close(sfd);
 	if (p.n == 0)
-		return EX_CLEAN;
-	if (!repair)
-		return EX_LEFT;
-	{
-		struct sfs_store_opts o = { .lazy = true, .holder = IMG_PROG " check --repair" };
-		struct pending done = { store, 0, "repaired: " };
-		struct sfs_store *s;
-		char err[1024];
-
-		sfs_sidecar_defaults(&o.defaults);
-		o.log.fn = print_pending;
-		o.log.ctx = &done;
-		if (sfs_store_open(store, &o, &s, err, sizeof(err)) < 0) {
-			img_error("%s", err);
-			return EX_LEFT;
-		}
-		if (sfs_store_close(s) < 0)
-			return EX_OPER;
-	}
-	return EX_REPAIRED;
+		return FSCK_CLEAN;
+	return repair ? recover(store) : FSCK_LEFT;
 }
 
 struct name_list {
@@ -185,61 +166,47 @@ static int collect(const char *store, int dfd, struct name_list *l)
 	return 0;
 }
 
-int img_check_store(int argc, char **argv, const char *store, int (*check_one)(int, char **))
+/* Check each name of l as 'check STORE/NAME' does; the OR of their codes, *clean those clean. */
+static int check_images(const char *store, const struct name_list *l, bool repair, unsigned *clean)
 {
-	static const struct option longopts[] = {
-		{ "repair", no_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct name_list l = { 0 };
-	bool repair = false;
-	unsigned clean = 0;
-	int c, rc = EX_CLEAN, dfd;
+	char path[PATH_MAX];
+	struct img_ref ref;
+	int rc = FSCK_CLEAN, r;
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		if (c == 'r')
-			repair = true;
-		else
-			return check_one(argc, argv);     /* --help and bad options: the usual answers */
+	fflush(stdout);
+	for (size_t i = 0; i < l->n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", store, l->v[i]);
+		r = img_ref_parse(path, &ref) < 0 ? FSCK_USAGE : img_check_image(&ref, repair);
+		fflush(stdout);
+		if (r == FSCK_CLEAN)
+			(*clean)++;
+		rc |= r;
 	}
-	if (optind != argc - 1)
-		return check_one(argc, argv);
+	return rc;
+}
+
+int img_check_store(const char *store, bool repair)
+{
+	struct name_list l = { 0 };
+	unsigned clean = 0;
+	int rc = FSCK_CLEAN, dfd;
+
 	dfd = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
-		img_error("%s: cannot open store: %s", store, strerror(errno));
-		return EX_OPER;
+		tool_error("%s: cannot open store: %s", store, strerror(errno));
+		return FSCK_OPER;
 	}
 	rc |= check_recovery(store, dfd, repair);
 	if (collect(store, dfd, &l) < 0) {
-		img_error("%s: cannot read store: %s", store, strerror(errno));
+		tool_error("%s: cannot read store: %s", store, strerror(errno));
 		close(dfd);
 		free(l.v);
-		return rc | EX_OPER;
+		return rc | FSCK_OPER;
 	}
 	close(dfd);
-	fflush(stdout);
-	for (size_t i = 0; i < l.n; i++) {
-		char path[PATH_MAX], *args[4];
-		int n = 0, r;
-
-		snprintf(path, sizeof(path), "%s/%s", store, l.v[i]);
-		args[n++] = argv[0];
-		if (repair)
-			args[n++] = "--repair";
-		args[n++] = path;
-		args[n] = NULL;
-		optind = 1;
-		r = check_one(n, args);
-		fflush(stdout);
-		if (r == EX_CLEAN)
-			clean++;
-		rc |= r;
-	}
+	rc |= check_images(store, &l, repair, &clean);
 	printf("%s: %zu image%s, %u clean%s\n", store, l.n, l.n == 1 ? "" : "s", clean,
-	       rc & EX_LEFT ? "; problems left" : rc & EX_REPAIRED ? "; problems repaired" : "");
+	       rc & FSCK_LEFT ? "; problems left" : rc & FSCK_REPAIRED ? "; problems repaired" : "");
 	free(l.v);
 	return rc;
 }

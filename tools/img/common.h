@@ -2,27 +2,31 @@
 /*
  * common.h - what the sectorfs-img commands share.
  *
- * Each command is one file and one entry of the table in main.c (name,
- * usage line, summary, exec), as tmux does it.  The helpers here give
- * every command the same shape:
- *   - STORE/NAME arguments are parsed and checked once (img_ref_parse);
- *   - commands that change an image open the store with sfs_store_open(),
- *     which takes the store lock (so they refuse while a daemon serves
- *     it, naming the holder), and get the image through the store
- *     (img_session_*);
- *   - read-only commands look at the on-disk state without the lock
- *     (img_view_*), so they work while the store is served and change
- *     nothing;
- *   - messages are "sectorfs-img: ..." on stderr; usage errors add the
- *     usage line and a pointer to --help;
- *   - a progress bar (percent, MB/s, ETA) is drawn only when stdout is a
- *     terminal; SIGINT/SIGTERM set a flag that long operations poll.
+ * Each command is one file and one entry of the table in main.c, as tmux
+ * does it (toolutil.h): the entry carries the option template, the
+ * argument names and the target, and tool_main() parses, answers --help,
+ * counts and opens the target before the command's exec runs.  The
+ * targets (target.c) are the ways a command holds an image:
+ *   - IMG_TARGET_REF: STORE/NAME parsed and checked (ref.c), nothing
+ *     opened (create, which makes the image);
+ *   - IMG_TARGET_VIEW: the image's files looked at on disk without the
+ *     lock (view.c), so it works while a daemon serves the store and
+ *     changes nothing (info, map);
+ *   - IMG_TARGET_SESSION: the store opened with sfs_store_open(), which
+ *     takes the store lock (so it refuses while a daemon serves it,
+ *     naming the holder), and the image got through it (session.c;
+ *     resize, inflate);
+ *   - IMG_TARGET_CHECK: a store directory, or else STORE/NAME parsed
+ *     (check, which opens views and sessions as it goes).
+ * Messages are "sectorfs-img: ..." on stderr (tool_error); usage errors
+ * add the usage line and a pointer to --help.  A progress bar is drawn
+ * only when stdout is a terminal; SIGINT/SIGTERM set a flag that long
+ * operations poll (toolutil.h).
  */
 #ifndef SFS_IMG_COMMON_H
 #define SFS_IMG_COMMON_H
 
 #include <limits.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -39,25 +43,7 @@
 extern const struct tool_cmd img_cmd_create, img_cmd_info, img_cmd_check,
 	img_cmd_resize, img_cmd_inflate, img_cmd_map;
 
-/* ---- messages ---- */
-
-/* "sectorfs-img: MSG" on stderr. */
-void img_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* "sectorfs-img CMD: MSG", the usage line and a --help hint on stderr; returns rc. */
-int img_usage_error(const struct tool_cmd *cmd, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-/* Report a getopt failure (unknown option, missing argument); returns rc. */
-int img_bad_option(const struct tool_cmd *cmd, int rc, int opt, char **argv);
-
-/* Parse a size argument named what ("-s"); prints the error.  0 or -1. */
-int img_parse_size(const struct tool_cmd *cmd, const char *what, const char *s, uint64_t *out);
-
-/* "8G (8589934592 bytes)" style text for people. */
-const char *img_fmt_size(uint64_t bytes, char *buf, size_t len);
-
-/* ---- STORE/NAME ---- */
+/* ---- STORE/NAME (ref.c) ---- */
 
 struct img_ref {
 	char store[PATH_MAX];          /* the store directory ("." when no slash) */
@@ -68,13 +54,6 @@ struct img_ref {
 /* Split arg into store and name and check both; prints the error.  0 or -1. */
 int img_ref_parse(const char *arg, struct img_ref *ref);
 
-/* Parse "[--FLAG] [--help] STORE/NAME", the arguments of the commands that
- * take one image (flag NULL: no flag).  True when the command goes on, with
- * *flag_set and ref filled; false with *status the exit status to return
- * (0 after --help, usage_rc after a usage error, which is printed). */
-bool img_parse_one_image(const struct tool_cmd *cmd, const char *help, const char *flag, int usage_rc,
-			 int argc, char **argv, bool *flag_set, struct img_ref *ref, int *status);
-
 /* Is store an existing directory?  0, or -1 with the problem printed. */
 int img_store_exists(const char *store);
 
@@ -84,11 +63,11 @@ bool img_served(const char *store, char *holder, size_t len);
 /* Print why a change is refused when the store is served; 0 when free, -1 when served. */
 int img_refuse_if_served(const struct img_ref *ref);
 
-/* ---- changing an image: the store, locked ---- */
+/* ---- changing an image: the store, locked (session.c) ---- */
 
 struct img_session {
 	const struct img_ref *ref;
-	struct sfs_store *store;
+	struct sfs_store *store;       /* NULL when not open */
 	struct sfs_image *im;          /* from sfs_store_get, or NULL */
 	int store_fd, state_fd;
 	bool quiet;                    /* IMG_S_QUIET */
@@ -98,21 +77,25 @@ struct img_session {
 #define IMG_S_GET 1u        /* also get the image */
 #define IMG_S_QUIET 2u      /* do not show the core's warnings about the image */
 
-/* Refuse if served, open the store (lock) and, with IMG_S_GET, the image.  Prints errors.
- * 0 or -1. */
+/* Refuse if served, open the store (lock; the holder says "sectorfs-img CMD") and, with
+ * IMG_S_GET, the image.  Prints errors.  0 or -1. */
 int img_session_open(struct img_session *ss, const struct img_ref *ref, const char *cmd,
 		     unsigned flags);
 
 /* The log sink of the session (warnings about the image shown, its last error kept). */
 struct sfs_log img_session_log(struct img_session *ss);
 
-/* Drop the image and close the store (flushes); 0 or -1 (printed). */
+/* Drop the image and close the store (flushes); 0 or -1 (printed).  Closing a session that
+ * is not open does nothing. */
 int img_session_close(struct img_session *ss);
 
 /* Rewrite STORE/NAME.json with sc; 0 or -1 (printed). */
 int img_save_sidecar(struct img_session *ss, const struct sfs_sidecar *sc);
 
-/* ---- looking at an image: on-disk state, no lock ---- */
+/* Write the intent record .sectorfs/NAME<suffix> holding text (recover.h); 0 or -1 (printed). */
+int img_session_intent(struct img_session *ss, const char *suffix, const char *text);
+
+/* ---- looking at an image: on-disk state, no lock (view.c) ---- */
 
 struct img_view {
 	const struct img_ref *ref;
@@ -141,23 +124,32 @@ void img_view_close(struct img_view *v);
  * or -1 with the problem printed. */
 int img_view_image(struct img_view *v, struct sfs_map_info *mi, bool *created);
 
-/* ---- progress and interruption ---- */
+/* "NAME.map: <what sfs_map_damage says>" of a map whose bitmap chunks fail their checksum. */
+const char *img_view_damage_text(const struct img_view *v, char *buf, size_t len);
 
-struct img_progress {
-	const char *label;
-	bool tty;
-	uint64_t t0, last;              /* ns */
-	uint64_t done, total;
-	bool drawn;
+/* ---- the targets (target.c) ---- */
+
+enum img_target_kind {
+	IMG_TARGET_NONE,
+	IMG_TARGET_REF,
+	IMG_TARGET_VIEW,
+	IMG_TARGET_SESSION,
+	IMG_TARGET_CHECK,
 };
 
-/* Start a bar labelled label (drawn only when stdout is a terminal). */
-void img_progress_start(struct img_progress *p, const char *label);
+/* What tool_main opened for an img command (item->target). */
+struct img_target {
+	const char *store_dir;         /* IMG_TARGET_CHECK given a directory, else NULL */
+	struct img_ref ref;            /* every kind but a store directory */
+	struct img_view view;          /* IMG_TARGET_VIEW */
+	bool view_open;
+	struct sfs_map_info mi;        /* IMG_TARGET_VIEW: the image it shows */
+	bool created;                  /* IMG_TARGET_VIEW: false when only declared */
+	struct img_session ss;         /* IMG_TARGET_SESSION, with the image */
+};
 
-/* sfs_progress_fn: redraws at most 10 times a second; returns 1 once interrupted. */
-int img_progress_cb(void *ctx, uint64_t done, uint64_t total);
-
-/* Finish the bar line (if one was drawn). */
-void img_progress_end(struct img_progress *p);
+/* The tool's open_target and close_target (toolutil.h). */
+int img_target_open(struct tool_item *item);
+int img_target_close(struct tool_item *item, int rc);
 
 #endif

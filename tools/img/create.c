@@ -23,7 +23,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -32,16 +31,7 @@
 #include "recover.h"
 #include "units.h"
 
-static int exec_create(int argc, char **argv);
-
-const struct tool_cmd img_cmd_create = {
-	"create",
-	"-s SIZE [-f FORMAT] [-p MODE] [-b BLOCK] [--from RAWFILE [--raw]] [...] STORE/NAME",
-	"create an image and its sidecar (eager zeroing with a progress bar)",
-	exec_create,
-};
-
-static const char help[] =
+static const char create_help[] =
 	"Create the image NAME in the store directory STORE: the backing file STORE/NAME,\n"
 	"its allocation map in STORE/.sectorfs/ and its sidecar STORE/NAME.json.\n\n"
 	"  -s, --size SIZE          disk size, a multiple of the logical sector (required\n"
@@ -84,7 +74,7 @@ static int refuse_existing(const struct img_ref *ref)
 
 	if (!existing_file(ref, path, sizeof(path)))
 		return 0;
-	img_error("%s: image already exists (%s is there); refusing to overwrite it", ref->path, path);
+	tool_error("%s: image already exists (%s is there); refusing to overwrite it", ref->path, path);
 	return -1;
 }
 
@@ -103,65 +93,83 @@ static void remove_image(struct img_session *ss)
 	sfs_intent_drop(ss->state_fd, ss->ref->name, SFS_CREATE_SUFFIX);
 }
 
-/* Make the image; 0, -ECANCELED when interrupted, -1 when failed (printed). */
-static int make_image(struct img_session *ss, const struct sfs_sidecar *sc, int src_fd)
+/* Open the new image (eagerzeroedthick as zeroedthick: fill_image zeroes it) under an intent
+ * record, rewritten to name its backing file; NULL (printed) when that fails. */
+static struct sfs_image *start_image(struct img_session *ss, const struct sfs_sidecar *sc)
 {
 	struct sfs_sidecar osc = *sc;
 	struct sfs_log log = img_session_log(ss);
 	struct sfs_image *im = NULL;
-	struct img_progress p;
 	char err[1024], rec[64];
 	struct stat st;
-	int rc;
 
 	if (sc->prov == SFS_PROV_EAGERZEROEDTHICK)
-		osc.prov = SFS_PROV_ZEROEDTHICK;      /* zeroed below, with progress */
-	rc = sfs_intent_put(ss->state_fd, ss->ref->name, SFS_CREATE_SUFFIX, "create\n");
-	if (rc < 0) {
-		img_error("%s/%s: cannot write: %s", ss->ref->store, SFS_STATE_DIR, strerror(-rc));
-		return -1;
+		osc.prov = SFS_PROV_ZEROEDTHICK;
+	if (img_session_intent(ss, SFS_CREATE_SUFFIX, "create\n") < 0)
+		return NULL;
+	if (sfs_image_open(ss->store_fd, ss->state_fd, ss->ref->name, &osc, false, &log, &im,
+			   err, sizeof(err)) < 0) {
+		tool_error("%s: %s", ss->ref->path, err);
+		return NULL;
 	}
-	rc = sfs_image_open(ss->store_fd, ss->state_fd, ss->ref->name, &osc, false, &log, &im,
-			    err, sizeof(err));
-	if (rc < 0) {
-		img_error("%s: %s", ss->ref->path, err);
-		return -1;
-	}
-	if (fstat(sfs_image_fd(im), &st) == 0) {
-		snprintf(rec, sizeof(rec), "create %llu %llu\n", (unsigned long long)st.st_dev,
-			 (unsigned long long)st.st_ino);
-		rc = sfs_intent_put(ss->state_fd, ss->ref->name, SFS_CREATE_SUFFIX, rec);
-	} else {
-		rc = -errno;
-	}
-	if (rc < 0) {
-		img_error("%s/%s: cannot write: %s", ss->ref->store, SFS_STATE_DIR, strerror(-rc));
+	if (fstat(sfs_image_fd(im), &st) < 0) {
+		tool_error("%s/%s: cannot write: %s", ss->ref->store, SFS_STATE_DIR, strerror(errno));
 		sfs_image_close(im);
-		return -1;
+		return NULL;
 	}
+	snprintf(rec, sizeof(rec), "create %llu %llu\n", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+	if (img_session_intent(ss, SFS_CREATE_SUFFIX, rec) < 0) {
+		sfs_image_close(im);
+		return NULL;
+	}
+	return im;
+}
+
+/* Copy src_fd in (when >= 0), then zero the rest of an eagerzeroedthick image and say so in
+ * its map, each with a progress bar: 0, -ECANCELED, or another -errno (printed). */
+static int fill_image(struct img_session *ss, struct sfs_image *im, const struct sfs_sidecar *sc,
+		      int src_fd)
+{
+	struct tool_progress p;
+	char err[1024];
+	int rc = 0;
+
 	if (src_fd >= 0 && !tool_interrupted) {
-		img_progress_start(&p, "copying");
-		rc = sfs_image_import_raw(im, src_fd, img_progress_cb, &p);
-		img_progress_end(&p);
+		tool_progress_bar_start(&p, "copying");
+		rc = sfs_image_import_raw(im, src_fd, tool_progress_bar_cb, &p);
+		tool_progress_bar_end(&p);
 		if (rc < 0 && rc != -ECANCELED)
-			img_error("%s: copying the raw file failed: %s", ss->ref->path, strerror(-rc));
+			tool_error("%s: copying the raw file failed: %s", ss->ref->path, strerror(-rc));
 	}
-	if (rc == 0 && sc->prov == SFS_PROV_EAGERZEROEDTHICK && !tool_interrupted) {
-		img_progress_start(&p, "zeroing");
-		rc = sfs_image_fill(im, img_progress_cb, &p);
-		img_progress_end(&p);
-		if (rc < 0 && rc != -ECANCELED)
-			img_error("%s: zeroing failed: %s", ss->ref->path, strerror(-rc));
-		if (rc == 0) {
-			rc = sfs_image_set_provisioning(im, ss->state_fd, SFS_PROV_EAGERZEROEDTHICK,
-							sfs_map_info(sfs_image_map(im))->flags | SFS_MAP_F_ZEROED,
-							err, sizeof(err));
-			if (rc < 0)
-				img_error("%s", err);
-		}
-	}
+	if (rc < 0 || sc->prov != SFS_PROV_EAGERZEROEDTHICK || tool_interrupted)
+		return rc;
+	tool_progress_bar_start(&p, "zeroing");
+	rc = sfs_image_fill(im, tool_progress_bar_cb, &p);
+	tool_progress_bar_end(&p);
+	if (rc < 0 && rc != -ECANCELED)
+		tool_error("%s: zeroing failed: %s", ss->ref->path, strerror(-rc));
+	if (rc < 0)
+		return rc;
+	rc = sfs_image_set_provisioning(im, ss->state_fd, SFS_PROV_EAGERZEROEDTHICK,
+					sfs_map_info(sfs_image_map(im))->flags | SFS_MAP_F_ZEROED,
+					err, sizeof(err));
+	if (rc < 0)
+		tool_error("%s", err);
+	return rc;
+}
+
+/* Make the image, its sidecar last; 0, -ECANCELED when interrupted, -1 when failed (printed). */
+static int make_image(struct img_session *ss, const struct sfs_sidecar *sc, int src_fd)
+{
+	struct sfs_image *im = start_image(ss, sc);
+	int rc;
+
+	if (!im)
+		return -1;
+	rc = fill_image(ss, im, sc, src_fd);
 	if (sfs_image_close(im) < 0 && rc == 0) {
-		img_error("%s: flushing the new image failed", ss->ref->path);
+		tool_error("%s: flushing the new image failed", ss->ref->path);
 		rc = -EIO;
 	}
 	if (rc == 0 && tool_interrupted)
@@ -169,8 +177,8 @@ static int make_image(struct img_session *ss, const struct sfs_sidecar *sc, int 
 	if (rc == 0 && img_save_sidecar(ss, sc) < 0)
 		rc = -EIO;
 	if (rc == 0 && sfs_intent_drop(ss->state_fd, ss->ref->name, SFS_CREATE_SUFFIX) < 0)
-		img_error("%s: cannot remove %s/%s.create (the image is whole; the next start removes it)",
-			  ss->ref->path, SFS_STATE_DIR, ss->ref->name);
+		tool_error("%s: cannot remove %s/%s.create (the image is whole; the next start removes it)",
+			   ss->ref->path, SFS_STATE_DIR, ss->ref->name);
 	return rc == 0 ? 0 : rc == -ECANCELED ? -ECANCELED : -1;
 }
 
@@ -207,18 +215,18 @@ static int open_source(const char *from, const struct img_ref *ref, struct sfs_s
 	int fd = open(from, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0) {
-		img_error("%s: cannot open: %s", from, strerror(errno));
+		tool_error("%s: cannot open: %s", from, strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		img_error("%s: not a regular file", from);
+		tool_error("%s: not a regular file", from);
 		close(fd);
 		return -1;
 	}
 	n = pread(fd, head, sizeof(head), 0);
 	if (!raw && n > 0 && (fmt = image_format(head, (size_t)n))) {
-		img_error("%s is a %s image: convert it with 'qemu-img convert -O raw' first (or give --raw "
-			  "to copy its bytes as they are)", from, fmt);
+		tool_error("%s is a %s image: convert it with 'qemu-img convert -O raw' first (or give --raw "
+			   "to copy its bytes as they are)", from, fmt);
 		close(fd);
 		return -1;
 	}
@@ -226,133 +234,124 @@ static int open_source(const char *from, const struct img_ref *ref, struct sfs_s
 	if (!have_size) {
 		sc->size = need;
 	} else if (sc->size < need) {
-		img_error("%s: size %llu is smaller than %s (%lld bytes)", ref->path,
-			  (unsigned long long)sc->size, from, (long long)st.st_size);
+		tool_error("%s: size %llu is smaller than %s (%lld bytes)", ref->path,
+			   (unsigned long long)sc->size, from, (long long)st.st_size);
 		close(fd);
 		return -1;
 	}
 	return fd;
 }
 
-static int exec_create(int argc, char **argv)
-{
-	enum { OPT_LOGICAL = 256, OPT_PHYSICAL, OPT_NO_OFFLOAD, OPT_FROM, OPT_RAW };
-	static const struct option longopts[] = {
-		{ "size", required_argument, NULL, 's' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "logical", required_argument, NULL, OPT_LOGICAL },
-		{ "physical", required_argument, NULL, OPT_PHYSICAL },
-		{ "provisioning", required_argument, NULL, 'p' },
-		{ "block-size", required_argument, NULL, 'b' },
-		{ "no-zero-offload", no_argument, NULL, OPT_NO_OFFLOAD },
-		{ "from", required_argument, NULL, OPT_FROM },
-		{ "raw", no_argument, NULL, OPT_RAW },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const struct tool_cmd *cmd = &img_cmd_create;
-	const char *format = NULL, *from = NULL;
-	uint64_t lss = 0, pss = 0, v;
-	bool have_size = false, have_lss = false, have_pss = false, raw = false;
-	struct img_session ss;
-	struct sfs_sidecar sc;
-	struct img_ref ref;
-	char err[1024], fname[PATH_MAX + 8];
-	int c, rc, src_fd = -1;
 
-	sfs_sidecar_defaults(&sc);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":s:f:p:b:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			if (img_parse_size(cmd, "-s", optarg, &sc.size) < 0)
-				return 1;
-			have_size = true;
-			break;
-		case 'f':
-			format = optarg;
-			break;
-		case OPT_LOGICAL:
-		case OPT_PHYSICAL:
-			if (img_parse_size(cmd, c == OPT_LOGICAL ? "--logical" : "--physical", optarg, &v) < 0)
-				return 1;
-			if (v > SFS_SECTOR_MAX)
-				return img_usage_error(cmd, 1, "%s %s: a sector size is a power of two from "
-						       "%u to %u", c == OPT_LOGICAL ? "--logical" : "--physical",
-						       optarg, SFS_SECTOR_MIN, SFS_SECTOR_MAX);
-			*(c == OPT_LOGICAL ? &lss : &pss) = v;
-			*(c == OPT_LOGICAL ? &have_lss : &have_pss) = true;
-			break;
-		case 'p':
-			if (sfs_prov_parse(optarg, &sc.prov) < 0)
-				return img_usage_error(cmd, 1, "unknown provisioning '%s': use thin, "
-						       "zeroedthick or eagerzeroedthick", optarg);
-			break;
-		case 'b':
-			if (img_parse_size(cmd, "-b", optarg, &sc.block_size) < 0)
-				return 1;
-			break;
-		case OPT_NO_OFFLOAD:
-			sc.zero_offload = false;
-			break;
-		case OPT_FROM:
-			from = optarg;
-			break;
-		case OPT_RAW:
-			raw = true;
-			break;
-		case 'h':
-			printf("usage: " IMG_PROG " create %s\n\n%s", cmd->usage, help);
-			return 0;
-		default:
-			return img_bad_option(cmd, 1, c, argv);
-		}
+enum {
+	CREATE_SIZE, CREATE_FORMAT, CREATE_LOGICAL, CREATE_PHYSICAL, CREATE_PROV, CREATE_BLOCK,
+	CREATE_NO_OFFLOAD, CREATE_FROM, CREATE_RAW,
+};
+static const struct tool_opt create_opts[] = {
+	[CREATE_SIZE] = { "size", 's', TOOL_SIZE },
+	[CREATE_FORMAT] = { "format", 'f', TOOL_STRING },
+	[CREATE_LOGICAL] = { "logical", 0, TOOL_SIZE },
+	[CREATE_PHYSICAL] = { "physical", 0, TOOL_SIZE },
+	[CREATE_PROV] = { "provisioning", 'p', TOOL_STRING },
+	[CREATE_BLOCK] = { "block-size", 'b', TOOL_SIZE },
+	[CREATE_NO_OFFLOAD] = { "no-zero-offload", 0, TOOL_FLAG },
+	[CREATE_FROM] = { "from", 0, TOOL_STRING },
+	[CREATE_RAW] = { "raw", 0, TOOL_FLAG },
+	{ NULL },
+};
+
+/* The sidecar the options declare; its size is RAWFILE's when --from comes without -s. */
+static int check_create(const struct tool_cmd *self, struct tool_item *item)
+{
+	const struct tool_value *o = item->opt, *lss = &o[CREATE_LOGICAL], *pss = &o[CREATE_PHYSICAL];
+	struct sfs_sidecar *sc = item->data;
+
+	sfs_sidecar_defaults(sc);
+	for (const struct tool_value *v = lss; v <= pss; v++)
+		if (v->set && v->n > SFS_SECTOR_MAX)
+			return tool_usage_error(self, "%s %s: a sector size is a power of two from %u to %u",
+						v == lss ? "--logical" : "--physical", v->arg, SFS_SECTOR_MIN,
+						SFS_SECTOR_MAX);
+	if (o[CREATE_PROV].set && sfs_prov_parse(o[CREATE_PROV].arg, &sc->prov) < 0)
+		return tool_usage_error(self, "unknown provisioning '%s': use thin, zeroedthick or "
+					"eagerzeroedthick", o[CREATE_PROV].arg);
+	if (!o[CREATE_SIZE].set && !o[CREATE_FROM].set)
+		return tool_usage_error(self, "missing -s SIZE");
+	if (o[CREATE_FORMAT].set && (lss->set || pss->set))
+		return tool_usage_error(self, "-f and --logical/--physical exclude each other");
+	if (lss->set != pss->set)
+		return tool_usage_error(self, "--logical and --physical go together");
+	if (o[CREATE_FORMAT].set && sfs_sector_parse(o[CREATE_FORMAT].arg, &sc->lss, &sc->pss) < 0)
+		return tool_usage_error(self, "unknown sector format '%s': use 512n, 512e or 4kn, or "
+					"--logical and --physical", o[CREATE_FORMAT].arg);
+	if (lss->set) {
+		sc->lss = (uint32_t)lss->n;
+		sc->pss = (uint32_t)pss->n;
 	}
-	if (optind != argc - 1)
-		return img_usage_error(cmd, 1, optind == argc ? "missing STORE/NAME" :
-				       "too many arguments");
-	if (!have_size && !from)
-		return img_usage_error(cmd, 1, "missing -s SIZE");
-	if (format && (have_lss || have_pss))
-		return img_usage_error(cmd, 1, "-f and --logical/--physical exclude each other");
-	if (have_lss != have_pss)
-		return img_usage_error(cmd, 1, "--logical and --physical go together");
-	if (format && sfs_sector_parse(format, &sc.lss, &sc.pss) < 0)
-		return img_usage_error(cmd, 1, "unknown sector format '%s': use 512n, 512e or 4kn, "
-				       "or --logical and --physical", format);
-	if (have_lss) {
-		sc.lss = (uint32_t)lss;
-		sc.pss = (uint32_t)pss;
-	}
-	if (img_ref_parse(argv[optind], &ref) < 0)
+	if (o[CREATE_SIZE].set)
+		sc->size = o[CREATE_SIZE].n;
+	if (o[CREATE_BLOCK].set)
+		sc->block_size = o[CREATE_BLOCK].n;
+	if (o[CREATE_NO_OFFLOAD].set)
+		sc->zero_offload = false;
+	return 0;
+}
+
+/* Is sc what an image can be?  0, or -1 (printed). */
+static int validate(const struct img_ref *ref, const struct sfs_sidecar *sc)
+{
+	char fname[PATH_MAX + 8], err[1024];
+
+	snprintf(fname, sizeof(fname), "%s.json", ref->path);
+	if (sfs_sidecar_validate(sc, fname, err, sizeof(err)) == 0)
+		return 0;
+	tool_error("cannot create %s: %s", ref->path, err);
+	return -1;
+}
+
+/* Everything that can be checked before the store is locked: the options (with --from and no
+ * -s, once the size is known), the store, that the image is new, RAWFILE.  -1 (printed), or
+ * 0 with *src_fd RAWFILE opened (-1 without --from). */
+static int check_unlocked(const struct tool_item *item, const struct img_ref *ref,
+			  struct sfs_sidecar *sc, int *src_fd)
+{
+	const struct tool_value *from = &item->opt[CREATE_FROM];
+
+	*src_fd = -1;
+	if (validate(ref, sc) < 0 || img_store_exists(ref->store) < 0 || img_refuse_if_served(ref) < 0 ||
+	    refuse_existing(ref) < 0)
+		return -1;
+	if (!from->set)
+		return 0;
+	*src_fd = open_source(from->arg, ref, sc, item->opt[CREATE_SIZE].set, item->opt[CREATE_RAW].set);
+	if (*src_fd < 0)
+		return -1;
+	if (validate(ref, sc) == 0)
+		return 0;
+	close(*src_fd);
+	*src_fd = -1;
+	return -1;
+}
+
+static int exec_create(const struct tool_cmd *self, struct tool_item *item)
+{
+	const struct img_ref *ref = &((struct img_target *)item->target)->ref;
+	struct sfs_sidecar *sc = item->data;
+	struct img_session ss = { .store_fd = -1, .state_fd = -1 };
+	char size[64], block[32];
+	int rc, src_fd;
+
+	(void)self;
+	if (check_unlocked(item, ref, sc, &src_fd) < 0)
 		return 1;
-	snprintf(fname, sizeof(fname), "%s.json", ref.path);
-	/* Check what the options say now; with --from and no -s, once the size is known. */
-	if (sfs_sidecar_validate(&sc, fname, err, sizeof(err)) < 0) {
-		img_error("cannot create %s: %s", ref.path, err);
-		return 1;
-	}
-	if (img_store_exists(ref.store) < 0 || img_refuse_if_served(&ref) < 0 || refuse_existing(&ref) < 0)
-		return 1;
-	if (from) {
-		src_fd = open_source(from, &ref, &sc, have_size, raw);
-		if (src_fd < 0)
-			return 1;
-		if (sfs_sidecar_validate(&sc, fname, err, sizeof(err)) < 0) {
-			img_error("cannot create %s: %s", ref.path, err);
-			close(src_fd);
-			return 1;
-		}
-	}
-	if (img_session_open(&ss, &ref, "create", 0) < 0 || refuse_existing(&ref) < 0) {
-		if (ss.store)
-			img_session_close(&ss);
+	if (img_session_open(&ss, ref, "create", 0) < 0 || refuse_existing(ref) < 0) {
+		img_session_close(&ss);
 		if (src_fd >= 0)
 			close(src_fd);
 		return 1;
 	}
 	tool_catch_signals();
-	rc = make_image(&ss, &sc, src_fd);
+	rc = make_image(&ss, sc, src_fd);
 	if (rc < 0)
 		remove_image(&ss);
 	if (src_fd >= 0)
@@ -360,14 +359,28 @@ static int exec_create(int argc, char **argv)
 	if (img_session_close(&ss) < 0 && rc == 0)
 		rc = -1;
 	if (rc == -ECANCELED) {
-		img_error("create interrupted; %s removed", ref.path);
+		tool_error("create interrupted; %s removed", ref->path);
 		return 130;
 	}
 	if (rc < 0)
 		return 1;
-	sfs_format_size(sc.block_size, fname, sizeof(fname));
-	printf("created %s: %s, %s (logical %u, physical %u), %s, block size %s\n", ref.path,
-	       img_fmt_size(sc.size, err, sizeof(err)), sfs_sector_name(sc.lss, sc.pss) ?
-	       sfs_sector_name(sc.lss, sc.pss) : "custom", sc.lss, sc.pss, sfs_prov_name(sc.prov), fname);
+	sfs_format_size(sc->block_size, block, sizeof(block));
+	printf("created %s: %s, %s (logical %u, physical %u), %s, block size %s\n", ref->path,
+	       tool_fmt_size(sc->size, TOOL_SIZE_EXACT, size, sizeof(size)),
+	       sfs_sector_name(sc->lss, sc->pss) ? sfs_sector_name(sc->lss, sc->pss) : "custom",
+	       sc->lss, sc->pss, sfs_prov_name(sc->prov), block);
 	return 0;
 }
+
+const struct tool_cmd img_cmd_create = {
+	.name = "create",
+	.usage = "-s SIZE [-f FORMAT] [-p MODE] [-b BLOCK] [--from RAWFILE [--raw]] [...] STORE/NAME",
+	.summary = "create an image and its sidecar (eager zeroing with a progress bar)",
+	.help = create_help,
+	.opts = create_opts,
+	.args = { "STORE/NAME" },
+	.target = IMG_TARGET_REF,
+	.data_size = sizeof(struct sfs_sidecar),
+	.check = check_create,
+	.exec = exec_create,
+};

@@ -16,7 +16,6 @@
  * rewrites the sidecar to say what the map says.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -24,15 +23,7 @@
 #include "recover.h"
 #include "units.h"
 
-static int exec_inflate(int argc, char **argv);
-
-const struct tool_cmd img_cmd_inflate = {
-	"inflate", "STORE/NAME",
-	"convert a thin or zeroedthick image to eagerzeroedthick",
-	exec_inflate,
-};
-
-static const char help[] =
+static const char inflate_help[] =
 	"Convert STORE/NAME to eagerzeroedthick: zero every block not yet written (with a\n"
 	"progress bar when stdout is a terminal), leave the data already written as it\n"
 	"is, record the new mode in the image's map and rewrite its sidecar.  Ctrl-C\n"
@@ -49,7 +40,7 @@ static int inflate(struct img_session *ss)
 	struct sfs_geom g = sfs_image_geom(ss->im);
 	uint64_t before = sfs_map_count(m), nb = sfs_map_nblocks(m);
 	uint64_t before_bytes = sfs_allocated_bytes(m, &g);
-	struct img_progress p;
+	struct tool_progress p;
 	char err[1024], human[32];
 	int rc;
 
@@ -66,28 +57,25 @@ static int inflate(struct img_session *ss)
 		return 0;
 	}
 	tool_catch_signals();
-	img_progress_start(&p, "zeroing");
-	rc = sfs_image_fill(ss->im, img_progress_cb, &p);
-	img_progress_end(&p);
+	tool_progress_bar_start(&p, "zeroing");
+	rc = sfs_image_fill(ss->im, tool_progress_bar_cb, &p);
+	tool_progress_bar_end(&p);
 	if (rc == -ECANCELED) {
-		img_error("inflate interrupted: %s is still %s, %llu of %llu blocks allocated; "
-			  "run inflate again to finish", ss->ref->path, sfs_prov_name(was),
-			  (unsigned long long)sfs_map_count(m), (unsigned long long)nb);
+		tool_error("inflate interrupted: %s is still %s, %llu of %llu blocks allocated; "
+			   "run inflate again to finish", ss->ref->path, sfs_prov_name(was),
+			   (unsigned long long)sfs_map_count(m), (unsigned long long)nb);
 		return 130;
 	}
 	if (rc < 0) {
-		img_error("%s: zeroing failed: %s", ss->ref->path, strerror(-rc));
+		tool_error("%s: zeroing failed: %s", ss->ref->path, strerror(-rc));
 		return 1;
 	}
-	rc = sfs_intent_put(ss->state_fd, ss->ref->name, SFS_INFLATE_SUFFIX, "inflate\n");
-	if (rc < 0) {
-		img_error("%s/%s: cannot write: %s", ss->ref->store, SFS_STATE_DIR, strerror(-rc));
+	if (img_session_intent(ss, SFS_INFLATE_SUFFIX, "inflate\n") < 0)
 		return 1;
-	}
 	rc = sfs_image_set_provisioning(ss->im, ss->state_fd, SFS_PROV_EAGERZEROEDTHICK,
 					mi->flags | SFS_MAP_F_ZEROED, err, sizeof(err));
 	if (rc < 0) {
-		img_error("%s", err);
+		tool_error("%s", err);
 		sfs_intent_drop(ss->state_fd, ss->ref->name, SFS_INFLATE_SUFFIX);
 		return 1;
 	}
@@ -102,19 +90,20 @@ static int inflate(struct img_session *ss)
 	return 0;
 }
 
-static int exec_inflate(int argc, char **argv)
+static int exec_inflate(const struct tool_cmd *self, struct tool_item *item)
 {
-	struct img_session ss;
-	struct img_ref ref;
-	bool unused;
-	int rc;
+	struct img_target *t = item->target;
 
-	if (!img_parse_one_image(&img_cmd_inflate, help, NULL, 1, argc, argv, &unused, &ref, &rc))
-		return rc;
-	if (img_session_open(&ss, &ref, "inflate", IMG_S_GET) < 0)
-		return 1;
-	rc = inflate(&ss);
-	if (img_session_close(&ss) < 0 && rc == 0)
-		rc = 1;
-	return rc;
+	(void)self;
+	return inflate(&t->ss);
 }
+
+const struct tool_cmd img_cmd_inflate = {
+	.name = "inflate",
+	.usage = "STORE/NAME",
+	.summary = "convert a thin or zeroedthick image to eagerzeroedthick",
+	.help = inflate_help,
+	.args = { "STORE/NAME" },
+	.target = IMG_TARGET_SESSION,
+	.exec = exec_inflate,
+};

@@ -10,9 +10,7 @@
  * store, and then shows the allocation of the daemon's last flush.  An
  * image only declared by its sidecar is shown as "not created yet".
  */
-#include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
@@ -20,21 +18,19 @@
 #include "common.h"
 #include "units.h"
 
-static int exec_info(int argc, char **argv);
-
-const struct tool_cmd img_cmd_info = {
-	"info", "[--json] STORE/NAME",
-	"show geometry, provisioning, allocation and backing file usage",
-	exec_info,
-};
-
-static const char help[] =
+static const char info_help[] =
 	"Show the geometry (recorded in the image's map), provisioning, block size, size,\n"
 	"allocated blocks and bytes, backing file usage (st_blocks * 512) of STORE/NAME,\n"
 	"and whether a sectorfs daemon serves its store.  Works while the store is served\n"
 	"(allocation is then as of the daemon's last flush); changes nothing.\n\n"
 	"  --json      one JSON object instead of text\n"
 	"  -h, --help  this help\n";
+
+enum { INFO_JSON };
+static const struct tool_opt info_opts[] = {
+	[INFO_JSON] = { "json", 0, TOOL_FLAG },
+	{ NULL },
+};
 
 struct facts {
 	struct sfs_map_info mi;
@@ -47,7 +43,6 @@ static int print_json(const struct img_view *v, const struct facts *f)
 	const struct sfs_geom *g = &f->mi.geom;
 	const char *sector = sfs_sector_name(g->lss, g->pss);
 	json_t *o = json_object();
-	char *text;
 
 	json_object_set_new(o, "image", json_string(v->ref->path));
 	json_object_set_new(o, "store", json_string(v->ref->store));
@@ -68,15 +63,7 @@ static int print_json(const struct img_view *v, const struct facts *f)
 	json_object_set_new(o, "zeroed", json_boolean(f->zeroed));
 	json_object_set_new(o, "served", json_boolean(v->served));
 	json_object_set_new(o, "holder", v->served ? json_string(v->holder) : json_null());
-	text = json_dumps(o, JSON_INDENT(2));
-	json_decref(o);
-	if (!text) {
-		img_error("out of memory");
-		return 1;
-	}
-	printf("%s\n", text);
-	free(text);
-	return 0;
+	return tool_print_json(o, JSON_INDENT(2));
 }
 
 static int print_text(const struct img_view *v, const struct facts *f)
@@ -86,10 +73,10 @@ static int print_text(const struct img_view *v, const struct facts *f)
 	char a[64], b[64];
 
 	printf("image:          %s\n", v->ref->path);
-	printf("size:           %s\n", img_fmt_size(g->size, a, sizeof(a)));
+	printf("size:           %s\n", tool_fmt_size(g->size, TOOL_SIZE_EXACT, a, sizeof(a)));
 	printf("sector format:  %s (logical %u, physical %u)\n", sector ? sector : "custom", g->lss, g->pss);
 	printf("provisioning:   %s\n", sfs_prov_name(f->mi.prov));
-	printf("block size:     %s\n", img_fmt_size(g->block_size, a, sizeof(a)));
+	printf("block size:     %s\n", tool_fmt_size(g->block_size, TOOL_SIZE_EXACT, a, sizeof(a)));
 	printf("zero offload:   %s\n", v->sc.zero_offload ? "on" : "off");
 	if (!f->created) {
 		printf("state:          declared by its sidecar, not created yet\n");
@@ -112,32 +99,31 @@ static int print_text(const struct img_view *v, const struct facts *f)
 	return 0;
 }
 
-static int exec_info(int argc, char **argv)
+static int exec_info(const struct tool_cmd *self, struct tool_item *item)
 {
-	struct img_view v;
-	struct img_ref ref;
-	struct facts f;
-	bool json;
-	int rc;
+	struct img_target *t = item->target;
+	struct img_view *v = &t->view;
+	struct facts f = { .mi = t->mi, .created = t->created };
 
-	if (!img_parse_one_image(&img_cmd_info, help, "json", 1, argc, argv, &json, &ref, &rc))
-		return rc;
-	if (img_view_open(&v, &ref) < 0)
-		return 1;
-	memset(&f, 0, sizeof(f));
-	if (img_view_image(&v, &f.mi, &f.created) < 0) {
-		img_view_close(&v);
-		return 1;
-	}
+	(void)self;
 	f.nblocks = sfs_geom_nblocks(&f.mi.geom);
 	f.zeroed = (f.mi.flags & SFS_MAP_F_ZEROED) != 0;
 	if (f.created) {
-		f.alloc_blocks = sfs_map_count(v.map);
-		f.alloc_bytes = sfs_allocated_bytes(v.map, &f.mi.geom);
-		f.bk_size = (uint64_t)v.bk.st_size;
-		f.bk_used = (uint64_t)v.bk.st_blocks * 512;
+		f.alloc_blocks = sfs_map_count(v->map);
+		f.alloc_bytes = sfs_allocated_bytes(v->map, &f.mi.geom);
+		f.bk_size = (uint64_t)v->bk.st_size;
+		f.bk_used = (uint64_t)v->bk.st_blocks * 512;
 	}
-	rc = json ? print_json(&v, &f) : print_text(&v, &f);
-	img_view_close(&v);
-	return rc;
+	return item->opt[INFO_JSON].set ? print_json(v, &f) : print_text(v, &f);
 }
+
+const struct tool_cmd img_cmd_info = {
+	.name = "info",
+	.usage = "[--json] STORE/NAME",
+	.summary = "show geometry, provisioning, allocation and backing file usage",
+	.help = info_help,
+	.opts = info_opts,
+	.args = { "STORE/NAME" },
+	.target = IMG_TARGET_VIEW,
+	.exec = exec_info,
+};

@@ -2,12 +2,12 @@
 /*
  * main.c - sectorfs-img: the vmkfstools / qemu-img of a sectorfs store.
  *
- * One command per file, each described by a struct tool_cmd (name, usage,
- * summary, exec) in the table below, as tmux does it.  main() only finds
- * the command and hands it its arguments (argv[0] is the command name);
- * each command parses its own options, prints its own --help and returns
- * the exit status: 0 on success, 1 on usage errors and failures (check
- * uses fsck's codes instead, see check.c), 130 when interrupted.
+ * One command per file, each described by a struct tool_cmd (usage,
+ * help, option template, arguments, target, exec) listed in the table
+ * below, as tmux does it.  tool_main() parses the command line against
+ * the entry, opens its target (target.c) and runs exec, which returns the
+ * exit status: 0 on success, 1 on usage errors and failures (check uses
+ * fsck's codes instead, see check.h), 130 when interrupted.
  */
 #include "common.h"
 
@@ -25,8 +25,12 @@ static const struct tool sectorfs_img = {
 		"daemon serves the store.\n",
 	.outro = "Sizes are bytes or a number with K, M, G or T (binary: 1K = 1024).\n"
 		"Run '" IMG_PROG " COMMAND --help' for the options of a command; see sectorfs-img(1).\n",
+	.size_example = "8G",
 	.cmds = commands,
 	.ncmds = sizeof(commands) / sizeof(commands[0]),
+	.target_size = sizeof(struct img_target),
+	.open_target = img_target_open,
+	.close_target = img_target_close,
 };
 
 int main(int argc, char **argv)

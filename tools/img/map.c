@@ -11,29 +11,25 @@
  * (view.c), so this works while the store is served, showing the state of
  * the daemon's last flush.
  */
-#include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include <jansson.h>
 
 #include "common.h"
 
-static int exec_map(int argc, char **argv);
-
-const struct tool_cmd img_cmd_map = {
-	"map", "[--json] STORE/NAME",
-	"list allocated and unallocated ranges (like qemu-img map)",
-	exec_map,
-};
-
-static const char help[] =
+static const char map_help[] =
 	"List the ranges of STORE/NAME, allocated or not, in disk order: offset and length\n"
 	"in bytes, and whether the blocks hold data in the backing file (false: the range\n"
 	"reads as zeros).  Works while the store is served (as of the daemon's last\n"
 	"flush); changes nothing.\n\n"
 	"  --json      a JSON array of {\"offset\", \"length\", \"allocated\"} objects\n"
 	"  -h, --help  this help\n";
+
+enum { MAP_JSON };
+static const struct tool_opt map_opts[] = {
+	[MAP_JSON] = { "json", 0, TOOL_FLAG },
+	{ NULL },
+};
 
 /* One run: a text line, or an object appended to arr. */
 static void emit(bool json, json_t *arr, uint64_t off, uint64_t len, bool alloc)
@@ -53,53 +49,40 @@ static void emit(bool json, json_t *arr, uint64_t off, uint64_t len, bool alloc)
 	}
 }
 
-static int exec_map(int argc, char **argv)
+static int exec_map(const struct tool_cmd *self, struct tool_item *item)
 {
-	struct sfs_map_info mi;
-	struct img_view v;
-	struct img_ref ref;
-	bool json, created;
-	json_t *arr = NULL;
-	uint64_t nb;
-	int rc;
+	struct img_target *t = item->target;
+	const struct sfs_geom *g = &t->mi.geom;
+	struct sfs_map *m = t->view.map;
+	bool json = item->opt[MAP_JSON].set;
+	json_t *arr = json ? json_array() : NULL;
+	uint64_t nb = sfs_geom_nblocks(g);
 
-	if (!img_parse_one_image(&img_cmd_map, help, "json", 1, argc, argv, &json, &ref, &rc))
-		return rc;
-	if (img_view_open(&v, &ref) < 0)
-		return 1;
-	if (img_view_image(&v, &mi, &created) < 0) {
-		img_view_close(&v);
-		return 1;
-	}
-	if (json)
-		arr = json_array();
-	else
+	(void)self;
+	if (!json)
 		printf("%-20s %-20s %s\n", "Offset", "Length", "Allocated");
-	nb = sfs_geom_nblocks(&mi.geom);
-	if (!created) {
-		emit(json, arr, 0, mi.geom.size, false);
+	if (!t->created) {
+		emit(json, arr, 0, g->size, false);
 	} else {
 		for (uint64_t b = 0; b < nb;) {
-			bool set = sfs_map_test(v.map, b);
-			uint64_t e = set ? sfs_map_next_clear(v.map, b) : sfs_map_next_set(v.map, b), s, x;
+			bool set = sfs_map_test(m, b);
+			uint64_t e = set ? sfs_map_next_clear(m, b) : sfs_map_next_set(m, b), s, x;
 
-			sfs_geom_block_range(&mi.geom, b, &s, &x);
-			emit(json, arr, s, sfs_blocks_bytes(&mi.geom, b, e), set);
+			sfs_geom_block_range(g, b, &s, &x);
+			emit(json, arr, s, sfs_blocks_bytes(g, b, e), set);
 			b = e;
 		}
 	}
-	if (json) {
-		char *text = json_dumps(arr, JSON_INDENT(2));
-
-		json_decref(arr);
-		if (!text) {
-			img_error("out of memory");
-			img_view_close(&v);
-			return 1;
-		}
-		printf("%s\n", text);
-		free(text);
-	}
-	img_view_close(&v);
-	return 0;
+	return json ? tool_print_json(arr, JSON_INDENT(2)) : 0;
 }
+
+const struct tool_cmd img_cmd_map = {
+	.name = "map",
+	.usage = "[--json] STORE/NAME",
+	.summary = "list allocated and unallocated ranges (like qemu-img map)",
+	.help = map_help,
+	.opts = map_opts,
+	.args = { "STORE/NAME" },
+	.target = IMG_TARGET_VIEW,
+	.exec = exec_map,
+};

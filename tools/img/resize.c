@@ -10,21 +10,12 @@
  * "+SIZE" relative to the current size.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common.h"
 
-static int exec_resize(int argc, char **argv);
-
-const struct tool_cmd img_cmd_resize = {
-	"resize", "STORE/NAME [+]SIZE",
-	"grow an image to SIZE (or by +SIZE) and rewrite its sidecar",
-	exec_resize,
-};
-
-static const char help[] =
+static const char resize_help[] =
 	"Grow STORE/NAME to SIZE bytes, or by SIZE with a leading '+'.  SIZE must be a\n"
 	"multiple of the logical sector size; images never shrink.  The new space is\n"
 	"provisioned as the image is (thin: unallocated; zeroedthick: reserved;\n"
@@ -32,67 +23,84 @@ static const char help[] =
 	"Refused while a sectorfs daemon serves the store.\n\n"
 	"  -h, --help  this help\n";
 
-static int exec_resize(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const struct tool_cmd *cmd = &img_cmd_resize;
-	struct img_session ss;
-	struct sfs_geom g;
-	struct img_ref ref;
-	const char *arg;
-	char a[64], b[64];
+/* SIZE, absolute or "+SIZE", parsed before the image is opened. */
+struct resize_arg {
 	uint64_t size;
 	bool rel;
-	int c, rc;
+};
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		if (c == 'h') {
-			printf("usage: " IMG_PROG " resize %s\n\n%s", cmd->usage, help);
-			return 0;
-		}
-		return img_bad_option(cmd, 1, c, argv);
-	}
-	if (argc - optind != 2)
-		return img_usage_error(cmd, 1, argc - optind < 2 ? "missing %s" : "too many arguments",
-				       argc == optind ? "STORE/NAME and SIZE" : "SIZE");
-	arg = argv[optind + 1];
-	rel = arg[0] == '+';
-	if (img_parse_size(cmd, "SIZE", arg + rel, &size) < 0 || img_ref_parse(argv[optind], &ref) < 0)
-		return 1;
-	if (img_session_open(&ss, &ref, "resize", IMG_S_GET) < 0)
-		return 1;
-	g = sfs_image_geom(ss.im);
-	if (rel && size > SFS_SIZE_MAX - g.size)
-		size = SFS_SIZE_MAX + 1;            /* refused below as too large */
-	else if (rel)
-		size += g.size;
-	rc = -1;
+static int check_resize(const struct tool_cmd *self, struct tool_item *item)
+{
+	struct resize_arg *arg = item->data;
+	const char *s = item->args[1];
+
+	arg->rel = s[0] == '+';
+	return tool_parse_size(self, "SIZE", s + arg->rel, false, &arg->size) < 0 ? 1 : 0;
+}
+
+/* Grow ss's image to size: 0, 1 when it is that size already, -1 (printed) when refused
+ * or failed. */
+static int grow(struct img_session *ss, struct sfs_geom g, uint64_t size)
+{
+	const char *path = ss->ref->path;
+	char a[64], b[64];
+	int rc;
+
 	if (size < g.size)
-		img_error("%s: cannot shrink from %s to %s: images only grow", ref.path,
-			  img_fmt_size(g.size, a, sizeof(a)), img_fmt_size(size, b, sizeof(b)));
+		tool_error("%s: cannot shrink from %s to %s: images only grow", path,
+			   tool_fmt_size(g.size, TOOL_SIZE_EXACT, a, sizeof(a)),
+			   tool_fmt_size(size, TOOL_SIZE_EXACT, b, sizeof(b)));
 	else if (size > SFS_SIZE_MAX)
-		img_error("%s: size %llu is larger than the maximum %llu (4 EiB)", ref.path,
-			  (unsigned long long)size, (unsigned long long)SFS_SIZE_MAX);
+		tool_error("%s: size %llu is larger than the maximum %llu (4 EiB)", path,
+			   (unsigned long long)size, (unsigned long long)SFS_SIZE_MAX);
 	else if (size % g.lss)
-		img_error("%s: size %llu is not a multiple of the logical sector size %u", ref.path,
-			  (unsigned long long)size, g.lss);
+		tool_error("%s: size %llu is not a multiple of the logical sector size %u", path,
+			   (unsigned long long)size, g.lss);
 	else if (size == g.size)
-		rc = 1;
-	else if ((rc = sfs_store_resize(ss.store, ss.im, size)) < 0)
-		img_error("%s: cannot grow to %s: %s", ref.path, img_fmt_size(size, b, sizeof(b)),
-			  strerror(-rc));
-	if (img_session_close(&ss) < 0)
-		rc = -1;
-	if (rc < 0)
 		return 1;
-	if (rc == 1)
-		printf("%s: already %s\n", ref.path, img_fmt_size(size, b, sizeof(b)));
+	else if ((rc = sfs_store_resize(ss->store, ss->im, size)) < 0)
+		tool_error("%s: cannot grow to %s: %s", path,
+			   tool_fmt_size(size, TOOL_SIZE_EXACT, b, sizeof(b)), strerror(-rc));
 	else
-		printf("resized %s: %s -> %s\n", ref.path, img_fmt_size(g.size, a, sizeof(a)),
-		       img_fmt_size(size, b, sizeof(b)));
+		return 0;
+	return -1;
+}
+
+static int exec_resize(const struct tool_cmd *self, struct tool_item *item)
+{
+	const struct resize_arg *arg = item->data;
+	struct img_target *t = item->target;
+	struct sfs_geom g = sfs_image_geom(t->ss.im);
+	uint64_t size = arg->size;
+	char a[64], b[64];
+	int rc;
+
+	(void)self;
+	if (arg->rel && size > SFS_SIZE_MAX - g.size)
+		size = SFS_SIZE_MAX + 1;            /* refused as too large */
+	else if (arg->rel)
+		size += g.size;
+	rc = grow(&t->ss, g, size);
+	/* the result is told once the store is flushed */
+	if (img_session_close(&t->ss) < 0 || rc < 0)
+		return 1;
+	tool_fmt_size(size, TOOL_SIZE_EXACT, b, sizeof(b));
+	if (rc == 1)
+		printf("%s: already %s\n", t->ref.path, b);
+	else
+		printf("resized %s: %s -> %s\n", t->ref.path,
+		       tool_fmt_size(g.size, TOOL_SIZE_EXACT, a, sizeof(a)), b);
 	return 0;
 }
+
+const struct tool_cmd img_cmd_resize = {
+	.name = "resize",
+	.usage = "STORE/NAME [+]SIZE",
+	.summary = "grow an image to SIZE (or by +SIZE) and rewrite its sidecar",
+	.help = resize_help,
+	.args = { "STORE/NAME", "SIZE" },
+	.target = IMG_TARGET_SESSION,
+	.data_size = sizeof(struct resize_arg),
+	.check = check_resize,
+	.exec = exec_resize,
+};

@@ -58,7 +58,7 @@ int img_view_open(struct img_view *v, const struct img_ref *ref)
 		return -1;
 	v->store_fd = open(ref->store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (v->store_fd < 0) {
-		img_error("%s: cannot open store: %s", ref->store, strerror(errno));
+		tool_error("%s: cannot open store: %s", ref->store, strerror(errno));
 		return -1;
 	}
 	v->state_fd = openat(v->store_fd, SFS_STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -95,16 +95,16 @@ int img_view_image(struct img_view *v, struct sfs_map_info *mi, bool *created)
 	const struct img_ref *r = v->ref;
 
 	if (!v->sc_present && v->map_rc == -ENOENT && v->bk_rc == -ENOENT) {
-		img_error("%s: no such image (no sidecar %s.json in %s)", r->path, r->name, r->store);
+		tool_error("%s: no such image (no sidecar %s.json in %s)", r->path, r->name, r->store);
 		return -1;
 	}
 	if (!v->sc_present) {
-		img_error("%s: no sidecar %s.json: the image is not declared (see '" IMG_PROG
-			  " check %s')", r->path, r->name, r->path);
+		tool_error("%s: no sidecar %s.json: the image is not declared (see '" IMG_PROG
+			   " check %s')", r->path, r->name, r->path);
 		return -1;
 	}
 	if (v->sc_rc < 0) {
-		img_error("%s/%s", r->store, v->sc_err);
+		tool_error("%s/%s", r->store, v->sc_err);
 		return -1;
 	}
 	if (v->map_rc == -ENOENT && v->bk_rc == -ENOENT) {
@@ -116,32 +116,40 @@ int img_view_image(struct img_view *v, struct sfs_map_info *mi, bool *created)
 		return 0;
 	}
 	if (v->map_rc == -ENOENT) {
-		img_error("%s: allocation map %s/%s.map is missing (see '" IMG_PROG " check --repair %s')",
-			  r->path, SFS_STATE_DIR, r->name, r->path);
+		tool_error("%s: allocation map %s/%s.map is missing (see '" IMG_PROG " check --repair %s')",
+			   r->path, SFS_STATE_DIR, r->name, r->path);
 		return -1;
 	}
 	if (v->map_rc < 0) {
-		img_error("%s: %s (see '" IMG_PROG " check %s')", r->path, v->map_err, r->path);
+		tool_error("%s: %s (see '" IMG_PROG " check %s')", r->path, v->map_err, r->path);
 		return -1;
 	}
 	if (sfs_map_damage(v->map)->chunks) {
-		char fname[SFS_NAME_MAX + 8], text[512];
+		char text[512];
 
-		snprintf(fname, sizeof(fname), "%s.map", r->name);
-		sfs_map_damage_text(fname, sfs_map_damage(v->map), text, sizeof(text));
-		img_error("%s: %s (see '" IMG_PROG " check %s')", r->path, text, r->path);
+		tool_error("%s: %s (see '" IMG_PROG " check %s')", r->path,
+			   img_view_damage_text(v, text, sizeof(text)), r->path);
 		return -1;
 	}
 	if (v->bk_rc < 0) {
-		img_error("%s: backing file: %s (see '" IMG_PROG " check %s')", r->path,
-			  strerror(-v->bk_rc), r->path);
+		tool_error("%s: backing file: %s (see '" IMG_PROG " check %s')", r->path,
+			   strerror(-v->bk_rc), r->path);
 		return -1;
 	}
 	*mi = *sfs_map_info(v->map);
 	*created = true;
 	if (mi->geom.lss != v->sc.lss || mi->geom.pss != v->sc.pss || mi->geom.size > v->sc.size ||
 	    mi->geom.block_size != v->sc.block_size || mi->prov != v->sc.prov)
-		fprintf(stderr, IMG_PROG ": warning: %s: the sidecar disagrees with the recorded "
-			"geometry; showing the recorded one (see '" IMG_PROG " check %s')\n", r->path, r->path);
+		tool_error("warning: %s: the sidecar disagrees with the recorded geometry; showing the "
+			   "recorded one (see '" IMG_PROG " check %s')", r->path, r->path);
 	return 0;
+}
+
+const char *img_view_damage_text(const struct img_view *v, char *buf, size_t len)
+{
+	char fname[SFS_NAME_MAX + 8];
+
+	snprintf(fname, sizeof(fname), "%s.map", v->ref->name);
+	sfs_map_damage_text(fname, sfs_map_damage(v->map), buf, len);
+	return buf;
 }

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hist.c - the latency histogram of sectorfs-bench (hist.h).
+ *
+ * Log-linear, as HdrHistogram is: values below 64 ns have a bucket each,
+ * above that every power of two is cut into 32 buckets, so a percentile
+ * is off by at most 1/64 of the value.  Count, sum (mean) and max are
+ * exact.  1920 buckets cover all of uint64_t.
+ */
+#include <string.h>
+
+#include "common.h"
+#include "hist.h"
+
+static unsigned bucket_of(uint64_t v)
+{
+	unsigned e;
+
+	if (v < 2 * BENCH_HIST_SUB)
+		return (unsigned)v;
+	e = 63u - (unsigned)__builtin_clzll(v);                 /* >= 6 */
+	return (e - 5) * BENCH_HIST_SUB + (unsigned)(v >> (e - 5));
+}
+
+/* The middle of bucket i. */
+static double bucket_mid(unsigned i)
+{
+	unsigned shift;
+	uint64_t m;
+
+	if (i < 2 * BENCH_HIST_SUB)
+		return i;
+	shift = i / BENCH_HIST_SUB - 1;
+	m = i % BENCH_HIST_SUB + BENCH_HIST_SUB;
+	return ((double)m + 0.5) * (double)(1ull << shift);
+}
+
+void bench_hist_init(struct bench_hist *h)
+{
+	memset(h, 0, sizeof(*h));
+}
+
+void bench_hist_add(struct bench_hist *h, uint64_t ns)
+{
+	unsigned i = bucket_of(ns);
+
+	h->b[i < BENCH_HIST_BUCKETS ? i : BENCH_HIST_BUCKETS - 1]++;
+	if (!h->count || ns < h->min)
+		h->min = ns;
+	if (ns > h->max)
+		h->max = ns;
+	h->count++;
+	h->sum += (double)ns;
+}
+
+void bench_hist_merge(struct bench_hist *dst, const struct bench_hist *src)
+{
+	if (!src->count)
+		return;
+	for (unsigned i = 0; i < BENCH_HIST_BUCKETS; i++)
+		dst->b[i] += src->b[i];
+	if (!dst->count || src->min < dst->min)
+		dst->min = src->min;
+	if (src->max > dst->max)
+		dst->max = src->max;
+	dst->count += src->count;
+	dst->sum += src->sum;
+}
+
+double bench_hist_mean_us(const struct bench_hist *h)
+{
+	return h->count ? h->sum / (double)h->count / 1e3 : 0;
+}
+
+double bench_hist_pct_us(const struct bench_hist *h, double p)
+{
+	uint64_t want, seen = 0;
+	double v;
+
+	if (!h->count)
+		return 0;
+	want = (uint64_t)((double)h->count * p / 100.0 + 0.999999);
+	if (want < 1)
+		want = 1;
+	for (unsigned i = 0; i < BENCH_HIST_BUCKETS; i++) {
+		seen += h->b[i];
+		if (seen >= want) {
+			v = bucket_mid(i);
+			/* never outside what was seen */
+			if (v > (double)h->max)
+				v = (double)h->max;
+			if (v < (double)h->min)
+				v = (double)h->min;
+			return v / 1e3;
+		}
+	}
+	return (double)h->max / 1e3;
+}
+
+json_t *bench_hist_json(const struct bench_hist *h)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "count", json_integer((json_int_t)h->count));
+	json_object_set_new(o, "mean_us", bench_jreal(bench_hist_mean_us(h)));
+	json_object_set_new(o, "p50_us", bench_jreal(bench_hist_pct_us(h, 50)));
+	json_object_set_new(o, "p99_us", bench_jreal(bench_hist_pct_us(h, 99)));
+	json_object_set_new(o, "max_us", bench_jreal((double)h->max / 1e3));
+	return o;
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * zeroing.h - what the zeroing command (zeroing.c) hands its reports
+ * (zeroing_report.c): the parameters, and the figures of each image in
+ * each pass.  Image i is zeroing_prov(i) with zero_offload
+ * zeroing_offload(i); 4 and 5, the eagerzeroedthick ones, are the
+ * baselines.
+ */
+#ifndef SFS_BENCH_ZEROING_H
+#define SFS_BENCH_ZEROING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common.h"
+#include "hist.h"
+
+#define ZEROING_NIMG 6
+
+static inline const char *zeroing_prov(int i)
+{
+	static const char *const provs[3] = { "thin", "zeroedthick", "eagerzeroedthick" };
+
+	return provs[i / 2];
+}
+
+static inline bool zeroing_offload(int i)
+{
+	return i % 2 == 0;
+}
+
+/* One image written once. */
+struct zeroing_image {
+	bool ran, done;                 /* done: the whole image was written */
+	uint64_t writes, bytes;
+	double secs;
+	struct bench_hist lat;
+	struct bench_hist lat_new;      /* the writes that start in a new block */
+	/* the daemon's counters: the change over the pass, or (alloc, total) after it */
+	json_int_t st_writes, st_bytes, st_first, st_over, st_zeroed, st_alloc, st_total;
+};
+
+struct zeroing_result {
+	const struct testbed *tb;
+	uint64_t xfer, block, size;
+	const char *sector;
+	char names[ZEROING_NIMG][64];
+	struct zeroing_image img[2][ZEROING_NIMG];   /* by pass */
+	bool interrupted;
+};
+
+/* Print the two tables, or the JSON object (0 or 1). */
+void zeroing_print_text(const struct zeroing_result *z);
+int zeroing_print_json(const struct zeroing_result *z);
+
+#endif

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * check.h - the parts of sectorfs-img check: what is wrong with an image
+ * (diagnose.c), what --repair does about it (repair.c), one image and its
+ * report (check.c) and a whole store (checkstore.c).
+ */
+#ifndef SFS_IMG_CHECK_H
+#define SFS_IMG_CHECK_H
+
+#include <stdbool.h>
+
+#include "common.h"
+
+/* The exit codes, fsck's; a store's is the OR of its parts'. */
+enum { FSCK_CLEAN = 0, FSCK_REPAIRED = 1, FSCK_LEFT = 4, FSCK_OPER = 8, FSCK_USAGE = 16 };
+
+/* The problems, in the order they are reported. */
+enum img_prob {
+	P_UNDECLARED, P_SIDECAR, P_BACKING, P_MAP_MISSING, P_MAP_BAD, P_MAP_DAMAGED,
+	P_SECTOR, P_BLOCK, P_PROV, P_SIZE, P_SHORT, P_UNZEROED, P_PENDING, P_N
+};
+
+struct img_diag {
+	bool has[P_N];
+	char text[P_N][1024];
+	unsigned n;
+	bool declared_only;       /* sidecar alone: not created yet, which is fine */
+	char note[512];           /* a remark that is not a problem */
+};
+
+/* Look at everything the view shows: 0 with d filled, -1 when there is no such image at
+ * all (no sidecar, backing file, map, or half-done change). */
+int img_check_diagnose(const struct img_view *v, struct img_diag *d);
+
+/* Why --repair leaves problem p alone, or NULL when it repairs it. */
+const char *img_check_why_not(const struct img_view *v, enum img_prob p);
+
+/* "4kn (4096/4096)", "custom (4096/8192)" */
+const char *img_check_sector_text(uint32_t lss, uint32_t pss, char *buf, size_t len);
+
+/* Repair what d found, with the store locked; each action done is printed.  0, or -1 when
+ * the store could not be opened or flushed (printed). */
+int img_check_repair(const struct img_view *v, const struct img_diag *d);
+
+/* 'check [--repair] STORE/NAME': the fsck exit code. */
+int img_check_image(const struct img_ref *ref, bool repair);
+
+/* 'check [--repair] STORE': every image of store and what a crash left in it; the OR of the
+ * fsck exit codes. */
+int img_check_store(const char *store, bool repair);
+
+#endif

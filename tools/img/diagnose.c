@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * diagnose.c - what is wrong with an image, as its files on disk show it
+ * (img_view): every problem of check.h's list with the line that reports
+ * it, and why --repair leaves some of them alone.  Changes nothing.
+ *
+ * The recorded geometry (the map header) is the image's truth: a sidecar
+ * that says otherwise is the problem, never the map.  A sidecar alone is
+ * an image declared and not created yet, which is fine.  A half-done
+ * change that the next start of the store puts right (recover.h) is a
+ * problem of its own, while no daemon serves the store.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check.h"
+#include "recover.h"
+
+__attribute__((format(printf, 3, 4)))
+static void add(struct img_diag *d, enum img_prob p, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(d->text[p], sizeof(d->text[p]), fmt, ap);
+	va_end(ap);
+	d->has[p] = true;
+	d->n++;
+}
+
+const char *img_check_sector_text(uint32_t lss, uint32_t pss, char *buf, size_t len)
+{
+	const char *name = sfs_sector_name(lss, pss);
+
+	snprintf(buf, len, "%s (%u/%u)", name ? name : "custom", lss, pss);
+	return buf;
+}
+
+/* Compare the sidecar with what the map records. */
+static void compare(const struct img_view *v, struct img_diag *d)
+{
+	const struct sfs_map_info *mi = sfs_map_info(v->map);
+	const struct sfs_sidecar *sc = &v->sc;
+	char a[64], b[64];
+
+	if (sc->lss != mi->geom.lss || sc->pss != mi->geom.pss)
+		add(d, P_SECTOR, "sidecar says sector %s but the image was made with %s; "
+		    "the sector format never changes", img_check_sector_text(sc->lss, sc->pss, a, sizeof(a)),
+		    img_check_sector_text(mi->geom.lss, mi->geom.pss, b, sizeof(b)));
+	if (sc->block_size != mi->geom.block_size)
+		add(d, P_BLOCK, "sidecar says block_size %llu but the image has %llu",
+		    (unsigned long long)sc->block_size, (unsigned long long)mi->geom.block_size);
+	if (sc->prov != mi->prov)
+		add(d, P_PROV, "sidecar says provisioning %s but the image is %s%s", sfs_prov_name(sc->prov),
+		    sfs_prov_name(mi->prov), sc->prov == SFS_PROV_EAGERZEROEDTHICK ?
+		    " ('" IMG_PROG " inflate' converts it)" : "");
+	if (sc->size < mi->geom.size)
+		add(d, P_SIZE, "sidecar size %llu is smaller than the image (%llu bytes); images never shrink",
+		    (unsigned long long)sc->size, (unsigned long long)mi->geom.size);
+	else if (sc->size > mi->geom.size)
+		snprintf(d->note, sizeof(d->note), "sidecar size %llu is larger than the image (%llu "
+			 "bytes): it grows when next opened", (unsigned long long)sc->size,
+			 (unsigned long long)mi->geom.size);
+}
+
+int img_check_diagnose(const struct img_view *v, struct img_diag *d)
+{
+	const struct img_ref *r = v->ref;
+	char pending[600];
+
+	memset(d, 0, sizeof(*d));
+	/* A crash left a change of this image half done: the next start puts it right. */
+	if (!v->served && v->state_fd >= 0 && sfs_recover_pending(v->state_fd, r->name, pending, sizeof(pending)))
+		add(d, P_PENDING, "%s: the next start of the store finishes or undoes it, as does "
+		    "'" IMG_PROG " check --repair %s'", pending, r->store);
+	if (!v->sc_present && v->map_rc == -ENOENT && v->bk_rc == -ENOENT)
+		return d->n ? 0 : -1;
+	if (!v->sc_present)
+		add(d, P_UNDECLARED, "no sidecar %s.json: the image is not declared (files left by an "
+		    "interrupted create or unlink?)", r->name);
+	else if (v->sc_rc < 0)
+		add(d, P_SIDECAR, "sidecar: %s", v->sc_err);
+	if (v->bk_rc == -ENOENT && v->map_rc == -ENOENT && v->sc_present) {
+		/* not created yet (a sidecar that does not parse never gets its files) */
+		d->declared_only = v->sc_rc == 0;
+		return 0;
+	}
+	if (v->bk_rc < 0)
+		add(d, P_BACKING, "backing file %s: %s", r->path, strerror(-v->bk_rc));
+	else if (!S_ISREG(v->bk.st_mode))
+		add(d, P_BACKING, "backing file %s is not a regular file", r->path);
+	else if (v->bk.st_nlink != 1)
+		add(d, P_BACKING, "backing file %s has %lu hard links; it must have one", r->path,
+		    (unsigned long)v->bk.st_nlink);
+	if (v->map_rc == -ENOENT)
+		add(d, P_MAP_MISSING, "allocation map %s/%s.map is missing", SFS_STATE_DIR, r->name);
+	else if (v->map_rc < 0)
+		add(d, P_MAP_BAD, "allocation map: %s", v->map_err);
+	if (!v->map)
+		return 0;
+	if (sfs_map_damage(v->map)->chunks) {
+		char text[512];
+
+		add(d, P_MAP_DAMAGED, "allocation map: %s", img_view_damage_text(v, text, sizeof(text)));
+	}
+	if (v->sc_rc == 0)
+		compare(v, d);
+	if (v->bk_rc == 0 && S_ISREG(v->bk.st_mode) &&
+	    (uint64_t)v->bk.st_size < sfs_map_info(v->map)->geom.size)
+		add(d, P_SHORT, "backing file is %lld bytes, shorter than the disk (%llu bytes)",
+		    (long long)v->bk.st_size, (unsigned long long)sfs_map_info(v->map)->geom.size);
+	if (sfs_map_info(v->map)->prov == SFS_PROV_EAGERZEROEDTHICK &&
+	    !(sfs_map_info(v->map)->flags & SFS_MAP_F_ZEROED))
+		add(d, P_UNZEROED, "eager zeroing not finished (%llu of %llu blocks): the blocks not zeroed "
+		    "yet read as zeros, sectorfs resumes it when it next serves the store, --repair "
+		    "finishes it now", (unsigned long long)sfs_map_count(v->map),
+		    (unsigned long long)sfs_map_nblocks(v->map));
+	return 0;
+}
+
+const char *img_check_why_not(const struct img_view *v, enum img_prob p)
+{
+	bool sc_ok = v->sc_rc == 0, bk_ok = v->bk_rc == 0 && S_ISREG(v->bk.st_mode) && v->bk.st_nlink == 1;
+
+	switch (p) {
+	case P_UNDECLARED:
+		return "it may be an image whose sidecar was removed on purpose: write a sidecar to serve "
+		       "it again, or remove the files";
+	case P_SIDECAR:
+		return "the sidecar is yours: correct the key it names";
+	case P_BACKING:
+		return "the disk's data is not there: sectorfs-img does not make it up";
+	case P_MAP_MISSING:
+	case P_MAP_BAD:
+		if (!sc_ok)
+			return "the map is rebuilt from the sidecar's declaration: correct the sidecar first";
+		if (!bk_ok)
+			return "the map is rebuilt from the backing file, which is not usable";
+		if (p == P_MAP_BAD && v->map_rc != -EUCLEAN)
+			return "the map cannot be read (an I/O or permission error), so it is not rebuilt";
+		return NULL;
+	case P_SECTOR:
+	case P_BLOCK:
+	case P_PROV:
+	case P_SIZE:
+		return sc_ok && v->map ? NULL : "the sidecar does not parse";
+	default:
+		return NULL;
+	}
+}

@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * session.c - the locked session that every changing command of
+ * sectorfs-img uses.
+ *
+ * A session is the store opened with sfs_store_open(): that takes the
+ * store lock, so a daemon cannot start serving the store while a command
+ * changes it, and a command cannot run while a daemon serves it.  The
+ * core logs through a sink that keeps only what concerns the image being
+ * worked on: warnings are shown, the last error is kept to explain why
+ * the image could not be opened.  The store is opened lazily: only the
+ * image asked for is loaded, the others are left as they are.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common.h"
+#include "log.h"
+#include "recover.h"
+
+/* Does msg talk about image name ("NAME: ...", "NAME.json: ...", "... NAME.map: ...")? */
+static bool mentions(const char *msg, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = strstr(msg, name); p; p = strstr(p + 1, name)) {
+		char before = p == msg ? ' ' : p[-1], after = p[n];
+
+		if (strchr(" :/'\"", before) && strchr(":. '\"", after))
+			return true;
+	}
+	return false;
+}
+
+static void session_log(void *ctx, int level, const char *msg)
+{
+	struct img_session *ss = ctx;
+	const char *tail = " (image not served)";
+	size_t n;
+
+	if (!mentions(msg, ss->ref->name))
+		return;
+	if (level == SFS_LOG_WARN && !ss->quiet) {
+		tool_error("warning: %s", msg);
+	} else if (level == SFS_LOG_ERR) {
+		snprintf(ss->lasterr, sizeof(ss->lasterr), "%s", msg);
+		n = strlen(ss->lasterr);
+		if (n > strlen(tail) && strcmp(ss->lasterr + n - strlen(tail), tail) == 0)
+			ss->lasterr[n - strlen(tail)] = '\0';
+	}
+}
+
+struct sfs_log img_session_log(struct img_session *ss)
+{
+	struct sfs_log l = { session_log, ss };
+
+	return l;
+}
+
+int img_session_open(struct img_session *ss, const struct img_ref *ref, const char *cmd,
+		     unsigned flags)
+{
+	struct sfs_store_opts o = { .stats = false, .lazy = true };
+	char err[1024], holder[128], scname[SFS_NAME_MAX + 8];
+	struct stat st;
+	int rc;
+
+	memset(ss, 0, sizeof(*ss));
+	ss->ref = ref;
+	ss->store_fd = ss->state_fd = -1;
+	ss->quiet = flags & IMG_S_QUIET;
+	if (img_store_exists(ref->store) < 0)
+		return -1;
+	if (img_refuse_if_served(ref) < 0)
+		return -1;
+	sfs_sidecar_defaults(&o.defaults);
+	o.log = img_session_log(ss);
+	snprintf(holder, sizeof(holder), IMG_PROG " %s, pid %ld", cmd, (long)getpid());
+	o.holder = holder;
+	rc = sfs_store_open(ref->store, &o, &ss->store, err, sizeof(err));
+	if (rc < 0) {
+		tool_error("%s", err);
+		return -1;
+	}
+	ss->store_fd = sfs_store_fd(ss->store);
+	ss->state_fd = openat(ss->store_fd, SFS_STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (ss->state_fd < 0) {
+		tool_error("%s/%s: %s", ref->store, SFS_STATE_DIR, strerror(errno));
+		img_session_close(ss);
+		return -1;
+	}
+	if (!(flags & IMG_S_GET))
+		return 0;
+	rc = sfs_store_get(ss->store, ref->name, &ss->im);
+	if (rc < 0) {
+		snprintf(scname, sizeof(scname), "%s.json", ref->name);
+		if (ss->lasterr[0])
+			tool_error("%s: cannot open image: %s (see '" IMG_PROG " check %s')", ref->path,
+				   ss->lasterr, ref->path);
+		else if (fstatat(ss->store_fd, scname, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			tool_error("%s: no such image (no sidecar %s in %s)", ref->path, scname, ref->store);
+		else
+			tool_error("%s: cannot open image: %s", ref->path, strerror(-rc));
+		ss->im = NULL;
+		img_session_close(ss);
+		return -1;
+	}
+	return 0;
+}
+
+int img_session_close(struct img_session *ss)
+{
+	int rc = 0;
+
+	if (ss->im)
+		sfs_store_put(ss->store, ss->im);
+	ss->im = NULL;
+	if (ss->store)
+		rc = sfs_store_close(ss->store);
+	ss->store = NULL;
+	if (ss->state_fd >= 0)
+		close(ss->state_fd);
+	ss->state_fd = -1;
+	if (rc < 0) {
+		tool_error("%s: flushing the store failed: %s", ss->ref->store, strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+int img_save_sidecar(struct img_session *ss, const struct sfs_sidecar *sc)
+{
+	char scname[SFS_NAME_MAX + 8];
+	int rc;
+
+	snprintf(scname, sizeof(scname), "%s.json", ss->ref->name);
+	rc = sfs_sidecar_save(ss->store_fd, scname, ss->state_fd, sc);
+	if (rc < 0) {
+		tool_error("%s/%s: cannot write sidecar: %s", ss->ref->store, scname, strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+int img_session_intent(struct img_session *ss, const char *suffix, const char *text)
+{
+	int rc = sfs_intent_put(ss->state_fd, ss->ref->name, suffix, text);
+
+	if (rc < 0)
+		tool_error("%s/%s: cannot write: %s", ss->ref->store, SFS_STATE_DIR, strerror(-rc));
+	return rc < 0 ? -1 : 0;
+}
