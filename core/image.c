@@ -344,7 +344,7 @@ static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 
 	if (rc < 0) {
 		if ((st = stats_of(im)))
-			sfs_stats_misaligned(st, off, len);
+			sfs_stats_misaligned(st, SFS_OP_READ, off, len);
 		return rc;
 	}
 	if (n == 0)
@@ -433,9 +433,9 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	if (rc < 0) {
 		if ((st = stats_of(im))) {
 			if (rc == -EINVAL)
-				sfs_stats_misaligned(st, off, len);
-			else
-				sfs_stats_out_of_range(st);
+				sfs_stats_misaligned(st, SFS_OP_WRITE, off, len);
+			else if (!growing)   /* growing: past the capacity, the store makes room and writes again */
+				sfs_stats_out_of_range(st, SFS_OP_WRITE, off, len);
 		}
 		return rc;
 	}
@@ -554,9 +554,9 @@ ssize_t sfs_image_write_any(struct sfs_image *im, const void *buf, size_t len, u
 	if (off > g.size || len > g.size - off) {
 		if ((st = stats_of(im))) {
 			if (sfs_image_growing(im))
-				sfs_stats_misaligned(st, off, len);
+				sfs_stats_misaligned(st, SFS_OP_WRITE, off, len);
 			else
-				sfs_stats_out_of_range(st);
+				sfs_stats_out_of_range(st, SFS_OP_WRITE, off, len);
 		}
 		return sfs_image_growing(im) ? -EINVAL : -ENOSPC;
 	}
@@ -663,9 +663,10 @@ static int checked_range_op(struct sfs_image *im, uint64_t off, uint64_t len, en
 
 	if ((st = stats_of(im))) {
 		if (rc == -EINVAL)
-			sfs_stats_misaligned(st, off, len);
+			sfs_stats_misaligned(st, op == OP_DISCARD ? SFS_OP_DISCARD : SFS_OP_WRITE_ZEROES, off, len);
 		else if (rc == -ENOSPC)
-			sfs_stats_out_of_range(st);
+			sfs_stats_out_of_range(st, op == OP_DISCARD ? SFS_OP_DISCARD : SFS_OP_WRITE_ZEROES,
+					       off, len);
 		else if (op == OP_DISCARD)
 			sfs_stats_discard(st, len);
 		else
@@ -1199,6 +1200,18 @@ void sfs_image_stats_snapshot(struct sfs_image *im, struct sfs_stats_snap *snap)
 		sfs_stats_snapshot_empty(im->stats_gen, im->stats_t0, snap);
 }
 
+void sfs_image_stats_recent(struct sfs_image *im, struct sfs_stats_recent *out)
+{
+	struct sfs_stats *st = __atomic_load_n(&im->stats, __ATOMIC_ACQUIRE);
+
+	if (st) {
+		sfs_stats_recent(st, out);
+	} else {
+		out->nrefused = 0;
+		out->nrmw = 0;
+	}
+}
+
 bool sfs_image_has_stats(const struct sfs_image *im)
 {
 	return __atomic_load_n(&im->stats, __ATOMIC_ACQUIRE) != NULL;
@@ -1208,6 +1221,7 @@ void sfs_image_stats_info(const struct sfs_image *im, struct sfs_stats_info *inf
 {
 	struct sfs_map_info mi;
 
+	memset(info, 0, sizeof(*info));
 	info->name = im->name;
 	info->geom = vis_geom(im);
 	info->prov = im->sc.prov;
