@@ -136,14 +136,13 @@ static long proc_status(pid_t pid, const char *key)
 	return v;
 }
 
-static long proc_fds(pid_t pid)
+/* The names in directory path not starting with '.', or -1 when it cannot be read. */
+static long count_names(const char *path)
 {
-	char path[64];
 	struct dirent *de;
 	long n = 0;
 	DIR *d;
 
-	snprintf(path, sizeof(path), "/proc/%ld/fd", (long)pid);
 	if (!(d = opendir(path)))
 		return -1;
 	while ((de = readdir(d)))
@@ -151,6 +150,14 @@ static long proc_fds(pid_t pid)
 			n++;
 	closedir(d);
 	return n;
+}
+
+static long proc_fds(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%ld/fd", (long)pid);
+	return count_names(path);
 }
 
 /* Run argv with stdout (and stderr unless keep_err) to /dev/null or out; its exit status or -1. */
@@ -325,22 +332,6 @@ static double time_ls(const struct daemon_run *d)
 	double t0 = now_s();
 
 	return run(argv, NULL) == 0 ? now_s() - t0 : -1;
-}
-
-/* The images MNT lists (names not starting with '.'), or -1. */
-static long count_listed(const struct daemon_run *d)
-{
-	struct dirent *de;
-	long n = 0;
-	DIR *dir;
-
-	if (!(dir = opendir(d->mnt)))
-		return -1;
-	while ((de = readdir(dir)))
-		if (de->d_name[0] != '.')
-			n++;
-	closedir(dir);
-	return n;
 }
 
 static bool have(const char *cmd)
@@ -533,7 +524,7 @@ static int measure(struct scale *sc)
 	sc->ls1 = time_ls(&sc->big);
 	sleep_s(1.2);                     /* the attributes the first ls -l got expire (1 s) */
 	sc->ls2 = time_ls(&sc->big);
-	sc->listed = count_listed(&sc->big);
+	sc->listed = count_names(sc->big.mnt);   /* the images MNT lists */
 	sleep_s(3);                       /* the quiet mount gives back what the listing took */
 	sc->rss_idle = proc_status(sc->big.pid, "VmRSS");
 	sc->fds_idle = proc_fds(sc->big.pid);
