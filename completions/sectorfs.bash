@@ -79,7 +79,7 @@ _sectorfs_o()
 		item=${cur##*,}
 	fi
 	local opts=(sector= provisioning= block_size= no_zero_offload nostats buffered pidfile= nonempty
-		max_threads= max_background= io_uring= nodefault_permissions allow_other allow_root auto_unmount
+		max_open= max_threads= max_idle_threads= max_background= io_uring= nodefault_permissions allow_other allow_root auto_unmount
 		default_permissions ro rw)
 	local v=() w
 	case $item in
@@ -206,7 +206,7 @@ _sectorfs_bench()
 		esac
 	done
 	if [[ -z $cmd ]]; then
-		if [[ $cur == -* ]]; then _sectorfs_add -h --help -V --version; else _sectorfs_add sweep zeroing redo; fi
+		if [[ $cur == -* ]]; then _sectorfs_add -h --help -V --version; else _sectorfs_add sweep zeroing redo scale; fi
 		return 0
 	fi
 	case $prev in
@@ -215,13 +215,17 @@ _sectorfs_bench()
 	--sector) _sectorfs_add 512n 512e 4kn; return 0 ;;
 	--redo-block) _sectorfs_add 512 4096; return 0 ;;
 	--record-dist) _sectorfs_add uniform: fixed:; compopt -o nospace 2>/dev/null; return 0 ;;
+	--dir) _sectorfs_dirs; return 0 ;;
 	--min|--max|--qd|--time|--span|--xfer|--block-size|--size|--clients|--log-size) return 0 ;;
+	--images|--nofile|--load-seconds|--after-seconds|--repeat|--compare-seconds) return 0 ;;
 	esac
 	if [[ $cur == -* ]]; then
 		case $cmd in
 		sweep) _sectorfs_add --min --max --qd --time --span --read-only --write-only --json --csv -h --help ;;
 		zeroing) _sectorfs_add --store --mount --xfer --block-size --size --sector --daemon --json -h --help ;;
 		redo) _sectorfs_add --redo-block --clients --time --record-dist --log-size --json -h --help ;;
+		scale) _sectorfs_add --images --size --nofile --dir --load-seconds --after-seconds --repeat \
+			--compare-seconds --daemon --keep --json -h --help ;;
 		esac
 		return 0
 	fi

@@ -490,6 +490,16 @@ void sfs_map_set_range(struct sfs_map *m, uint64_t first, uint64_t end)
 	}
 }
 
+bool sfs_map_dirty(const struct sfs_map *m)
+{
+	const uint64_t *d = __atomic_load_n(&m->dirty, __ATOMIC_ACQUIRE);
+
+	for (uint64_t i = 0; i < m->npages / 64 + 1; i++)
+		if (__atomic_load_n(&d[i], __ATOMIC_RELAXED))
+			return true;
+	return false;
+}
+
 uint64_t sfs_map_count(const struct sfs_map *m)
 {
 	return __atomic_load_n(&m->count, __ATOMIC_RELAXED);

@@ -107,6 +107,9 @@ void sfs_map_clear(struct sfs_map *m, uint64_t blk);
 /* Mark blocks [first, end) allocated (in memory; durable after the next flush). */
 void sfs_map_set_range(struct sfs_map *m, uint64_t first, uint64_t end);
 
+/* Has a page changed since the last flush (one that a flush would write)? */
+bool sfs_map_dirty(const struct sfs_map *m);
+
 /* Number of allocated blocks (maintained, O(1)). */
 uint64_t sfs_map_count(const struct sfs_map *m);
 

@@ -27,7 +27,7 @@
  * descriptor (the same open file, reopened with O_DIRECT) takes every
  * transfer whose offset and length meet the filesystem's alignment
  * (STATX_DIOALIGN); data in buffers that do not meet its memory alignment
- * is copied through 1 MiB bounce buffers kept in a small per-image pool.
+ * is copied through 1 MiB bounce buffers from the process's shared pool (bufpool.h).
  * Anything else (a 512-byte write on a 4096-byte backing device) goes
  * through the buffered descriptor; the kernel keeps the two coherent.
  *
@@ -48,6 +48,12 @@
  * a write waits for the stripe locks grow holds).  An image whose every
  * transfer goes O_DIRECT takes no range lock at all.
  *
+ * Statistics are made at an image's first I/O: until then a snapshot is
+ * all zeros, of the generation the stats will have, so an image nobody
+ * uses costs no memory for them.  The descriptors, the map's bitmap and
+ * the locks are the resident part (image_impl.h, imgopen.c): the
+ * functions here that do I/O run with the image pinned.
+ *
  * Eager zeroing (eagerzeroedthick, at creation and after a grow) is an
  * allocation of every clear block, a chunk at a time, each block under
  * its stripe lock as a first write would take it: a write to a block not
@@ -58,8 +64,9 @@
  * lock.  The map is flushed every EAGER_CHUNK, so a stop or a crash loses
  * at most that much progress; "zeroed" is recorded in the map header only
  * once every bit is set, checked under all the stripe locks, which a grow
- * holds while it commits new clear blocks.  Close stops the thread at its
- * next step (ZERO_STEP) and joins it.
+ * holds while it commits new clear blocks.  The thread keeps the image
+ * pinned while it runs.  Close stops it at its next step (ZERO_STEP) and
+ * joins it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -76,57 +83,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "image.h"
-#include "rangelock.h"
+#include "bufpool.h"
+#include "image_impl.h"
 #include "units.h"
 
-#define NSTRIPES 256
-#define ZEROBUF_MAX (1u << 20)
-#define MAP_SUFFIX ".map"
-#define BOUNCE_LEN (1u << 20)
-#define BOUNCE_ALIGN 4096u
-#define BOUNCE_KEEP 4                /* free bounce buffers an image keeps */
+#define NSTRIPES SFS_IMG_NSTRIPES
+#define BOUNCE_LEN SFS_IMG_BOUNCE_LEN
 #define ZERO_STEP (8ull << 20)       /* eager zeroing looks for a stop this often */
 #define ZERO_STACK (512u << 10)      /* its thread's stack: it calls little, and a store may
 				      * have many images zeroing (or ended, not yet joined) */
-
-struct sfs_image {
-	char name[256];              /* rewritten in place on rename */
-	int fd;
-	int dfd;                     /* the backing file opened O_DIRECT, or -1 */
-	unsigned dio_mem, dio_off;   /* its alignment of buffers and of offset/length */
-	struct sfs_map *map;
-	struct sfs_geom geom;        /* geom.size (the capacity) read atomically: grow changes it */
-	uint64_t vsize;              /* the size the disk shows (atomic): the capacity, except
-	                                while growing, when writes up to the capacity extend it */
-	bool growing;                /* created through the mount, its creator still open */
-	struct sfs_sidecar sc;
-	struct sfs_stats *stats;
-	struct sfs_log log;
-	int no_zero_range;           /* backing filesystem lacks ZERO_RANGE (atomic) */
-	void *zerobuf;               /* zerolen bytes of zeros, page-aligned (mmap) */
-	size_t zerolen;
-	pthread_mutex_t pool_lk;
-	void *pool;                  /* free bounce buffers, linked through their first bytes */
-	unsigned pool_n;
-	pthread_mutex_t stripe[NSTRIPES];
-	bool ranged;                 /* requests take their range in rl (top of file); atomic */
-	unsigned unranged;           /* requests in flight without a range (atomic) */
-	struct sfs_map *retired[4];  /* maps replaced by sfs_image_reformat, freed at close */
-	unsigned nretired;
-	struct sfs_rangelock rl;
-	bool zero_bg;                /* eager zeroing in zero_thr (SFS_IMAGE_ZERO_BG) */
-	pthread_mutex_t zero_lk;     /* guards the four below */
-	pthread_t zero_thr;
-	bool zero_joinable;          /* zero_thr is to be joined */
-	bool zero_active;            /* zero_thr is zeroing, or about to (atomic reads) */
-	bool zero_again;             /* a grow added blocks while it ran: look again */
-	int zero_err;                /* how its last run ended: 0, or -errno (atomic reads) */
-	int zero_stop;               /* atomic: stop at the next step, for good */
-	uint64_t zero_t0, zero_from; /* when the thread started, and the bytes done by then */
-};
-
-static void zero_join(struct sfs_image *im);
 
 static uint64_t now_ns(void)
 {
@@ -136,13 +101,27 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The geometry of the backing file and the map: size is the capacity. */
-static struct sfs_geom cur_geom(const struct sfs_image *im)
+/* The image's stats, made at its first I/O; NULL without stats (or out of memory). */
+static struct sfs_stats *stats_of(struct sfs_image *im)
 {
-	struct sfs_geom g = im->geom;
+	struct sfs_stats *st = __atomic_load_n(&im->stats, __ATOMIC_ACQUIRE), *nst = NULL;
 
-	g.size = __atomic_load_n(&im->geom.size, __ATOMIC_ACQUIRE);
-	return g;
+	if (st || !im->want_stats)
+		return st;
+	if (sfs_stats_new_at(im->stats_gen, im->stats_t0, &nst) < 0)
+		return NULL;
+	if (!__atomic_compare_exchange_n(&im->stats, &st, nst, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		sfs_stats_free(nst);           /* another thread made them first */
+		return st;
+	}
+	return nst;
+}
+
+/* The backing file was written: the next flush (or the eviction) must sync it. */
+static void mark_dirty(struct sfs_image *im)
+{
+	if (!__atomic_load_n(&im->dirty, __ATOMIC_RELAXED))
+		__atomic_store_n(&im->dirty, 1, __ATOMIC_RELEASE);
 }
 
 /* The geometry the disk shows: size is the visible size (reads end there). */
@@ -196,7 +175,7 @@ static int range_lock(struct sfs_image *im, struct hold *h, uint64_t off, uint64
 		}
 		__atomic_sub_fetch(&im->unranged, 1, __ATOMIC_SEQ_CST);
 	}
-	rc = sfs_rangelock_lock(&im->rl, &h->r, off, len, excl);
+	rc = sfs_rangelock_lock(im->rl, &h->r, off, len, excl);
 	if (rc == 0)
 		h->mode = HOLD_LOCKED;
 	return rc;
@@ -205,7 +184,7 @@ static int range_lock(struct sfs_image *im, struct hold *h, uint64_t off, uint64
 static void range_unlock(struct sfs_image *im, struct hold *h)
 {
 	if (h->mode == HOLD_LOCKED)
-		sfs_rangelock_unlock(&im->rl, &h->r);
+		sfs_rangelock_unlock(im->rl, &h->r);
 	else if (h->mode == HOLD_COUNTED)
 		__atomic_sub_fetch(&im->unranged, 1, __ATOMIC_SEQ_CST);
 }
@@ -264,35 +243,6 @@ static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-static void *bounce_get(struct sfs_image *im)
-{
-	void *b;
-
-	pthread_mutex_lock(&im->pool_lk);
-	b = im->pool;
-	if (b) {
-		im->pool = *(void **)b;
-		im->pool_n--;
-	}
-	pthread_mutex_unlock(&im->pool_lk);
-	if (!b && posix_memalign(&b, BOUNCE_ALIGN, BOUNCE_LEN) != 0)
-		return NULL;
-	return b;
-}
-
-static void bounce_put(struct sfs_image *im, void *b)
-{
-	pthread_mutex_lock(&im->pool_lk);
-	if (im->pool_n < BOUNCE_KEEP) {
-		*(void **)b = im->pool;
-		im->pool = b;
-		im->pool_n++;
-		b = NULL;
-	}
-	pthread_mutex_unlock(&im->pool_lk);
-	free(b);
-}
-
 /* The descriptor for a transfer of len bytes at off: O_DIRECT when aligned. */
 static int backing_fd(const struct sfs_image *im, size_t len, uint64_t off)
 {
@@ -315,7 +265,7 @@ static int back_io(struct sfs_image *im, bool wr, char *buf, size_t len, uint64_
 
 	if (!needs_bounce(im, fd, buf))
 		return wr ? pwrite_all(fd, buf, len, off) : pread_all(fd, buf, len, off);
-	b = bounce_get(im);
+	b = sfs_bufpool_get(sfs_bufpool_shared());
 	if (!b)
 		return -ENOMEM;
 	if (im->stats)
@@ -329,7 +279,7 @@ static int back_io(struct sfs_image *im, bool wr, char *buf, size_t len, uint64_
 			memcpy(buf + done, b, n);
 		}
 	}
-	bounce_put(im, b);
+	sfs_bufpool_put(sfs_bufpool_shared(), b);
 	return rc;
 }
 
@@ -340,50 +290,19 @@ static int back_read(struct sfs_image *im, void *buf, size_t len, uint64_t off)
 
 static int back_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off)
 {
+	mark_dirty(im);
 	return back_io(im, true, (char *)buf, len, off);
-}
-
-/* Open the O_DIRECT descriptor when the backing filesystem supports it:
- * reopen the same file through /proc (never by name, which could have been
- * replaced) and take its alignment from statx, 4096 where statx is silent. */
-static void open_direct(struct sfs_image *im)
-{
-	struct statx stx;
-	struct stat a, b;
-	char path[64];
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", im->fd);
-	fd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	if (fstat(im->fd, &a) < 0 || fstat(fd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
-		close(fd);
-		return;
-	}
-	im->dio_mem = im->dio_off = 4096;
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 && (stx.stx_mask & STATX_DIOALIGN)) {
-		if (stx.stx_dio_mem_align == 0 || stx.stx_dio_offset_align == 0) {
-			close(fd);           /* the filesystem says: no direct I/O on this file */
-			return;
-		}
-		im->dio_mem = stx.stx_dio_mem_align;
-		im->dio_off = stx.stx_dio_offset_align;
-	}
-	if (im->dio_mem > BOUNCE_ALIGN || BOUNCE_LEN % im->dio_off) {
-		close(fd);
-		return;
-	}
-	im->dfd = fd;
 }
 
 /* Make [off, off+len) of the backing file zeros, offloaded when possible. */
 static int zero_backing(struct sfs_image *im, uint64_t off, uint64_t len)
 {
+	struct sfs_stats *st;
 	int rc = 0;
 
 	if (!len)
 		return 0;
+	mark_dirty(im);
 	if (im->sc.zero_offload && !__atomic_load_n(&im->no_zero_range, __ATOMIC_RELAXED)) {
 		if (fallocate(im->fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) == 0)
 			goto done;
@@ -397,281 +316,20 @@ static int zero_backing(struct sfs_image *im, uint64_t off, uint64_t len)
 	for (uint64_t done_len = 0; done_len < len && rc == 0;) {
 		size_t n = len - done_len > im->zerolen ? im->zerolen : (size_t)(len - done_len);
 
-		rc = back_write(im, im->zerobuf, n, off + done_len);
+		rc = back_write(im, sfs_img_zerobuf(), n, off + done_len);
 		done_len += n;
 	}
 	if (rc < 0)
 		return rc;
 done:
-	if (im->stats)
-		sfs_stats_zeroed(im->stats, len);
+	if ((st = stats_of(im)))
+		sfs_stats_zeroed(st, len);
 	return 0;
-}
-
-/* ---- open / create ---- */
-
-static int create_backing(int store_fd, const char *name, const struct sfs_sidecar *sc,
-			  const struct sfs_log *log, int *fd_out)
-{
-	int fd = openat(store_fd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-
-	if (fd < 0)
-		return -errno;
-	if (ftruncate(fd, (off_t)sc->size) < 0) {
-		int rc = -errno;
-
-		close(fd);
-		unlinkat(store_fd, name, 0);
-		return rc;
-	}
-	if (sc->prov != SFS_PROV_THIN && sc->size && fallocate(fd, 0, 0, (off_t)sc->size) < 0) {
-		int rc = -errno;
-
-		if (rc != -EOPNOTSUPP) {
-			close(fd);
-			unlinkat(store_fd, name, 0);
-			return rc;
-		}
-		sfs_logf(log, SFS_LOG_WARN, "%s: backing filesystem cannot reserve space; image stays sparse", name);
-	}
-	*fd_out = fd;
-	return 0;
-}
-
-/* Mark the blocks of an existing raw file that hold data (SEEK_DATA/SEEK_HOLE). */
-static void import_extents(struct sfs_image *im, uint64_t file_size)
-{
-	struct sfs_geom g = cur_geom(im);
-	uint64_t end = file_size < g.size ? file_size : g.size;
-	off_t pos = 0;
-
-	while ((uint64_t)pos < end) {
-		off_t data = lseek(im->fd, pos, SEEK_DATA), hole;
-
-		if (data < 0 || (uint64_t)data >= end)
-			break;
-		hole = lseek(im->fd, data, SEEK_HOLE);
-		if (hole < 0 || (uint64_t)hole > end)
-			hole = (off_t)end;
-		sfs_map_set_range(im->map, (uint64_t)data / g.block_size,
-				  ((uint64_t)hole + g.block_size - 1) / g.block_size);
-		pos = hole;
-	}
 }
 
 /* Eager zeroing (zero_blocks) flushes the map after this many bytes, so a stop or a crash
  * loses at most that much progress and the next open resumes where it stopped. */
 #define EAGER_CHUNK (256ull << 20)
-
-static int image_alloc(const char *name, const struct sfs_sidecar *sc, unsigned flags,
-		       const struct sfs_log *log, struct sfs_image **out)
-{
-	struct sfs_image *im = calloc(1, sizeof(*im));
-
-	if (!im)
-		return -ENOMEM;
-	im->fd = im->dfd = -1;
-	snprintf(im->name, sizeof(im->name), "%s", name);
-	im->sc = *sc;
-	im->geom = (struct sfs_geom){ sc->size, sc->lss, sc->pss, sc->block_size };
-	if (log)
-		im->log = *log;
-	im->zerolen = sc->block_size < ZEROBUF_MAX ? (size_t)sc->block_size : ZEROBUF_MAX;
-	/* Anonymous read-only memory: zeros, page-aligned for O_DIRECT, and
-	 * not resident (reads map the kernel's zero page), so an image that
-	 * never zeroes anything costs no memory for it. */
-	im->zerobuf = mmap(NULL, im->zerolen, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (im->zerobuf == MAP_FAILED)
-		im->zerobuf = NULL;
-	if (!im->zerobuf || ((flags & SFS_IMAGE_STATS) && sfs_stats_new(&im->stats) < 0)) {
-		if (im->zerobuf)
-			munmap(im->zerobuf, im->zerolen);
-		free(im);
-		return -ENOMEM;
-	}
-	if (sfs_rangelock_init(&im->rl) < 0) {
-		sfs_stats_free(im->stats);
-		munmap(im->zerobuf, im->zerolen);
-		free(im);
-		return -ENOMEM;
-	}
-	pthread_mutex_init(&im->pool_lk, NULL);
-	for (int i = 0; i < NSTRIPES; i++)
-		pthread_mutex_init(&im->stripe[i], NULL);
-	pthread_mutex_init(&im->zero_lk, NULL);
-	im->zero_bg = (flags & SFS_IMAGE_ZERO_BG) != 0;
-	*out = im;
-	return 0;
-}
-
-static void image_free(struct sfs_image *im)
-{
-	if (im->map)
-		sfs_map_close(im->map);
-	for (unsigned i = 0; i < im->nretired; i++)
-		sfs_map_close(im->retired[i]);
-	if (im->fd >= 0)
-		close(im->fd);
-	if (im->dfd >= 0)
-		close(im->dfd);
-	while (im->pool) {
-		void *next = *(void **)im->pool;
-
-		free(im->pool);
-		im->pool = next;
-	}
-	pthread_mutex_destroy(&im->pool_lk);
-	for (int i = 0; i < NSTRIPES; i++)
-		pthread_mutex_destroy(&im->stripe[i]);
-	sfs_rangelock_destroy(&im->rl);
-	pthread_mutex_destroy(&im->zero_lk);
-	sfs_stats_free(im->stats);
-	munmap(im->zerobuf, im->zerolen);
-	free(im);
-}
-
-/* Reconcile the sidecar with the geometry the map records: the recorded one wins. */
-static int reconcile(struct sfs_image *im, const char *name, char *err, size_t errlen)
-{
-	const struct sfs_map_info *mi = sfs_map_info(im->map);
-	struct sfs_sidecar *sc = &im->sc;
-
-	if (mi->geom.lss != sc->lss || mi->geom.pss != sc->pss)
-		return sfs_err(err, errlen, -EINVAL,
-			       "%s.json: key 'sector': the image was made with logical %u / physical %u "
-			       "sectors and its sector format never changes (sidecar says %u / %u)",
-			       name, mi->geom.lss, mi->geom.pss, sc->lss, sc->pss);
-	if (mi->prov != sc->prov)
-		sfs_logf(&im->log, SFS_LOG_WARN, "%s: sidecar says provisioning %s, image is %s; keeping %s",
-			 name, sfs_prov_name(sc->prov), sfs_prov_name(mi->prov), sfs_prov_name(mi->prov));
-	if (mi->geom.block_size != sc->block_size)
-		sfs_logf(&im->log, SFS_LOG_WARN, "%s: sidecar says block_size %llu, image has %llu; keeping %llu",
-			 name, (unsigned long long)sc->block_size, (unsigned long long)mi->geom.block_size,
-			 (unsigned long long)mi->geom.block_size);
-	if (mi->geom.size > sc->size)
-		sfs_logf(&im->log, SFS_LOG_WARN, "%s: sidecar size %llu is smaller than the image (%llu); "
-			 "images never shrink, keeping %llu", name, (unsigned long long)sc->size,
-			 (unsigned long long)mi->geom.size, (unsigned long long)mi->geom.size);
-	sc->prov = mi->prov;
-	sc->block_size = mi->geom.block_size;
-	im->geom = mi->geom;
-	return 0;
-}
-
-int sfs_image_open(int store_fd, int state_fd, const char *name, const struct sfs_sidecar *sc,
-		   unsigned flags, const struct sfs_log *log, struct sfs_image **out,
-		   char *err, size_t errlen)
-{
-	struct sfs_map_info mi = { { sc->size, sc->lss, sc->pss, sc->block_size }, sc->prov, 0 };
-	char mapname[300];
-	struct sfs_image *im;
-	struct stat st;
-	bool fresh = false;
-	int rc;
-
-	snprintf(mapname, sizeof(mapname), "%s" MAP_SUFFIX, name);
-	rc = image_alloc(name, sc, flags, log, &im);
-	if (rc < 0)
-		return sfs_err(err, errlen, rc, "%s: out of memory", name);
-
-	/* O_NONBLOCK: a FIFO planted as the backing file must not hang the open */
-	im->fd = openat(store_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (im->fd < 0 && errno == ENOENT) {
-		/* The sidecar declares an image that does not exist yet: make it. */
-		rc = sfs_map_create(state_fd, mapname, &mi, &im->map);
-		if (rc == 0 && (rc = create_backing(store_fd, name, sc, log, &im->fd)) < 0)
-			unlinkat(state_fd, mapname, 0);
-		if (rc < 0) {
-			image_free(im);
-			return sfs_err(err, errlen, rc, "%s: cannot create image: %s", name, strerror(-rc));
-		}
-		fresh = true;
-	} else if (im->fd < 0) {
-		rc = -errno;
-		image_free(im);
-		if (rc == -ELOOP)
-			return sfs_err(err, errlen, -EPERM, "%s: backing file is a symbolic link; refused", name);
-		if (rc == -EISDIR)
-			return sfs_err(err, errlen, -EPERM, "%s: backing file is not a regular file; refused", name);
-		return sfs_err(err, errlen, rc, "%s: cannot open backing file: %s", name, strerror(-rc));
-	}
-	if (fstat(im->fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
-		image_free(im);
-		return sfs_err(err, errlen, -EPERM, "%s: backing file is %s; refused", name,
-			       !S_ISREG(st.st_mode) ? "not a regular file" : "hard-linked elsewhere");
-	}
-	if (!(flags & SFS_IMAGE_BUFFERED))
-		open_direct(im);
-
-	if (!fresh) {
-		rc = sfs_map_open(state_fd, mapname, 0, &im->log, &im->map, err, errlen);
-		if (rc == -ENOENT) {
-			/* A raw file with a sidecar and no map: import it as it is. */
-			if ((uint64_t)st.st_size > sc->size) {
-				image_free(im);
-				return sfs_err(err, errlen, -EINVAL, "%s.json: key 'size': %llu is smaller than the "
-					       "existing backing file (%lld bytes)", name,
-					       (unsigned long long)sc->size, (long long)st.st_size);
-			}
-			rc = sfs_map_create(state_fd, mapname, &mi, &im->map);
-			if (rc < 0) {
-				image_free(im);
-				return sfs_err(err, errlen, rc, "%s: cannot create map: %s", name, strerror(-rc));
-			}
-			import_extents(im, (uint64_t)st.st_size);
-			/* Thick images reserve all their space; holes in the raw file included. */
-			if (sc->prov != SFS_PROV_THIN && sc->size)
-				fallocate(im->fd, 0, 0, (off_t)sc->size);
-			sfs_logf(&im->log, SFS_LOG_INFO, "%s: imported existing backing file (%llu blocks hold data)",
-				 name, (unsigned long long)sfs_map_count(im->map));
-		} else if (rc < 0) {
-			image_free(im);
-			return rc;
-		} else {
-			rc = reconcile(im, name, err, errlen);
-			if (rc < 0) {
-				image_free(im);
-				return rc;
-			}
-		}
-	}
-
-	/* Backing shorter than the disk (a crash during grow, a copied file): extend it. */
-	if ((uint64_t)st.st_size < im->geom.size) {
-		if (ftruncate(im->fd, (off_t)im->geom.size) < 0) {
-			rc = -errno;
-			image_free(im);
-			return sfs_err(err, errlen, rc, "%s: cannot extend backing file: %s", name, strerror(-rc));
-		}
-		if (im->sc.prov != SFS_PROV_THIN)
-			fallocate(im->fd, 0, st.st_size, (off_t)(im->geom.size - (uint64_t)st.st_size));
-	}
-	if (im->sc.prov == SFS_PROV_EAGERZEROEDTHICK && !(sfs_map_info(im->map)->flags & SFS_MAP_F_ZEROED) &&
-	    !im->zero_bg) {
-		rc = sfs_image_finish_zeroing(im);
-		if (rc < 0) {
-			image_free(im);
-			return sfs_err(err, errlen, rc, "%s: eager zeroing failed: %s", name, strerror(-rc));
-		}
-	}
-	im->sc.size = im->geom.size;
-	im->vsize = im->geom.size;
-	im->ranged = im->dfd < 0 || im->geom.lss % im->dio_off != 0;
-	*out = im;
-	return 0;
-}
-
-int sfs_image_close(struct sfs_image *im)
-{
-	int rc;
-
-	if (!im)
-		return 0;
-	zero_join(im);
-	rc = sfs_map_flush(im->map, im->fd);
-	image_free(im);
-	return rc;
-}
 
 /* ---- I/O ---- */
 
@@ -679,15 +337,16 @@ int sfs_image_close(struct sfs_image *im)
 static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off, bool caller_holds)
 {
 	struct sfs_geom g = vis_geom(im);
-	uint64_t t0 = im->stats ? now_ns() : 0, first, last, pos;
+	uint64_t t0 = im->want_stats ? now_ns() : 0, first, last, pos;
+	struct sfs_stats *st;
 	struct hold r;
 	char *p = buf;
 	size_t n;
 	int rc = sfs_geom_check_read(&g, off, len, &n);
 
 	if (rc < 0) {
-		if (im->stats)
-			sfs_stats_misaligned(im->stats, SFS_OP_READ, off, len);
+		if ((st = stats_of(im)))
+			sfs_stats_misaligned(st, SFS_OP_READ, off, len);
 		return rc;
 	}
 	if (n == 0)
@@ -719,8 +378,8 @@ static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 	range_unlock(im, &r);
 	if (rc < 0)
 		return rc;
-	if (im->stats)
-		sfs_stats_read(im->stats, off, n, now_ns() - t0);
+	if ((st = stats_of(im)))
+		sfs_stats_read(st, off, n, now_ns() - t0);
 	return (ssize_t)n;
 }
 
@@ -765,19 +424,20 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 {
 	/* a growing image takes writes up to its capacity; another ends where it shows */
 	bool growing = __atomic_load_n(&im->growing, __ATOMIC_ACQUIRE);
-	struct sfs_geom g = growing ? cur_geom(im) : vis_geom(im);
-	uint64_t t0 = im->stats ? now_ns() : 0, first, last, run = off, end = off + len;
+	struct sfs_geom g = growing ? sfs_img_cur_geom(im) : vis_geom(im);
+	uint64_t t0 = im->want_stats ? now_ns() : 0, first, last, run = off, end = off + len;
+	struct sfs_stats *st;
 	struct hold r;
 	const char *p = buf;
 	bool was_first = false;
 	int rc = sfs_geom_check_write(&g, off, len);
 
 	if (rc < 0) {
-		if (im->stats) {
+		if ((st = stats_of(im))) {
 			if (rc == -EINVAL)
-				sfs_stats_misaligned(im->stats, SFS_OP_WRITE, off, len);
+				sfs_stats_misaligned(st, SFS_OP_WRITE, off, len);
 			else if (!growing)   /* growing: past the capacity, the store makes room and writes again */
-				sfs_stats_out_of_range(im->stats, SFS_OP_WRITE, off, len);
+				sfs_stats_out_of_range(st, SFS_OP_WRITE, off, len);
 		}
 		return rc;
 	}
@@ -810,8 +470,8 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	range_unlock(im, &r);
 	if (rc < 0)
 		return rc;
-	if (im->stats)
-		sfs_stats_write(im->stats, off, len, now_ns() - t0, was_first, sfs_geom_is_rmw(&g, off, len));
+	if ((st = stats_of(im)))
+		sfs_stats_write(st, off, len, now_ns() - t0, was_first, sfs_geom_is_rmw(&g, off, len));
 	return (ssize_t)len;
 }
 
@@ -830,11 +490,26 @@ static void unit_span(const struct sfs_geom *g, uint64_t off, size_t len, uint64
 		*e = g->size;
 }
 
+/* A page-aligned buffer of len bytes for a read-modify-write: from the shared pool when it
+ * fits (a request of up to 1 MiB and its partial sectors), else from the heap. */
 static void *span_buf(uint64_t len)
 {
+	struct sfs_bufpool *pool = sfs_bufpool_shared();
 	void *p = NULL;
 
+	if (pool && len <= sfs_bufpool_size(pool))
+		return sfs_bufpool_get(pool);
 	return posix_memalign(&p, 4096, len ? len : 1) == 0 ? p : NULL;
+}
+
+static void span_free(void *p, uint64_t len)
+{
+	struct sfs_bufpool *pool = sfs_bufpool_shared();
+
+	if (pool && len <= sfs_bufpool_size(pool))
+		sfs_bufpool_put(pool, p);
+	else
+		free(p);
 }
 
 ssize_t sfs_image_read_any(struct sfs_image *im, void *buf, size_t len, uint64_t off)
@@ -861,7 +536,7 @@ ssize_t sfs_image_read_any(struct sfs_image *im, void *buf, size_t len, uint64_t
 		memcpy(buf, tmp + (off - s), len);
 		n = (ssize_t)len;
 	}
-	free(tmp);
+	span_free(tmp, e - s);
 	return n;
 }
 
@@ -869,6 +544,7 @@ ssize_t sfs_image_write_any(struct sfs_image *im, const void *buf, size_t len, u
 {
 	struct sfs_geom g = vis_geom(im);
 	uint64_t s, e, head_end, tail_start;
+	struct sfs_stats *st;
 	struct hold r;
 	ssize_t n = 0;
 	char *tmp;
@@ -878,11 +554,11 @@ ssize_t sfs_image_write_any(struct sfs_image *im, const void *buf, size_t len, u
 		return sfs_image_write(im, buf, len, off);
 	/* what a page cache would do, except grow a disk: an extending write is whole sectors */
 	if (off > g.size || len > g.size - off) {
-		if (im->stats) {
+		if ((st = stats_of(im))) {
 			if (sfs_image_growing(im))
-				sfs_stats_misaligned(im->stats, SFS_OP_WRITE, off, len);
+				sfs_stats_misaligned(st, SFS_OP_WRITE, off, len);
 			else
-				sfs_stats_out_of_range(im->stats, SFS_OP_WRITE, off, len);
+				sfs_stats_out_of_range(st, SFS_OP_WRITE, off, len);
 		}
 		return sfs_image_growing(im) ? -EINVAL : -ENOSPC;
 	}
@@ -894,7 +570,7 @@ ssize_t sfs_image_write_any(struct sfs_image *im, const void *buf, size_t len, u
 	sfs_image_need_ranges(im);
 	rc = range_lock(im, &r, s, e - s, true, false);
 	if (rc < 0) {
-		free(tmp);
+		span_free(tmp, e - s);
 		return rc;
 	}
 	head_end = s + g.pss < e ? s + g.pss : e;
@@ -908,17 +584,23 @@ ssize_t sfs_image_write_any(struct sfs_image *im, const void *buf, size_t len, u
 		n = do_write(im, tmp, e - s, s, true);
 	}
 	range_unlock(im, &r);
-	free(tmp);
+	span_free(tmp, e - s);
 	return n < 0 ? n : (ssize_t)len;
 }
 
 int sfs_image_flush(struct sfs_image *im)
 {
-	uint64_t t0 = im->stats ? now_ns() : 0;
-	int rc = sfs_map_flush(im->map, im->fd);
+	uint64_t t0 = im->want_stats ? now_ns() : 0;
+	struct sfs_stats *st;
+	int rc;
 
-	if (im->stats && rc == 0)
-		sfs_stats_flush(im->stats, now_ns() - t0);
+	/* cleared first: a write during the flush marks it again for the next one */
+	__atomic_store_n(&im->dirty, 0, __ATOMIC_RELEASE);
+	rc = sfs_map_flush(im->map, im->fd);
+	if (rc < 0)
+		mark_dirty(im);
+	if (rc == 0 && (st = stats_of(im)))
+		sfs_stats_flush(st, now_ns() - t0);
 	return rc;
 }
 
@@ -927,7 +609,7 @@ enum range_op { OP_DISCARD, OP_ZERO, OP_ALLOCATE };
 /* Apply op to every block touching [off, off+len), each under its stripe lock. */
 static int range_op(struct sfs_image *im, uint64_t off, uint64_t len, enum range_op op)
 {
-	struct sfs_geom g = cur_geom(im);
+	struct sfs_geom g = sfs_img_cur_geom(im);
 	uint64_t first, last;
 	struct hold r;
 	int rc;
@@ -961,6 +643,7 @@ static int range_op(struct sfs_image *im, uint64_t off, uint64_t len, enum range
 			/* never written: reads as zeros already */
 		} else if (op == OP_DISCARD && im->sc.prov == SFS_PROV_THIN && s == bs && e == be) {
 			sfs_map_clear(im->map, b);
+			mark_dirty(im);
 			if (fallocate(im->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 				      (off_t)bs, (off_t)(be - bs)) < 0 && errno != EOPNOTSUPP)
 				rc = -errno;
@@ -977,18 +660,19 @@ static int range_op(struct sfs_image *im, uint64_t off, uint64_t len, enum range
 static int checked_range_op(struct sfs_image *im, uint64_t off, uint64_t len, enum range_op op)
 {
 	struct sfs_geom g = vis_geom(im);
+	struct sfs_stats *st;
 	int rc = sfs_geom_check_write(&g, off, len);
 
-	if (im->stats) {
+	if ((st = stats_of(im))) {
 		if (rc == -EINVAL)
-			sfs_stats_misaligned(im->stats, op == OP_DISCARD ? SFS_OP_DISCARD : SFS_OP_WRITE_ZEROES, off, len);
+			sfs_stats_misaligned(st, op == OP_DISCARD ? SFS_OP_DISCARD : SFS_OP_WRITE_ZEROES, off, len);
 		else if (rc == -ENOSPC)
-			sfs_stats_out_of_range(im->stats, op == OP_DISCARD ? SFS_OP_DISCARD : SFS_OP_WRITE_ZEROES,
+			sfs_stats_out_of_range(st, op == OP_DISCARD ? SFS_OP_DISCARD : SFS_OP_WRITE_ZEROES,
 					       off, len);
 		else if (op == OP_DISCARD)
-			sfs_stats_discard(im->stats, len);
+			sfs_stats_discard(st, len);
 		else
-			sfs_stats_write_zeroes(im->stats, len);
+			sfs_stats_write_zeroes(st, len);
 	}
 	return rc < 0 ? rc : range_op(im, off, len, op);
 }
@@ -1022,7 +706,7 @@ static int grow_check(const struct sfs_geom *g, uint64_t new_size)
 
 int sfs_image_grow_prepare(struct sfs_image *im, uint64_t new_size)
 {
-	struct sfs_geom g = cur_geom(im);
+	struct sfs_geom g = sfs_img_cur_geom(im);
 	uint64_t old = g.size;
 	struct stat st;
 	int rc = grow_check(&g, new_size);
@@ -1053,7 +737,7 @@ int sfs_image_grow_prepare(struct sfs_image *im, uint64_t new_size)
 
 int sfs_image_grow_commit(struct sfs_image *im, uint64_t new_size)
 {
-	struct sfs_geom g = cur_geom(im);
+	struct sfs_geom g = sfs_img_cur_geom(im);
 	uint32_t flags = sfs_map_info(im->map)->flags;
 	int rc = grow_check(&g, new_size);
 
@@ -1133,7 +817,7 @@ static int zero_blocks(struct sfs_image *im, bool stoppable)
 	if (im->sc.prov != SFS_PROV_EAGERZEROEDTHICK || (sfs_map_info(im->map)->flags & SFS_MAP_F_ZEROED))
 		return 0;
 	for (;;) {
-		struct sfs_geom g = cur_geom(im);
+		struct sfs_geom g = sfs_img_cur_geom(im);
 		uint64_t nb = sfs_map_nblocks(im->map), per = ZERO_STEP / g.block_size, e, s0, e0, s1, e1;
 
 		b = sfs_map_next_clear(im->map, b);
@@ -1174,11 +858,11 @@ int sfs_image_finish_zeroing(struct sfs_image *im)
 	return zero_blocks(im, false);
 }
 
-/* Bytes of the disk zeroed (or written) so far, and the disk size. */
-static void zero_progress(const struct sfs_image *im, uint64_t *done, uint64_t *total)
+/* Bytes of the disk zeroed (or written) so far, count blocks allocated, and the disk size. */
+static void zero_progress(const struct sfs_image *im, uint64_t count, uint64_t *done, uint64_t *total)
 {
-	struct sfs_geom g = cur_geom(im);
-	uint64_t bytes = sfs_map_count(im->map) * g.block_size;
+	struct sfs_geom g = sfs_img_cur_geom(im);
+	uint64_t bytes = count * g.block_size;
 
 	*total = g.size;
 	*done = bytes < g.size ? bytes : g.size;
@@ -1204,7 +888,7 @@ static void *zero_thread(void *arg)
 		pthread_mutex_unlock(&im->zero_lk);
 		break;
 	}
-	zero_progress(im, &done, &total);
+	zero_progress(im, sfs_map_count(im->map), &done, &total);
 	sfs_format_human(rc == 0 && im->zero_from < done ? done - im->zero_from : done, a, sizeof(a));
 	sfs_format_human(total, b, sizeof(b));
 	if (rc == 0)
@@ -1217,6 +901,7 @@ static void *zero_thread(void *arg)
 		sfs_logf(&im->log, SFS_LOG_ERR, "%s: eager zeroing failed at %u%% (%s of %s): %s; blocks not "
 			 "zeroed yet are zeroed on their first write, and the zeroing resumes when the image is "
 			 "next opened", im->name, (unsigned)(total ? done * 100 / total : 0), a, b, strerror(-rc));
+	sfs_image_unpin(im);             /* the pin sfs_image_zero_start took for this thread */
 	return NULL;
 }
 
@@ -1243,12 +928,21 @@ int sfs_image_zero_start(struct sfs_image *im)
 		pthread_join(im->zero_thr, NULL);   /* ended, or ending: it holds no lock */
 		im->zero_joinable = false;
 	}
-	zero_progress(im, &done, &total);
+	zero_progress(im, sfs_map_count(im->map), &done, &total);
 	im->zero_t0 = now_ns();
 	im->zero_from = done;
 	__atomic_store_n(&im->zero_active, true, __ATOMIC_RELEASE);
 	__atomic_store_n(&im->zero_err, 0, __ATOMIC_RELAXED);
 	im->zero_again = false;
+	/* the thread keeps the image's descriptors open until it ends */
+	rc = sfs_image_pin(im);
+	if (rc < 0) {
+		__atomic_store_n(&im->zero_err, rc, __ATOMIC_RELAXED);
+		__atomic_store_n(&im->zero_active, false, __ATOMIC_RELEASE);
+		sfs_logf(&im->log, SFS_LOG_ERR, "%s: cannot start eager zeroing: %s; blocks not zeroed yet are "
+			 "zeroed on their first write", im->name, strerror(-rc));
+		goto out;
+	}
 	/* signals are for the daemon's own threads (libfuse's handlers end its loop) */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -1260,6 +954,7 @@ int sfs_image_zero_start(struct sfs_image *im)
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc < 0) {
+		sfs_image_unpin(im);
 		__atomic_store_n(&im->zero_err, rc, __ATOMIC_RELAXED);
 		__atomic_store_n(&im->zero_active, false, __ATOMIC_RELEASE);
 		sfs_logf(&im->log, SFS_LOG_ERR, "%s: cannot start eager zeroing: %s; blocks not zeroed yet are "
@@ -1281,7 +976,7 @@ void sfs_image_zero_cancel(struct sfs_image *im)
 }
 
 /* Stop the zeroing thread, if any, and wait for it (progress kept in the map). */
-static void zero_join(struct sfs_image *im)
+void sfs_img_zero_join(struct sfs_image *im)
 {
 	bool joinable;
 
@@ -1296,11 +991,15 @@ static void zero_join(struct sfs_image *im)
 
 enum sfs_zeroing sfs_image_zeroing(const struct sfs_image *im, uint64_t *done, uint64_t *total, int *err)
 {
-	zero_progress(im, done, total);
+	struct sfs_map_info mi;
+	uint64_t count, nblocks;
+
+	sfs_img_map_state(im, &mi, &count, &nblocks);
+	zero_progress(im, count, done, total);
 	*err = 0;
 	if (im->sc.prov != SFS_PROV_EAGERZEROEDTHICK)
 		return SFS_ZEROING_NONE;
-	if (sfs_map_info(im->map)->flags & SFS_MAP_F_ZEROED)
+	if (mi.flags & SFS_MAP_F_ZEROED)
 		return SFS_ZEROING_DONE;
 	if (__atomic_load_n(&im->zero_active, __ATOMIC_ACQUIRE))
 		return SFS_ZEROING_RUNNING;
@@ -1329,15 +1028,6 @@ int sfs_image_grow(struct sfs_image *im, uint64_t new_size)
 }
 
 /* ---- accessors ---- */
-
-int sfs_image_stat(struct sfs_image *im, struct stat *st)
-{
-	if (fstat(im->fd, st) < 0)
-		return -errno;
-	st->st_size = (off_t)__atomic_load_n(&im->vsize, __ATOMIC_ACQUIRE);
-	st->st_blksize = (blksize_t)im->geom.pss;
-	return 0;
-}
 
 struct sfs_geom sfs_image_geom(const struct sfs_image *im)
 {
@@ -1380,7 +1070,7 @@ int sfs_image_show_size(struct sfs_image *im, uint64_t size)
  * when one holds data (or there is too much to look at), or -errno. */
 static int forget_zero_blocks_past(struct sfs_image *im, uint64_t cap)
 {
-	struct sfs_geom g = cur_geom(im);
+	struct sfs_geom g = sfs_img_cur_geom(im);
 	uint64_t nb = sfs_map_nblocks(im->map), first = (cap + g.block_size - 1) / g.block_size, seen = 0;
 	char *buf;
 	int rc = 0;
@@ -1452,7 +1142,7 @@ int sfs_image_reformat(struct sfs_image *im, int state_fd, const struct sfs_side
 		return -EBUSY;
 	if (im->nretired == sizeof(im->retired) / sizeof(im->retired[0]))
 		return -EBUSY;
-	snprintf(mapname, sizeof(mapname), "%s" MAP_SUFFIX, im->name);
+	snprintf(mapname, sizeof(mapname), "%s" SFS_IMG_MAP_SUFFIX, im->name);
 	rc = sfs_map_create(state_fd, mapname, &mi, &nm);
 	if (rc < 0)
 		return rc;
@@ -1499,46 +1189,56 @@ struct sfs_map *sfs_image_map(struct sfs_image *im)
 
 struct sfs_stats *sfs_image_stats(struct sfs_image *im)
 {
-	return im->stats;
+	return stats_of(im);
+}
+
+void sfs_image_stats_snapshot(struct sfs_image *im, struct sfs_stats_snap *snap)
+{
+	struct sfs_stats *st = __atomic_load_n(&im->stats, __ATOMIC_ACQUIRE);
+
+	if (st)
+		sfs_stats_snapshot(st, snap);
+	else
+		sfs_stats_snapshot_empty(im->stats_gen, im->stats_t0, snap);
+}
+
+void sfs_image_stats_recent(struct sfs_image *im, struct sfs_stats_recent *out)
+{
+	struct sfs_stats *st = __atomic_load_n(&im->stats, __ATOMIC_ACQUIRE);
+
+	if (st) {
+		sfs_stats_recent(st, out);
+	} else {
+		out->nrefused = 0;
+		out->nrmw = 0;
+	}
+}
+
+bool sfs_image_has_stats(const struct sfs_image *im)
+{
+	return __atomic_load_n(&im->stats, __ATOMIC_ACQUIRE) != NULL;
 }
 
 void sfs_image_stats_info(const struct sfs_image *im, struct sfs_stats_info *info)
 {
+	struct sfs_map_info mi;
+
 	memset(info, 0, sizeof(*info));
 	info->name = im->name;
 	info->geom = vis_geom(im);
 	info->prov = im->sc.prov;
 	info->zero_offload = im->sc.zero_offload;
-	info->direct = im->dfd >= 0;
-	info->allocated_blocks = sfs_map_count(im->map);
-	info->total_blocks = sfs_map_nblocks(im->map);
+	info->direct = sfs_image_direct(im);
+	sfs_img_map_state(im, &mi, &info->allocated_blocks, &info->total_blocks);
 	info->zeroing = sfs_image_zeroing(im, &info->zeroing_done, &info->zeroing_total, &info->zeroing_err);
-}
-
-const char *sfs_image_name(const struct sfs_image *im)
-{
-	return im->name;
-}
-
-int sfs_image_set_name(struct sfs_image *im, const char *name)
-{
-	if (strlen(name) >= sizeof(im->name))
-		return -ENAMETOOLONG;
-	snprintf(im->name, sizeof(im->name), "%s", name);
-	return 0;
-}
-
-int sfs_image_fd(const struct sfs_image *im)
-{
-	return im->fd;
 }
 
 bool sfs_image_direct(const struct sfs_image *im)
 {
-	return im->dfd >= 0;
+	return im->fdc ? im->direct : im->dfd >= 0;
 }
 
 struct sfs_rangelock *sfs_image_rangelock(struct sfs_image *im)
 {
-	return __atomic_load_n(&im->ranged, __ATOMIC_SEQ_CST) ? &im->rl : NULL;
+	return __atomic_load_n(&im->ranged, __ATOMIC_SEQ_CST) ? im->rl : NULL;
 }

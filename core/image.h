@@ -34,6 +34,7 @@
 
 struct sfs_image;
 struct sfs_rangelock;
+struct sfs_fdcache;
 
 #define SFS_IMAGE_STATS 1u     /* keep statistics */
 #define SFS_IMAGE_BUFFERED 2u  /* buffered backing I/O instead of O_DIRECT */
@@ -55,9 +56,55 @@ int sfs_image_open(int store_fd, int state_fd, const char *name,
 		   const struct sfs_log *log, struct sfs_image **out,
 		   char *err, size_t errlen);
 
+/* As sfs_image_open, its descriptors (backing file, O_DIRECT twin, map) held in fdc
+ * (fdcache.h; NULL: held from open to close, as sfs_image_open).  The image comes back pinned
+ * once (sfs_image_unpin or sfs_image_release drops it).  An open that runs out of descriptors
+ * closes an idle image's and tries again. */
+int sfs_image_open_in(struct sfs_fdcache *fdc, int store_fd, int state_fd, const char *name,
+		      const struct sfs_sidecar *sc, unsigned flags, const struct sfs_log *log,
+		      struct sfs_image **out, char *err, size_t errlen);
+
 /* Stop the zeroing thread (at its next step, progress kept) and wait for it, flush (data then
  * map) and free the image; returns the flush result.  No other call on im may be running. */
 int sfs_image_close(struct sfs_image *im);
+
+/* Keep im's descriptors and map open until the matching unpin, reopening them first when the
+ * cache closed them: backing file by name (-ENOENT when the file there now is not the one
+ * opened first: removed or replaced behind our back), map checked again (-EUCLEAN, logged,
+ * when it is another file or says something else); -EMFILE/-ENFILE when no descriptor can be
+ * had.  Every call below that does I/O, and sfs_image_fd and sfs_image_map, need a pin when
+ * the image has a cache; without one pin and unpin do nothing (0). */
+int sfs_image_pin(struct sfs_image *im);
+
+/* Drop a pin (precondition: pinned); the last one leaves the image idle in its cache. */
+void sfs_image_unpin(struct sfs_image *im);
+
+/* Drop a pin; the last one closes the image's descriptors at once (after a load: an image
+ * nobody uses holds none). */
+void sfs_image_release(struct sfs_image *im);
+
+/* Are im's descriptors open now (always without a cache)?  A hint unless pinned. */
+bool sfs_image_resident(struct sfs_image *im);
+
+/* The device and inode of the backing file as first opened. */
+void sfs_image_identity(const struct sfs_image *im, dev_t *dev, ino_t *ino);
+
+/* fstatat of the backing file by its name (no pin needed): 0, -ESTALE when another file is
+ * there now (not the one of sfs_image_identity), or -errno (-ENOENT: none). */
+int sfs_image_backing_stat(struct sfs_image *im, struct stat *st);
+
+/* Is the backing file gone from its name (removed, or another file put there)? */
+bool sfs_image_backing_gone(struct sfs_image *im);
+
+/* Make st, a stat of the backing file, the disk's: st_size the disk size, st_blksize the
+ * physical sector. */
+void sfs_image_stat_fill(const struct sfs_image *im, struct stat *st);
+
+/* fchmod (mode & 07777), fchown, futimens of the backing file, pinned for the call: 0 or
+ * -errno (a pin's too). */
+int sfs_image_chmod(struct sfs_image *im, mode_t mode);
+int sfs_image_chown(struct sfs_image *im, uid_t uid, gid_t gid);
+int sfs_image_utimens(struct sfs_image *im, const struct timespec tv[2]);
 
 /* Read len bytes at off into buf: bytes read (0 at/after the end) or -EINVAL/-EIO. */
 ssize_t sfs_image_read(struct sfs_image *im, void *buf, size_t len, uint64_t off);
@@ -82,6 +129,10 @@ void sfs_image_need_ranges(struct sfs_image *im);
 
 /* Make every write before it durable: data fdatasync, then the map. */
 int sfs_image_flush(struct sfs_image *im);
+
+/* sfs_image_flush when the image's descriptors are open (no pin needed); else 0: an image whose
+ * descriptors were closed was flushed then. */
+int sfs_image_flush_open(struct sfs_image *im);
 
 /* Discard [off, off+len): thin frees whole blocks and zeroes partial ones, thick zeroes. */
 int sfs_image_discard(struct sfs_image *im, uint64_t off, uint64_t len);
@@ -132,10 +183,11 @@ int sfs_image_zero_start(struct sfs_image *im);
 void sfs_image_zero_cancel(struct sfs_image *im);
 
 /* Where eager zeroing stands: *done of *total bytes zeroed or written (blocks set), *err the
- * error that ended a FAILED run (else 0).  Safe while it runs. */
+ * error that ended a FAILED run (else 0).  Safe while it runs; no pin needed. */
 enum sfs_zeroing sfs_image_zeroing(const struct sfs_image *im, uint64_t *done, uint64_t *total, int *err);
 
-/* stat of the backing file with st_size = disk size, st_blksize = physical sector. */
+/* stat of the backing file with st_size = disk size, st_blksize = physical sector (no pin
+ * needed: by name when not open; -ENOENT when another file is there now). */
 int sfs_image_stat(struct sfs_image *im, struct stat *st);
 
 /* The geometry the disk shows (its size: what a grow or, while growing, a write made it). */
@@ -176,13 +228,27 @@ int sfs_image_trim_backing(struct sfs_image *im);
  * file says). */
 struct sfs_sidecar sfs_image_sidecar(const struct sfs_image *im);
 
-/* The allocation map (for tools and tests). */
+/* The allocation map (for tools and tests; pinned when the image has a cache). */
 struct sfs_map *sfs_image_map(struct sfs_image *im);
 
-/* The stats, or NULL when opened without. */
+/* The stats, made now if the image had no I/O yet (same generation and start as the empty
+ * snapshots before); NULL when opened without, or out of memory. */
 struct sfs_stats *sfs_image_stats(struct sfs_image *im);
 
-/* Fill info for the stats renderers (name, geometry, allocation; no recent lists: NULL). */
+/* A snapshot of the stats into snap, all zero when the image had no I/O yet (which allocates
+ * nothing: reading the stats of many idle images costs no memory).  Precondition: opened with
+ * SFS_IMAGE_STATS. */
+void sfs_image_stats_snapshot(struct sfs_image *im, struct sfs_stats_snap *snap);
+
+/* The recent refused and read-modify-write I/Os into out, none when the image had no I/O yet
+ * (which allocates nothing).  Precondition: opened with SFS_IMAGE_STATS. */
+void sfs_image_stats_recent(struct sfs_image *im, struct sfs_stats_recent *out);
+
+/* Have the stats been made (the image had I/O, or sfs_image_stats was called)? */
+bool sfs_image_has_stats(const struct sfs_image *im);
+
+/* Fill info for the stats renderers (name, geometry, allocation; no pin needed; no recent
+ * lists: NULL). */
 void sfs_image_stats_info(const struct sfs_image *im, struct sfs_stats_info *info);
 
 /* The image's name (as opened, or as last renamed). */
@@ -191,7 +257,8 @@ const char *sfs_image_name(const struct sfs_image *im);
 /* Change the name the image reports (after a rename by the store); 0 or -ENAMETOOLONG. */
 int sfs_image_set_name(struct sfs_image *im, const char *name);
 
-/* The backing file descriptor (for tools and tests; do not close). */
+/* The backing file descriptor (for tools and tests; do not close; pinned when the image has a
+ * cache). */
 int sfs_image_fd(const struct sfs_image *im);
 
 /* True when the image's backing I/O is O_DIRECT (aligned transfers). */

@@ -142,15 +142,38 @@ static void record_lat(struct sfs_stats_snap *c, enum sfs_lat_class cls, uint64_
 
 int sfs_stats_new(struct sfs_stats **out)
 {
+	return sfs_stats_new_at(next_generation(), now_ns(), out);
+}
+
+int sfs_stats_new_at(uint64_t generation, uint64_t start_ns, struct sfs_stats **out)
+{
 	struct sfs_stats *st = aligned_alloc(_Alignof(struct sfs_stats), sizeof(*st));
 
 	if (!st)
 		return -ENOMEM;
 	memset(st, 0, sizeof(*st));
-	st->start_ns = now_ns();
-	st->generation = next_generation();
+	st->start_ns = start_ns;
+	st->generation = generation;
 	*out = st;
 	return 0;
+}
+
+uint64_t sfs_stats_next_generation(void)
+{
+	return next_generation();
+}
+
+uint64_t sfs_stats_clock_ns(void)
+{
+	return now_ns();
+}
+
+void sfs_stats_snapshot_empty(uint64_t generation, uint64_t start_ns, struct sfs_stats_snap *snap)
+{
+	memset(snap, 0, sizeof(*snap));
+	snap->elapsed_ns = now_ns() - start_ns;
+	snap->reset_generation = generation;
+	sfs_stats_origin(&snap->daemon_start, &snap->daemon_pid);
 }
 
 void sfs_stats_free(struct sfs_stats *st)

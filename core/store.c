@@ -57,6 +57,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdcache.h"
 #include "grow.h"
 #include "recover.h"
 #include "step.h"
@@ -100,6 +101,7 @@ struct sfs_store {
 	size_t nbad, capbad;
 	struct entry *orphans;     /* unlinked or replaced images still held open */
 	size_t norphans, caporphans;
+	struct sfs_fdcache *fdc;   /* the images' descriptors (opts.fd_budget), or NULL */
 };
 
 int sfs_name_valid(const char *name)
@@ -251,10 +253,9 @@ static struct entry take_out(struct sfs_store *s, struct entry *e)
 static void remove_entry(struct sfs_store *s, struct entry *e)
 {
 	struct entry old = take_out(s, e);
-	struct stat st;
 
 	/* no use zeroing a backing file that is gone; its holders read zeros there anyway */
-	if (fstat(sfs_image_fd(old.im), &st) == 0 && st.st_nlink == 0)
+	if (sfs_image_backing_gone(old.im))
 		sfs_image_zero_cancel(old.im);
 	if (--old.refs == 0) {
 		sfs_image_close(old.im);
@@ -300,6 +301,11 @@ static void forget_reported(struct sfs_store *s, const char *name)
 	}
 }
 
+static bool out_of_fds(int rc)
+{
+	return rc == -EMFILE || rc == -ENFILE;
+}
+
 /* An image dropped from the namespace while files were open on it (its
  * sidecar went away or changed) comes back when it is declared again: the
  * same instance, never a second one over the same backing file and map,
@@ -310,16 +316,19 @@ static void forget_reported(struct sfs_store *s, const char *name)
 static int revive_orphan(struct sfs_store *s, const char *name, const struct sfs_sidecar *sc,
 			 const struct stat *scst, struct entry **out)
 {
-	struct stat want, have;
+	struct stat want;
 	char diff[512];
+	dev_t dev;
+	ino_t ino;
 
 	if (fstatat(s->dirfd, name, &want, AT_SYMLINK_NOFOLLOW) < 0)
 		return -ENOENT;
 	for (size_t i = 0; i < s->norphans; i++) {
 		struct entry e = s->orphans[i];
 
-		if (fstat(sfs_image_fd(e.im), &have) < 0 || have.st_ino != want.st_ino ||
-		    have.st_dev != want.st_dev || have.st_nlink == 0)
+		/* the file under the name is the one the instance opened (so it is not unlinked) */
+		sfs_image_identity(e.im, &dev, &ino);
+		if (ino != want.st_ino || dev != want.st_dev)
 			continue;
 		if (sidecar_diff(&e.declared, sc, diff, sizeof(diff))) {
 			char scname[SFS_NAME_MAX + 8];
@@ -364,6 +373,9 @@ static int load_locked(struct sfs_store *s, const char *name, struct entry **out
 		return -ENOENT;
 	id = file_id_of(&st);
 	rc = sfs_sidecar_load(s->dirfd, scname, &sc, err, sizeof(err));
+	/* out of descriptors: an idle image gives its own back */
+	while (out_of_fds(rc) && s->fdc && sfs_fdcache_evict_one(s->fdc))
+		rc = sfs_sidecar_load(s->dirfd, scname, &sc, err, sizeof(err));
 	if (rc == 0) {
 		rc = revive_orphan(s, name, &sc, &st, out);
 		if (rc == 0)
@@ -373,8 +385,8 @@ static int load_locked(struct sfs_store *s, const char *name, struct entry **out
 		rc = 0;
 	}
 	if (rc == 0)
-		rc = sfs_image_open(s->dirfd, s->statefd, name, &sc, image_flags(s), &s->opts.log,
-				    &im, err, sizeof(err));
+		rc = sfs_image_open_in(s->fdc, s->dirfd, s->statefd, name, &sc, image_flags(s), &s->opts.log,
+				       &im, err, sizeof(err));
 	/* A sidecar that says more than the image has grows it (the user edited it). */
 	if (rc == 0 && sc.size > sfs_image_geom(im).size) {
 		rc = sfs_grow(s->dirfd, s->statefd, im, sc.size, false, &s->opts.log);
@@ -387,7 +399,8 @@ static int load_locked(struct sfs_store *s, const char *name, struct entry **out
 	if (rc < 0) {
 		if (!already_reported(s, scname, &st))
 			sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s (image not served)", err);
-		return -ENOENT;
+		/* the image may be fine: the daemon is what ran out */
+		return out_of_fds(rc) || rc == -ENOMEM ? rc : -ENOENT;
 	}
 	forget_reported(s, scname);
 	rc = insert(s, name, im, 1, &sc, &id);
@@ -398,22 +411,28 @@ static int load_locked(struct sfs_store *s, const char *name, struct entry **out
 	/* eager zeroing not finished: in the background (without zero_background the open did it);
 	 * a thread that cannot start is logged, and the blocks are zeroed on first write */
 	sfs_image_zero_start(im);
+	/* the open's pin: an image nobody uses keeps no descriptor (the zeroing thread has its own) */
+	sfs_image_release(im);
 	if (out)
 		*out = find(s, name, &pos);
 	return 0;
 }
 
 /* Has e's image been removed from the store directory behind our back
- * (backing file unlinked, or its sidecar gone), or its sidecar rewritten
- * to say something else?  Then it is dropped from the namespace; files
- * still open on it keep working on the instance they have. */
-static bool prune_if_gone(struct sfs_store *s, struct entry *e)
+ * (backing file unlinked, or another file put under its name, or its
+ * sidecar gone), or its sidecar rewritten to say something else?  Then it
+ * is dropped from the namespace; files still open on it keep working on
+ * the instance they have.  The backing file is looked at by name and must
+ * be the inode first opened (no descriptor needed); *bst is its stat
+ * (valid when false is returned and the fstatat worked). */
+static bool prune_if_gone_stat(struct sfs_store *s, struct entry *e, struct stat *bst)
 {
 	char scname[SFS_NAME_MAX + 8], mapname[SFS_NAME_MAX + 8], err[512], diff[512];
 	struct sfs_sidecar sc;
 	struct file_id id;
 	struct stat st;
-	bool backing_gone = fstat(sfs_image_fd(e->im), &st) == 0 && st.st_nlink == 0;
+	int brc = sfs_image_backing_stat(e->im, bst);
+	bool backing_gone = brc == -ENOENT || brc == -ESTALE;
 	int rc = backing_gone ? -ENOENT : sidecar_id(s, e->name, &id);
 
 	snprintf(scname, sizeof(scname), "%s.json", e->name);
@@ -454,10 +473,28 @@ static bool prune_if_gone(struct sfs_store *s, struct entry *e)
 	return true;
 }
 
+static bool prune_if_gone(struct sfs_store *s, struct entry *e)
+{
+	struct stat bst;
+
+	return prune_if_gone_stat(s, e, &bst);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Load every sidecar of the store not in the table yet.  The new names are loaded in sorted
+ * order, so that each goes in at the end of a table filled from empty (a first scan of
+ * thousands of images moves no entry). */
 static int scan_locked(struct sfs_store *s)
 {
 	int fd = openat(s->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char **names = NULL;
+	size_t n = 0, cap = 0;
 	struct dirent *de;
+	int rc = 0;
 	DIR *d;
 
 	if (fd < 0)
@@ -470,12 +507,11 @@ static int scan_locked(struct sfs_store *s)
 		return -errno;
 	}
 	while ((de = readdir(d))) {
-		char name[SFS_NAME_MAX + 1];
-		size_t n = strlen(de->d_name);
+		size_t len = strlen(de->d_name);
 
-		if (de->d_name[0] == '.' || n <= 5 || strcmp(de->d_name + n - 5, ".json") != 0)
+		if (de->d_name[0] == '.' || len <= 5 || strcmp(de->d_name + len - 5, ".json") != 0)
 			continue;
-		if (n - 5 > SFS_NAME_MAX) {
+		if (len - 5 > SFS_NAME_MAX) {
 			struct stat st;
 
 			if (fstatat(s->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -484,13 +520,26 @@ static int scan_locked(struct sfs_store *s)
 					 "image not served)", de->d_name, SFS_NAME_MAX);
 			continue;
 		}
-		memcpy(name, de->d_name, n - 5);
-		name[n - 5] = '\0';
-		if (!find(s, name, NULL))
-			load_locked(s, name, NULL);
+		if (grow_array((void **)&names, &cap, n + 1, sizeof(*names)) < 0 ||
+		    !(names[n] = strndup(de->d_name, len - 5))) {
+			rc = -ENOMEM;
+			break;
+		}
+		if (find(s, names[n], NULL))
+			free(names[n]);
+		else
+			n++;
 	}
 	closedir(d);
-	return 0;
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_name);
+	for (size_t i = 0; i < n; i++) {
+		if (rc == 0 && !find(s, names[i], NULL))
+			load_locked(s, names[i], NULL);
+		free(names[i]);
+	}
+	free(names);
+	return rc;
 }
 
 /* ---- lock and journal ---- */
@@ -566,6 +615,11 @@ int sfs_store_open(const char *dir, const struct sfs_store_opts *o, struct sfs_s
 	s->opts = *o;
 	s->statefd = s->lockfd = -1;
 	pthread_mutex_init(&s->lock, NULL);
+	if (o->fd_budget && (rc = sfs_fdcache_new(o->fd_budget, &s->fdc)) < 0) {
+		pthread_mutex_destroy(&s->lock);
+		free(s);
+		return sfs_err(err, errlen, rc, "out of memory");
+	}
 	s->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (s->dirfd < 0) {
 		rc = sfs_err(err, errlen, -errno, "%s: cannot open store: %s", dir, strerror(errno));
@@ -625,6 +679,7 @@ int sfs_store_close(struct sfs_store *s)
 	if (s->dirfd >= 0)
 		close(s->dirfd);
 	pthread_mutex_destroy(&s->lock);
+	sfs_fdcache_free(s->fdc);
 	free(s->ents);
 	free(s->orphans);
 	free(s->bad);
@@ -649,6 +704,37 @@ int sfs_store_get(struct sfs_store *s, const char *name, struct sfs_image **out)
 		e->refs++;
 		*out = e->im;
 	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+int sfs_store_stat(struct sfs_store *s, const char *name, struct stat *st)
+{
+	struct entry *e;
+	int rc = 0;
+
+	memset(st, 0, sizeof(*st));
+	pthread_mutex_lock(&s->lock);
+	e = find(s, name, NULL);
+	/* the name's backing file, already looked at by name for prune_if_gone */
+	if (e && prune_if_gone_stat(s, e, st))
+		e = NULL;
+	if (e) {
+		dev_t dev;
+		ino_t ino;
+
+		sfs_image_identity(e->im, &dev, &ino);
+		if (st->st_dev != dev || st->st_ino != ino)    /* the fstatat failed otherwise */
+			rc = sfs_image_backing_stat(e->im, st);
+	} else {
+		rc = load_locked(s, name, &e);
+		if (rc == 0)
+			rc = sfs_image_backing_stat(e->im, st);
+	}
+	if (rc == -ESTALE)
+		rc = -ENOENT;
+	if (rc == 0)
+		sfs_image_stat_fill(e->im, st);
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }
@@ -702,6 +788,28 @@ int sfs_store_list(struct sfs_store *s, int (*cb)(void *ctx, const char *name), 
 		rc = cb(ctx, names[i]);
 	free(names);
 	return rc;
+}
+
+int sfs_store_list_range(struct sfs_store *s, size_t first, size_t max,
+			 int (*cb)(void *ctx, const char *name), void *ctx)
+{
+	char (*names)[SFS_NAME_MAX + 1];
+	size_t n = 0;
+	int rc = 0;
+
+	if (max == 0)
+		return 0;
+	names = malloc(max * sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = first; i < s->nents && n < max; i++)
+		memcpy(names[n++], s->ents[i].name, sizeof(names[0]));
+	pthread_mutex_unlock(&s->lock);
+	for (size_t i = 0; i < n && rc == 0; i++)
+		rc = cb(ctx, names[i]);
+	free(names);
+	return rc < 0 ? rc : (int)n;
 }
 
 int sfs_store_rescan(struct sfs_store *s)
@@ -767,8 +875,8 @@ int sfs_store_create(struct sfs_store *s, const char *name, struct sfs_image **o
 		rc = sfs_step("create", 1);
 	/* 2: map and backing file */
 	if (rc == 0) {
-		rc = sfs_image_open(s->dirfd, s->statefd, name, &sc, image_flags(s), &s->opts.log, &im,
-				    err, sizeof(err));
+		rc = sfs_image_open_in(s->fdc, s->dirfd, s->statefd, name, &sc, image_flags(s), &s->opts.log,
+				       &im, err, sizeof(err));
 		if (rc < 0)
 			sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s", err);
 	}
@@ -791,6 +899,7 @@ int sfs_store_create(struct sfs_store *s, const char *name, struct sfs_image **o
 		pthread_mutex_unlock(&s->lock);
 		return rc;
 	}
+	sfs_image_unpin(im);           /* idle, open: its creator is about to use it */
 	*out = im;
 	pthread_mutex_unlock(&s->lock);
 	return 0;
@@ -800,7 +909,8 @@ int sfs_store_unlink(struct sfs_store *s, const char *name)
 {
 	char scname[SFS_NAME_MAX + 8], mapname[SFS_NAME_MAX + 8], rec[SFS_NAME_MAX + 16], text[96];
 	struct entry *e;
-	struct stat st;
+	dev_t dev;
+	ino_t ino;
 	int rc = 0;
 
 	pthread_mutex_lock(&s->lock);
@@ -814,14 +924,10 @@ int sfs_store_unlink(struct sfs_store *s, const char *name)
 	snprintf(scname, sizeof(scname), "%s.json", name);
 	snprintf(mapname, sizeof(mapname), "%s.map", name);
 	snprintf(rec, sizeof(rec), "%s" SFS_UNLINK_SUFFIX, name);
-	/* 1: the intent, naming the backing file by inode */
-	if (fstat(sfs_image_fd(e->im), &st) < 0)
-		rc = -errno;
-	if (rc == 0) {
-		snprintf(text, sizeof(text), "unlink %llu %llu\n", (unsigned long long)st.st_dev,
-			 (unsigned long long)st.st_ino);
-		rc = sfs_intent_put(s->statefd, name, SFS_UNLINK_SUFFIX, text);
-	}
+	/* 1: the intent, naming the backing file by inode (prune_if_gone found it there) */
+	sfs_image_identity(e->im, &dev, &ino);
+	snprintf(text, sizeof(text), "unlink %llu %llu\n", (unsigned long long)dev, (unsigned long long)ino);
+	rc = sfs_intent_put(s->statefd, name, SFS_UNLINK_SUFFIX, text);
 	if (rc == 0)
 		rc = sfs_step("unlink", 1);
 	/* 2: the sidecar goes: the commit point */
@@ -962,7 +1068,7 @@ static struct entry *entry_of(struct sfs_store *s, struct sfs_image *im)
 	return e && e->im == im ? e : NULL;
 }
 
-int sfs_store_make_room(struct sfs_store *s, struct sfs_image *im, uint64_t end)
+static int sfs_store_make_room_pinned(struct sfs_store *s, struct sfs_image *im, uint64_t end)
 {
 	int rc;
 
@@ -971,6 +1077,17 @@ int sfs_store_make_room(struct sfs_store *s, struct sfs_image *im, uint64_t end)
 	pthread_mutex_lock(&s->lock);
 	rc = grow_locked(s, entry_of(s, im), im, end, true);
 	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+int sfs_store_make_room(struct sfs_store *s, struct sfs_image *im, uint64_t end)
+{
+	int rc = sfs_image_pin(im);
+
+	if (rc < 0)
+		return rc;
+	rc = sfs_store_make_room_pinned(s, im, end);
+	sfs_image_unpin(im);
 	return rc;
 }
 
@@ -992,7 +1109,7 @@ ssize_t sfs_store_write_growing(struct sfs_store *s, struct sfs_image *im, const
 	return n;
 }
 
-int sfs_store_settle(struct sfs_store *s, struct sfs_image *im, bool done)
+static int sfs_store_settle_pinned(struct sfs_store *s, struct sfs_image *im, bool done)
 {
 	struct entry *e;
 	int rc = 0;
@@ -1012,7 +1129,21 @@ int sfs_store_settle(struct sfs_store *s, struct sfs_image *im, bool done)
 	return rc;
 }
 
-int sfs_store_set_format(struct sfs_store *s, struct sfs_image *im, const char *key, const char *value)
+int sfs_store_settle(struct sfs_store *s, struct sfs_image *im, bool done)
+{
+	int rc = sfs_image_pin(im);
+
+	if (rc < 0) {
+		if (done)
+			sfs_image_set_growing(im, false);
+		return rc;
+	}
+	rc = sfs_store_settle_pinned(s, im, done);
+	sfs_image_unpin(im);
+	return rc;
+}
+
+static int sfs_store_set_format_pinned(struct sfs_store *s, struct sfs_image *im, const char *key, const char *value)
 {
 	char scname[SFS_NAME_MAX + 8], mapname[SFS_NAME_MAX + 8];
 	struct sfs_sidecar sc;
@@ -1054,7 +1185,18 @@ int sfs_store_set_format(struct sfs_store *s, struct sfs_image *im, const char *
 	return rc;
 }
 
-int sfs_store_resize(struct sfs_store *s, struct sfs_image *im, uint64_t new_size)
+int sfs_store_set_format(struct sfs_store *s, struct sfs_image *im, const char *key, const char *value)
+{
+	int rc = sfs_image_pin(im);
+
+	if (rc < 0)
+		return rc;
+	rc = sfs_store_set_format_pinned(s, im, key, value);
+	sfs_image_unpin(im);
+	return rc;
+}
+
+static int sfs_store_resize_pinned(struct sfs_store *s, struct sfs_image *im, uint64_t new_size)
 {
 	struct entry *e;
 	int rc;
@@ -1072,16 +1214,20 @@ int sfs_store_resize(struct sfs_store *s, struct sfs_image *im, uint64_t new_siz
 		pthread_mutex_unlock(&s->lock);
 		return rc == -EBUSY ? -EINVAL : rc;
 	}
+	pthread_mutex_lock(&s->lock);
+	/* decided under the lock: the creator's close (settle, which clears growing under it)
+	 * comes asynchronously and may run while another open of the image truncates it */
 	if (sfs_image_growing(im)) {
 		/* the creator's truncate: room if needed, then the disk shows new_size */
 		if (new_size < sfs_image_geom(im).size || new_size % sfs_image_geom(im).lss)
-			return -EINVAL;
-		pthread_mutex_lock(&s->lock);
-		rc = grow_locked(s, entry_of(s, im), im, new_size, false);
+			rc = -EINVAL;
+		else
+			rc = grow_locked(s, entry_of(s, im), im, new_size, false);
+		if (rc == 0)
+			rc = sfs_image_show_size(im, new_size);
 		pthread_mutex_unlock(&s->lock);
-		return rc < 0 ? rc : sfs_image_show_size(im, new_size);
+		return rc;
 	}
-	pthread_mutex_lock(&s->lock);
 	e = find(s, sfs_image_name(im), NULL);
 	if (e && e->im == im) {
 		rc = sfs_grow(s->dirfd, s->statefd, im, new_size, true, &s->opts.log);
@@ -1098,13 +1244,24 @@ int sfs_store_resize(struct sfs_store *s, struct sfs_image *im, uint64_t new_siz
 	return rc;
 }
 
+int sfs_store_resize(struct sfs_store *s, struct sfs_image *im, uint64_t new_size)
+{
+	int rc = sfs_image_pin(im);
+
+	if (rc < 0)
+		return rc;
+	rc = sfs_store_resize_pinned(s, im, new_size);
+	sfs_image_unpin(im);
+	return rc;
+}
+
 int sfs_store_flush_all(struct sfs_store *s)
 {
 	int rc = 0;
 
 	pthread_mutex_lock(&s->lock);
 	for (size_t i = 0; i < s->nents; i++) {
-		int r = sfs_image_flush(s->ents[i].im);
+		int r = sfs_image_flush_open(s->ents[i].im);
 
 		if (r < 0 && rc == 0)
 			rc = r;
@@ -1121,6 +1278,20 @@ void sfs_store_tally(struct sfs_store *s, struct sfs_store_tally *t)
 	t->served = s->nents;
 	t->refused = 0;
 	t->zeroing = 0;
+	t->open_max = 0;
+	if (s->fdc) {
+		struct sfs_fdcache_usage u;
+
+		sfs_fdcache_usage(s->fdc, &u);
+		t->open_max = u.budget / (s->opts.buffered ? 2 : 3);
+		t->open_now = u.open;
+		t->fds_now = u.used;
+		t->evictions = u.evictions;
+	} else {
+		t->open_now = s->nents;
+		t->fds_now = 0;
+		t->evictions = 0;
+	}
 	for (size_t i = 0; i < s->nbad; i++)    /* reported, and not taken away since */
 		if (fstatat(s->dirfd, s->bad[i].name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 			t->refused++;

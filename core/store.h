@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "image.h"
 #include "log.h"
@@ -46,6 +47,9 @@ struct sfs_store_opts {
 	bool lazy;                    /* load images only when asked for (tools): no scan at open */
 	bool zero_background;         /* eager zeroing in the background (the daemon): an image is
 	                                 served at once, zeroed while in use; else before it is served */
+	unsigned fd_budget;           /* descriptors the images may hold at once (fdcache.h): an image
+	                                 holds its own only while in use or idle in the cache; 0: every
+	                                 image holds them from its load to the close (the tools) */
 };
 
 /* Check an image name: 0, or -EINVAL for "", ".", "..", "/", leading '.', ".json" suffix, too long. */
@@ -64,13 +68,20 @@ int sfs_store_set_holder(struct sfs_store *s, const char *holder);
 /* Who holds dir's lock: 0 with the holder's description in buf, -ENOENT when free, -errno. */
 int sfs_store_holder(const char *dir, char *buf, size_t len);
 
-/* Look an image up by name (loading a sidecar added since); takes a reference. 0 or -ENOENT. */
+/* Look an image up by name (loading a sidecar added since); takes a reference, not a pin
+ * (sfs_image_pin before I/O).  0, -ENOENT, or -EMFILE/-ENFILE/-ENOMEM when an image that is
+ * not loaded yet cannot be for want of descriptors or memory. */
 int sfs_store_get(struct sfs_store *s, const char *name, struct sfs_image **out);
+
+/* stat of image name as sfs_image_stat gives it (size the disk's, st_blksize its physical
+ * sector; the rest the backing file's, looked at by name: no descriptor needed).  As get. */
+int sfs_store_stat(struct sfs_store *s, const char *name, struct stat *st);
 
 /* Drop a reference taken by get or create. */
 void sfs_store_put(struct sfs_store *s, struct sfs_image *im);
 
-/* Create an empty image with the store defaults and write its sidecar; takes a reference. */
+/* Create an empty image with the store defaults and write its sidecar; takes a reference (the
+ * new image's descriptors stay open, idle, for the pin that comes next). */
 int sfs_store_create(struct sfs_store *s, const char *name, struct sfs_image **out);
 
 /* Remove an image: sidecar, backing file and map. */
@@ -108,10 +119,18 @@ int sfs_store_settle(struct sfs_store *s, struct sfs_image *im, bool done);
 /* Call cb for every image name, sorted; stops at and returns cb's first non-zero result. */
 int sfs_store_list(struct sfs_store *s, int (*cb)(void *ctx, const char *name), void *ctx);
 
+/* Call cb for the images at sorted positions [first, first + max) (a listing in pieces, as
+ * readdir with offsets reads it; the names are copied first, cb runs without the store's
+ * lock); stops at cb's first non-zero result.  How many names there were (>= 0), a negative
+ * result of cb, or -ENOMEM. */
+int sfs_store_list_range(struct sfs_store *s, size_t first, size_t max,
+			 int (*cb)(void *ctx, const char *name), void *ctx);
+
 /* Pick up sidecars added to the store directory since it was opened. */
 int sfs_store_rescan(struct sfs_store *s);
 
-/* Flush every image; returns the first error. */
+/* Flush every image that has its descriptors open (the others have nothing unflushed);
+ * returns the first error. */
 int sfs_store_flush_all(struct sfs_store *s);
 
 /* What a store serves, for the daemon's start-up report. */
@@ -119,6 +138,10 @@ struct sfs_store_tally {
 	size_t served;     /* images in the namespace */
 	size_t refused;    /* sidecars there whose image is not served (each reason logged once) */
 	size_t zeroing;    /* served images whose eager zeroing runs in the background */
+	size_t open_max;   /* images that can have their descriptors open at once (0: no limit) */
+	size_t open_now;   /* images with their descriptors open now */
+	size_t fds_now;    /* descriptors they hold (0 without a budget) */
+	uint64_t evictions;   /* images whose descriptors were closed to make room */
 };
 
 /* Count what s serves now into *t. */

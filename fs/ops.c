@@ -117,8 +117,8 @@ static int render(struct sfs_image *im, enum kind k, char **buf, size_t *len)
 	int rc = -ENOMEM;
 
 	if (snap && recent) {
-		sfs_stats_snapshot(sfs_image_stats(im), snap);
-		sfs_stats_recent(sfs_image_stats(im), recent);
+		sfs_image_stats_snapshot(im, snap);
+		sfs_image_stats_recent(im, recent);
 		sfs_image_stats_info(im, &info);
 		info.recent = recent;
 		info.transport = sfs_xport_name();
@@ -148,7 +148,7 @@ static int metrics_one(void *ctx, const char *name)
 		return 0;
 	if (rc < 0)
 		return rc;
-	sfs_stats_snapshot(sfs_image_stats(im), c->snap);
+	sfs_image_stats_snapshot(im, c->snap);   /* an idle image allocates nothing */
 	sfs_image_stats_info(im, &info);
 	rc = sfs_metrics_add(c->m, c->snap, &info);
 	sfs_store_put(c->fs->store, im);
@@ -177,32 +177,15 @@ static void set_requester(void)
 	sfs_requester_set(fuse_get_context()->pid);
 }
 
-static int stat_image(struct sfs_fs *fs, const char *name, struct stat *st)
+/* A stats file, from the stat of its image: the image's owner and times, its own mode, size 0. */
+static void stats_file_stat(enum kind k, struct stat *st)
 {
-	struct sfs_image *im;
-	int rc = sfs_store_get(fs->store, name, &im);
-
-	if (rc < 0)
-		return rc;
-	rc = sfs_image_stat(im, st);
-	sfs_store_put(fs->store, im);
-	return rc;
-}
-
-/* A stats file of im: the image's owner and times, its own mode, size 0. */
-static int stat_stats_file(struct sfs_image *im, enum kind k, struct stat *st)
-{
-	int rc = sfs_image_stat(im, st);
-
-	if (rc < 0)
-		return rc;
 	/* Size 0, as in /proc: the content is rendered at open and its
 	 * length changes from one open to the next; readers read to EOF. */
 	st->st_mode = S_IFREG | (k == K_STATS_TEXT ? 0644 : 0444);
 	st->st_size = 0;
 	st->st_blocks = 0;
 	st->st_nlink = 1;
-	return 0;
 }
 
 /* The metrics file: the store directory's owner and times, read-only, size 0. */
@@ -229,8 +212,12 @@ static int sfs_getattr(const char *path, struct stat *st, struct fuse_file_info 
 		return sfs_image_stat(h->im, st);
 	if (h && h->kind == K_METRICS)
 		return stat_metrics(fs, st);
-	if (h)                          /* a stats file, after ftruncate (no path: nullpath_ok) */
-		return stat_stats_file(h->im, h->kind, st);
+	if (h) {                        /* a stats file, after ftruncate (no path: nullpath_ok) */
+		rc = sfs_image_stat(h->im, st);
+		if (rc == 0)
+			stats_file_stat(h->kind, st);
+		return rc;
+	}
 	if (!path)
 		return -ESTALE;
 	k = classify(fs, path, name, sizeof(name));
@@ -244,66 +231,112 @@ static int sfs_getattr(const char *path, struct stat *st, struct fuse_file_info 
 		st->st_nlink = 2;
 		return 0;
 	case K_IMAGE:
-		return stat_image(fs, name, st);
+		return sfs_store_stat(fs->store, name, st);
 	case K_METRICS:
 		return stat_metrics(fs, st);
 	case K_LONG:
 		return -ENAMETOOLONG;
 	case K_STATS_TEXT:
-	case K_STATS_JSON: {
-		struct sfs_image *im;
-
-		rc = sfs_store_get(fs->store, name, &im);
-		if (rc < 0)
-			return rc;
-		rc = stat_stats_file(im, k, st);
-		sfs_store_put(fs->store, im);
+	case K_STATS_JSON:
+		rc = sfs_store_stat(fs->store, name, st);
+		if (rc == 0)
+			stats_file_stat(k, st);
 		return rc;
-	}
 	default:
 		return -ENOENT;
 	}
 }
 
+/* A directory is read in pieces, each entry with its offset (the next readdir starts after
+ * it), so that readdirplus hands the kernel every name's attributes: libfuse sends them only
+ * for entries filled with an offset.  The offsets: 1 ".", 2 "..", 3 ".stats" in the root (when
+ * there are stats) or "metrics" in .stats, then the images in sorted order, one entry each in
+ * the root and two (NAME, NAME.json) in .stats. */
 struct fill_ctx {
+	struct sfs_fs *fs;
 	void *buf;
 	fuse_fill_dir_t filler;
 	bool stats_dir;
+	bool plus;          /* readdirplus: each name with its attributes */
+	bool skip_name;     /* .stats: the first image's NAME went in the last piece, NAME.json not */
+	off_t next;         /* the offset of the next entry */
+	bool full;          /* the reply is full */
 };
+
+static bool fill_at(struct fill_ctx *c, const char *name, struct stat *stp)
+{
+	c->next++;
+	if (c->filler(c->buf, name, stp, c->next, stp ? FUSE_FILL_DIR_PLUS : 0)) {
+		c->full = true;
+		return false;
+	}
+	return true;
+}
 
 static int fill_one(void *ctx, const char *name)
 {
 	struct fill_ctx *c = ctx;
 	char json[SFS_NAME_MAX + 8];
+	struct stat st, *stp = NULL;
 
+	/* With the attributes the kernel needs no lookup per name (ls -l: one round trip less
+	 * per image); a name gone meanwhile is listed without them. */
+	if (c->plus && sfs_store_stat(c->fs->store, name, &st) == 0) {
+		if (c->stats_dir)
+			stats_file_stat(K_STATS_TEXT, &st);
+		stp = &st;
+	}
 	/* in .stats, the metrics file takes the place of an image's text file named so */
-	if (!(c->stats_dir && strcmp(name, METRICS) == 0) && c->filler(c->buf, name, NULL, 0, 0))
+	if (c->skip_name || (c->stats_dir && strcmp(name, METRICS) == 0)) {
+		c->skip_name = false;
+		c->next++;
+	} else if (!fill_at(c, name, stp)) {
 		return 1;
+	}
 	if (c->stats_dir) {
 		snprintf(json, sizeof(json), "%s.json", name);
-		if (c->filler(c->buf, json, NULL, 0, 0))
+		if (stp)
+			stats_file_stat(K_STATS_JSON, stp);
+		if (!fill_at(c, json, stp))
 			return 1;
 	}
 	return 0;
 }
+
+#define LIST_PIECE 64
 
 static int sfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_t off,
 		       struct fuse_file_info *fi, enum fuse_readdir_flags flags)
 {
 	struct sfs_fs *fs = fs_of_ctx();
 	enum kind k = (enum kind)fi->fh;
-	struct fill_ctx c = { buf, filler, k == K_STATSDIR };
+	struct fill_ctx c = { fs, buf, filler, k == K_STATSDIR, (flags & FUSE_READDIR_PLUS) != 0, false, 0,
+			      false };
+	const char *fixed[3] = { ".", "..", c.stats_dir ? METRICS : STATS_DIR };
+	off_t nfixed = (k == K_ROOT && fs->stats) || c.stats_dir ? 3 : 2, per = c.stats_dir ? 2 : 1;
+	size_t first;
 	int rc;
 
-	filler(buf, ".", NULL, 0, 0);
-	filler(buf, "..", NULL, 0, 0);
-	if (k == K_ROOT && fs->stats)
-		filler(buf, STATS_DIR, NULL, 0, 0);
-	if (k == K_STATSDIR)
-		filler(buf, METRICS, NULL, 0, 0);
-	sfs_store_rescan(fs->store);
-	rc = sfs_store_list(fs->store, fill_one, &c);
-	return rc < 0 ? rc : 0;
+	if (off < 0)
+		return -EINVAL;
+	for (off_t i = off; i < nfixed; i++) {
+		c.next = i;
+		if (!fill_at(&c, fixed[i], NULL))
+			return 0;
+	}
+	if (off == 0)
+		sfs_store_rescan(fs->store);   /* sidecars added since: at the start of a listing */
+	first = off > nfixed ? (size_t)((off - nfixed) / per) : 0;
+	c.next = nfixed + (off_t)first * per;
+	c.skip_name = off > nfixed && (off - nfixed) % per != 0;
+	for (;;) {
+		rc = sfs_store_list_range(fs->store, first, LIST_PIECE, fill_one, &c);
+		if (rc < 0)
+			return rc;
+		if (c.full || rc < LIST_PIECE)
+			return 0;
+		first += LIST_PIECE;
+	}
 }
 
 /* Directories keep their kind in fi->fh: readdir gets no path (nullpath_ok). */
@@ -352,6 +385,8 @@ static void free_handle(struct sfs_fs *fs, struct handle *h)
 	if (h->creator && sfs_store_settle(fs->store, h->im, true) < 0)
 		sfs_logf(fs->log, SFS_LOG_ERR, "%s: its size when its creator closed it is not durable",
 			 sfs_image_name(h->im));
+	if (h->im && h->kind == K_IMAGE)
+		sfs_image_unpin(h->im);
 	if (h->im)
 		sfs_store_put(fs->store, h->im);
 	free(h->buf);
@@ -394,8 +429,16 @@ static int sfs_open(const char *path, struct fuse_file_info *fi)
 	rc = sfs_store_get(fs->store, name, &im);
 	if (rc < 0)
 		return rc;
+	/* an open image keeps its descriptors open until released */
+	rc = k == K_IMAGE ? sfs_image_pin(im) : 0;
+	if (rc < 0) {
+		sfs_store_put(fs->store, im);
+		return rc;
+	}
 	rc = new_handle(fi, k, im);
 	if (rc < 0) {
+		if (k == K_IMAGE)
+			sfs_image_unpin(im);
 		sfs_store_put(fs->store, im);
 		return rc;
 	}
@@ -436,11 +479,17 @@ static int sfs_create(const char *path, mode_t mode, struct fuse_file_info *fi)
 	rc = sfs_store_create(fs->store, name, &im);
 	if (rc < 0)
 		return rc;
-	if (fchmod(sfs_image_fd(im), mode & 07777) < 0 ||
-	    fchown(sfs_image_fd(im), fuse_get_context()->uid, fuse_get_context()->gid) < 0)
-		sfs_logf(fs->log, SFS_LOG_WARN, "%s: cannot set owner or mode: %s", name, strerror(errno));
+	rc = sfs_image_pin(im);
+	if (rc < 0) {
+		sfs_store_put(fs->store, im);
+		return rc;
+	}
+	if ((rc = sfs_image_chmod(im, mode)) < 0 ||
+	    (rc = sfs_image_chown(im, fuse_get_context()->uid, fuse_get_context()->gid)) < 0)
+		sfs_logf(fs->log, SFS_LOG_WARN, "%s: cannot set owner or mode: %s", name, strerror(-rc));
 	rc = new_handle(fi, K_IMAGE, im);
 	if (rc < 0) {
+		sfs_image_unpin(im);
 		sfs_store_put(fs->store, im);
 		return rc;
 	}
@@ -658,7 +707,7 @@ static int do_chmod(struct sfs_fs *fs, struct sfs_image *im, const void *arg)
 {
 	if (!im)
 		return -EPERM;
-	return fchmod(sfs_image_fd(im), *(const mode_t *)arg & 07777) < 0 ? -errno : 0;
+	return sfs_image_chmod(im, *(const mode_t *)arg);
 }
 
 static int sfs_chmod(const char *path, mode_t mode, struct fuse_file_info *fi)
@@ -672,7 +721,7 @@ static int do_chown(struct sfs_fs *fs, struct sfs_image *im, const void *arg)
 
 	if (!im)
 		return -EPERM;
-	return fchown(sfs_image_fd(im), ids[0], (gid_t)ids[1]) < 0 ? -errno : 0;
+	return sfs_image_chown(im, ids[0], (gid_t)ids[1]);
 }
 
 static int sfs_chown(const char *path, uid_t uid, gid_t gid, struct fuse_file_info *fi)
@@ -686,7 +735,7 @@ static int do_utimens(struct sfs_fs *fs, struct sfs_image *im, const void *arg)
 {
 	if (!im)
 		return 0;
-	return futimens(sfs_image_fd(im), arg) < 0 ? -errno : 0;
+	return sfs_image_utimens(im, arg);
 }
 
 static int sfs_utimens(const char *path, const struct timespec tv[2], struct fuse_file_info *fi)
@@ -808,6 +857,9 @@ static int sfs_getxattr(const char *path, const char *name, char *value, size_t 
 {
 	struct xattr_req r = { name, value, size };
 
+	/* ls -l asks every file for security.selinux and system.posix_acl_access: none here */
+	if (strncmp(name, XATTR_PREFIX, sizeof(XATTR_PREFIX) - 1) != 0)
+		return -ENODATA;
 	return with_image(path, NULL, do_getxattr, &r);
 }
 
@@ -886,6 +938,10 @@ static void *sfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	cfg->negative_timeout = 0;
 	cfg->hard_remove = 1;
 	conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+	/* every readdir with the attributes, not only the first chunk: ls -l of a store of
+	 * thousands of images then costs no lookup per name */
+	if (conn->capable & FUSE_CAP_READDIRPLUS)
+		conn->want = (conn->want | FUSE_CAP_READDIRPLUS) & ~FUSE_CAP_READDIRPLUS_AUTO;
 	if (conn->max_write < (1u << 20))
 		conn->max_write = 1u << 20;
 	/* async direct I/O travels as background requests: as many as there are workers */

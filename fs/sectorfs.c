@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -40,7 +41,9 @@
 #include "fuse_version.h"
 #include <fuse_lowlevel.h>
 
+#include "bufpool.h"
 #include "daemon.h"
+#include "idle.h"
 #include "mountpoint.h"
 #include "ops.h"
 #include "xport.h"
@@ -54,6 +57,7 @@ struct options {
 	char *pidfile;
 	char *io_uring;
 	unsigned max_background;
+	char *max_open;
 	int nostats;
 	int buffered;
 	int no_default_permissions;
@@ -71,6 +75,7 @@ static const struct fuse_opt option_spec[] = {
 	OPT("pidfile=%s", pidfile),
 	OPT("max_background=%u", max_background),
 	OPT("io_uring=%s", io_uring),
+	OPT("max_open=%s", max_open),
 	OPT("nostats", nostats),
 	OPT("buffered", buffered),
 	OPT("no_zero_offload", no_zero_offload),
@@ -103,12 +108,17 @@ static void usage(const char *prog)
 	       "    -o nonempty             mount even on a directory that is not empty or is\n"
 	       "                            already a mount point (hiding what is there until\n"
 	       "                            unmounted); without it such a mount point is refused\n"
+	       "    -o max_open=N           at most N images with their files open at once (the\n"
+	       "                            others are closed until used; default: as many as\n"
+	       "                            the descriptor limit allows, at most 4096)\n"
 	       "    -o max_threads=N        at most N worker threads (sectorfs default: 64)\n"
 	       "    -o max_background=N     asynchronous requests the kernel may have in flight\n"
 	       "                            (default: the number of worker threads, at least 12)\n"
 	       "    -o io_uring=auto|on|off requests through FUSE over io_uring (Linux 6.14+,\n"
 	       "                            fuse.enable_uring=Y): auto where the kernel offers it,\n"
 	       "                            on or fail, off for /dev/fuse only (default: auto)\n"
+	       "    -o max_idle_threads=N   keep at most N idle worker threads, the others exit\n"
+	       "                            (sectorfs default: 10)\n"
 	       "    -o nodefault_permissions  turn off the kernel's permission checks, which\n"
 	       "                            sectorfs turns on by default (default_permissions)\n"
 	       "    -h, --help              this help, then the FUSE options\n"
@@ -211,11 +221,58 @@ static int write_pidfile(const char *path)
 	return rc;
 }
 
+/* Descriptors kept for everything but the images' own: stdio, the store's three, /dev/fuse,
+ * syslog, the pid file, and the short-lived ones of sidecars, records and temporary files
+ * (the store makes one change at a time); with clone_fd one /dev/fuse per worker thread too. */
+#define FD_RESERVE 64u
+/* The most descriptors images hold at once, however high the limit: an image open keeps its
+ * map's bitmap and its locks in memory too. */
+#define FD_BUDGET_MAX (3u * 4096u)
+
+/* Raise the soft RLIMIT_NOFILE to the hard limit; what is left for images after the reserve and
+ * the transport's own (at least 3: one image at a time), the limit in *limit. */
+static unsigned fd_budget(unsigned transport_fds, unsigned long *limit)
+{
+	unsigned reserve = FD_RESERVE + transport_fds;
+	struct rlimit rl;
+	unsigned long lim;
+	unsigned budget;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		rl.rlim_cur = rl.rlim_max = 1024;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rlim_t want = rl.rlim_cur;
+
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			rl.rlim_cur = want;
+	}
+	lim = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (1ul << 30) ? 1ul << 30 : (unsigned long)rl.rlim_cur;
+	*limit = lim;
+	budget = lim > 2ul * reserve ? (unsigned)(lim - reserve) : (unsigned)(lim / 2);
+	if (budget > FD_BUDGET_MAX)
+		budget = FD_BUDGET_MAX;
+	return budget < 3 ? 3 : budget;
+}
+
+/* malloc: allocations this large are mappings of their own; arenas for the small ones. */
+#define MMAP_THRESHOLD (128 << 10)
+#define ARENA_MAX 4
+/* Memory taken by a burst of I/O is given back once no request came for this long. */
+#define QUIET_MS 2000u
+/* Idle worker threads kept (libfuse's own default keeps every one it started).  Each worker
+ * keeps glibc's per-thread cache of small chunks, which pins arena pages between the freed
+ * page-aligned read replies where malloc_trim cannot reach them: 30 workers kept after a
+ * load held 9-10 MiB that way, 10 kept 3 MiB, at the same IOPS.  A worker that exits
+ * gives back its cache, its stack and its request buffer. */
+#define IDLE_THREADS 10u
+
 /* What on_serving reports on. */
 struct start {
 	struct sfs_daemon *daemon;
 	struct sfs_store *store;
 	const char *store_path, *mountpoint;
+	unsigned long fd_limit;
 };
 
 /* The start-up summary: what is served, and whether lines above say what is not. */
@@ -232,6 +289,9 @@ static void report_start(const struct start *st)
 	snprintf(msg, sizeof(msg), "serving %zu image%s from %s at %s%s%s%s%s%s", t.served,
 		 t.served == 1 ? "" : "s", st->store_path, st->mountpoint, t.refused || t.zeroing ? " (" : "",
 		 refused, t.refused && t.zeroing ? "; " : "", zeroing, t.refused || t.zeroing ? ")" : "");
+	sfs_daemon_report(st->daemon, msg);
+	snprintf(msg, sizeof(msg), "up to %zu images open at once (descriptor limit %lu)", t.open_max,
+		 st->fd_limit);
 	sfs_daemon_report(st->daemon, msg);
 }
 
@@ -263,15 +323,24 @@ int main(int argc, char *argv[])
 	struct fuse *fuse = NULL;
 	struct sfs_fs fs = { 0 };
 	struct sfs_daemon daemon;
-	struct start start = { &daemon, NULL, NULL, NULL };
+	struct sfs_idle *idle = NULL;
+	struct start start = { &daemon, NULL, NULL, NULL, 0 };
 	char err[1024], holder[4200], fsname[4200];
 	int rc = 1, max_threads_given = 0, parent_status;
 	unsigned threads;
+	unsigned long max_open = 0;
 
-	/* I/O buffers of up to 1 MiB come and go with every request: keep them
-	 * in the heap for reuse instead of an mmap and page faults each time. */
-	mallopt(M_MMAP_THRESHOLD, 4 << 20);
-	mallopt(M_TRIM_THRESHOLD, 8 << 20);
+	/* Read replies (page-aligned, up to 1 MiB, one per request: libfuse frees them) and
+	 * libfuse's request buffer of each worker are mappings of their own, given back when
+	 * freed: in the heap, freed page-aligned replies did not fit the next ones (the bytes
+	 * split off to align them went to smaller allocations) and the arenas grew to 300 MB
+	 * under 30 threads of 1 MiB I/O.  A fixed threshold also keeps glibc from raising it
+	 * after the first free.  Few arenas, trimmed early, for the small allocations; what
+	 * stays free once the mount is quiet is given back (idle.c).  Bounce and
+	 * read-modify-write buffers come from the shared pool (core/bufpool.c). */
+	mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
+	mallopt(M_TRIM_THRESHOLD, 1 << 20);
+	mallopt(M_ARENA_MAX, ARENA_MAX);
 
 	for (int i = 1; i < argc; i++)
 		if (strstr(argv[i], "max_threads="))
@@ -304,6 +373,16 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "sectorfs: -o io_uring=%s: expected auto, on or off\n", o.io_uring);
 		goto out_args;
 	}
+	if (o.max_open) {
+		char *end;
+
+		max_open = strtoul(o.max_open, &end, 10);
+		if (!*o.max_open || *end || max_open == 0 || max_open > 1000000) {
+			fprintf(stderr, "sectorfs: -o max_open=%s: expected a number of images from 1 to 1000000\n",
+				o.max_open);
+			goto out_args;
+		}
+	}
 	if (o.pidfile && (rc = absolute_path(&o.pidfile)) < 0) {
 		fprintf(stderr, "sectorfs: -o pidfile=%s: %s\n", o.pidfile, strerror(-rc));
 		rc = 1;
@@ -332,6 +411,15 @@ int main(int argc, char *argv[])
 		goto out_daemon;
 	}
 
+	threads = copts.singlethread ? 1 : max_threads_given ? copts.max_threads : 64;
+	/* a ring of its own for each io_uring worker, and the eventfd that stops them */
+	sopts.fd_budget = fd_budget((copts.clone_fd ? threads : 0) + (xopts.uring != SFS_URING_OFF ? threads + 1 : 0),
+				    &start.fd_limit);
+	if (max_open && max_open * (o.buffered ? 2 : 3) < sopts.fd_budget)
+		sopts.fd_budget = (unsigned)(max_open * (o.buffered ? 2 : 3));
+	/* a worker holds at most one bounce or read-modify-write buffer at a time */
+	if (sfs_bufpool_shared())
+		sfs_bufpool_set_keep(sfs_bufpool_shared(), threads);
 	sopts.stats = !o.nostats;
 	sopts.buffered = o.buffered;
 	/* a new eagerzeroedthick image must not hold up the mount or the rest of the store */
@@ -355,7 +443,6 @@ int main(int argc, char *argv[])
 	pthread_mutex_init(&fs.lock, NULL);
 	/* Each worker can have one backing I/O in flight: let the kernel send
 	 * that many asynchronous (background) requests, not its default 12. */
-	threads = copts.singlethread ? 1 : max_threads_given ? copts.max_threads : 64;
 	fs.max_background = o.max_background ? o.max_background : threads < 12 ? 12 : threads;
 	if (fs.max_background > 65535)
 		fs.max_background = 65535;
@@ -372,6 +459,7 @@ int main(int argc, char *argv[])
 		goto out_fuse;
 	/* Our own loop: page-aligned write data, parallel direct writes (xport.c). */
 	xopts.max_threads = threads;
+	xopts.max_idle = copts.max_idle_threads != UINT_MAX ? copts.max_idle_threads : IDLE_THREADS;
 	xopts.max_background = fs.max_background;
 	xopts.log = &sopts.log;
 	if ((rc = sfs_xport_install(fuse_get_session(fuse), &xopts)) < 0) {
@@ -391,6 +479,9 @@ int main(int argc, char *argv[])
 		rc = 1;
 		goto out_signals;
 	}
+	if (sfs_idle_start(QUIET_MS, &idle) < 0)
+		sfs_logf(&sopts.log, SFS_LOG_WARN, "cannot start the thread that gives memory back when the "
+			 "mount is quiet");
 	/* the loop's init calls on_serving: the daemon is ready */
 	rc = sfs_xport_loop(fuse);
 	if (rc < 0)
@@ -402,6 +493,7 @@ int main(int argc, char *argv[])
 	}
 	if (o.pidfile)
 		unlink(o.pidfile);
+	sfs_idle_stop(idle);
 out_signals:
 	fuse_remove_signal_handlers(fuse_get_session(fuse));
 out_unmount:
@@ -426,5 +518,6 @@ out_args:
 	free(o.block_size);
 	free(o.pidfile);
 	free(o.io_uring);
+	free(o.max_open);
 	return rc;
 }

@@ -21,10 +21,13 @@
  *
  * Workers are threads that each read a request, process it and write the
  * reply, as libfuse's multi-threaded loop does: the first starts with the
- * loop, another whenever every worker is busy, up to max_threads; none
- * ends before the loop does (like libfuse's default, max_idle_threads -1).
- * Signals are blocked in them, so the main thread, waiting in sem_wait,
- * takes them, and libfuse's handlers end the session.  Workers can be
+ * loop, another whenever every worker is busy, up to max_threads; a
+ * worker that finds max_idle others waiting after its request exits (its
+ * buffer, stack and glibc's per-thread cache of small chunks go with it).
+ * Signals are blocked in them but SIGTRIM, so the main thread, waiting in
+ * sem_wait, takes them, and libfuse's handlers end the session.  SIGTRIM
+ * (sfs_xport_trim_buffers) only interrupts a waiting read(2): the worker
+ * then drops its buffer's pages itself, between two requests.  Workers can be
  * cancelled only while they wait in read(2): at the end each finishes the
  * request it has, replies and is cancelled and joined.
  *
@@ -68,13 +71,19 @@ struct worker {
 	pthread_t thr;
 	char *buf;                     /* mmap'd: a page, the largest payload, a page */
 	size_t len;
+	size_t touched;                /* the largest request since the pages were dropped */
+	bool waiting;                  /* in read(2) or about to be (X.lock) */
+	atomic_bool trim;              /* drop the buffer's pages before the next read */
 };
+
+#define SIGTRIM (SIGRTMIN + 3)
+#define TRIM_MIN (64u << 10)          /* a buffer that held less is left as it is */
 
 static struct {
 	struct fuse_session *se;
 	int fd;
 	const struct sfs_log *log;
-	unsigned max_threads, max_background;
+	unsigned max_threads, max_background, max_idle;
 	enum sfs_uring_mode uring;
 	char no_uring[192];            /* why not io_uring, when known before INIT */
 	bool uring_said;               /* INIT's reply asked for io_uring */
@@ -88,6 +97,8 @@ static struct {
 	sem_t finish;                  /* posted by a worker that ends the session */
 	int error;                     /* the first fatal error, -errno */
 } X = { .fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static atomic_uint_fast64_t nrequests;
 
 #define WRITE_HDR (sizeof(struct fuse_in_header) + sizeof(struct fuse_write_in))
 
@@ -164,6 +175,7 @@ int sfs_xport_install(struct fuse_session *se, const struct sfs_xport_opts *o)
 	X.log = o->log;
 	X.max_threads = o->max_threads ? o->max_threads : 1;
 	X.max_background = o->max_background;
+	X.max_idle = o->max_idle ? o->max_idle : 1;
 	X.uring = o->uring;
 	X.page = page > 0 ? (size_t)page : 4096;
 	/* libfuse 3.14 lets the kernel send at most 256 pages of data in one request */
@@ -270,6 +282,7 @@ void sfs_xport_serve(char *at, size_t n, struct sfs_uring_ent *e)
 
 	if (n < sizeof(*in))
 		return;
+	atomic_fetch_add_explicit(&nrequests, 1, memory_order_relaxed);
 	init = in->opcode == FUSE_INIT && !e;
 	if (init)
 		init_request(at, n);
@@ -286,23 +299,55 @@ void sfs_xport_serve(char *at, size_t n, struct sfs_uring_ent *e)
 static int start_worker(void);
 
 
+static void on_sigtrim(int sig)
+{
+	(void)sig;                     /* only there to interrupt a waiting read(2) */
+}
+
+/* Leave the list of workers and end the thread; caller holds X.lock, which this releases. */
+static void worker_exit(struct worker *w)
+{
+	struct worker **p;
+
+	for (p = &X.workers; *p; p = &(*p)->next) {
+		if (*p == w) {
+			*p = w->next;
+			break;
+		}
+	}
+	X.nworkers--;
+	X.idle--;
+	pthread_mutex_unlock(&X.lock);
+	munmap(w->buf, w->len);
+	pthread_detach(pthread_self());
+	free(w);
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	char *at = w->buf + X.page - WRITE_HDR;  /* a write's data lands on the next page */
 	size_t len = w->len - X.page + WRITE_HDR;
+	sigset_t trim;
 
+	sigemptyset(&trim);
+	sigaddset(&trim, SIGTRIM);
+	pthread_sigmask(SIG_UNBLOCK, &trim, NULL);
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 	for (;;) {
 		ssize_t n;
 
+		if (atomic_exchange(&w->trim, false)) {
+			madvise(w->buf, w->len, MADV_DONTNEED);
+			w->touched = 0;
+		}
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 		n = read(X.fd, at, len);
 		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 		if (n < 0) {
 			int e = errno;
 
-			/* ENOENT: the request was interrupted before we read it */
+			/* ENOENT: the request was interrupted before we read it; EINTR: SIGTRIM */
 			if (e == EINTR || e == EAGAIN || e == ENOENT)
 				continue;
 			/* ENODEV: unmounted, or the connection was aborted */
@@ -313,7 +358,10 @@ static void *worker_main(void *arg)
 		}
 		if (fuse_session_exited(X.se))
 			break;
+		if ((size_t)n > w->touched)
+			w->touched = (size_t)n;
 		pthread_mutex_lock(&X.lock);
+		w->waiting = false;
 		X.idle--;
 		if (X.idle == 0 && X.nworkers < X.max_threads && !X.stopping)
 			start_worker();
@@ -323,9 +371,34 @@ static void *worker_main(void *arg)
 
 		pthread_mutex_lock(&X.lock);
 		X.idle++;
+		if (X.idle > X.max_idle && !X.stopping) {
+			worker_exit(w);
+			return NULL;
+		}
+		w->waiting = true;
 		pthread_mutex_unlock(&X.lock);
 	}
 	return NULL;
+}
+
+uint64_t sfs_xport_requests(void)
+{
+	return atomic_load_explicit(&nrequests, memory_order_relaxed);
+}
+
+void sfs_xport_trim_buffers(void)
+{
+	/* Under X.lock a worker marked waiting has not yet taken the lock after its read: a
+	 * signal sent now is handled before it serves anything, and the pages are dropped by
+	 * the worker itself before its next read. */
+	pthread_mutex_lock(&X.lock);
+	for (struct worker *w = X.workers; w; w = w->next) {
+		if (!w->waiting || w->touched < TRIM_MIN)
+			continue;
+		atomic_store(&w->trim, true);
+		pthread_kill(w->thr, SIGTRIM);
+	}
+	pthread_mutex_unlock(&X.lock);
 }
 
 /* Start one more worker; caller holds X.lock.  0 or -errno (logged). */
@@ -356,6 +429,7 @@ static int start_worker(void)
 		sfs_logf(X.log, SFS_LOG_ERR, "cannot start a worker: %s", strerror(-rc));
 		return rc;
 	}
+	w->waiting = true;
 	w->next = X.workers;
 	X.workers = w;
 	X.nworkers++;
@@ -394,6 +468,14 @@ int sfs_xport_loop(struct fuse *f)
 		return -EINVAL;
 	if (fuse_start_cleanup_thread(f) != 0)
 		return -ENOMEM;
+	{
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_sigtrim;   /* no SA_RESTART: a waiting read(2) returns EINTR */
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGTRIM, &sa, NULL);
+	}
 	sem_init(&X.finish, 0, 0);
 	X.error = 0;
 	X.stopping = false;

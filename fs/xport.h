@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "fuse_version.h"
 #include <fuse_lowlevel.h>
@@ -20,6 +21,7 @@ enum sfs_uring_mode { SFS_URING_OFF, SFS_URING_AUTO, SFS_URING_ON };
 struct sfs_xport_opts {
 	unsigned max_threads;          /* worker threads, at most (>= 1); with io_uring shared out
 	                                  among the CPU queues, at least one each */
+	unsigned max_idle;             /* /dev/fuse workers kept waiting at most; more exit */
 	enum sfs_uring_mode uring;
 	unsigned max_background;       /* what init asks the kernel for, for the start-up line */
 	const struct sfs_log *log;
@@ -34,6 +36,21 @@ struct sfs_xport_opts {
  * -EOPNOTSUPP when o->uring is on and it cannot (the reason logged).
  */
 int sfs_xport_install(struct fuse_session *se, const struct sfs_xport_opts *o);
+
+/*
+ * Requests served since the start, over either transport (the idle
+ * thread, idle.c, watches it).
+ */
+uint64_t sfs_xport_requests(void);
+
+/*
+ * Ask every /dev/fuse worker waiting for a request whose buffer held 64 KiB
+ * or more since it last dropped them to drop the buffer's pages: SIGTRIM
+ * interrupts its read(2), and the worker itself calls madvise before it
+ * reads again, so no request's bytes are lost.  Ring entries' buffers are
+ * the kernel's to fill at any time and are left alone.
+ */
+void sfs_xport_trim_buffers(void);
 
 /*
  * The transport requests come through now: "io_uring" or "/dev/fuse".

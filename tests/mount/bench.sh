@@ -25,6 +25,10 @@
 #    zeroedthick, 0 for eagerzeroedthick; pass 2 shows none; bytes add up;
 #    the images and anything else made are removed afterwards, the running
 #    daemon is left running;
+#  - scale (a store of 40 images, daemons under 128 descriptors): ready
+#    times, RSS, descriptors (an idle image holds none), ls -l time, a
+#    short load's peak and the RSS after it, the QD1 comparison, all in
+#    its --json; its directory removed at the end (needs fio);
 #  - SIGINT: redo stops early, prints what it measured (JSON, interrupted
 #    true) and exits 130; nothing is written on stderr but messages (no
 #    progress line when stderr is not a terminal); on a terminal (script)
@@ -80,13 +84,13 @@ start_daemon
 
 # ---- help and usage errors ----
 
-for c in sweep zeroing redo; do
+for c in sweep zeroing redo scale; do
 	"$BENCH" $c --help > "$T/out" 2>&1 || fail "$c --help exits non-zero"
 	grep -q "^usage: sectorfs-bench $c" "$T/out" || fail "$c --help has no usage line: $(head -3 "$T/out")"
 done
 "$BENCH" --help | grep -q "^  redo " || fail "sectorfs-bench --help does not list redo"
 for args in "frobnicate" "sweep" "sweep --bogus $MNT/k4" "redo $MNT/k4" "redo --redo-block 1000 $MNT/k4" \
-	"sweep --time 0 $MNT/k4" "zeroing --store a --mount b"; do
+	"sweep --time 0 $MNT/k4" "zeroing --store a --mount b" "scale --images 0" "scale --size 1000" "scale x"; do
 	rc=0
 	"$BENCH" $args > "$T/out" 2>&1 || rc=$?
 	expect_eq $rc 1 "sectorfs-bench $args: exit status"
@@ -249,6 +253,29 @@ rc=0
 expect_eq $rc 1 "zeroing with a missing daemon: exit status"
 grep -q "no-such-daemon" "$T/zerr" || fail "zeroing with a missing daemon says: $(cat "$T/zerr")"
 pass "zeroing --store: same invariants, the directory left as found; a served store or a missing daemon: exit 1"
+
+# ---- scale ----
+
+# A small store, the load and the comparison short: the figures are there and make sense.
+if ! command -v fio >/dev/null 2>&1; then
+	pass "scale # SKIP no fio"
+else
+"$BENCH" scale --images 40 --nofile 128 --load-seconds 2 --after-seconds 3 --repeat 1 --compare-seconds 1 \
+	--dir "$T" --json > "$T/scale.json" 2>"$T/scale.err" || fail "scale failed: $(cat "$T/scale.err")"
+jcheck "$T/scale.json" "scale --json" '
+if d["images"] != 40 or d["nofile"] != 128: bad("images/nofile %r %r" % (d["images"], d["nofile"]))
+for k in ("ready_first_s", "ready_later_s", "ls_l_s", "ls_l_again_s"):
+    if not (0 < d[k] < 60): bad("%s %r" % (k, d[k]))
+for k in ("fds_first", "fds_later", "fds_idle"):
+    if not (3 < d[k] < 40): bad("%s %r: an idle image holds no descriptor" % (k, d[k]))
+if not (0 < d["rss_idle_kib"] < 65536): bad("rss_idle_kib %r" % d["rss_idle_kib"])
+if not (d["rss_peak_kib"] >= d["rss_idle_kib"] and d["threads_peak"] > 1): bad("peak %r" % d)
+if d["load_read_iops"] <= 0 or d["load_write_iops"] <= 0: bad("load IOPS %r %r" % (d["load_read_iops"], d["load_write_iops"]))
+if len(d["qd1_iops_store"]) != 1 or len(d["qd1_iops_one"]) != 1 or not d["qd1_ratio_median"] > 0: bad("comparison %r" % d)
+'
+[ -z "$(ls -A "$T" | grep sectorfs-bench-scale)" ] || fail "scale left its directory: $(ls -A "$T")"
+pass "scale: ready times, RSS, descriptors (idle images hold none), ls -l, load peak and after, QD1 comparison"
+fi
 
 # ---- SIGINT ----
 

@@ -198,7 +198,7 @@ else
 	stop_daemon
 	want="sectorfs: info: /dev/fuse (FUSE over io_uring is off in this kernel: $PARAM is N), up to"
 	grep -qF "$want" "$T/daemon.log" || fail "auto with $PARAM N: no line '$want...': $(cat "$T/daemon.log")"
-	others=$(grep -v -e '^sectorfs: info: /dev/fuse (' -e '^sectorfs: serving ' "$T/daemon.log")
+	others=$(grep -v -e '^sectorfs: info: /dev/fuse (' -e '^sectorfs: serving ' -e '^sectorfs: up to ' "$T/daemon.log")
 	[ -z "$others" ] || fail "auto with $PARAM N: more than the one line: $others"
 	pass "auto with $PARAM N: /dev/fuse, and only the line '$(grep -F "$want" "$T/daemon.log" | cut -c1-90)...'"
 	rc=0

@@ -6,6 +6,7 @@
  *   sweep    ATTO-style transfer-size sweep, 512 B .. 8 MiB, read and write
  *   zeroing  the zero-on-new-write experiment across provisioning modes
  *   redo     a redo-log writer with group commit on 512 or 4096-byte blocks
+ *   scale    start-up, memory and descriptors of a store of many images
  *
  * One command per file, each described by a struct tool_cmd (usage,
  * help, option template, arguments, target, exec) listed in the table
@@ -17,7 +18,7 @@
 #include "common.h"
 
 static const struct tool_cmd *const commands[] = {
-	&bench_cmd_sweep, &bench_cmd_zeroing, &bench_cmd_redo,
+	&bench_cmd_sweep, &bench_cmd_zeroing, &bench_cmd_redo, &bench_cmd_scale,
 };
 
 static const struct tool sectorfs_bench = {

@@ -85,7 +85,7 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 	return remove(path) < 0 && errno != ENOENT ? -1 : 0;
 }
 
-static int rm_tree(const char *path)
+int testbed_rm_tree(const char *path)
 {
 	return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0 && errno != ENOENT ? -1 : 0;
 }
@@ -103,30 +103,30 @@ static void show_log(const struct testbed *tb)
 	fclose(f);
 }
 
-static void find_daemon(struct testbed *tb, const char *given)
+void testbed_find_daemon(char *out, size_t len, const char *given)
 {
 	char self[PATH_MAX], *dir;
 	ssize_t n;
 
 	if (given) {
-		snprintf(tb->daemon_path, sizeof(tb->daemon_path), "%s", given);
+		snprintf(out, len, "%s", given);
 		return;
 	}
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n > 0) {
 		self[n] = '\0';
 		dir = dirname(self);
-		snprintf(tb->daemon_path, sizeof(tb->daemon_path), "%s/../fs/sectorfs", dir);
-		if (access(tb->daemon_path, X_OK) == 0) {
-			if (realpath(tb->daemon_path, self))
-				snprintf(tb->daemon_path, sizeof(tb->daemon_path), "%s", self);
+		snprintf(out, len, "%s/../fs/sectorfs", dir);
+		if (access(out, X_OK) == 0) {
+			if (realpath(out, self))
+				snprintf(out, len, "%s", self);
 			return;
 		}
-		snprintf(tb->daemon_path, sizeof(tb->daemon_path), "%s/sectorfs", dir);
-		if (access(tb->daemon_path, X_OK) == 0)
+		snprintf(out, len, "%s/sectorfs", dir);
+		if (access(out, X_OK) == 0)
 			return;
 	}
-	snprintf(tb->daemon_path, sizeof(tb->daemon_path), "sectorfs");
+	snprintf(out, len, "sectorfs");
 }
 
 /* Run argv, wait for it; its exit status, or -1. */
@@ -272,7 +272,7 @@ int testbed_open(struct testbed *tb, const char *store, const char *mnt, const c
 	memset(tb, 0, sizeof(*tb));
 	if (mnt)
 		return store_of_mount(tb, mnt);
-	find_daemon(tb, daemon_path);
+	testbed_find_daemon(tb->daemon_path, sizeof(tb->daemon_path), daemon_path);
 	snprintf(tb->tmp, sizeof(tb->tmp), "%s/sectorfs-bench-zeroing.XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
 	if (!mkdtemp(tb->tmp)) {
 		tool_error("cannot make a temporary directory %s: %s", tb->tmp, strerror(errno));
@@ -370,14 +370,14 @@ int testbed_close(struct testbed *tb)
 		rc = -1;
 	if (!tb->temporary_store && tb->tmp[0] && !tb->state_existed) {
 		snprintf(path, sizeof(path), "%s/.sectorfs", tb->store);
-		if (rm_tree(path) < 0)
+		if (testbed_rm_tree(path) < 0)
 			rc = -1;
 	}
 	if (tb->tmp[0] && mount_lookup(tb->mnt, fstype, src, sizeof(src))) {
 		tool_error("%s is still mounted: leaving %s in place", tb->mnt, tb->tmp);
 		return -1;
 	}
-	if (tb->tmp[0] && rm_tree(tb->tmp) < 0) {
+	if (tb->tmp[0] && testbed_rm_tree(tb->tmp) < 0) {
 		tool_error("cannot remove %s: %s", tb->tmp, strerror(errno));
 		rc = -1;
 	}

@@ -56,6 +56,13 @@ const char *testbed_path(const struct testbed *tb, const char *name, char *buf, 
 /* MNT/.stats/name.json, loaded; NULL (printed) when it cannot be read. */
 json_t *testbed_stats(const struct testbed *tb, const char *name);
 
+/* The daemon to run into out: given, else ../fs/sectorfs next to this program (a build tree),
+ * else sectorfs next to it, else "sectorfs" (found in PATH). */
+void testbed_find_daemon(char *out, size_t len, const char *given);
+
+/* Remove the tree at path, never crossing into a mount below it.  0, or -1 (errno set). */
+int testbed_rm_tree(const char *path);
+
 /* Remove the images we declared, stop the daemon we started, remove what we made.
  * 0, or -1 when something could not be undone (printed). */
 int testbed_close(struct testbed *tb);

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * image_impl.h - what image.c (I/O, grow, zeroing) and imgopen.c (open,
+ * close, descriptors) share about one image; not for other files.
+ *
+ * An image has a light part, kept from load to close (name, geometry,
+ * sidecar, backing file identity, what the map header says, statistics
+ * once there was I/O), and a resident part: the backing descriptors, the
+ * map with its bitmap, the stripe locks and the range lock.  Opened
+ * without a descriptor cache the resident part lives as long as the
+ * image.  With one (imgopen.c, fdcache.h) it exists while the image is
+ * pinned or idle in the cache, and is dropped (map flushed first) when
+ * the cache evicts it; the I/O functions of image.c run only pinned, so
+ * they always find it there.
+ */
+#ifndef SFS_IMAGE_IMPL_H
+#define SFS_IMAGE_IMPL_H
+
+#include <pthread.h>
+#include <sys/types.h>
+
+#include "fdcache.h"
+#include "image.h"
+#include "rangelock.h"
+
+#define SFS_IMG_NSTRIPES 256
+#define SFS_IMG_ZEROBUF_MAX (1u << 20)
+#define SFS_IMG_MAP_SUFFIX ".map"
+#define SFS_IMG_BOUNCE_LEN (1u << 20)
+#define SFS_IMG_BOUNCE_ALIGN 4096u
+
+struct sfs_image {
+	char name[256];              /* rewritten in place on rename (under the slot's lock) */
+	unsigned flags;              /* SFS_IMAGE_* of the open */
+	struct sfs_log log;
+	int store_fd, state_fd;      /* the store's directories (not ours): reopening by name */
+	struct sfs_fdcache *fdc;     /* NULL: the resident part lives from open to close */
+	struct sfs_fdslot slot;      /* in fdc */
+
+	/* resident part */
+	int fd;
+	int dfd;                     /* the backing file opened O_DIRECT, or -1 */
+	struct sfs_map *map;
+	pthread_mutex_t *stripe;     /* SFS_IMG_NSTRIPES */
+	struct sfs_rangelock *rl;
+	struct sfs_map *retired[4];  /* maps replaced by sfs_image_reformat, freed at close */
+	unsigned nretired;
+
+	/* identity, and what the map said when the resident part was last dropped */
+	dev_t dev, map_dev;
+	ino_t ino, map_ino;
+	struct sfs_map_info mi;
+	uint64_t map_count, map_nblocks;
+
+	unsigned dio_mem, dio_off;   /* O_DIRECT alignment of buffers and of offset/length */
+	bool direct;                 /* dfd was open when last resident */
+	struct sfs_geom geom;        /* geom.size (the capacity) read atomically: grow changes it */
+	uint64_t vsize;              /* the size the disk shows (atomic): the capacity, except
+	                                while growing, when writes up to the capacity extend it */
+	bool growing;                /* created through the mount, its creator still open */
+	struct sfs_sidecar sc;
+	struct sfs_stats *stats;     /* made at the first I/O (atomic pointer) */
+	bool want_stats;             /* SFS_IMAGE_STATS */
+	uint64_t stats_gen, stats_t0;   /* the generation and start the stats get when made */
+	int no_zero_range;           /* backing filesystem lacks ZERO_RANGE (atomic) */
+	size_t zerolen;              /* bytes of the shared zero buffer a zeroing writes at once */
+	int dirty;                   /* backing written since the last flush (atomic) */
+	bool ranged;                 /* requests take their range in rl (image.c); atomic */
+	unsigned unranged;           /* requests in flight without a range (atomic) */
+
+	bool zero_bg;                /* eager zeroing in zero_thr (SFS_IMAGE_ZERO_BG) */
+	pthread_mutex_t zero_lk;     /* guards the four below */
+	pthread_t zero_thr;
+	bool zero_joinable;          /* zero_thr is to be joined */
+	bool zero_active;            /* zero_thr is zeroing, or about to (atomic reads) */
+	bool zero_again;             /* a grow added blocks while it ran: look again */
+	int zero_err;                /* how its last run ended: 0, or -errno (atomic reads) */
+	int zero_stop;               /* atomic: stop at the next step, for good */
+	uint64_t zero_t0, zero_from; /* when the thread started, and the bytes done by then */
+};
+
+/* The geometry of the backing file and the map: size is the capacity. */
+static inline struct sfs_geom sfs_img_cur_geom(const struct sfs_image *im)
+{
+	struct sfs_geom g = im->geom;
+
+	g.size = __atomic_load_n(&im->geom.size, __ATOMIC_ACQUIRE);
+	return g;
+}
+
+/* The process's buffer of SFS_IMG_ZEROBUF_MAX zeros (read-only, page-aligned, never resident:
+ * reads map the kernel's zero page); NULL when it cannot be mapped. */
+void *sfs_img_zerobuf(void);
+
+/* Stop the zeroing thread, if any, and wait for it (image.c). */
+void sfs_img_zero_join(struct sfs_image *im);
+
+/* What the map records (resident: the map itself; else as last seen), safe without a pin. */
+void sfs_img_map_state(const struct sfs_image *im, struct sfs_map_info *mi, uint64_t *count,
+		       uint64_t *nblocks);
+
+#endif

@@ -1,0 +1,705 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * imgopen.c - opening and closing an image, and the descriptors it holds.
+ *
+ * The first open (sfs_image_open, sfs_image_open_in) makes a declared
+ * image that does not exist yet, imports a raw file without a map, checks
+ * the backing file (a regular file with one link, never followed through
+ * a symbolic link) and the map (every chunk's checksum), and reconciles
+ * the sidecar with the geometry the map records.
+ *
+ * Without a descriptor cache the image then keeps its backing file, its
+ * O_DIRECT twin and its map open until sfs_image_close.  With one
+ * (fdcache.h) they are the image's slot: pinned while used, idle in the
+ * cache after, closed when the cache needs room, and opened again by the
+ * next pin:
+ *
+ *   reopen: STORE/NAME by name (O_NOFOLLOW, O_NONBLOCK), which must be the
+ *           regular file of the same device and inode as at the first
+ *           open, else the image's file was removed or replaced behind
+ *           our back (-ENOENT: the store's next lookup drops the name);
+ *           its O_DIRECT twin through /proc/self/fd (same inode, checked);
+ *           NAME.map, checked again, which must be the same file and say
+ *           what it said when it was closed (else -EUCLEAN, logged);
+ *   close:  when anything was written since the last flush, the map is
+ *           flushed (data first); a flush that fails keeps the image
+ *           open, so no bit is ever lost by an eviction; then the map's
+ *           header and count are kept in memory for stat and the stats
+ *           files, and the bitmap, stripe locks and range lock are freed.
+ *
+ * So an image nobody uses holds no descriptor and no bitmap: stat answers
+ * from the sidecar, the header kept in memory and an fstatat of the
+ * backing file by name (checked to be the same inode).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "image_impl.h"
+
+/* ---- the resident part ---- */
+
+/* Stripe locks and range lock: 0 or -ENOMEM. */
+static int locks_alloc(struct sfs_image *im)
+{
+	im->stripe = calloc(SFS_IMG_NSTRIPES, sizeof(*im->stripe));
+	im->rl = calloc(1, sizeof(*im->rl));
+	if (!im->stripe || !im->rl || sfs_rangelock_init(im->rl) < 0) {
+		free(im->stripe);
+		free(im->rl);
+		im->stripe = NULL;
+		im->rl = NULL;
+		return -ENOMEM;
+	}
+	for (int i = 0; i < SFS_IMG_NSTRIPES; i++)
+		pthread_mutex_init(&im->stripe[i], NULL);
+	return 0;
+}
+
+/* Close and free the resident part (whatever of it is there), without flushing. */
+static void res_drop(struct sfs_image *im)
+{
+	if (im->map)
+		sfs_map_close(im->map);
+	for (unsigned i = 0; i < im->nretired; i++)
+		sfs_map_close(im->retired[i]);
+	im->map = NULL;
+	im->nretired = 0;
+	if (im->fd >= 0)
+		close(im->fd);
+	if (im->dfd >= 0)
+		close(im->dfd);
+	im->fd = im->dfd = -1;
+	if (im->stripe) {
+		for (int i = 0; i < SFS_IMG_NSTRIPES; i++)
+			pthread_mutex_destroy(&im->stripe[i]);
+		free(im->stripe);
+		im->stripe = NULL;
+	}
+	if (im->rl) {
+		sfs_rangelock_destroy(im->rl);
+		free(im->rl);
+		im->rl = NULL;
+	}
+}
+
+/* Open the O_DIRECT descriptor when the backing filesystem supports it:
+ * reopen the same file through /proc (never by name, which could have been
+ * replaced) and take its alignment from statx, 4096 where statx is silent.
+ * 0 (with or without it), or -EMFILE/-ENFILE (out of descriptors). */
+static int open_direct(struct sfs_image *im)
+{
+	struct statx stx;
+	struct stat a, b;
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", im->fd);
+	fd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
+	if (fd < 0)
+		return errno == EMFILE || errno == ENFILE ? -errno : 0;
+	if (fstat(im->fd, &a) < 0 || fstat(fd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+		close(fd);
+		return 0;
+	}
+	im->dio_mem = im->dio_off = 4096;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &stx) == 0 && (stx.stx_mask & STATX_DIOALIGN)) {
+		if (stx.stx_dio_mem_align == 0 || stx.stx_dio_offset_align == 0) {
+			close(fd);           /* the filesystem says: no direct I/O on this file */
+			return 0;
+		}
+		im->dio_mem = stx.stx_dio_mem_align;
+		im->dio_off = stx.stx_dio_offset_align;
+	}
+	if (im->dio_mem > SFS_IMG_BOUNCE_ALIGN || SFS_IMG_BOUNCE_LEN % im->dio_off) {
+		close(fd);
+		return 0;
+	}
+	im->dfd = fd;
+	return 0;
+}
+
+/* Descriptors the resident part holds now. */
+static unsigned res_nfds(const struct sfs_image *im)
+{
+	return (im->fd >= 0) + (im->dfd >= 0) + (im->map != NULL);
+}
+
+/* Remember what identifies the map file and what its header says (resident). */
+static void note_map(struct sfs_image *im)
+{
+	struct stat st;
+
+	if (fstat(sfs_map_fd(im->map), &st) == 0) {
+		im->map_dev = st.st_dev;
+		im->map_ino = st.st_ino;
+	}
+	im->mi = *sfs_map_info(im->map);
+	im->map_count = sfs_map_count(im->map);
+	im->map_nblocks = sfs_map_nblocks(im->map);
+}
+
+/* Requests take a range when a transfer can go through the page cache (see image.c). */
+static void note_direct(struct sfs_image *im)
+{
+	im->direct = im->dfd >= 0;
+	if (im->dfd < 0 || im->geom.lss % im->dio_off != 0)
+		__atomic_store_n(&im->ranged, true, __ATOMIC_SEQ_CST);
+}
+
+static struct sfs_image *image_of_slot(struct sfs_fdslot *s)
+{
+	return (struct sfs_image *)(void *)((char *)s - offsetof(struct sfs_image, slot));
+}
+
+/* The slot's open: the resident part again, checked to be the same files.  Descriptors
+ * opened, or -errno with nothing left open. */
+static int res_open(struct sfs_fdslot *s)
+{
+	struct sfs_image *im = image_of_slot(s);
+	char mapname[300], err[512];
+	struct sfs_map *m = NULL;
+	struct stat st;
+	int rc;
+
+	im->fd = openat(im->store_fd, im->name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (im->fd < 0)
+		return errno == ENOENT || errno == ELOOP ? -ENOENT : -errno;
+	if (fstat(im->fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != im->dev || st.st_ino != im->ino) {
+		res_drop(im);
+		return -ENOENT;              /* replaced behind our back: not the image's file */
+	}
+	if (!(im->flags & SFS_IMAGE_BUFFERED) && (rc = open_direct(im)) < 0) {
+		res_drop(im);
+		return rc;
+	}
+	snprintf(mapname, sizeof(mapname), "%s" SFS_IMG_MAP_SUFFIX, im->name);
+	rc = sfs_map_open(im->state_fd, mapname, 0, &im->log, &m, err, sizeof(err));
+	if (rc < 0) {
+		res_drop(im);
+		if (rc != -EMFILE && rc != -ENFILE && rc != -ENOMEM)
+			sfs_logf(&im->log, SFS_LOG_ERR, "%s (image not opened)", err);
+		return rc == -ENOENT ? -EUCLEAN : rc;
+	}
+	im->map = m;
+	if (fstat(sfs_map_fd(m), &st) < 0 || st.st_dev != im->map_dev || st.st_ino != im->map_ino ||
+	    sfs_map_info(m)->geom.size != im->mi.geom.size || sfs_map_info(m)->geom.lss != im->mi.geom.lss ||
+	    sfs_map_info(m)->geom.pss != im->mi.geom.pss ||
+	    sfs_map_info(m)->geom.block_size != im->mi.geom.block_size || sfs_map_info(m)->prov != im->mi.prov ||
+	    sfs_map_info(m)->flags != im->mi.flags || sfs_map_count(m) != im->map_count) {
+		sfs_logf(&im->log, SFS_LOG_ERR, "%s: changed behind the daemon's back while %s was not open "
+			 "(another file, or other contents); image not opened", mapname, im->name);
+		res_drop(im);
+		return -EUCLEAN;
+	}
+	if (locks_alloc(im) < 0) {
+		res_drop(im);
+		return -ENOMEM;
+	}
+	note_direct(im);
+	return (int)res_nfds(im);
+}
+
+/* The slot's close: flush what was written, keep what the map says, drop the rest. */
+static int res_close(struct sfs_fdslot *s, bool force)
+{
+	struct sfs_image *im = image_of_slot(s);
+	int rc = 0;
+
+	if (__atomic_load_n(&im->dirty, __ATOMIC_ACQUIRE) || sfs_map_dirty(im->map)) {
+		__atomic_store_n(&im->dirty, 0, __ATOMIC_RELEASE);
+		rc = sfs_map_flush(im->map, im->fd);
+		if (rc < 0) {
+			__atomic_store_n(&im->dirty, 1, __ATOMIC_RELEASE);
+			if (!force)
+				return rc;
+		}
+	}
+	note_map(im);
+	res_drop(im);
+	return rc;
+}
+
+/* ---- first open ---- */
+
+static int create_backing(int store_fd, const char *name, const struct sfs_sidecar *sc,
+			  const struct sfs_log *log, int *fd_out)
+{
+	int fd = openat(store_fd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)sc->size) < 0) {
+		int rc = -errno;
+
+		close(fd);
+		unlinkat(store_fd, name, 0);
+		return rc;
+	}
+	if (sc->prov != SFS_PROV_THIN && sc->size && fallocate(fd, 0, 0, (off_t)sc->size) < 0) {
+		int rc = -errno;
+
+		if (rc != -EOPNOTSUPP) {
+			close(fd);
+			unlinkat(store_fd, name, 0);
+			return rc;
+		}
+		sfs_logf(log, SFS_LOG_WARN, "%s: backing filesystem cannot reserve space; image stays sparse", name);
+	}
+	*fd_out = fd;
+	return 0;
+}
+
+/* Mark the blocks of an existing raw file that hold data (SEEK_DATA/SEEK_HOLE). */
+static void import_extents(struct sfs_image *im, uint64_t file_size)
+{
+	struct sfs_geom g = sfs_img_cur_geom(im);
+	uint64_t end = file_size < g.size ? file_size : g.size;
+	off_t pos = 0;
+
+	while ((uint64_t)pos < end) {
+		off_t data = lseek(im->fd, pos, SEEK_DATA), hole;
+
+		if (data < 0 || (uint64_t)data >= end)
+			break;
+		hole = lseek(im->fd, data, SEEK_HOLE);
+		if (hole < 0 || (uint64_t)hole > end)
+			hole = (off_t)end;
+		sfs_map_set_range(im->map, (uint64_t)data / g.block_size,
+				  ((uint64_t)hole + g.block_size - 1) / g.block_size);
+		pos = hole;
+	}
+}
+
+static pthread_once_t zero_once = PTHREAD_ONCE_INIT;
+static void *zerobuf;
+
+static void zerobuf_init(void)
+{
+	/* Anonymous read-only memory: zeros, page-aligned for O_DIRECT, and not resident
+	 * (reads map the kernel's zero page); one for the whole process. */
+	zerobuf = mmap(NULL, SFS_IMG_ZEROBUF_MAX, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (zerobuf == MAP_FAILED)
+		zerobuf = NULL;
+}
+
+void *sfs_img_zerobuf(void)
+{
+	pthread_once(&zero_once, zerobuf_init);
+	return zerobuf;
+}
+
+static int image_alloc(const char *name, const struct sfs_sidecar *sc, unsigned flags,
+		       const struct sfs_log *log, struct sfs_image **out)
+{
+	struct sfs_image *im;
+
+	if (!sfs_img_zerobuf())
+		return -ENOMEM;
+	im = calloc(1, sizeof(*im));
+	if (!im)
+		return -ENOMEM;
+	im->fd = im->dfd = -1;
+	snprintf(im->name, sizeof(im->name), "%s", name);
+	im->flags = flags;
+	im->sc = *sc;
+	im->geom = (struct sfs_geom){ sc->size, sc->lss, sc->pss, sc->block_size };
+	if (log)
+		im->log = *log;
+	im->zerolen = sc->block_size < SFS_IMG_ZEROBUF_MAX ? (size_t)sc->block_size : SFS_IMG_ZEROBUF_MAX;
+	im->want_stats = (flags & SFS_IMAGE_STATS) != 0;
+	im->stats_gen = sfs_stats_next_generation();
+	im->stats_t0 = sfs_stats_clock_ns();
+	pthread_mutex_init(&im->zero_lk, NULL);
+	im->zero_bg = (flags & SFS_IMAGE_ZERO_BG) != 0;
+	*out = im;
+	return 0;
+}
+
+static void image_free(struct sfs_image *im)
+{
+	res_drop(im);
+	pthread_mutex_destroy(&im->zero_lk);
+	sfs_stats_free(im->stats);
+	free(im);
+}
+
+/* Reconcile the sidecar with the geometry the map records: the recorded one wins. */
+static int reconcile(struct sfs_image *im, const char *name, char *err, size_t errlen)
+{
+	const struct sfs_map_info *mi = sfs_map_info(im->map);
+	struct sfs_sidecar *sc = &im->sc;
+
+	if (mi->geom.lss != sc->lss || mi->geom.pss != sc->pss)
+		return sfs_err(err, errlen, -EINVAL,
+			       "%s.json: key 'sector': the image was made with logical %u / physical %u "
+			       "sectors and its sector format never changes (sidecar says %u / %u)",
+			       name, mi->geom.lss, mi->geom.pss, sc->lss, sc->pss);
+	if (mi->prov != sc->prov)
+		sfs_logf(&im->log, SFS_LOG_WARN, "%s: sidecar says provisioning %s, image is %s; keeping %s",
+			 name, sfs_prov_name(sc->prov), sfs_prov_name(mi->prov), sfs_prov_name(mi->prov));
+	if (mi->geom.block_size != sc->block_size)
+		sfs_logf(&im->log, SFS_LOG_WARN, "%s: sidecar says block_size %llu, image has %llu; keeping %llu",
+			 name, (unsigned long long)sc->block_size, (unsigned long long)mi->geom.block_size,
+			 (unsigned long long)mi->geom.block_size);
+	if (mi->geom.size > sc->size)
+		sfs_logf(&im->log, SFS_LOG_WARN, "%s: sidecar size %llu is smaller than the image (%llu); "
+			 "images never shrink, keeping %llu", name, (unsigned long long)sc->size,
+			 (unsigned long long)mi->geom.size, (unsigned long long)mi->geom.size);
+	sc->prov = mi->prov;
+	sc->block_size = mi->geom.block_size;
+	im->geom = mi->geom;
+	return 0;
+}
+
+/* Everything the first open does, into im's resident part (dropped again on failure). */
+static int first_open(struct sfs_image *im, int store_fd, int state_fd, const char *name,
+		      const struct sfs_sidecar *sc, unsigned flags, char *err, size_t errlen)
+{
+	struct sfs_map_info mi = { { sc->size, sc->lss, sc->pss, sc->block_size }, sc->prov, 0 };
+	char mapname[300];
+	struct stat st;
+	bool fresh = false;
+	int rc;
+
+	snprintf(mapname, sizeof(mapname), "%s" SFS_IMG_MAP_SUFFIX, name);
+	/* O_NONBLOCK: a FIFO planted as the backing file must not hang the open */
+	im->fd = openat(store_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (im->fd < 0 && errno == ENOENT) {
+		/* The sidecar declares an image that does not exist yet: make it. */
+		rc = sfs_map_create(state_fd, mapname, &mi, &im->map);
+		if (rc == 0 && (rc = create_backing(store_fd, name, sc, &im->log, &im->fd)) < 0)
+			unlinkat(state_fd, mapname, 0);
+		if (rc < 0) {
+			res_drop(im);
+			return sfs_err(err, errlen, rc, "%s: cannot create image: %s", name, strerror(-rc));
+		}
+		fresh = true;
+	} else if (im->fd < 0) {
+		rc = -errno;
+		res_drop(im);
+		if (rc == -ELOOP)
+			return sfs_err(err, errlen, -EPERM, "%s: backing file is a symbolic link; refused", name);
+		if (rc == -EISDIR)
+			return sfs_err(err, errlen, -EPERM, "%s: backing file is not a regular file; refused", name);
+		return sfs_err(err, errlen, rc, "%s: cannot open backing file: %s", name, strerror(-rc));
+	}
+	if (fstat(im->fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+		res_drop(im);
+		return sfs_err(err, errlen, -EPERM, "%s: backing file is %s; refused", name,
+			       !S_ISREG(st.st_mode) ? "not a regular file" : "hard-linked elsewhere");
+	}
+	im->dev = st.st_dev;
+	im->ino = st.st_ino;
+	if (!(flags & SFS_IMAGE_BUFFERED) && (rc = open_direct(im)) < 0) {
+		res_drop(im);
+		return sfs_err(err, errlen, rc, "%s: cannot open backing file: %s", name, strerror(-rc));
+	}
+
+	if (!fresh) {
+		rc = sfs_map_open(state_fd, mapname, 0, &im->log, &im->map, err, errlen);
+		if (rc == -ENOENT) {
+			/* A raw file with a sidecar and no map: import it as it is. */
+			if ((uint64_t)st.st_size > sc->size) {
+				res_drop(im);
+				return sfs_err(err, errlen, -EINVAL, "%s.json: key 'size': %llu is smaller than the "
+					       "existing backing file (%lld bytes)", name,
+					       (unsigned long long)sc->size, (long long)st.st_size);
+			}
+			rc = sfs_map_create(state_fd, mapname, &mi, &im->map);
+			if (rc < 0) {
+				res_drop(im);
+				return sfs_err(err, errlen, rc, "%s: cannot create map: %s", name, strerror(-rc));
+			}
+			import_extents(im, (uint64_t)st.st_size);
+			__atomic_store_n(&im->dirty, 1, __ATOMIC_RELEASE);
+			/* Thick images reserve all their space; holes in the raw file included. */
+			if (sc->prov != SFS_PROV_THIN && sc->size)
+				fallocate(im->fd, 0, 0, (off_t)sc->size);
+			sfs_logf(&im->log, SFS_LOG_INFO, "%s: imported existing backing file (%llu blocks hold data)",
+				 name, (unsigned long long)sfs_map_count(im->map));
+		} else if (rc < 0) {
+			res_drop(im);
+			return rc;
+		} else {
+			rc = reconcile(im, name, err, errlen);
+			if (rc < 0) {
+				res_drop(im);
+				return rc;
+			}
+		}
+	}
+
+	/* Backing shorter than the disk (a crash during grow, a copied file): extend it. */
+	if ((uint64_t)st.st_size < im->geom.size) {
+		if (ftruncate(im->fd, (off_t)im->geom.size) < 0) {
+			rc = -errno;
+			res_drop(im);
+			return sfs_err(err, errlen, rc, "%s: cannot extend backing file: %s", name, strerror(-rc));
+		}
+		if (im->sc.prov != SFS_PROV_THIN)
+			fallocate(im->fd, 0, st.st_size, (off_t)(im->geom.size - (uint64_t)st.st_size));
+	}
+	if (locks_alloc(im) < 0) {
+		res_drop(im);
+		return sfs_err(err, errlen, -ENOMEM, "%s: out of memory", name);
+	}
+	note_map(im);
+	note_direct(im);
+	return 0;
+}
+
+int sfs_image_open_in(struct sfs_fdcache *fdc, int store_fd, int state_fd, const char *name,
+		      const struct sfs_sidecar *sc, unsigned flags, const struct sfs_log *log,
+		      struct sfs_image **out, char *err, size_t errlen)
+{
+	struct sfs_image *im;
+	int rc;
+
+	rc = image_alloc(name, sc, flags, log, &im);
+	if (rc < 0)
+		return sfs_err(err, errlen, rc, "%s: out of memory", name);
+	im->store_fd = store_fd;
+	im->state_fd = state_fd;
+	im->fdc = fdc;
+	if (fdc) {
+		sfs_fdslot_init(&im->slot, fdc, res_open, res_close, (flags & SFS_IMAGE_BUFFERED) ? 2 : 3);
+		sfs_fdcache_make_room(fdc, im->slot.want);
+	}
+	for (;;) {
+		rc = first_open(im, store_fd, state_fd, name, sc, flags, err, errlen);
+		/* out of descriptors: close an idle image's and try again */
+		if ((rc == -EMFILE || rc == -ENFILE) && fdc && sfs_fdcache_evict_one(fdc))
+			continue;
+		break;
+	}
+	if (rc < 0) {
+		if (fdc)
+			pthread_mutex_destroy(&im->slot.lk);
+		image_free(im);
+		return rc;
+	}
+	if (fdc)
+		sfs_fdslot_adopt(&im->slot, res_nfds(im));
+	if (im->sc.prov == SFS_PROV_EAGERZEROEDTHICK && !(sfs_map_info(im->map)->flags & SFS_MAP_F_ZEROED) &&
+	    !im->zero_bg) {
+		rc = sfs_image_finish_zeroing(im);
+		if (rc < 0) {
+			sfs_image_close(im);
+			return sfs_err(err, errlen, rc, "%s: eager zeroing failed: %s", name, strerror(-rc));
+		}
+	}
+	im->sc.size = im->geom.size;
+	im->vsize = im->geom.size;
+	*out = im;
+	return 0;
+}
+
+int sfs_image_open(int store_fd, int state_fd, const char *name, const struct sfs_sidecar *sc,
+		   unsigned flags, const struct sfs_log *log, struct sfs_image **out,
+		   char *err, size_t errlen)
+{
+	return sfs_image_open_in(NULL, store_fd, state_fd, name, sc, flags, log, out, err, errlen);
+}
+
+int sfs_image_close(struct sfs_image *im)
+{
+	int rc;
+
+	if (!im)
+		return 0;
+	sfs_img_zero_join(im);
+	if (im->fdc) {
+		rc = sfs_fdslot_detach(&im->slot);
+	} else {
+		rc = sfs_map_flush(im->map, im->fd);
+	}
+	image_free(im);
+	return rc;
+}
+
+/* ---- pins ---- */
+
+int sfs_image_pin(struct sfs_image *im)
+{
+	return im->fdc ? sfs_fdslot_pin(&im->slot) : 0;
+}
+
+void sfs_image_unpin(struct sfs_image *im)
+{
+	if (im->fdc)
+		sfs_fdslot_unpin(&im->slot, false);
+}
+
+void sfs_image_release(struct sfs_image *im)
+{
+	if (im->fdc)
+		sfs_fdslot_unpin(&im->slot, true);
+}
+
+bool sfs_image_resident(struct sfs_image *im)
+{
+	return !im->fdc || sfs_fdslot_is_open(&im->slot);
+}
+
+/* Hold the resident part as it is (no eviction, no reopen): true when it is there. */
+static bool hold(const struct sfs_image *cim)
+{
+	struct sfs_image *im = (struct sfs_image *)cim;   /* the slot's lock is not the image's state */
+
+	return !im->fdc || sfs_fdslot_lock(&im->slot);
+}
+
+static void unhold(const struct sfs_image *cim)
+{
+	struct sfs_image *im = (struct sfs_image *)cim;
+
+	if (im->fdc)
+		sfs_fdslot_unlock(&im->slot);
+}
+
+void sfs_img_map_state(const struct sfs_image *im, struct sfs_map_info *mi, uint64_t *count,
+		       uint64_t *nblocks)
+{
+	bool open = hold(im);
+
+	if (open && im->map) {
+		*mi = *sfs_map_info(im->map);
+		*count = sfs_map_count(im->map);
+		*nblocks = sfs_map_nblocks(im->map);
+	} else {
+		*mi = im->mi;
+		*count = im->map_count;
+		*nblocks = im->map_nblocks;
+	}
+	unhold(im);
+}
+
+int sfs_image_flush_open(struct sfs_image *im)
+{
+	bool open = hold(im);
+	int rc = open && im->map ? sfs_image_flush(im) : 0;
+
+	unhold(im);
+	return rc;
+}
+
+/* ---- identity, stat, attributes ---- */
+
+void sfs_image_identity(const struct sfs_image *im, dev_t *dev, ino_t *ino)
+{
+	*dev = im->dev;
+	*ino = im->ino;
+}
+
+int sfs_image_backing_stat(struct sfs_image *im, struct stat *st)
+{
+	if (fstatat(im->store_fd, im->name, st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	return st->st_dev == im->dev && st->st_ino == im->ino ? 0 : -ESTALE;
+}
+
+bool sfs_image_backing_gone(struct sfs_image *im)
+{
+	struct stat st;
+	int rc = sfs_image_backing_stat(im, &st);
+
+	return rc == -ENOENT || rc == -ESTALE;
+}
+
+void sfs_image_stat_fill(const struct sfs_image *im, struct stat *st)
+{
+	st->st_size = (off_t)__atomic_load_n(&im->vsize, __ATOMIC_ACQUIRE);
+	st->st_blksize = (blksize_t)im->geom.pss;
+}
+
+int sfs_image_stat(struct sfs_image *im, struct stat *st)
+{
+	bool open = hold(im);
+	int rc = 0;
+
+	if (open && im->fd >= 0)
+		rc = fstat(im->fd, st) < 0 ? -errno : 0;
+	else
+		rc = sfs_image_backing_stat(im, st);
+	unhold(im);
+	if (rc == -ESTALE)
+		rc = -ENOENT;               /* another file under the name: not this image's */
+	if (rc == 0)
+		sfs_image_stat_fill(im, st);
+	return rc;
+}
+
+/* Pin, apply fn to the backing descriptor, unpin. */
+static int with_fd(struct sfs_image *im, int (*fn)(int fd, const void *arg), const void *arg)
+{
+	int rc = sfs_image_pin(im);
+
+	if (rc < 0)
+		return rc;
+	rc = fn(im->fd, arg) < 0 ? -errno : 0;
+	sfs_image_unpin(im);
+	return rc;
+}
+
+static int do_fchmod(int fd, const void *arg)
+{
+	return fchmod(fd, *(const mode_t *)arg);
+}
+
+static int do_fchown(int fd, const void *arg)
+{
+	const unsigned *ids = arg;
+
+	return fchown(fd, (uid_t)ids[0], (gid_t)ids[1]);
+}
+
+static int do_futimens(int fd, const void *arg)
+{
+	return futimens(fd, arg);
+}
+
+int sfs_image_chmod(struct sfs_image *im, mode_t mode)
+{
+	mode &= 07777;
+	return with_fd(im, do_fchmod, &mode);
+}
+
+int sfs_image_chown(struct sfs_image *im, uid_t uid, gid_t gid)
+{
+	unsigned ids[2] = { (unsigned)uid, (unsigned)gid };
+
+	return with_fd(im, do_fchown, ids);
+}
+
+int sfs_image_utimens(struct sfs_image *im, const struct timespec tv[2])
+{
+	return with_fd(im, do_futimens, tv);
+}
+
+const char *sfs_image_name(const struct sfs_image *im)
+{
+	return im->name;
+}
+
+int sfs_image_set_name(struct sfs_image *im, const char *name)
+{
+	if (strlen(name) >= sizeof(im->name))
+		return -ENAMETOOLONG;
+	hold(im);
+	snprintf(im->name, sizeof(im->name), "%s", name);
+	unhold(im);
+	return 0;
+}
+
+int sfs_image_fd(const struct sfs_image *im)
+{
+	return im->fd;
+}

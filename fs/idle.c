@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * idle.c - give memory back once the mount has been quiet a while.
+ *
+ * Under load the daemon's memory grows with the requests in flight:
+ * libfuse's request buffer of each worker thread (1 MiB + 4 KiB, its pages
+ * touched by the largest request the worker read), a bounce or
+ * read-modify-write buffer per worker from the shared pool, and the read
+ * replies, which libfuse frees itself (so they are heap memory: the
+ * allocator keeps freed pages for reuse).  All of that is bounded by the
+ * number of worker threads.  When the load ends it would stay resident;
+ * this thread looks at the count of requests read every TICK_MS and, once
+ * it has not moved for quiet_ms after it moved, gives it back:
+ *
+ *   workers' request buffers   sfs_xport_trim_buffers (xport.c)
+ *   free pool buffers          sfs_bufpool_trim (unmapped)
+ *   the allocator's free pages malloc_trim(0) (every arena)
+ *
+ * then waits for requests again.  It does nothing while requests come, so
+ * it costs the I/O path nothing; a trim takes a few milliseconds.
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "bufpool.h"
+#include "idle.h"
+#include "xport.h"
+
+#define TICK_MS 250u
+
+struct sfs_idle {
+	pthread_t thr;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool stop;
+	unsigned quiet_ms;
+};
+
+static void *idle_thread(void *arg)
+{
+	struct sfs_idle *id = arg;
+	uint64_t last = sfs_xport_requests();
+	unsigned quiet = 0;
+	bool moved = true;           /* the start-up's requests: trim once after them too */
+
+	pthread_mutex_lock(&id->mu);
+	while (!id->stop) {
+		struct timespec ts;
+		uint64_t now;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += (long)TICK_MS * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&id->cv, &id->mu, &ts);
+		if (id->stop)
+			break;
+		now = sfs_xport_requests();
+		if (now != last) {
+			last = now;
+			moved = true;
+			quiet = 0;
+			continue;
+		}
+		quiet += TICK_MS;
+		if (!moved || quiet < id->quiet_ms)
+			continue;
+		moved = false;
+		pthread_mutex_unlock(&id->mu);
+		sfs_xport_trim_buffers();
+		if (sfs_bufpool_shared())
+			sfs_bufpool_trim(sfs_bufpool_shared());
+		malloc_trim(0);
+		pthread_mutex_lock(&id->mu);
+	}
+	pthread_mutex_unlock(&id->mu);
+	return NULL;
+}
+
+int sfs_idle_start(unsigned quiet_ms, struct sfs_idle **out)
+{
+	struct sfs_idle *id = calloc(1, sizeof(*id));
+	pthread_condattr_t ca;
+	sigset_t all, old;
+	int rc;
+
+	if (!id)
+		return -ENOMEM;
+	pthread_mutex_init(&id->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&id->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	id->quiet_ms = quiet_ms;
+	/* signals are for the daemon's own threads (libfuse's handlers end its loop) */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = -pthread_create(&id->thr, NULL, idle_thread, id);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc < 0) {
+		pthread_cond_destroy(&id->cv);
+		pthread_mutex_destroy(&id->mu);
+		free(id);
+		return rc;
+	}
+	*out = id;
+	return 0;
+}
+
+void sfs_idle_stop(struct sfs_idle *id)
+{
+	if (!id)
+		return;
+	pthread_mutex_lock(&id->mu);
+	id->stop = true;
+	pthread_cond_signal(&id->cv);
+	pthread_mutex_unlock(&id->mu);
+	pthread_join(id->thr, NULL);
+	pthread_cond_destroy(&id->cv);
+	pthread_mutex_destroy(&id->mu);
+	free(id);
+}
