@@ -95,6 +95,7 @@ struct sfs_model_req {
 	uint64_t off, len;        /* read, write */
 	uint64_t zeroed;          /* write: bytes of first-written blocks zeroed around it */
 	bool offload;             /* ... zeroed with the drive's WRITE SAME */
+	uint32_t pss;             /* write: the physical sector; 0: the model's */
 };
 
 /* The clock (nanoseconds, monotonic) and a wait until a time on it. */
