@@ -70,7 +70,8 @@ int sfs_profile_parse(const char *text, size_t len, const char *fname, const cha
 		      struct sfs_profile *out, char *err, size_t errlen);
 
 /* The directory shipped profiles are looked up in: $SECTORFS_PROFILE_DIR when set, else the
- * installed one ($(datadir)/sectorfs/profiles). */
+ * installed one ($(datadir)/sectorfs/profiles); a build that is not installed falls back on
+ * the samples/profiles of its source tree. */
 const char *sfs_profile_dir(void);
 
 /* Load a profile by spec: a name without '/' is a shipped profile (DIR/NAME.json, DIR from

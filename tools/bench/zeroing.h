@@ -2,9 +2,9 @@
 /*
  * zeroing.h - what the zeroing command (zeroing.c) hands its reports
  * (zeroing_report.c): the parameters, and the figures of each image in
- * each pass.  Image i is zeroing_prov(i) with zero_offload
- * zeroing_offload(i); 4 and 5, the eagerzeroedthick ones, are the
- * baselines.
+ * each pass of each repeat.  Image i is zeroing_prov(i) with zero_offload
+ * zeroing_offload(i); 4 and 5, the eagerzeroedthick ones, together make
+ * the one baseline: the median time per write of all their runs.
  */
 #ifndef SFS_BENCH_ZEROING_H
 #define SFS_BENCH_ZEROING_H
@@ -16,6 +16,7 @@
 #include "hist.h"
 
 #define ZEROING_NIMG 6
+#define ZEROING_MAX_REPEAT 20
 
 static inline const char *zeroing_prov(int i)
 {
@@ -44,8 +45,11 @@ struct zeroing_result {
 	const struct testbed *tb;
 	uint64_t xfer, block, size;
 	const char *sector;
-	char names[ZEROING_NIMG][64];
-	struct zeroing_image img[2][ZEROING_NIMG];   /* by pass */
+	const char *profile;            /* the images' device profile, NULL for none */
+	unsigned repeat;                /* asked */
+	unsigned nrep;                  /* repeats that ran, the last maybe in part */
+	char names[ZEROING_MAX_REPEAT][ZEROING_NIMG][64];
+	struct zeroing_image img[ZEROING_MAX_REPEAT][2][ZEROING_NIMG];   /* by repeat, pass */
 	bool interrupted;
 };
 
