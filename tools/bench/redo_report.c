@@ -12,9 +12,10 @@
  * With --repeat each redo block's figures are those of its median run
  * by commits/s, with the spread (range over median) of commits/s; with
  * several redo blocks a table compares them (commits/s against the first
- * block's).  JSON: the median run's object with "repeat",
- * "runs_commits_per_s" and "spread_pct"; several blocks: one such object
- * per block under "blocks".
+ * block's, the wastage the median over the runs).  JSON: the median run's
+ * object with "repeat", "runs_commits_per_s", "spread_pct" and
+ * "wastage_median"; several blocks: one such object per block under
+ * "blocks".
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -143,6 +144,28 @@ static double wastage(const struct redo_result *r)
 	return r->bytes_written ? (double)(r->bytes_written - r->redo_bytes) / (double)r->bytes_written : 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median wastage of block b's runs. */
+static double wastage_median(const struct redo_set *set, unsigned b)
+{
+	double v[REDO_MAX_REPEAT];
+	unsigned n = 0;
+
+	for (unsigned k = 0; k < set->nrep; k++)
+		if (set->runs[b][k].d)
+			v[n++] = wastage(&set->runs[b][k]);
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 void redo_print_text(const struct redo_set *set)
 {
 	const struct redo_result *m, *first = NULL;
@@ -173,7 +196,7 @@ void redo_print_text(const struct redo_set *set)
 		if (!first)
 			first = m;
 		printf("%-10s %12.1f %7.1f%% %8.1f%% %12.2f ", tool_fmt_size(m->block, TOOL_SIZE_IEC, a, sizeof(a)),
-		       commits_per_s(m), spread, wastage(m) * 100, per_s(m->bytes_written, m->secs) / 1e6);
+		       commits_per_s(m), spread, wastage_median(set, b) * 100, per_s(m->bytes_written, m->secs) / 1e6);
 		if (m == first)
 			printf("%14s\n", "baseline");
 		else
@@ -199,6 +222,7 @@ int redo_print_json(const struct redo_set *set)
 		json_object_set_new(bo, "repeat", json_integer(set->nrep));
 		json_object_set_new(bo, "runs_commits_per_s", runs);
 		json_object_set_new(bo, "spread_pct", bench_jreal(spread));
+		json_object_set_new(bo, "wastage_median", bench_jreal(wastage_median(set, b)));
 		json_array_append_new(blocks, bo);
 	}
 	/* one redo block: its object, as always; several: each under "blocks" */

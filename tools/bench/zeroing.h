@@ -17,6 +17,7 @@
 
 #define ZEROING_NIMG 6
 #define ZEROING_MAX_REPEAT 20
+#define ZEROING_MAX_WRITES 65536
 
 static inline const char *zeroing_prov(int i)
 {
@@ -37,6 +38,10 @@ struct zeroing_image {
 	double secs;
 	struct bench_hist lat;
 	struct bench_hist lat_new;      /* the writes that start in a new block */
+	/* the latencies (us) of the first ZEROING_MAX_WRITES writes, those that start a block and
+	 * the others apart (malloc'd) */
+	float *new_us, *over_us;
+	unsigned nnew, nover;
 	/* the daemon's counters: the change over the pass, or (alloc, total) after it */
 	json_int_t st_writes, st_bytes, st_first, st_over, st_zeroed, st_alloc, st_total;
 };

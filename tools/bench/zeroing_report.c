@@ -4,10 +4,12 @@
  * people and for programs.
  *
  * Every figure of a configuration is the median over the repeats that
- * wrote its image whole.  The overhead is against one baseline: the
- * median time per write of all the eagerzeroedthick runs of the pass,
- * offload on and off together.  The spread is the range of the time per
- * write over the repeats, against its median (0 with one repeat).
+ * wrote its image whole.  The overhead is the typical time per write
+ * (zeroing.c: from the median latencies of the writes that start a block
+ * and of the others, over every repeat) against one baseline, the same
+ * figure over every eagerzeroedthick run of the pass, offload on and off
+ * together.  The spread is the range of the repeats' typical times per
+ * write against their median (0 with one repeat).
  *
  * Text: for each pass a table of the six configurations (IOPS, MB/s, mean
  * and p99 write latency, the mean latency of the writes that start a
@@ -19,6 +21,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "units.h"
 #include "zeroing.h"
@@ -31,11 +34,6 @@ static double image_iops(const struct zeroing_image *r)
 static double image_mbps(const struct zeroing_image *r)
 {
 	return r->secs > 0 ? (double)r->bytes / r->secs / 1e6 : 0;
-}
-
-static double per_write(const struct zeroing_image *r)
-{
-	return r->writes ? r->secs / (double)r->writes : NAN;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -53,20 +51,9 @@ static double median(double *v, unsigned n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-enum fig { F_IOPS, F_MBPS, F_MEAN, F_P99, F_NEW, F_PERWRITE };
+enum fig { F_IOPS, F_MBPS, F_MEAN, F_P99, F_NEW, F_PERWRITE, F_SECS };
 
-static double figure(const struct zeroing_image *r, enum fig f)
-{
-	switch (f) {
-	case F_IOPS: return image_iops(r);
-	case F_MBPS: return image_mbps(r);
-	case F_MEAN: return bench_hist_mean_us(&r->lat);
-	case F_P99: return bench_hist_pct_us(&r->lat, 99);
-	case F_NEW: return bench_hist_mean_us(&r->lat_new);
-	case F_PERWRITE: return per_write(r);
-	}
-	return NAN;
-}
+static double figure(const struct zeroing_result *z, const struct zeroing_image *r, enum fig f);
 
 /* The values of figure f of image i in pass p over the repeats that wrote it whole (v: at least
  * ZEROING_MAX_REPEAT); their number. */
@@ -76,7 +63,7 @@ static unsigned values(const struct zeroing_result *z, int p, int i, enum fig f,
 
 	for (unsigned r = 0; r < z->nrep; r++)
 		if (z->img[r][p][i].ran && z->img[r][p][i].done)
-			v[n++] = figure(&z->img[r][p][i], f);
+			v[n++] = figure(z, &z->img[r][p][i], f);
 	return n;
 }
 
@@ -87,29 +74,85 @@ static double med(const struct zeroing_result *z, int p, int i, enum fig f)
 	return median(v, values(z, p, i, f, v));
 }
 
-/* The baseline of pass p: the median time per write of every eagerzeroedthick run. */
+/* The typical time per write (us) of runs[0..n): (median of the block-starting writes + (k-1)
+ * median of the others) / k, k writes a block (zeroing.c says why). */
+static double typical(const struct zeroing_result *z, const struct zeroing_image *const *runs, unsigned n)
+{
+	double k = z->xfer >= z->block ? 1 : (double)(z->block / z->xfer), mn, mo;
+	size_t nn = 0, no = 0;
+	double *vn, *vo;
+
+	for (unsigned r = 0; r < n; r++) {
+		nn += runs[r]->nnew;
+		no += runs[r]->nover;
+	}
+	vn = malloc((nn ? nn : 1) * sizeof(*vn));
+	vo = malloc((no ? no : 1) * sizeof(*vo));
+	if (!vn || !vo) {
+		free(vn);
+		free(vo);
+		return NAN;
+	}
+	nn = no = 0;
+	for (unsigned r = 0; r < n; r++) {
+		for (unsigned j = 0; j < runs[r]->nnew; j++)
+			vn[nn++] = runs[r]->new_us[j];
+		for (unsigned j = 0; j < runs[r]->nover; j++)
+			vo[no++] = runs[r]->over_us[j];
+	}
+	mn = median(vn, (unsigned)nn);
+	mo = no ? median(vo, (unsigned)no) : mn;
+	free(vn);
+	free(vo);
+	return (mn + (k - 1) * mo) / k;
+}
+
+static double figure(const struct zeroing_result *z, const struct zeroing_image *r, enum fig f)
+{
+	switch (f) {
+	case F_IOPS: return image_iops(r);
+	case F_MBPS: return image_mbps(r);
+	case F_MEAN: return bench_hist_mean_us(&r->lat);
+	case F_P99: return bench_hist_pct_us(&r->lat, 99);
+	case F_NEW: return bench_hist_mean_us(&r->lat_new);
+	case F_PERWRITE: return typical(z, &r, 1);
+	case F_SECS: return r->secs;
+	}
+	return NAN;
+}
+
+/* The typical time per write over every repeat of images i0..i1 in pass p. */
+static double typical_of(const struct zeroing_result *z, int p, int i0, int i1)
+{
+	const struct zeroing_image *runs[2 * ZEROING_MAX_REPEAT];
+	unsigned n = 0;
+
+	for (int i = i0; i <= i1; i++)
+		for (unsigned r = 0; r < z->nrep; r++)
+			if (z->img[r][p][i].ran && z->img[r][p][i].done)
+				runs[n++] = &z->img[r][p][i];
+	return n ? typical(z, runs, n) : NAN;
+}
+
+/* The baseline of pass p: the typical time per write of every eagerzeroedthick run. */
 static double baseline(const struct zeroing_result *z, int p)
 {
-	double v[2 * ZEROING_MAX_REPEAT];
-	unsigned n = values(z, p, 4, F_PERWRITE, v);
-
-	n += values(z, p, 5, F_PERWRITE, v + n);
-	return median(v, n);
+	return typical_of(z, p, 4, 5);
 }
 
 /* Extra time per write against the baseline, in %; NAN if unknown. */
 static double overhead(const struct zeroing_result *z, int p, int i)
 {
-	return (med(z, p, i, F_PERWRITE) / baseline(z, p) - 1) * 100;
+	return (typical_of(z, p, i, i) / baseline(z, p) - 1) * 100;
 }
 
 /* The change of IOPS against the baseline's, in % (negative: fewer). */
 static double iops_change(const struct zeroing_result *z, int p, int i)
 {
-	return (baseline(z, p) / med(z, p, i, F_PERWRITE) - 1) * 100;
+	return (baseline(z, p) / typical_of(z, p, i, i) - 1) * 100;
 }
 
-/* The range of the time per write over the repeats against its median, in %. */
+/* The range of the repeats' typical times per write against their median, in %. */
 static double spread(const struct zeroing_result *z, int p, int i)
 {
 	double v[ZEROING_MAX_REPEAT];
@@ -174,9 +217,11 @@ void zeroing_print_text(const struct zeroing_result *z)
 			print_row(z, p, i);
 	}
 	printf("\nmean, p99: write latency; new-block: mean latency of the writes that start a block\n"
-	       "overhead, IOPS: extra time per write and change of IOPS against the baseline, the median\n"
-	       "  of every eagerzeroedthick run of the pass (offload on and off)\n"
-	       "spread: range of the time per write over the repeats, against its median\n"
+	       "overhead, IOPS: extra typical time per write, and change of IOPS, against the baseline:\n"
+	       "  every eagerzeroedthick run of the pass (offload on and off); typical: from the median\n"
+	       "  latencies of the writes that start a block and of the others, so that stalls of the\n"
+	       "  host do not count\n"
+	       "spread: range of the repeats' typical times per write, against their median\n"
 	       "1st_wr, zeroed: first_writes and zeroed_bytes counted by the daemon during the pass\n");
 	if (z->interrupted)
 		printf("(interrupted: the figures cover the repeats that wrote each image whole)\n");
@@ -214,12 +259,13 @@ static json_t *image_json(const struct zeroing_result *z, int p, int i)
 	json_object_set_new(o, "complete", json_boolean(r->done));
 	json_object_set_new(o, "writes", json_integer((json_int_t)r->writes));
 	json_object_set_new(o, "bytes", json_integer((json_int_t)r->bytes));
-	json_object_set_new(o, "seconds", bench_jreal(med(z, p, i, F_PERWRITE) * (double)r->writes));
+	json_object_set_new(o, "seconds", bench_jreal(med(z, p, i, F_SECS)));
 	json_object_set_new(o, "iops", bench_jreal(med(z, p, i, F_IOPS)));
 	json_object_set_new(o, "mb_per_s", bench_jreal(med(z, p, i, F_MBPS)));
 	json_object_set_new(o, "mean_us", bench_jreal(med(z, p, i, F_MEAN)));
 	json_object_set_new(o, "latency", bench_hist_json(&lat));          /* every repeat's writes */
 	json_object_set_new(o, "new_block_latency", bench_hist_json(&lat_new));
+	json_object_set_new(o, "typical_us_per_write", bench_jreal(typical_of(z, p, i, i)));
 	json_object_set_new(o, "overhead_pct", bench_jreal(overhead(z, p, i)));
 	json_object_set_new(o, "iops_change_pct", bench_jreal(iops_change(z, p, i)));
 	json_object_set_new(o, "spread_pct", bench_jreal(spread(z, p, i)));
@@ -256,7 +302,7 @@ int zeroing_print_json(const struct zeroing_result *z)
 
 		json_object_set_new(po, "pass", json_integer(p + 1));
 		json_object_set_new(po, "space", json_string(p == 0 ? "fresh" : "written"));
-		json_object_set_new(po, "baseline_us_per_write", bench_jreal(baseline(z, p) * 1e6));
+		json_object_set_new(po, "baseline_us_per_write", bench_jreal(baseline(z, p)));
 		for (int i = 0; i < ZEROING_NIMG; i++)
 			if (z->img[0][p][i].ran)
 				json_array_append_new(imgs, image_json(z, p, i));
