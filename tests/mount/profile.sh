@@ -30,8 +30,11 @@
 
 . "$(dirname "$0")/lib.sh"
 requires_fuse
-requires_cmd fio python3
+requires_cmd fio python3 mount
 IMG_TOOL="$top_builddir/tools/sectorfs-img"
+# the store on a tmpfs and the backing I/O buffered: the host's disk (shared, busy) stays out
+mount -t tmpfs -o size=512m tmpfs "$STORE" || skip "cannot mount a tmpfs"
+on_exit unmount_store
 
 cat > "$T/t2ms.json" <<'EOF'
 { "name": "t2ms", "source": "profile.sh: 2 ms per 4 KiB write, 4 channels", "channels": 4,
@@ -48,7 +51,6 @@ prof zon 512n thin true "$T/t2ms.json"
 prof zoff 512n thin false "$T/t2ms.json"
 prof bad 512n thin true no-such-profile
 export SECTORFS_PROFILE_DIR="$top_srcdir/samples/profiles"
-# buffered: the host page cache takes the writes, so the host disk (shared, busy) stays out of the figures
 start_daemon -o buffered -o profile=sata-ssd
 
 # fio_run FILE BS RW QD [extra...]: prints "IOPS MEDIAN_US" of the run (its completion latency)
@@ -70,24 +72,17 @@ lat_mean() {
 		"$MNT/.stats/$1.json" "$2"
 }
 
-# the FUSE round trip: what fio sees of the same I/O on an image without a profile, less what the
-# daemon measured of it
-read -r _ lplain < <(fio_run plain 4k randwrite 1 --runtime=1 --time_based)
-rt=$((lplain - $(lat_mean plain write_overwrite)))
-[ "$rt" -ge 0 ] || rt=0
-echo "# round trip without a profile: $rt us (of $lplain us)"
-
-# check_iops WHAT GOT WANT DAEMON_US QD: GOT within 10% of WANT, or of QD requests per DAEMON_US
-# (the daemon's own mean for one, model and wake-up) plus the round trip
+# check_iops WHAT GOT WANT DAEMON_US MODEL_US: GOT within 10% of WANT; or, on a machine too busy
+# for that, the daemon's own mean latency within 10% of the model's (the model holds), fio's
+# figure at least 70% of WANT, and what the machine adds outside the daemon said
 check_iops() {
-	local what=$1 got=$2 want=$3 alt
-	alt=$(python3 -c "import sys; m,r,q,w=map(float,sys.argv[1:]); print('%.0f' % min(w, q * 1e6 / (m + r)))" "$4" "$rt" "$5" "$want")
+	local what=$1 got=$2 want=$3
 	if within "$got" "$want" 10; then
-		pass "$what: $got IOPS (model: $want)"
-	elif within "$got" "$alt" 10 && within "$alt" "$want" 30; then
-		pass "$what: $got IOPS, within 10% of $alt: the model ($want) with this machine's round trip ($rt us) and a daemon mean of $4 us"
+		pass "$what: $got IOPS (model: $want; the daemon's mean $4 us, the model's $5 us)"
+	elif within "$4" "$5" 10 && within "$got" "$want" 30; then
+		pass "$what: $got IOPS, model $want: the daemon holds each request $4 us (the model: $5 us); this machine adds the rest outside the daemon (the wake-ups of a busy host)"
 	else
-		fail "$what: $got IOPS, want $want (or $alt with the round trip of $rt us and a daemon mean of $4 us) within 10%"
+		fail "$what: $got IOPS, want $want within 10%; the daemon's mean $4 us, the model's $5 us"
 	fi
 }
 
@@ -99,12 +94,12 @@ qd_run() {
 }
 
 read -r iops1 m1 < <(qd_run 1)
-check_iops "QD1 4 KiB writes" "$iops1" 500 "$m1" 1
+check_iops "QD1 4 KiB writes" "$iops1" 500 "$m1" 2000
 read -r iops4 m4 < <(qd_run 4)
-check_iops "QD4 4 KiB writes" "$iops4" 2000 "$m4" 4
+check_iops "QD4 4 KiB writes" "$iops4" 2000 "$m4" 2000
 read -r iops8 m8 < <(qd_run 8)
-# 8 in flight over 4 channels: as QD4 (each waits for one of the 4), never 4000
-check_iops "QD8 4 KiB writes (4 channels)" "$iops8" 2000 "$m4" 4
+# 8 in flight over 4 channels: as QD4 (each waits 2 ms for one of the 4, then 2 ms), never 4000
+check_iops "QD8 4 KiB writes (4 channels)" "$iops8" 2000 "$m8" 4000
 python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) < 1.25 * float(sys.argv[2]) else 1)" "$iops8" "$iops4" ||
 	fail "QD8 ($iops8 IOPS) scales past QD4 ($iops4) with 4 channels"
 [ "$m8" -ge $((m4 * 3 / 2)) ] || fail "QD8: the daemon's mean ($m8 us) shows no wait for a channel (QD4: $m4 us)"
