@@ -361,7 +361,7 @@ static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 
 	if (rc < 0) {
 		if ((st = stats_of(im)))
-			sfs_stats_misaligned(st, off, len);
+			sfs_stats_misaligned(st, SFS_OP_READ, off, len);
 		return rc;
 	}
 	if (n == 0)
@@ -453,9 +453,9 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	if (rc < 0) {
 		if ((st = stats_of(im))) {
 			if (rc == -EINVAL)
-				sfs_stats_misaligned(st, off, len);
-			else
-				sfs_stats_out_of_range(st);
+				sfs_stats_misaligned(st, SFS_OP_WRITE, off, len);
+			else if (!growing)   /* growing: past the capacity, the store makes room and writes again */
+				sfs_stats_out_of_range(st, SFS_OP_WRITE, off, len);
 		}
 		return rc;
 	}
@@ -577,9 +577,9 @@ ssize_t sfs_image_write_any(struct sfs_image *im, const void *buf, size_t len, u
 	if (off > g.size || len > g.size - off) {
 		if ((st = stats_of(im))) {
 			if (sfs_image_growing(im))
-				sfs_stats_misaligned(st, off, len);
+				sfs_stats_misaligned(st, SFS_OP_WRITE, off, len);
 			else
-				sfs_stats_out_of_range(st);
+				sfs_stats_out_of_range(st, SFS_OP_WRITE, off, len);
 		}
 		return sfs_image_growing(im) ? -EINVAL : -ENOSPC;
 	}
@@ -688,9 +688,10 @@ static int checked_range_op(struct sfs_image *im, uint64_t off, uint64_t len, en
 
 	if ((st = stats_of(im))) {
 		if (rc == -EINVAL)
-			sfs_stats_misaligned(st, off, len);
+			sfs_stats_misaligned(st, op == OP_DISCARD ? SFS_OP_DISCARD : SFS_OP_WRITE_ZEROES, off, len);
 		else if (rc == -ENOSPC)
-			sfs_stats_out_of_range(st);
+			sfs_stats_out_of_range(st, op == OP_DISCARD ? SFS_OP_DISCARD : SFS_OP_WRITE_ZEROES,
+					       off, len);
 		else if (op == OP_DISCARD)
 			sfs_stats_discard(st, len);
 		else
@@ -1233,6 +1234,7 @@ void sfs_image_stats_info(const struct sfs_image *im, struct sfs_stats_info *inf
 {
 	struct sfs_map_info mi;
 
+	memset(info, 0, sizeof(*info));
 	info->name = im->name;
 	info->geom = vis_geom(im);
 	info->prov = im->sc.prov;

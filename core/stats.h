@@ -21,6 +21,10 @@
  * snapshot never mixes counters from before a reset with the generation
  * after it, so two snapshots with the same generation and daemon can be
  * subtracted counter by counter without any going negative.
+ *
+ * Besides the counters, each image keeps its last SFS_RECENT_MAX refused
+ * I/Os and its last SFS_RECENT_MAX read-modify-write writes, each with
+ * the process that asked (recent.h); a reset clears them too.
  */
 #ifndef SFS_STATS_H
 #define SFS_STATS_H
@@ -30,6 +34,7 @@
 #include <stdint.h>
 
 #include "geometry.h"
+#include "recent.h"
 #include "sidecar.h"
 
 enum sfs_lat_class {
@@ -76,6 +81,13 @@ enum sfs_zeroing {
 	SFS_ZEROING_FAILED,    /* ended with an error: resumes at the next open */
 };
 
+/* The last refused and read-modify-write I/Os of an image, newest first (sfs_stats_recent). */
+struct sfs_stats_recent {
+	size_t nrefused, nrmw;
+	struct sfs_recent_io refused[SFS_RECENT_MAX];   /* misaligned (EINVAL) or out of range (ENOSPC) */
+	struct sfs_recent_io rmw[SFS_RECENT_MAX];       /* accepted writes covering a physical sector in part */
+};
+
 /* What the renderers print besides the counters. */
 struct sfs_stats_info {
 	const char *name;
@@ -88,6 +100,7 @@ struct sfs_stats_info {
 	uint64_t zeroing_done, zeroing_total;   /* bytes */
 	int zeroing_err;                        /* -errno when FAILED */
 	const char *profile;                    /* the device profile in force, NULL for none */
+	const struct sfs_stats_recent *recent;  /* the recent I/O lists, or NULL: shown empty */
 };
 
 /* Allocate zeroed stats; 0 or -ENOMEM. */
@@ -125,15 +138,18 @@ void sfs_stats_origin(uint64_t *start, uint64_t *pid);
 /* Record an accepted read of len bytes at off that took lat_ns. */
 void sfs_stats_read(struct sfs_stats *st, uint64_t off, uint64_t len, uint64_t lat_ns);
 
-/* Record an accepted write; first = touched a never-written block, rmw = partial physical sector. */
+/* Record an accepted write; first = touched a never-written block, rmw = partial physical sector
+ * (an rmw write is also kept in the recent list, with this thread's requester). */
 void sfs_stats_write(struct sfs_stats *st, uint64_t off, uint64_t len, uint64_t lat_ns,
 		     bool first, bool rmw);
 
-/* Record an I/O refused for alignment (counted in misaligned_rejected and the alignment histogram). */
-void sfs_stats_misaligned(struct sfs_stats *st, uint64_t off, uint64_t len);
+/* Record an op refused for alignment with EINVAL (counted in misaligned_rejected and the alignment
+ * histogram, kept in the recent refused list with this thread's requester). */
+void sfs_stats_misaligned(struct sfs_stats *st, enum sfs_io_op op, uint64_t off, uint64_t len);
 
-/* Record an I/O refused for range (past the end). */
-void sfs_stats_out_of_range(struct sfs_stats *st);
+/* Record an op refused for range (past the end) with ENOSPC (counted in out_of_range, kept in the
+ * recent refused list with this thread's requester). */
+void sfs_stats_out_of_range(struct sfs_stats *st, enum sfs_io_op op, uint64_t off, uint64_t len);
 
 /* Record a flush (fsync/fdatasync) that took lat_ns. */
 void sfs_stats_flush(struct sfs_stats *st, uint64_t lat_ns);
@@ -153,6 +169,10 @@ void sfs_stats_zeroed(struct sfs_stats *st, uint64_t bytes);
 /* Sum the shards into snap, with the elapsed time, reset generation and process identity;
  * a snapshot that would overlap a reset is taken again, so it is all before or all after it. */
 void sfs_stats_snapshot(const struct sfs_stats *st, struct sfs_stats_snap *snap);
+
+/* Copy the recent refused and rmw lists into out, newest first; like a snapshot, all from before
+ * or all from after any reset. */
+void sfs_stats_recent(const struct sfs_stats *st, struct sfs_stats_recent *out);
 
 /* Percentile q (0..1) of a latency class from a snapshot, in nanoseconds (0 when empty). */
 uint64_t sfs_stats_percentile(const struct sfs_stats_snap *snap, enum sfs_lat_class c, double q);

@@ -120,8 +120,10 @@ static void usage(const char *prog)
 	       "    -h, --help              this help, then the FUSE options\n"
 	       "    -V, --version           print the version\n"
 	       "\n"
-	       "Statistics: MOUNTPOINT/.stats/NAME (text, write \"reset\" to zero) and\n"
-	       "MOUNTPOINT/.stats/NAME.json.  See sectorfs(1) and sectorfs.json(5).\n"
+	       "Statistics: MOUNTPOINT/.stats/NAME (text, write \"reset\" to zero),\n"
+	       "MOUNTPOINT/.stats/NAME.json, and every image's in the Prometheus text format\n"
+	       "in MOUNTPOINT/.stats/metrics.  As a systemd service: sectorfs@INSTANCE, with\n"
+	       "/etc/sectorfs/INSTANCE.conf.  See sectorfs(1) and sectorfs.json(5).\n"
 	       "\n", prog);
 	fuse_cmdline_help();
 	fuse_lib_help(&(struct fuse_args)FUSE_ARGS_INIT(0, NULL));

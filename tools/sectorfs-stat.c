@@ -21,6 +21,10 @@
  * Names are printed as ls -b prints them (core/escape.h; UTF-8 kept only in
  * a UTF-8 locale), in a column as wide as the longest, counted in terminal
  * columns; --json rows name an image as its NAME.json does.
+ * With --refused it prints instead, per image, the daemon's lists of the
+ * last refused I/Os and the last read-modify-write writes (refused_recent
+ * and rmw_recent of NAME.json), newest first, with the local time, the
+ * operation, offset, length, error and the requesting process.
  * Exit: 0 (also on SIGINT/SIGTERM), 1 on errors, 2 on usage errors or when
  * MNT is not a sectorfs mount with statistics.
  */
@@ -547,6 +551,145 @@ static void report(const struct list *prev, const struct list *cur, unsigned seq
 		die(1, "writing the report: %s", strerror(errno));
 }
 
+/* ---- --refused: the recent lists ---- */
+
+static int by_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The image names that have a NAME.json in .stats (those of names if any), sorted; *n of them. */
+static char **stats_names(char **names, int nnames, size_t *n)
+{
+	char path[PATH_MAX], name[NAME_MAX + 1], **v = NULL;
+	size_t cap = 0;
+	struct dirent *d;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "%s/.stats", mnt);
+	if (!(dir = opendir(path)))
+		die(1, "%s: %s", path, strerror(errno));
+	for (*n = 0; (errno = 0, d = readdir(dir));) {
+		if (!wanted(d->d_name, name, names, nnames))
+			continue;
+		if (*n == cap && !(v = realloc(v, (cap = cap ? 2 * cap : 8) * sizeof(*v))))
+			die(1, "out of memory");
+		if (!(v[(*n)++] = strdup(name)))
+			die(1, "out of memory");
+	}
+	if (errno)
+		die(1, "%s: %s", path, strerror(errno));
+	closedir(dir);
+	qsort(v, *n, sizeof(*v), by_str);
+	return v;
+}
+
+/* MNT/.stats/NAME.json parsed (NULL if the image has vanished; other errors exit 1). */
+static json_t *load_json(const char *name)
+{
+	char path[PATH_MAX];
+	json_error_t err;
+	json_t *o;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/.stats/%s.json", mnt, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT)
+		return NULL;
+	if (fd < 0)
+		die(1, "%s: %s", path, strerror(errno));
+	o = read_json(fd, path, &err);
+	close(fd);
+	if (!o)
+		die(1, "%s: not valid JSON: %s", path, err.text);
+	if (!json_is_array(json_object_get(o, "refused_recent")) || !json_is_array(json_object_get(o, "rmw_recent")))
+		die(1, "%s: no refused_recent and rmw_recent: the daemon is older than " PROG " " PACKAGE_VERSION, path);
+	return o;
+}
+
+/* One recent list as a table: local time to the microsecond, op, offset, length, error, pid, command. */
+static void print_recent(const char *title, json_t *a, bool refused)
+{
+	size_t i;
+	json_t *e;
+
+	if (json_array_size(a) == 0) {
+		printf("  %s: none\n", title);
+		return;
+	}
+	printf("  %s (%zu, newest first)\n", title, json_array_size(a));
+	printf("    %-26s %-12s %14s %10s %-7s %8s  %s\n", "time", "op", "offset", "length",
+	       refused ? "error" : "", "pid", "command");
+	json_array_foreach(a, i, e) {
+		uint64_t ns = 0, off = 0, len = 0, pid = 0;
+		json_t *c = json_object_get(e, "comm"), *op = json_object_get(e, "op"), *er = json_object_get(e, "error");
+		char when[40], frac[16], comm[SFS_ESCAPED_SIZE(64)], spid[24];
+		time_t t;
+
+		get_u64(e, "time_ns", &ns);
+		get_u64(e, "offset", &off);
+		get_u64(e, "length", &len);
+		get_u64(e, "pid", &pid);
+		t = (time_t)(ns / 1000000000u);
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&t));
+		snprintf(frac, sizeof(frac), ".%06u", (unsigned)(ns % 1000000000u / 1000u));
+		strncat(when, frac, sizeof(when) - strlen(when) - 1);
+		if (!json_is_string(c) || !*json_string_value(c) ||
+		    sfs_escape_name(json_string_value(c), !utf8, comm, sizeof(comm)) < 0)
+			snprintf(comm, sizeof(comm), "-");
+		if (pid)
+			snprintf(spid, sizeof(spid), "%" PRIu64, pid);
+		else
+			snprintf(spid, sizeof(spid), "-");
+		printf("    %-26s %-12s %14" PRIu64 " %10" PRIu64 " %-7s %8s  %s\n", when,
+		       json_is_string(op) ? json_string_value(op) : "?", off, len,
+		       refused && json_is_string(er) ? json_string_value(er) : "", spid, comm);
+	}
+}
+
+/* sectorfs-stat --refused: each image's recent lists, or one JSON object of them all. */
+static int refused_report(char **names, int nnames)
+{
+	size_t n;
+	char **v = stats_names(names, nnames, &n);
+	json_t *all = json_array(), *o;
+	char shown[SFS_ESCAPED_SIZE(NAME_MAX)];
+
+	for (int i = 0; i < nnames; i++)
+		if (!bsearch(&names[i], v, n, sizeof(*v), by_str))
+			die(1, "%s: no image named '%s' (no %s/.stats/%s.json)", mnt, names[i], mnt, names[i]);
+	for (size_t i = 0; i < n; i++) {
+		if (!(o = load_json(v[i])))
+			continue;        /* gone meanwhile */
+		if (opt_json) {
+			if (json_array_append_new(all, json_pack("{s:O, s:O, s:O}", "image", json_object_get(o, "name"),
+								 "refused_recent", json_object_get(o, "refused_recent"),
+								 "rmw_recent", json_object_get(o, "rmw_recent"))) < 0)
+				die(1, "cannot format the JSON report");
+		} else {
+			sfs_escape_name(v[i], !utf8, shown, sizeof(shown));
+			printf("%s%s\n", i ? "\n" : "", shown);
+			print_recent("refused I/Os", json_object_get(o, "refused_recent"), true);
+			print_recent("read-modify-write writes", json_object_get(o, "rmw_recent"), false);
+		}
+		json_decref(o);
+		free(v[i]);
+	}
+	free(v);
+	if (opt_json) {
+		o = json_pack("{s:o}", "images", all);
+		if (!o || json_dumpf(o, stdout, JSON_COMPACT) < 0)
+			die(1, "cannot format the JSON report");
+		putchar('\n');
+		json_decref(o);
+	} else {
+		json_decref(all);
+	}
+	if (fflush(stdout) != 0 || ferror(stdout))
+		die(1, "writing the report: %s", strerror(errno));
+	return 0;
+}
+
 /* ---- command line and the main loop ---- */
 
 static void on_signal(int sig)
@@ -585,9 +728,13 @@ static void add_seconds(struct timespec *t, double secs)
 static void usage(FILE *f)
 {
 	fputs("usage: " PROG " MNT [NAME...] [-i SECONDS] [-c COUNT] [--json]\n"
+	      "       " PROG " --refused MNT [NAME...] [--json]\n"
 	      "\n"
 	      "An iostat-like view of the statistics of a sectorfs mount (MNT/.stats).\n"
 	      "\n"
+	      "  -r, --refused           instead, each image's last refused I/Os (misaligned,\n"
+	      "                          out of range) and last read-modify-write writes,\n"
+	      "                          newest first, with the process that issued them\n"
 	      "  -i, --interval SECONDS  report every SECONDS (fractions allowed): first the\n"
 	      "                          totals since mount or reset, then each interval, as\n"
 	      "                          the difference of the daemon's own snapshots (an\n"
@@ -616,19 +763,22 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "interval", required_argument, NULL, 'i' }, { "count", required_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'j' }, { "refused", no_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
 	};
 	struct list a = { 0 }, b = { 0 }, *prev = &a, *cur = &b, *tmp;
 	double interval = 0, count = 0;
+	bool refused = false;
 	struct timespec next;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "i:c:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:c:rhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i': interval = parse_positive('i', optarg, false); break;
 		case 'c': count = parse_positive('c', optarg, true); break;
 		case 'j': opt_json = true; break;
+		case 'r': refused = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': puts(PROG " " PACKAGE_VERSION); return 0;
 		default: usage(stderr); return 2;
@@ -640,11 +790,15 @@ int main(int argc, char **argv)
 	}
 	if (count > 0 && interval == 0)
 		die(2, "-c needs -i");
+	if (refused && interval > 0)
+		die(2, "--refused shows the lists once: no -i or -c");
 	mnt = argv[optind++];
 	tty = isatty(STDOUT_FILENO);
 	setlocale(LC_CTYPE, "");           /* for the widths of names only; numbers stay in C */
 	utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
 	check_mount();
+	if (refused)
+		return refused_report(argv + optind, argc - optind);
 	install_signals();
 
 	load_all(cur, argv + optind, argc - optind);

@@ -31,7 +31,8 @@ SYNC_WORKLOADS = {"fsync512", "fsync4k"}
 
 WORKLOAD_ORDER = ["randread-qd1", "randwrite-qd1", "randread-4x8", "randwrite-4x8",
                   "seqread-1m", "seqwrite-1m", "fsync512", "fsync4k", "fresh32k"]
-TARGET_ORDER = ["raw", "sfs-4kn", "base-4kn", "sfs-512e", "sfs-4kn-nostats", "sfs-4kn-buffered",
+TARGET_ORDER = ["raw", "sfs-4kn", "base-4kn", "sfs-512e", "base-512e", "sfs-4kn-nostats", "base-4kn-nostats",
+                "sfs-4kn-buffered",
                 "base-4kn-buffered", "sfs-floor", "qsd",
                 "sfs-thin", "sfs-thin-nooffload", "sfs-zeroedthick", "sfs-eagerzeroedthick"]
 DESCR = {
@@ -165,21 +166,22 @@ def cmd_report(runs_tsv, meta_json, out_dir):
             s["iops_runs"] = [round(r["iops"], 1) for r in sorted(rs, key=lambda r: r["repeat"])]
         summary.append(s)
 
-    # stats on/off: sfs-4kn / sfs-4kn-nostats per repeat, median
+    # stats on/off: sfs-4kn / sfs-4kn-nostats per repeat, median (and base-4kn / base-4kn-nostats)
     stats_cmp = []
-    for w in WORKLOAD_ORDER:
-        on = {r["repeat"]: r for r in runs if r["ok"] and r["workload"] == w and r["target"] == "sfs-4kn"}
-        off = {r["repeat"]: r for r in runs if r["ok"] and r["workload"] == w
-               and r["target"] == "sfs-4kn-nostats"}
-        ratios = [on[k]["iops"] / off[k]["iops"] for k in on if k in off and off[k]["iops"]]
-        if ratios:
-            stats_cmp.append({"workload": w, "stats_on_over_off": statistics.median(ratios),
-                              "per_repeat": [round(x, 3) for x in ratios]})
+    for d in ("sfs", "base"):
+        for w in WORKLOAD_ORDER:
+            on = {r["repeat"]: r for r in runs if r["ok"] and r["workload"] == w and r["target"] == d + "-4kn"}
+            off = {r["repeat"]: r for r in runs if r["ok"] and r["workload"] == w
+                   and r["target"] == d + "-4kn-nostats"}
+            ratios = [on[k]["iops"] / off[k]["iops"] for k in on if k in off and off[k]["iops"]]
+            if ratios:
+                stats_cmp.append({"daemon": d, "workload": w, "stats_on_over_off": statistics.median(ratios),
+                                  "per_repeat": [round(x, 3) for x in ratios]})
 
     # this daemon / the BASELINE daemon: sfs-X / base-X per repeat, median
     base_cmp = []
     for w in WORKLOAD_ORDER:
-        for t in ("4kn", "4kn-buffered"):
+        for t in ("4kn", "4kn-buffered", "4kn-nostats", "512e"):
             new = {r["repeat"]: r for r in runs if r["ok"] and r["workload"] == w and r["target"] == "sfs-" + t}
             old = {r["repeat"]: r for r in runs if r["ok"] and r["workload"] == w and r["target"] == "base-" + t}
             ratios = [new[k]["iops"] / old[k]["iops"] for k in new if k in old and old[k]["iops"]]
@@ -230,10 +232,10 @@ def cmd_report(runs_tsv, meta_json, out_dir):
                  "the FUSE round trip alone.")
     if stats_cmp:
         lines.append("")
-        lines.append("stats cost: IOPS of sfs-4kn (stats on) / sfs-4kn-nostats, median of per-repeat ratios")
+        lines.append("stats cost: IOPS of X-4kn (stats on) / X-4kn-nostats, median of per-repeat ratios")
         for c in stats_cmp:
-            lines.append("  %-14s %.3f   (repeats: %s)" % (c["workload"], c["stats_on_over_off"],
-                                                         ", ".join("%.3f" % x for x in c["per_repeat"])))
+            lines.append("  %-4s %-14s %.3f   (repeats: %s)" % (c["daemon"], c["workload"], c["stats_on_over_off"],
+                                                              ", ".join("%.3f" % x for x in c["per_repeat"])))
     if base_cmp:
         lines.append("")
         lines.append("against the baseline %s (sha256 %s): IOPS sfs-X / base-X, median of per-repeat ratios"
