@@ -210,7 +210,7 @@ _sectorfs_bench()
 	fi
 	case $prev in
 	--store|--mount) _sectorfs_dirs; return 0 ;;
-	--daemon|--profile-out|--compare|--floor) _sectorfs_files; return 0 ;;
+	--daemon|--profile-out|--compare|--floor|--svg) _sectorfs_files; return 0 ;;
 	--profile) _sectorfs_add sata-ssd nvme-slow-small-writes hdd-7200 ram; _sectorfs_files; return 0 ;;
 	--sector) _sectorfs_add 512n 512e 4kn; return 0 ;;
 	--redo-block) _sectorfs_add 512 4096; return 0 ;;
@@ -220,10 +220,10 @@ _sectorfs_bench()
 	if [[ $cur == -* ]]; then
 		case $cmd in
 		sweep) _sectorfs_add --min --max --qd --time --span --read-only --write-only --json --csv --profile-out \
-			--compare --floor -h --help ;;
+			--compare --floor --svg -h --help ;;
 		zeroing) _sectorfs_add --store --mount --xfer --block-size --size --sector --daemon --repeat --profile \
-			--json -h --help ;;
-		redo) _sectorfs_add --redo-block --repeat --clients --time --record-dist --log-size --json -h --help ;;
+			--svg --json -h --help ;;
+		redo) _sectorfs_add --redo-block --repeat --clients --time --record-dist --log-size --svg --json -h --help ;;
 		esac
 		return 0
 	fi

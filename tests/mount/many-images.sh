@@ -5,7 +5,7 @@
 # Proves, with 2,000 small sidecars and the daemon under ulimit -n 256
 # (soft and hard): every image is made and served (the start-up report
 # says how many can be open at once: (256 - 64) / 3 = 64); ls lists all
-# of them, in the root and in .stats (two files each), sorted, and ls -l
+# of them, in the root and in .stats (two files each, and metrics), sorted, and ls -l
 # gives each one its size (the attributes come with the listing); 20
 # images picked at random are each opened and read with O_DIRECT, one
 # written and read back; the daemon's descriptors stay under the limit
@@ -52,9 +52,10 @@ diff -q "$T/want" "$T/got" >/dev/null || fail "ls lists $(wc -l < "$T/got") name
 ls -f "$MNT" | grep -v '^\.' > "$T/got.f"       # the order readdir gives, unsorted by ls
 diff -q "$T/want" "$T/got.f" >/dev/null || fail "readdir does not give every image once, in order: $(diff "$T/want" "$T/got.f" | head -n 5)"
 ls "$MNT/.stats" > "$T/got.stats"
-[ "$(wc -l < "$T/got.stats")" -eq $((2 * N)) ] || fail "ls .stats lists $(wc -l < "$T/got.stats") files, not $((2 * N))"
-sed 's/$/.json/' "$T/want" | cat - "$T/want" | sort | diff -q - "$T/got.stats" >/dev/null ||
-	fail ".stats does not list NAME and NAME.json for every image"
+# NAME and NAME.json for every image, and the metrics file
+[ "$(wc -l < "$T/got.stats")" -eq $((2 * N + 1)) ] || fail "ls .stats lists $(wc -l < "$T/got.stats") files, not $((2 * N + 1))"
+sed 's/$/.json/' "$T/want" | cat - "$T/want" <(echo metrics) | LC_ALL=C sort | diff -q - <(LC_ALL=C sort "$T/got.stats") >/dev/null ||
+	fail ".stats does not list NAME and NAME.json for every image, and metrics"
 ls -l "$MNT" > "$T/ls-l"
 [ "$(grep -c ' 65536 .* img[0-9]\{4\}$' "$T/ls-l")" -eq $N ] ||
 	fail "ls -l does not show $N images of 65536 bytes: $(grep -v ' 65536 ' "$T/ls-l" | head -n 3)"

@@ -60,6 +60,7 @@ static const char redo_help[] =
 	"                       fixed:SIZE, or exp:MEAN (exponential, 1 byte .. 1M)\n"
 	"  --log-size SIZE      the log is the first SIZE bytes of the disk (default: all)\n"
 	"  --json               one JSON object with every figure\n"
+	"  --svg FILE           also draw commits/s and wastage per redo block as an SVG chart\n"
 	"  -h, --help           this help\n\n"
 	"A redo block smaller than the disk's logical sector is refused with exit 1.\n";
 
@@ -312,7 +313,7 @@ static int redo_prepare(struct redo *s)
 	return s->pend && s->spare && s->pattern && s->commit_lat ? 0 : -1;
 }
 
-enum { REDO_BLOCK, REDO_CLIENTS, REDO_TIME, REDO_DIST, REDO_LOG_SIZE, REDO_JSON, REDO_REPEAT };
+enum { REDO_BLOCK, REDO_CLIENTS, REDO_TIME, REDO_DIST, REDO_LOG_SIZE, REDO_JSON, REDO_REPEAT, REDO_SVG };
 static const struct tool_opt redo_opts[] = {
 	[REDO_BLOCK] = { "redo-block", 0, TOOL_STRING },
 	[REDO_CLIENTS] = { "clients", 0, TOOL_UINT, 1, 1024, .def = "4" },
@@ -321,6 +322,7 @@ static const struct tool_opt redo_opts[] = {
 	[REDO_LOG_SIZE] = { "log-size", 0, TOOL_SIZE, .min = 1 },
 	[REDO_JSON] = { "json", 0, TOOL_FLAG },
 	[REDO_REPEAT] = { "repeat", 0, TOOL_UINT, 1, REDO_MAX_REPEAT, .def = "5" },
+	[REDO_SVG] = { "svg", 0, TOOL_STRING },
 	{ NULL },
 };
 
@@ -385,7 +387,7 @@ static int run_once(struct redo *s, unsigned block, struct redo_result *out, boo
 }
 
 /* Every repeat of every block, interleaved, then print; the exit status. */
-static int run_log(struct redo *s, bool json)
+static int run_log(struct redo *s, bool json, const char *svg)
 {
 	bool interrupted = false;
 	int rc;
@@ -401,6 +403,8 @@ static int run_log(struct redo *s, bool json)
 	}
 	tool_progress_clear(&s->prog);
 	rc = json ? redo_print_json(&s->set) : (redo_print_text(&s->set), 0);
+	if (svg)
+		rc |= redo_svg(&s->set, svg);
 	fflush(stdout);
 	if (s->failed) {
 		tool_error("%s: the log write failed: %s", s->res.d->path, strerror(s->failed));
@@ -424,7 +428,7 @@ static int exec_redo(const struct tool_cmd *self, struct tool_item *item)
 		pthread_mutex_init(&s->lock, NULL);
 		pthread_cond_init(&s->work, NULL);
 		pthread_cond_init(&s->done, NULL);
-		rc = run_log(s, item->opt[REDO_JSON].set);
+		rc = run_log(s, item->opt[REDO_JSON].set, item->opt[REDO_SVG].set ? item->opt[REDO_SVG].arg : NULL);
 		pthread_cond_destroy(&s->done);
 		pthread_cond_destroy(&s->work);
 		pthread_mutex_destroy(&s->lock);

@@ -41,6 +41,10 @@ const struct redo_result *redo_median(const struct redo_set *set, unsigned b, do
 /* Print the figures for people, or as one JSON object (0 or 1): the median run of each redo
  * block with the spread over the repeats, and with several blocks their comparison. */
 void redo_print_text(const struct redo_set *set);
+
+/* Write the figures as an SVG chart to path: commits/s of each redo block's median run, labelled
+ * with the median wastage (0 or 1, printed). */
+int redo_svg(const struct redo_set *set, const char *path);
 int redo_print_json(const struct redo_set *set);
 
 #endif

@@ -20,8 +20,10 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "redo.h"
+#include "svg.h"
 #include "units.h"
 
 static double per_s(uint64_t n, double secs)
@@ -236,4 +238,36 @@ int redo_print_json(const struct redo_set *set)
 		json_object_set_new(o, "blocks", blocks);
 	}
 	return bench_json_print(o);
+}
+
+int redo_svg(const struct redo_set *set, const char *path)
+{
+	static struct svg_chart c;
+	const struct redo_result *m = NULL;
+	char sub[256], a[32];
+	double spread;
+
+	memset(&c, 0, sizeof(c));
+	c.title = "sectorfs-bench redo: commits per second by redo block";
+	c.ylabel = "commits/s (median run)";
+	c.nseries = 1;
+	c.series[0] = "commits/s, label: wastage";
+	for (unsigned b = 0; b < set->nblocks; b++) {
+		const struct redo_result *r = redo_median(set, b, &spread);
+
+		if (!r)
+			continue;
+		m = r;
+		snprintf(c.cats[c.ncats], sizeof(c.cats[0]), "%s redo block", tool_fmt_size(r->block, TOOL_SIZE_IEC, a, sizeof(a)));
+		c.v[c.ncats][0] = commits_per_s(r);
+		c.shown[c.ncats][0] = true;
+		snprintf(c.label[c.ncats][0], sizeof(c.label[0][0]), "wastage %.1f%%", wastage_median(set, b) * 100);
+		c.ncats++;
+	}
+	if (m)
+		snprintf(sub, sizeof(sub), "%s: logical sector %u, physical %u; %u clients, records %s; %u repeat%s",
+			 m->d->path, m->d->logical, m->d->physical, m->clients, m->dist_spec, set->nrep,
+			 set->nrep == 1 ? "" : "s");
+	c.subtitle = m ? sub : NULL;
+	return svg_write(&c, path) < 0 ? 1 : 0;
 }

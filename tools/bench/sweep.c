@@ -55,6 +55,8 @@ static const char sweep_help[] =
 	"                  source was slower than the floor at differs by more than 10%\n"
 	"  --floor FLOOR.json  the same sweep of an image without a profile on the same\n"
 	"                  mount: sizes the source was faster than it are not compared\n"
+	"  --svg FILE      also draw the sweep as an SVG chart (write and read MB/s per\n"
+	"                  size, refused sizes marked)\n"
 	"  -h, --help      this help\n";
 
 #define MAX_XFER (64ull << 20)
@@ -175,7 +177,7 @@ static int run_test(struct sweep *s, struct sweep_test *t)
 
 enum {
 	SWEEP_MIN, SWEEP_MAX, SWEEP_QD, SWEEP_TIME, SWEEP_SPAN, SWEEP_READ_ONLY, SWEEP_WRITE_ONLY,
-	SWEEP_JSON, SWEEP_CSV, SWEEP_PROFILE_OUT, SWEEP_COMPARE, SWEEP_FLOOR,
+	SWEEP_JSON, SWEEP_CSV, SWEEP_PROFILE_OUT, SWEEP_COMPARE, SWEEP_FLOOR, SWEEP_SVG,
 };
 static const struct tool_opt sweep_opts[] = {
 	[SWEEP_MIN] = { "min", 0, TOOL_SIZE, .min = 1, .def = "512" },
@@ -190,6 +192,7 @@ static const struct tool_opt sweep_opts[] = {
 	[SWEEP_PROFILE_OUT] = { "profile-out", 0, TOOL_STRING },
 	[SWEEP_COMPARE] = { "compare", 0, TOOL_STRING },
 	[SWEEP_FLOOR] = { "floor", 0, TOOL_STRING },
+	[SWEEP_SVG] = { "svg", 0, TOOL_STRING },
 	{ NULL },
 };
 
@@ -311,6 +314,8 @@ static int report(const struct sweep *s, const struct tool_item *item, int rc)
 	else
 		sweep_print_text(res);
 	fflush(stdout);
+	if (item->opt[SWEEP_SVG].set)
+		rc |= sweep_svg(res, item->opt[SWEEP_SVG].arg);
 	for (unsigned i = 0; i < res->ntests; i++) {
 		const struct sweep_test *t = &res->tests[i];
 

@@ -9,9 +9,9 @@
  *                        mean, so that a few stalls of a busy host do not
  *                        become the drive's service time
  *   channels             where 4 KiB IOPS stop scaling: the first queue depth
- *                        q of 1, 2, 4 .. 32 whose IOPS doubling q does not
- *                        raise by 40% (32 when they always do); reads when
- *                        they were measured, else writes
+ *                        of 1, 2, 4 .. 32 whose IOPS are within 15% of the
+ *                        best of them; reads when they were measured, else
+ *                        writes
  *   flush_us             the mean fdatasync after a 4 KiB write
  *   zero_offload_mb_s    the write rate at the largest size: a WRITE SAME
  *                        is not measured, it is taken to zero at media rate
@@ -85,7 +85,7 @@ int sweep_profile_write(const struct sweep_result *s, const struct sweep_chan *c
 			double flush_us, const char *file)
 {
 	struct sfs_profile p = { .channels = 1, .partial_write_us = -1, .flush_us = flush_us };
-	double big_w = 0;
+	double big_w = 0, best = 0;
 	bool use_read = false;
 	char source[512], when[32], host[64] = "";
 	time_t now = time(NULL);
@@ -118,17 +118,20 @@ int sweep_profile_write(const struct sweep_result *s, const struct sweep_chan *c
 	}
 	for (unsigned i = 0; i < nch; i++)
 		use_read |= ch[i].read_iops > 0;
-	/* ch[] holds QD 1, 2, 4 ..: the knee is the first whose successor gains less than 40% */
+	/* ch[] holds QD 1, 2, 4 ..: the channels are the first queue depth within 15% of the best
+	 * IOPS of all (one slow test past the knee does not move it back) */
 	p.channels = nch ? ch[nch - 1].qd : 1;
-	for (unsigned i = 0; i + 1 < nch; i++) {
+	for (unsigned i = 0; i < nch; i++) {
 		double v = use_read ? ch[i].read_iops : ch[i].write_iops;
-		double next = use_read ? ch[i + 1].read_iops : ch[i + 1].write_iops;
 
-		if (next < 1.4 * v) {
+		if (v > best)
+			best = v;
+	}
+	for (unsigned i = 0; i < nch; i++)
+		if ((use_read ? ch[i].read_iops : ch[i].write_iops) >= 0.85 * best) {
 			p.channels = ch[i].qd;
 			break;
 		}
-	}
 	p.zero_offload_mb_s = big_w;
 	p.rotational = rotational(s->d);
 	file_name(file, p.name, sizeof(p.name));

@@ -79,6 +79,8 @@ static const char zeroing_help[] =
 	"                     spread (default 5, at most 20)\n"
 	"  --profile P        the images' device profile (a shipped name or a path):\n"
 	"                     the figures of that drive rather than of the host\n"
+	"  --svg FILE         also draw the figures as an SVG chart (IOPS per configuration\n"
+	"                     and pass, labelled with the overhead)\n"
 	"  --daemon PATH      the sectorfs daemon (default: ../fs/sectorfs next to this\n"
 	"                     program, else sectorfs in PATH)\n"
 	"  --json             one JSON object with every figure\n"
@@ -241,7 +243,7 @@ static int run_one(struct zexp *z, int rep, int pass, int i)
 
 enum {
 	ZEROING_STORE, ZEROING_MOUNT, ZEROING_XFER, ZEROING_BLOCK, ZEROING_SIZE, ZEROING_SECTOR,
-	ZEROING_DAEMON, ZEROING_JSON, ZEROING_REPEAT, ZEROING_PROFILE,
+	ZEROING_DAEMON, ZEROING_JSON, ZEROING_REPEAT, ZEROING_PROFILE, ZEROING_SVG,
 };
 static const struct tool_opt zeroing_opts[] = {
 	[ZEROING_STORE] = { "store", 0, TOOL_STRING },      /* the target's, with mount, daemon */
@@ -254,6 +256,7 @@ static const struct tool_opt zeroing_opts[] = {
 	[ZEROING_JSON] = { "json", 0, TOOL_FLAG },
 	[ZEROING_REPEAT] = { "repeat", 0, TOOL_UINT, 1, ZEROING_MAX_REPEAT, .def = "5" },
 	[ZEROING_PROFILE] = { "profile", 0, TOOL_STRING },
+	[ZEROING_SVG] = { "svg", 0, TOOL_STRING },
 	{ NULL },
 };
 
@@ -317,7 +320,7 @@ static int declare(struct zexp *z, struct testbed *tb, int rep)
 
 /* Both passes over every image, the baselines first (cut short by Ctrl-C, what ran can still be
  * compared with them), then the figures; the exit status. */
-static int run_passes(struct zexp *z, struct testbed *tb, bool json)
+static int run_passes(struct zexp *z, struct testbed *tb, bool json, const char *svg)
 {
 	int r = 0, rc = 1;
 
@@ -340,8 +343,11 @@ static int run_passes(struct zexp *z, struct testbed *tb, bool json)
 	z->res.interrupted = r == 1;
 	if (r >= 0)
 		rc = 0;
-	if (z->res.img[0][0][4].ran)
+	if (z->res.img[0][0][4].ran) {
 		rc |= json ? zeroing_print_json(&z->res) : (zeroing_print_text(&z->res), 0);
+		if (svg)
+			rc |= zeroing_svg(&z->res, svg);
+	}
 	fflush(stdout);
 	if (z->res.interrupted)
 		rc = bench_interrupted(rc, ": the figures cover the writes done so far");
@@ -364,7 +370,8 @@ static int exec_zeroing(const struct tool_cmd *self, struct tool_item *item)
 	if ((z->store_fd = open(tb->store, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		tool_error("%s: %s", tb->store, strerror(errno));
 	else
-		rc = run_passes(z, tb, item->opt[ZEROING_JSON].set);
+		rc = run_passes(z, tb, item->opt[ZEROING_JSON].set,
+				item->opt[ZEROING_SVG].set ? item->opt[ZEROING_SVG].arg : NULL);
 	if (z->store_fd >= 0)
 		close(z->store_fd);
 	for (unsigned r = 0; r < ZEROING_MAX_REPEAT; r++)

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "svg.h"
 #include "units.h"
 #include "zeroing.h"
 
@@ -311,4 +312,37 @@ int zeroing_print_json(const struct zeroing_result *z)
 	}
 	json_object_set_new(o, "passes", passes);
 	return bench_json_print(o);
+}
+
+int zeroing_svg(const struct zeroing_result *z, const char *path)
+{
+	static struct svg_chart c;
+	char sub[256], a[32], b[32];
+
+	memset(&c, 0, sizeof(c));
+	snprintf(sub, sizeof(sub), "%s, block %s, %s writes, QD 1; medians of %u repeat%s; profile %s; label: overhead",
+		 z->sector, tool_fmt_size(z->block, TOOL_SIZE_IEC, a, sizeof(a)),
+		 tool_fmt_size(z->xfer, TOOL_SIZE_IEC, b, sizeof(b)), z->nrep, z->nrep == 1 ? "" : "s",
+		 z->profile ? z->profile : "none");
+	c.title = "sectorfs-bench zeroing: zero on new write";
+	c.subtitle = sub;
+	c.ylabel = "write IOPS (from the typical time per write)";
+	c.nseries = 2;
+	c.series[0] = "pass 1: fresh space";
+	c.series[1] = "pass 2: written space";
+	for (int i = 0; i < ZEROING_NIMG; i++, c.ncats++) {
+		snprintf(c.cats[i], sizeof(c.cats[0]), "%s %s", zeroing_prov(i), zeroing_offload(i) ? "on" : "off");
+		for (int p = 0; p < 2; p++) {
+			double o;
+
+			if (!any_done(z, p, i))
+				continue;
+			c.v[i][p] = 1e6 / typical_of(z, p, i, i);
+			c.shown[i][p] = true;
+			o = overhead(z, p, i);
+			if (o == o)
+				snprintf(c.label[i][p], sizeof(c.label[0][0]), "%+.1f%%", o);
+		}
+	}
+	return svg_write(&c, path) < 0 ? 1 : 0;
 }
