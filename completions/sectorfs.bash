@@ -78,14 +78,16 @@ _sectorfs_o()
 		head=${cur%,*},
 		item=${cur##*,}
 	fi
-	local opts=(sector= provisioning= block_size= no_zero_offload profile= nostats buffered pidfile= nonempty max_open=
-		max_threads= nodefault_permissions allow_other allow_root auto_unmount default_permissions ro rw)
+	local opts=(sector= provisioning= block_size= no_zero_offload profile= nostats buffered pidfile= nonempty
+		max_open= max_threads= max_idle_threads= max_background= io_uring= nodefault_permissions allow_other allow_root auto_unmount
+		default_permissions ro rw)
 	local v=() w
 	case $item in
 	sector=*) v=(sector=512n sector=512e sector=4kn) ;;
 	provisioning=*) v=(provisioning=thin provisioning=zeroedthick provisioning=eagerzeroedthick) ;;
 	block_size=*) v=(block_size=64K block_size=256K block_size=1M block_size=4M) ;;
 	profile=*) v=(profile=sata-ssd profile=nvme-slow-small-writes profile=hdd-7200 profile=ram) ;;
+	io_uring=*) v=(io_uring=auto io_uring=on io_uring=off) ;;
 	*) v=("${opts[@]}") ;;
 	esac
 	for w in "${v[@]}"; do
@@ -205,7 +207,7 @@ _sectorfs_bench()
 		esac
 	done
 	if [[ -z $cmd ]]; then
-		if [[ $cur == -* ]]; then _sectorfs_add -h --help -V --version; else _sectorfs_add sweep zeroing redo; fi
+		if [[ $cur == -* ]]; then _sectorfs_add -h --help -V --version; else _sectorfs_add sweep zeroing redo scale; fi
 		return 0
 	fi
 	case $prev in
@@ -215,7 +217,9 @@ _sectorfs_bench()
 	--sector) _sectorfs_add 512n 512e 4kn; return 0 ;;
 	--redo-block) _sectorfs_add 512 4096; return 0 ;;
 	--record-dist) _sectorfs_add uniform: fixed:; compopt -o nospace 2>/dev/null; return 0 ;;
+	--dir) _sectorfs_dirs; return 0 ;;
 	--min|--max|--qd|--time|--span|--xfer|--block-size|--size|--clients|--log-size|--repeat) return 0 ;;
+	--images|--nofile|--load-seconds|--after-seconds|--compare-seconds) return 0 ;;
 	esac
 	if [[ $cur == -* ]]; then
 		case $cmd in
@@ -224,6 +228,8 @@ _sectorfs_bench()
 		zeroing) _sectorfs_add --store --mount --xfer --block-size --size --sector --daemon --repeat --profile \
 			--svg --json -h --help ;;
 		redo) _sectorfs_add --redo-block --repeat --clients --time --record-dist --log-size --svg --json -h --help ;;
+		scale) _sectorfs_add --images --size --nofile --dir --load-seconds --after-seconds --repeat \
+			--compare-seconds --daemon --keep --json -h --help ;;
 		esac
 		return 0
 	fi

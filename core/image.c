@@ -285,6 +285,8 @@ static int back_io(struct sfs_image *im, bool wr, char *buf, size_t len, uint64_
 	b = sfs_bufpool_get(sfs_bufpool_shared());
 	if (!b)
 		return -ENOMEM;
+	if (im->stats)
+		sfs_stats_bounced(im->stats, len);
 	for (size_t done = 0, n; done < len && rc == 0; done += n) {
 		n = len - done < BOUNCE_LEN ? len - done : BOUNCE_LEN;
 		if (wr) {
@@ -1223,6 +1225,18 @@ void sfs_image_stats_snapshot(struct sfs_image *im, struct sfs_stats_snap *snap)
 		sfs_stats_snapshot(st, snap);
 	else
 		sfs_stats_snapshot_empty(im->stats_gen, im->stats_t0, snap);
+}
+
+void sfs_image_stats_recent(struct sfs_image *im, struct sfs_stats_recent *out)
+{
+	struct sfs_stats *st = __atomic_load_n(&im->stats, __ATOMIC_ACQUIRE);
+
+	if (st) {
+		sfs_stats_recent(st, out);
+	} else {
+		out->nrefused = 0;
+		out->nrmw = 0;
+	}
 }
 
 bool sfs_image_has_stats(const struct sfs_image *im)

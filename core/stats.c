@@ -46,10 +46,10 @@
  * Size histogram: bucket 0 is len < 1 KiB, bucket i (1..10) is
  * [512 << i, 512 << (i+1)), bucket 11 is >= 1 MiB.
  *
- * Memory: a shard is one struct sfs_stats_snap (20856 bytes, 2607
- * counters, of which 2572 are latency) rounded to 20864; 8 shards, the
- * clock, generation and seq make 166976 bytes, and the two recent rings
- * (7184 bytes each) 181344 (~177 KiB) per image, in one allocation.
+ * Memory: a shard is one struct sfs_stats_snap (20864 bytes, 2608
+ * counters, of which 2572 are latency); 8 shards, the clock, generation
+ * and seq make 166976 bytes, and the two recent rings (7184 bytes each)
+ * 181344 (~177 KiB) per image, in one allocation.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -304,6 +304,11 @@ void sfs_stats_write_zeroes(struct sfs_stats *st, uint64_t len)
 void sfs_stats_zeroed(struct sfs_stats *st, uint64_t bytes)
 {
 	add(&my_shard(st)->zeroed_bytes, bytes);
+}
+
+void sfs_stats_bounced(struct sfs_stats *st, uint64_t bytes)
+{
+	add(&my_shard(st)->bounced_bytes, bytes);
 }
 
 /* One pass over the shards: the sums, and the max of the max fields. */

@@ -59,6 +59,7 @@ struct sfs_stats_snap {
 	uint64_t flushes, discards, write_zeroes, discard_bytes, write_zeroes_bytes;
 	uint64_t first_writes, overwrites, zeroed_bytes;
 	uint64_t misaligned_rejected, rmw_writes, out_of_range;
+	uint64_t bounced_bytes;      /* data copied through a bounce buffer for O_DIRECT (debug) */
 	uint64_t size_hist[SFS_SIZE_NBUCKET];        /* reads + writes, accepted I/O */
 	uint64_t align_hist[SFS_ALIGN_NCLASS];       /* every I/O, rejected ones too */
 	struct {
@@ -100,6 +101,7 @@ struct sfs_stats_info {
 	uint64_t zeroing_done, zeroing_total;   /* bytes */
 	int zeroing_err;                        /* -errno when FAILED */
 	const char *profile;                    /* the device profile in force, NULL for none */
+	const char *transport;                  /* how requests reach the daemon, or NULL */
 	const struct sfs_stats_recent *recent;  /* the recent I/O lists, or NULL: shown empty */
 };
 
@@ -165,6 +167,9 @@ void sfs_stats_write_zeroes(struct sfs_stats *st, uint64_t len);
 
 /* Add bytes zeroed by lazy zeroing or zero-range to zeroed_bytes. */
 void sfs_stats_zeroed(struct sfs_stats *st, uint64_t bytes);
+
+/* Add bytes of request data copied through a bounce buffer (a buffer O_DIRECT cannot take). */
+void sfs_stats_bounced(struct sfs_stats *st, uint64_t bytes);
 
 /* Sum the shards into snap, with the elapsed time, reset generation and process identity;
  * a snapshot that would overlap a reset is taken again, so it is all before or all after it. */

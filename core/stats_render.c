@@ -241,6 +241,8 @@ int sfs_stats_render_json(const struct sfs_stats_snap *s, const struct sfs_stats
 	SET("zero_offload", json_boolean(info->zero_offload));
 	SET("backing_io", json_string(info->direct ? "direct" : "buffered"));
 	SET("profile", info->profile ? json_string(info->profile) : json_null());
+	if (info->transport)
+		SET("transport", json_string(info->transport));
 	SET("elapsed_seconds", json_real((double)s->elapsed_ns / 1e9));
 	SETU("reset_generation", s->reset_generation);
 	SETU("daemon_start", s->daemon_start);
@@ -257,6 +259,7 @@ int sfs_stats_render_json(const struct sfs_stats_snap *s, const struct sfs_stats
 	SETU("first_writes", s->first_writes);
 	SETU("overwrites", s->overwrites);
 	SETU("zeroed_bytes", s->zeroed_bytes);
+	SETU("bounced_bytes", s->bounced_bytes);
 	SETU("misaligned_rejected", s->misaligned_rejected);
 	SETU("out_of_range", s->out_of_range);
 	SETU("rmw_writes", s->rmw_writes);

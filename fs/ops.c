@@ -30,6 +30,7 @@
 
 #include "metrics.h"
 #include "ops.h"
+#include "xport.h"
 
 #define STATS_DIR ".stats"
 #define METRICS "metrics"
@@ -117,12 +118,10 @@ static int render(struct sfs_image *im, enum kind k, char **buf, size_t *len)
 
 	if (snap && recent) {
 		sfs_image_stats_snapshot(im, snap);
+		sfs_image_stats_recent(im, recent);
 		sfs_image_stats_info(im, &info);
-		/* an image without I/O has no stats, and nothing recent: shown empty, nothing made */
-		if (sfs_image_has_stats(im)) {
-			sfs_stats_recent(sfs_image_stats(im), recent);
-			info.recent = recent;
-		}
+		info.recent = recent;
+		info.transport = sfs_xport_name();
 		rc = k == K_STATS_JSON ? sfs_stats_render_json(snap, &info, buf, len)
 				       : sfs_stats_render_text(snap, &info, buf, len);
 	}
@@ -149,7 +148,7 @@ static int metrics_one(void *ctx, const char *name)
 		return 0;
 	if (rc < 0)
 		return rc;
-	sfs_image_stats_snapshot(im, c->snap);
+	sfs_image_stats_snapshot(im, c->snap);   /* an idle image allocates nothing */
 	sfs_image_stats_info(im, &info);
 	rc = sfs_metrics_add(c->m, c->snap, &info);
 	sfs_store_put(c->fs->store, im);
@@ -287,7 +286,8 @@ static int fill_one(void *ctx, const char *name)
 			stats_file_stat(K_STATS_TEXT, &st);
 		stp = &st;
 	}
-	if (c->skip_name) {
+	/* in .stats, the metrics file takes the place of an image's text file named so */
+	if (c->skip_name || (c->stats_dir && strcmp(name, METRICS) == 0)) {
 		c->skip_name = false;
 		c->next++;
 	} else if (c->stats_dir && strcmp(name, METRICS) == 0) {
@@ -314,9 +314,8 @@ static int sfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_
 	enum kind k = (enum kind)fi->fh;
 	struct fill_ctx c = { fs, buf, filler, k == K_STATSDIR, (flags & FUSE_READDIR_PLUS) != 0, false, 0,
 			      false };
-	/* the third fixed entry: .stats in the root, the metrics file in .stats */
-	const char *fixed[3] = { ".", "..", k == K_STATSDIR ? METRICS : STATS_DIR };
-	off_t nfixed = (k == K_ROOT && fs->stats) || k == K_STATSDIR ? 3 : 2, per = c.stats_dir ? 2 : 1;
+	const char *fixed[3] = { ".", "..", c.stats_dir ? METRICS : STATS_DIR };
+	off_t nfixed = (k == K_ROOT && fs->stats) || c.stats_dir ? 3 : 2, per = c.stats_dir ? 2 : 1;
 	size_t first;
 	int rc;
 
@@ -545,27 +544,33 @@ static off_t sfs_lseek(const char *path, off_t off, int whence, struct fuse_file
 	return whence == SEEK_DATA ? off : end;
 }
 
-/* Reads land in a page-aligned buffer of their own, which the image's
- * O_DIRECT backing reads fill without a bounce copy; libfuse frees it. */
+/* Reads land in a page-aligned buffer, which the image's O_DIRECT backing
+ * reads fill without a bounce copy: the ring entry's own reply buffer when
+ * the request came through io_uring (the transport's), else one of their
+ * own, which libfuse frees. */
 static int sfs_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size, off_t off,
 			struct fuse_file_info *fi)
 {
 	struct fuse_bufvec *bv = malloc(sizeof(*bv));
-	void *mem = NULL;
+	void *mem = sfs_xport_reply_mem(size);
+	bool lent = mem != NULL;
 	int n;
 
-	if (!bv || posix_memalign(&mem, 4096, size ? size : 1) != 0) {
+	if (!bv || (!lent && posix_memalign(&mem, 4096, size ? size : 1) != 0)) {
 		free(bv);
 		return -ENOMEM;
 	}
 	n = sfs_read(path, mem, size, off, fi);
 	if (n < 0) {
-		free(mem);
+		if (!lent)
+			free(mem);
 		free(bv);
 		return n;
 	}
 	*bv = (struct fuse_bufvec)FUSE_BUFVEC_INIT((size_t)n);
 	bv->buf[0].mem = mem;
+	if (lent)
+		sfs_xport_lend(bv);
 	*bufp = bv;
 	return 0;
 }
@@ -941,6 +946,11 @@ static void *sfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 		conn->want = (conn->want | FUSE_CAP_READDIRPLUS) & ~FUSE_CAP_READDIRPLUS_AUTO;
 	if (conn->max_write < (1u << 20))
 		conn->max_write = 1u << 20;
+	/* async direct I/O travels as background requests: as many as there are workers */
+	if (fs->max_background) {
+		conn->max_background = fs->max_background;
+		conn->congestion_threshold = fs->max_background * 3 / 4;
+	}
 	if (fs->serving && fs->serving(fs->serving_ctx) < 0)
 		fuse_exit(ctx->fuse);
 	return fs;

@@ -85,7 +85,8 @@ want "sectorfs-stat --re" --refused
 want "sectorfs-stat -" -i --interval -c --count -r --refused --json -h --help -V --version
 pass "sectorfs-stat: options, the images of a mount"
 
-want "sectorfs-bench s" sweep
+want "sectorfs-bench s" scale sweep
+want "sectorfs-bench scale --n" --nofile
 want "sectorfs-bench redo --redo-block " 512 4096
 want "sectorfs-bench zeroing --sector 4" 4kn
 offers "sectorfs-bench sweep --" --read-only
@@ -100,7 +101,7 @@ n=0
 for c in create info check resize inflate map; do
 	for o in $("$IMG" "$c" --help | longopts); do offers "sectorfs-img $c --" "$o"; n=$((n + 1)); done
 done
-for c in sweep zeroing redo; do
+for c in sweep zeroing redo scale; do
 	for o in $("$BENCH" "$c" --help | longopts); do offers "sectorfs-bench $c --" "$o"; n=$((n + 1)); done
 done
 for o in $("$STAT" --help | longopts); do offers "sectorfs-stat --" "$o"; n=$((n + 1)); done

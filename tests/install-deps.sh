@@ -3,7 +3,7 @@
 # install-deps.sh - install what building and testing sectorfs needs, from
 # Debian's packages.  Run as root on Debian 12; does nothing when all is there.
 set -e
-PKGS="build-essential autoconf automake pkg-config libfuse3-dev fuse3 libjansson-dev
+PKGS="build-essential autoconf automake pkg-config libfuse3-dev fuse3 libjansson-dev liburing-dev
 libcriterion-dev fio e2fsprogs xfsprogs attr util-linux coreutils qemu-system-x86 xz-utils
 clang libclang-rt-14-dev valgrind
 qemu-utils nbdkit libnbd-bin python3-libnbd libvirt-clients libxml2-utils python3-prometheus-client

@@ -4,7 +4,8 @@
 #
 # Proves, with 2,000 small sidecars and the daemon under ulimit -n 256
 # (soft and hard): every image is made and served (the start-up report
-# says how many can be open at once: (256 - 64) / 3 = 64); ls lists all
+# says how many can be open at once: (256 - 64) / 3 = 64, less 65 more
+# over io_uring); ls lists all
 # of them, in the root and in .stats (two files each, and metrics), sorted, and ls -l
 # gives each one its size (the attributes come with the listing); 20
 # images picked at random are each opened and read with O_DIRECT, one
@@ -40,7 +41,10 @@ note_fds() {
 note_fds "after the start"
 grep -qxF "sectorfs: serving $N images from $STORE at $MNT" "$T/daemon.log" ||
 	fail "no summary of $N images served: $(grep -v '^sectorfs: .*: ' "$T/daemon.log" | tail -n 5)"
-grep -qxF "sectorfs: up to 64 images open at once (descriptor limit $LIMIT)" "$T/daemon.log" ||
+# over io_uring each of the 64 worker threads has a ring of its own, and one eventfd stops them
+want=64
+grep -q 'FUSE over io_uring' "$T/daemon.log" && want=$(( (LIMIT - 64 - 65) / 3 ))
+grep -qxF "sectorfs: up to $want images open at once (descriptor limit $LIMIT)" "$T/daemon.log" ||
 	fail "the report does not say how many images can be open at once: $(grep 'open at once' "$T/daemon.log")"
 [ "$(ls "$STORE" | grep -cv '\.json$')" -eq $N ] || fail "not every backing file was made"
 pass "$N images made and served under ulimit -n $LIMIT; $(fds) descriptors held"

@@ -35,7 +35,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -58,10 +57,11 @@
 
 static const char help[] =
 	"Make a store of N thin 4kn images (sidecars; the first mount makes the files),\n"
-	"serve it, and show: the time until the mount is ready, first and later; the\n"
-	"daemon's RSS idle and per image, its descriptors, the time of ls -l MNT; the\n"
-	"peak RSS under a mixed fio load over 8 of the images and the RSS after it; and\n"
-	"4 KiB random read IOPS on one image of the store against a store of one image.\n"
+	"serve it, and show: the images it lists; the time until the mount is ready,\n"
+	"first and later; the daemon's RSS idle and per image, its descriptors, the time\n"
+	"of ls -l MNT; the peak RSS under a mixed fio load over 8 of the images and the\n"
+	"RSS after it; and 4 KiB random read IOPS on one image of the store against a\n"
+	"store of one image.\n"
 	"Everything is removed at the end.\n\n"
 	"  --images N         images in the store (default 1000)\n"
 	"  --size SIZE        size of each image (default 1G)\n"
@@ -74,7 +74,7 @@ static const char help[] =
 	"  --repeat N         repeats of the per-I/O comparison (default 5; 0 leaves it out)\n"
 	"  --compare-seconds S  length of each of its runs (default 5)\n"
 	"  --daemon PATH      the sectorfs daemon (default: ../fs/sectorfs next to this\n"
-	"                     program, else sectorfs in PATH)\n"
+	"                     program, else sectorfs beside it, else in PATH)\n"
 	"  --keep             leave the store (and its images) in place\n"
 	"  --json             one JSON object with every figure\n"
 	"  -h, --help         this help\n";
@@ -99,7 +99,7 @@ struct scale {
 	/* results */
 	double ready_first, ready_later, ls1, ls2;
 	long rss_first, fds_first, rss_later, fds_later, rss_one, rss_idle, fds_idle;
-	long threads_idle, peak_rss, peak_threads, rss_end, rss_after;
+	long threads_idle, peak_rss, peak_threads, rss_end, rss_after, listed;
 	double load_read_iops, load_write_iops;
 	double iops_big[MAX_REPEAT], iops_one[MAX_REPEAT];
 	unsigned ncmp;
@@ -136,14 +136,13 @@ static long proc_status(pid_t pid, const char *key)
 	return v;
 }
 
-static long proc_fds(pid_t pid)
+/* The names in directory path not starting with '.', or -1 when it cannot be read. */
+static long count_names(const char *path)
 {
-	char path[64];
 	struct dirent *de;
 	long n = 0;
 	DIR *d;
 
-	snprintf(path, sizeof(path), "/proc/%ld/fd", (long)pid);
 	if (!(d = opendir(path)))
 		return -1;
 	while ((de = readdir(d)))
@@ -151,6 +150,14 @@ static long proc_fds(pid_t pid)
 			n++;
 	closedir(d);
 	return n;
+}
+
+static long proc_fds(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%ld/fd", (long)pid);
+	return count_names(path);
 }
 
 /* Run argv with stdout (and stderr unless keep_err) to /dev/null or out; its exit status or -1. */
@@ -517,6 +524,7 @@ static int measure(struct scale *sc)
 	sc->ls1 = time_ls(&sc->big);
 	sleep_s(1.2);                     /* the attributes the first ls -l got expire (1 s) */
 	sc->ls2 = time_ls(&sc->big);
+	sc->listed = count_names(sc->big.mnt);   /* the images MNT lists */
 	sleep_s(3);                       /* the quiet mount gives back what the listing took */
 	sc->rss_idle = proc_status(sc->big.pid, "VmRSS");
 	sc->fds_idle = proc_fds(sc->big.pid);
@@ -546,6 +554,8 @@ static void report_text(const struct scale *sc)
 	if (sc->nofile)
 		printf(", daemon under a descriptor limit of %lu", sc->nofile);
 	printf("\n");
+	printf("images listed         %8ld of %lu%s\n", sc->listed, sc->images,
+	       sc->listed == (long)sc->images ? "" : "  (NOT ALL SERVED: see the daemon's log with --keep)");
 	printf("ready, first mount    %8.2f s   (making every backing file and map)\n", sc->ready_first);
 	printf("ready, later mount    %8.2f s\n", sc->ready_later);
 	printf("RSS, first mount      %8.1f MiB  descriptors %ld\n", sc->rss_first / 1024.0, sc->fds_first);
@@ -588,6 +598,7 @@ static int report_json(const struct scale *sc)
 	json_object_set_new(o, "images", json_integer((json_int_t)sc->images));
 	json_object_set_new(o, "image_size", json_integer((json_int_t)sc->size));
 	json_object_set_new(o, "nofile", json_integer((json_int_t)sc->nofile));
+	json_object_set_new(o, "images_listed", json_integer(sc->listed));
 	json_object_set_new(o, "ready_first_s", bench_jreal(sc->ready_first));
 	json_object_set_new(o, "ready_later_s", bench_jreal(sc->ready_later));
 	json_object_set_new(o, "rss_first_kib", json_integer(sc->rss_first));
