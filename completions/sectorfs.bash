@@ -78,7 +78,7 @@ _sectorfs_o()
 		head=${cur%,*},
 		item=${cur##*,}
 	fi
-	local opts=(sector= provisioning= block_size= no_zero_offload nostats buffered pidfile= nonempty
+	local opts=(sector= provisioning= block_size= no_zero_offload profile= nostats buffered pidfile= nonempty
 		max_open= max_threads= max_idle_threads= max_background= io_uring= nodefault_permissions allow_other allow_root auto_unmount
 		default_permissions ro rw)
 	local v=() w
@@ -86,6 +86,7 @@ _sectorfs_o()
 	sector=*) v=(sector=512n sector=512e sector=4kn) ;;
 	provisioning=*) v=(provisioning=thin provisioning=zeroedthick provisioning=eagerzeroedthick) ;;
 	block_size=*) v=(block_size=64K block_size=256K block_size=1M block_size=4M) ;;
+	profile=*) v=(profile=sata-ssd profile=nvme-slow-small-writes profile=hdd-7200 profile=ram) ;;
 	io_uring=*) v=(io_uring=auto io_uring=on io_uring=off) ;;
 	*) v=("${opts[@]}") ;;
 	esac
@@ -211,19 +212,22 @@ _sectorfs_bench()
 	fi
 	case $prev in
 	--store|--mount) _sectorfs_dirs; return 0 ;;
-	--daemon) _sectorfs_files; return 0 ;;
+	--daemon|--profile-out|--compare|--floor|--svg) _sectorfs_files; return 0 ;;
+	--profile) _sectorfs_add sata-ssd nvme-slow-small-writes hdd-7200 ram; _sectorfs_files; return 0 ;;
 	--sector) _sectorfs_add 512n 512e 4kn; return 0 ;;
 	--redo-block) _sectorfs_add 512 4096; return 0 ;;
 	--record-dist) _sectorfs_add uniform: fixed:; compopt -o nospace 2>/dev/null; return 0 ;;
 	--dir) _sectorfs_dirs; return 0 ;;
-	--min|--max|--qd|--time|--span|--xfer|--block-size|--size|--clients|--log-size) return 0 ;;
-	--images|--nofile|--load-seconds|--after-seconds|--repeat|--compare-seconds) return 0 ;;
+	--min|--max|--qd|--time|--span|--xfer|--block-size|--size|--clients|--log-size|--repeat) return 0 ;;
+	--images|--nofile|--load-seconds|--after-seconds|--compare-seconds) return 0 ;;
 	esac
 	if [[ $cur == -* ]]; then
 		case $cmd in
-		sweep) _sectorfs_add --min --max --qd --time --span --read-only --write-only --json --csv -h --help ;;
-		zeroing) _sectorfs_add --store --mount --xfer --block-size --size --sector --daemon --json -h --help ;;
-		redo) _sectorfs_add --redo-block --clients --time --record-dist --log-size --json -h --help ;;
+		sweep) _sectorfs_add --min --max --qd --time --span --read-only --write-only --json --csv --profile-out \
+			--compare --floor --svg -h --help ;;
+		zeroing) _sectorfs_add --store --mount --xfer --block-size --size --sector --daemon --repeat --profile \
+			--svg --json -h --help ;;
+		redo) _sectorfs_add --redo-block --repeat --clients --time --record-dist --log-size --svg --json -h --help ;;
 		scale) _sectorfs_add --images --size --nofile --dir --load-seconds --after-seconds --repeat \
 			--compare-seconds --daemon --keep --json -h --help ;;
 		esac

@@ -85,6 +85,7 @@
 
 #include "bufpool.h"
 #include "image_impl.h"
+#include "model.h"
 #include "units.h"
 
 #define NSTRIPES SFS_IMG_NSTRIPES
@@ -100,6 +101,10 @@ static uint64_t now_ns(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
+
+/* A request of class c that arrived at t0 is done on the backing store: hold it until the device
+ * profile's drive would have completed it (no profile: at once), and count the time added. */
+static void model_done(struct sfs_image *im, enum sfs_lat_class c, const struct sfs_model_req *rq, uint64_t t0);
 
 /* The image's stats, made at its first I/O; NULL without stats (or out of memory). */
 static struct sfs_stats *stats_of(struct sfs_image *im)
@@ -118,6 +123,18 @@ static struct sfs_stats *stats_of(struct sfs_image *im)
 }
 
 /* The backing file was written: the next flush (or the eviction) must sync it. */
+static void model_done(struct sfs_image *im, enum sfs_lat_class c, const struct sfs_model_req *rq, uint64_t t0)
+{
+	struct sfs_stats *st;
+	uint64_t ns;
+
+	if (!im->model)
+		return;
+	ns = sfs_model_complete(im->model, rq, t0);
+	if (ns && (st = stats_of(im)))
+		sfs_stats_model_delay(st, c, ns);
+}
+
 static void mark_dirty(struct sfs_image *im)
 {
 	if (!__atomic_load_n(&im->dirty, __ATOMIC_RELAXED))
@@ -337,7 +354,7 @@ done:
 static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off, bool caller_holds)
 {
 	struct sfs_geom g = vis_geom(im);
-	uint64_t t0 = im->want_stats ? now_ns() : 0, first, last, pos;
+	uint64_t t0 = im->want_stats || im->model ? now_ns() : 0, first, last, pos;
 	struct sfs_stats *st;
 	struct hold r;
 	char *p = buf;
@@ -378,6 +395,7 @@ static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 	range_unlock(im, &r);
 	if (rc < 0)
 		return rc;
+	model_done(im, SFS_LAT_READ, &(struct sfs_model_req){ .op = SFS_MODEL_READ, .off = off, .len = n }, t0);
 	if ((st = stats_of(im)))
 		sfs_stats_read(st, off, n, now_ns() - t0);
 	return (ssize_t)n;
@@ -390,7 +408,7 @@ ssize_t sfs_image_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 
 /* First write to block b: zero what [s, e) leaves of it, write, then mark it. */
 static int first_write(struct sfs_image *im, const struct sfs_geom *g, uint64_t b,
-		       const char *data, uint64_t s, uint64_t e, bool *was_first)
+		       const char *data, uint64_t s, uint64_t e, bool *was_first, uint64_t *zeroed)
 {
 	pthread_mutex_t *lk = stripe_of(im, b);
 	uint64_t bs, be;
@@ -414,6 +432,7 @@ static int first_write(struct sfs_image *im, const struct sfs_geom *g, uint64_t 
 	if (rc == 0) {
 		sfs_map_set(im->map, b);
 		*was_first = true;
+		*zeroed += (s - bs) + (be - e);
 	}
 	pthread_mutex_unlock(lk);
 	return rc;
@@ -425,7 +444,8 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	/* a growing image takes writes up to its capacity; another ends where it shows */
 	bool growing = __atomic_load_n(&im->growing, __ATOMIC_ACQUIRE);
 	struct sfs_geom g = growing ? sfs_img_cur_geom(im) : vis_geom(im);
-	uint64_t t0 = im->want_stats ? now_ns() : 0, first, last, run = off, end = off + len;
+	uint64_t t0 = im->want_stats || im->model ? now_ns() : 0, first, last, run = off, end = off + len;
+	uint64_t zeroed = 0;
 	struct sfs_stats *st;
 	struct hold r;
 	const char *p = buf;
@@ -460,7 +480,7 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 		if (bs > run)
 			rc = back_write(im, p + (run - off), bs - run, run);
 		if (rc == 0)
-			rc = first_write(im, &g, b, p + (bs - off), bs, be, &was_first);
+			rc = first_write(im, &g, b, p + (bs - off), bs, be, &was_first, &zeroed);
 		run = be;
 	}
 	if (rc == 0 && run < end)
@@ -470,6 +490,9 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	range_unlock(im, &r);
 	if (rc < 0)
 		return rc;
+	model_done(im, was_first ? SFS_LAT_WRITE_FIRST : SFS_LAT_WRITE_OVERWRITE,
+		   &(struct sfs_model_req){ .op = SFS_MODEL_WRITE, .off = off, .len = len, .zeroed = zeroed,
+					    .offload = im->sc.zero_offload, .pss = g.pss }, t0);
 	if ((st = stats_of(im)))
 		sfs_stats_write(st, off, len, now_ns() - t0, was_first, sfs_geom_is_rmw(&g, off, len));
 	return (ssize_t)len;
@@ -590,7 +613,7 @@ ssize_t sfs_image_write_any(struct sfs_image *im, const void *buf, size_t len, u
 
 int sfs_image_flush(struct sfs_image *im)
 {
-	uint64_t t0 = im->want_stats ? now_ns() : 0;
+	uint64_t t0 = im->want_stats || im->model ? now_ns() : 0;
 	struct sfs_stats *st;
 	int rc;
 
@@ -599,6 +622,8 @@ int sfs_image_flush(struct sfs_image *im)
 	rc = sfs_map_flush(im->map, im->fd);
 	if (rc < 0)
 		mark_dirty(im);
+	if (rc == 0)
+		model_done(im, SFS_LAT_FLUSH, &(struct sfs_model_req){ .op = SFS_MODEL_FLUSH }, t0);
 	if (rc == 0 && (st = stats_of(im)))
 		sfs_stats_flush(st, now_ns() - t0);
 	return rc;
@@ -1229,6 +1254,7 @@ void sfs_image_stats_info(const struct sfs_image *im, struct sfs_stats_info *inf
 	info->prov = im->sc.prov;
 	info->zero_offload = im->sc.zero_offload;
 	info->direct = sfs_image_direct(im);
+	info->profile = im->model ? sfs_model_profile(im->model)->name : NULL;
 	sfs_img_map_state(im, &mi, &info->allocated_blocks, &info->total_blocks);
 	info->zeroing = sfs_image_zeroing(im, &info->zeroing_done, &info->zeroing_total, &info->zeroing_err);
 }

@@ -247,8 +247,8 @@ void sfs_image_stats_recent(struct sfs_image *im, struct sfs_stats_recent *out);
 /* Have the stats been made (the image had I/O, or sfs_image_stats was called)? */
 bool sfs_image_has_stats(const struct sfs_image *im);
 
-/* Fill info for the stats renderers (name, geometry, allocation; no pin needed; no recent
- * lists: NULL). */
+/* Fill info for the stats renderers (name, geometry, allocation, profile; no recent lists:
+ * NULL; no pin needed). */
 void sfs_image_stats_info(const struct sfs_image *im, struct sfs_stats_info *info);
 
 /* The image's name (as opened, or as last renamed). */

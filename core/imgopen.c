@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "image_impl.h"
+#include "model.h"
 
 /* ---- the resident part ---- */
 
@@ -328,6 +329,7 @@ static void image_free(struct sfs_image *im)
 	res_drop(im);
 	pthread_mutex_destroy(&im->zero_lk);
 	sfs_stats_free(im->stats);
+	sfs_model_free(im->model);
 	free(im);
 }
 
@@ -456,6 +458,21 @@ static int first_open(struct sfs_image *im, int store_fd, int state_fd, const ch
 	return 0;
 }
 
+/* The drive of the sidecar's profile (a name, or a path from the store). */
+static int model_of(struct sfs_image *im, int store_fd, const char *name, char *err, size_t errlen)
+{
+	struct sfs_profile p;
+	char perr[512];
+	int rc = sfs_profile_load(store_fd, im->sc.profile, &p, perr, sizeof(perr));
+
+	if (rc < 0)
+		return sfs_err(err, errlen, rc, "%s.json: key 'profile': %s", name, perr);
+	rc = sfs_model_new(&p, im->sc.pss, NULL, &im->model);
+	if (rc < 0)
+		return sfs_err(err, errlen, rc, "%s: out of memory", name);
+	return 0;
+}
+
 int sfs_image_open_in(struct sfs_fdcache *fdc, int store_fd, int state_fd, const char *name,
 		      const struct sfs_sidecar *sc, unsigned flags, const struct sfs_log *log,
 		      struct sfs_image **out, char *err, size_t errlen)
@@ -469,6 +486,10 @@ int sfs_image_open_in(struct sfs_fdcache *fdc, int store_fd, int state_fd, const
 	im->store_fd = store_fd;
 	im->state_fd = state_fd;
 	im->fdc = fdc;
+	if (sc->profile[0] && (rc = model_of(im, store_fd, name, err, errlen)) < 0) {
+		image_free(im);
+		return rc;
+	}
 	if (fdc) {
 		sfs_fdslot_init(&im->slot, fdc, res_open, res_close, (flags & SFS_IMAGE_BUFFERED) ? 2 : 3);
 		sfs_fdcache_make_room(fdc, im->slot.want);

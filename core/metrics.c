@@ -92,6 +92,8 @@ struct entry {
 		uint64_t le[NLE], count, sum_ns;   /* le cumulative; count = the histogram's total */
 	} lat[SFS_LAT_NCLASS];
 	uint64_t generation, start_ns;        /* reset generation; CLOCK_REALTIME at load or reset */
+	bool profiled;                        /* a device profile in force (info.profile not kept) */
+	uint64_t model_delay_ns[SFS_LAT_NCLASS];
 };
 
 struct sfs_metrics {
@@ -148,6 +150,9 @@ int sfs_metrics_add(struct sfs_metrics *m, const struct sfs_stats_snap *snap, co
 	e->info = *info;
 	e->info.name = NULL;
 	e->info.recent = NULL;
+	e->profiled = info->profile != NULL;
+	e->info.profile = NULL;
+	memcpy(e->model_delay_ns, snap->model_delay_ns, sizeof(e->model_delay_ns));
 	for (size_t i = 0; i < NCTR; i++)
 		e->ctr[i] = *(const uint64_t *)(const void *)((const char *)snap + counters[i].off);
 	memcpy(e->size_hist, snap->size_hist, sizeof(e->size_hist));
@@ -295,6 +300,16 @@ int sfs_metrics_render(const struct sfs_metrics *m, char **out, size_t *len)
 			fprintf(f, "%s_count{image=\"%s\"} %" PRIu64 "\n", name, e->label, e->lat[c].count);
 		}
 	}
+	for (size_t i = 0; i < m->n; i++)        /* the family only when some image has a profile */
+		if (m->v[i].profiled) {
+			family(f, "sectorfs_model_delay_seconds_total", "counter",
+			       "Time the image's device profile held requests back, by latency class.");
+			break;
+		}
+	for (size_t i = 0; i < m->n; i++)
+		for (unsigned c = 0; m->v[i].profiled && c < SFS_LAT_NCLASS; c++)
+			fprintf(f, "sectorfs_model_delay_seconds_total{image=\"%s\",class=\"%s\"} %s\n", m->v[i].label,
+				lat_names[c], seconds(m->v[i].model_delay_ns[c], buf, sizeof(buf)));
 	sfs_stats_origin(&start, &pid);
 	family(f, "sectorfs_daemon_start_time_seconds", "gauge", "Unix time the daemon began serving the mount.");
 	fprintf(f, "sectorfs_daemon_start_time_seconds %" PRIu64 "\n", start);

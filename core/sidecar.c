@@ -321,6 +321,18 @@ static int key_zero_offload(struct parse *p, const char *key, const json_t *v)
 	return 0;
 }
 
+static int key_profile(struct parse *p, const char *key, const json_t *v)
+{
+	if (!json_is_string(v))
+		return wrong_type(p, key, v, "a string");
+	if (!json_string_length(v) || json_string_length(v) >= sizeof(p->sc.profile) ||
+	    strlen(json_string_value(v)) != json_string_length(v))
+		return key_err(p->err, p->errlen, p->fname, key, -EINVAL,
+			       "expected a profile name or path of 1 to %zu bytes", sizeof(p->sc.profile) - 1);
+	snprintf(p->sc.profile, sizeof(p->sc.profile), "%s", json_string_value(v));
+	return 0;
+}
+
 static const struct key_handler {
 	const char *key;
 	int (*fn)(struct parse *p, const char *key, const json_t *v);
@@ -332,6 +344,7 @@ static const struct key_handler {
 	{ "provisioning", key_provisioning },
 	{ "block_size", key_block_size },
 	{ "zero_offload", key_zero_offload },
+	{ "profile", key_profile },
 };
 
 static int read_keys(struct parse *p, json_t *root)
@@ -486,6 +499,8 @@ char *sfs_sidecar_dump(const struct sfs_sidecar *sc)
 	bad |= json_object_set_new(o, "provisioning", json_string(prov));
 	bad |= json_object_set_new(o, "block_size", json_integer((json_int_t)sc->block_size));
 	bad |= json_object_set_new(o, "zero_offload", json_boolean(sc->zero_offload));
+	if (sc->profile[0])
+		bad |= json_object_set_new(o, "profile", json_string(sc->profile));
 	if (!bad)
 		text = json_dumps(o, JSON_INDENT(2));
 	json_decref(o);

@@ -280,6 +280,11 @@ void sfs_stats_flush(struct sfs_stats *st, uint64_t lat_ns)
 	record_lat(c, SFS_LAT_FLUSH, lat_ns);
 }
 
+void sfs_stats_model_delay(struct sfs_stats *st, enum sfs_lat_class c, uint64_t ns)
+{
+	add(&my_shard(st)->model_delay_ns[c], ns);
+}
+
 void sfs_stats_discard(struct sfs_stats *st, uint64_t len)
 {
 	struct sfs_stats_snap *c = my_shard(st);

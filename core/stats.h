@@ -66,6 +66,7 @@ struct sfs_stats_snap {
 		uint64_t count, sum_ns, max_ns;
 		uint64_t hist[SFS_LAT_NBUCKET];
 	} lat[SFS_LAT_NCLASS];
+	uint64_t model_delay_ns[SFS_LAT_NCLASS];     /* time the device profile added, per class */
 	uint64_t elapsed_ns;  /* since creation or last reset */
 	uint64_t reset_generation;   /* changes at creation and each reset: unique in this process */
 	uint64_t daemon_start;       /* this process's identity: its start, Unix seconds ... */
@@ -99,6 +100,7 @@ struct sfs_stats_info {
 	enum sfs_zeroing zeroing;
 	uint64_t zeroing_done, zeroing_total;   /* bytes */
 	int zeroing_err;                        /* -errno when FAILED */
+	const char *profile;                    /* the device profile in force, NULL for none */
 	const char *transport;                  /* how requests reach the daemon, or NULL */
 	const struct sfs_stats_recent *recent;  /* the recent I/O lists, or NULL: shown empty */
 };
@@ -153,6 +155,9 @@ void sfs_stats_out_of_range(struct sfs_stats *st, enum sfs_io_op op, uint64_t of
 
 /* Record a flush (fsync/fdatasync) that took lat_ns. */
 void sfs_stats_flush(struct sfs_stats *st, uint64_t lat_ns);
+
+/* Add ns to the time the device model held requests of class c back (included in their latency). */
+void sfs_stats_model_delay(struct sfs_stats *st, enum sfs_lat_class c, uint64_t ns);
 
 /* Record a discard of len bytes. */
 void sfs_stats_discard(struct sfs_stats *st, uint64_t len);

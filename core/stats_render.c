@@ -240,6 +240,7 @@ int sfs_stats_render_json(const struct sfs_stats_snap *s, const struct sfs_stats
 	SETU("size", info->geom.size);
 	SET("zero_offload", json_boolean(info->zero_offload));
 	SET("backing_io", json_string(info->direct ? "direct" : "buffered"));
+	SET("profile", info->profile ? json_string(info->profile) : json_null());
 	if (info->transport)
 		SET("transport", json_string(info->transport));
 	SET("elapsed_seconds", json_real((double)s->elapsed_ns / 1e9));
@@ -276,6 +277,13 @@ int sfs_stats_render_json(const struct sfs_stats_snap *s, const struct sfs_stats
 	for (unsigned c = 0; c < SFS_LAT_NCLASS; c++)
 		err |= json_object_set_new(lat, lat_keys[c], json_latency(s, c));
 	SET("latency_us", lat);
+	if (info->profile) {
+		json_t *md = json_object();
+
+		for (unsigned c = 0; md && c < SFS_LAT_NCLASS; c++)
+			err |= json_object_set_new(md, lat_keys[c], json_real((double)s->model_delay_ns[c] / 1e3));
+		SET("model_delay_us", md ? md : json_null());
+	}
 #undef SETU
 #undef SET
 	if (err) {
@@ -456,6 +464,13 @@ int sfs_stats_render_text(const struct sfs_stats_snap *s, const struct sfs_stats
 		prov_name(info->prov), bsize, info->zero_offload ? "on" : "off");
 	fprintf(f, "size          %s (%" PRIu64 " bytes)\n", size, g->size);
 	fprintf(f, "backing I/O   %s\n", info->direct ? "O_DIRECT" : "buffered (page cache)");
+	if (info->profile) {
+		fprintf(f, "profile       %s (requests complete no earlier than it says)\n", info->profile);
+		fprintf(f, "model delay   ");
+		for (unsigned c = 0; c < SFS_LAT_NCLASS; c++)
+			fprintf(f, "%s%s %.0f us", c ? ", " : "", lat_keys[c], (double)s->model_delay_ns[c] / 1e3);
+		fputc('\n', f);
+	}
 	fprintf(f, "allocation    %" PRIu64 "/%" PRIu64 " blocks (%.1f%%)\n",
 		info->allocated_blocks, info->total_blocks,
 		info->total_blocks ? 100.0 * info->allocated_blocks / info->total_blocks : 0.0);

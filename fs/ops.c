@@ -290,6 +290,8 @@ static int fill_one(void *ctx, const char *name)
 	if (c->skip_name || (c->stats_dir && strcmp(name, METRICS) == 0)) {
 		c->skip_name = false;
 		c->next++;
+	} else if (c->stats_dir && strcmp(name, METRICS) == 0) {
+		c->next++;              /* in .stats, the metrics file takes the place of NAME */
 	} else if (!fill_at(c, name, stp)) {
 		return 1;
 	}

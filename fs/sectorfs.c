@@ -44,6 +44,7 @@
 #include "bufpool.h"
 #include "daemon.h"
 #include "idle.h"
+#include "model.h"
 #include "mountpoint.h"
 #include "ops.h"
 #include "xport.h"
@@ -54,6 +55,7 @@ struct options {
 	char *sector;
 	char *provisioning;
 	char *block_size;
+	char *profile;
 	char *pidfile;
 	char *io_uring;
 	unsigned max_background;
@@ -72,6 +74,7 @@ static const struct fuse_opt option_spec[] = {
 	OPT("sector=%s", sector),
 	OPT("provisioning=%s", provisioning),
 	OPT("block_size=%s", block_size),
+	OPT("profile=%s", profile),
 	OPT("pidfile=%s", pidfile),
 	OPT("max_background=%u", max_background),
 	OPT("io_uring=%s", io_uring),
@@ -100,6 +103,10 @@ static void usage(const char *prog)
 	       "    -o provisioning=MODE    thin, zeroedthick or eagerzeroedthick for new images (thin)\n"
 	       "    -o block_size=SIZE      allocation unit of new images, e.g. 64K, 1M (1M)\n"
 	       "    -o no_zero_offload      new images zero by writing, not FALLOC_FL_ZERO_RANGE\n"
+	       "    -o profile=NAME|PATH    device timing profile of new images: a shipped one\n"
+	       "                            (sata-ssd, nvme-slow-small-writes, hdd-7200, ram)\n"
+	       "                            or a profile JSON; requests complete no earlier\n"
+	       "                            than that drive would complete them\n"
 	       "    -o nostats              keep no statistics (no .stats directory)\n"
 	       "    -o buffered             buffered I/O on the backing files (the host page\n"
 	       "                            cache as a large volatile write cache) instead of\n"
@@ -164,6 +171,19 @@ static int parse_defaults(const struct options *o, struct sfs_sidecar *d)
 		return -EINVAL;
 	}
 	d->zero_offload = !o->no_zero_offload;
+	if (o->profile) {
+		struct sfs_profile p;
+
+		if (strlen(o->profile) >= sizeof(d->profile)) {
+			fprintf(stderr, "sectorfs: -o profile=%s: too long\n", o->profile);
+			return -EINVAL;
+		}
+		if (sfs_profile_load(AT_FDCWD, o->profile, &p, err, sizeof(err)) < 0) {
+			fprintf(stderr, "sectorfs: -o profile=%s: %s\n", o->profile, err);
+			return -EINVAL;
+		}
+		snprintf(d->profile, sizeof(d->profile), "%s", o->profile);
+	}
 	if (sfs_sidecar_validate(d, "-o", err, sizeof(err)) < 0) {
 		fprintf(stderr, "sectorfs: %s\n", err);
 		return -EINVAL;
@@ -361,6 +381,9 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "usage: %s [options] STORE MOUNTPOINT  (see --help)\n", argv[0]);
 		goto out_args;
 	}
+	/* a path names the same file from the store, where sidecars' paths start */
+	if (o.profile && strchr(o.profile, '/') && absolute_path(&o.profile) < 0)
+		goto out_args;
 	if (parse_defaults(&o, &sopts.defaults) < 0)
 		goto out_args;
 	if (!o.io_uring || strcmp(o.io_uring, "auto") == 0) {
@@ -516,6 +539,7 @@ out_args:
 	free(o.sector);
 	free(o.provisioning);
 	free(o.block_size);
+	free(o.profile);
 	free(o.pidfile);
 	free(o.io_uring);
 	free(o.max_open);
