@@ -956,6 +956,23 @@ static void *sfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 	return fs;
 }
 
+/*
+ * poll(2) and epoll on a disk or stats file (node_exporter's textfile
+ * collector, Go's runtime): always ready, as a regular file or block
+ * device is.  -ENOSYS makes the kernel answer every later poll itself
+ * with "ready"; the handle libfuse made for a notification is ours to
+ * free (libfuse 3.14's high-level poll leaks it on -ENOSYS otherwise).
+ */
+static int sfs_poll(const char *path, struct fuse_file_info *fi, struct fuse_pollhandle *ph, unsigned *reventsp)
+{
+	(void)path;
+	(void)fi;
+	(void)reventsp;
+	if (ph)
+		fuse_pollhandle_destroy(ph);
+	return -ENOSYS;
+}
+
 const struct fuse_operations sfs_fs_ops = {
 	.init = sfs_init,
 	.getattr = sfs_getattr,
@@ -967,6 +984,7 @@ const struct fuse_operations sfs_fs_ops = {
 	.read = sfs_read,
 	.read_buf = sfs_read_buf,
 	.lseek = sfs_lseek,
+	.poll = sfs_poll,
 	.write = sfs_write,
 	.fsync = sfs_fsync,
 	.fallocate = sfs_fallocate,

@@ -161,6 +161,19 @@ ln -s "$MNT/.stats/metrics" "$T/sectorfs.prom"
 grep -q '^sectorfs_writes_total{image="d4k"} 10$' "$T/sectorfs.prom" || fail "reading through a *.prom link"
 pass "read-only, listed once, readable through a *.prom link"
 
+# poll(2), as an event loop asks it (node_exporter's Go runtime): ready at once, like any file
+python3 - "$MNT/.stats/metrics" "$MNT/d4k" <<'EOF' || fail "poll(2) on the metrics file or a disk"
+import select, sys
+for f in sys.argv[1:]:
+    with open(f, "rb") as fh:
+        for _ in range(2):
+            p = select.poll()
+            p.register(fh, select.POLLIN | select.POLLOUT)
+            ev = p.poll(5000)
+            assert ev and ev[0][1] & select.POLLIN, (f, ev)
+EOF
+pass "poll(2) on the metrics file and a disk: ready at once"
+
 # node_exporter itself, when installed (Debian: prometheus-node-exporter): its textfile collector
 # reads the link and serves the samples, without a scrape error
 NE=$(command -v prometheus-node-exporter || command -v node_exporter || true)
