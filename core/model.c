@@ -187,8 +187,7 @@ const char *sfs_profile_dir(void)
 	return d && *d ? d : SFS_PROFILE_DIR;
 }
 
-/* The file name of spec without directory and ".json": the name a profile file goes by. */
-static void base_name(const char *spec, char *out, size_t outlen)
+void sfs_profile_file_name(const char *spec, char *out, size_t outlen)
 {
 	const char *b = strrchr(spec, '/');
 	size_t n;
@@ -251,7 +250,7 @@ int sfs_profile_load(int dirfd, const char *spec, struct sfs_profile *out, char 
 	rc = n < 0 ? -errno : 0;
 	close(fd);
 	if (rc == 0) {
-		base_name(spec, name, sizeof name);
+		sfs_profile_file_name(spec, name, sizeof name);
 		rc = sfs_profile_parse(buf, (size_t)n, path, name, out, err, errlen);
 	} else {
 		sfs_err(err, errlen, rc, "profile '%s': %s: %s", spec, path, strerror(-rc));

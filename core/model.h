@@ -74,6 +74,9 @@ int sfs_profile_parse(const char *text, size_t len, const char *fname, const cha
  * the samples/profiles of its source tree. */
 const char *sfs_profile_dir(void);
 
+/* The name a profile file goes by: spec's base name without ".json", cut to fit outlen (> 0). */
+void sfs_profile_file_name(const char *spec, char *out, size_t outlen);
+
 /* Load a profile by spec: a name without '/' is a shipped profile (DIR/NAME.json, DIR from
  * sfs_profile_dir); anything else is a path, relative ones from dirfd (AT_FDCWD: the current
  * directory).  0, or -errno (-ENOENT: no such profile, -EINVAL: a bad one) with err filled. */

@@ -63,20 +63,10 @@ static bool rotational(const struct bench_disk *d)
 	return c == '1';
 }
 
-/* The name a profile file goes by: its base name without ".json". */
+/* The name a profile file goes by (its base name without ".json"), "measured" for none. */
 static void file_name(const char *file, char *out, size_t len)
 {
-	const char *b = strrchr(file, '/');
-	size_t n;
-
-	b = b ? b + 1 : file;
-	n = strlen(b);
-	if (n > 5 && !strcmp(b + n - 5, ".json"))
-		n -= 5;
-	if (n >= len)
-		n = len - 1;
-	memcpy(out, b, n);
-	out[n] = 0;
+	sfs_profile_file_name(file, out, len);
 	if (!out[0])
 		snprintf(out, len, "measured");
 }
