@@ -356,9 +356,10 @@ static int revive_orphan(struct sfs_store *s, const char *name, const struct sfs
 
 /* Load image name from its sidecar into the table (store lock held). -ENOENT when undeclared
  * or not served (the reason logged once). */
-static int load_locked(struct sfs_store *s, const char *name, struct entry **out)
+static int load_locked(struct sfs_store *s, const char *name, struct entry **out, char *err,
+		       size_t errlen)
 {
-	char scname[SFS_NAME_MAX + 8], err[512];
+	char scname[SFS_NAME_MAX + 8];
 	struct sfs_sidecar sc;
 	struct sfs_image *im;
 	struct file_id id;
@@ -367,40 +368,39 @@ static int load_locked(struct sfs_store *s, const char *name, struct entry **out
 	int rc;
 
 	if (sfs_name_valid(name) < 0)
-		return -ENOENT;
+		return sfs_err(err, errlen, -ENOENT, "%s: not a valid image name", name);
 	snprintf(scname, sizeof(scname), "%s.json", name);
 	if (fstatat(s->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return -ENOENT;
+		return sfs_err(err, errlen, -ENOENT, "%s: no such image (no sidecar %s)", name, scname);
 	id = file_id_of(&st);
-	rc = sfs_sidecar_load(s->dirfd, scname, &sc, err, sizeof(err));
+	rc = sfs_sidecar_load(s->dirfd, scname, &sc, err, errlen);
 	/* out of descriptors: an idle image gives its own back */
 	while (out_of_fds(rc) && s->fdc && sfs_fdcache_evict_one(s->fdc))
-		rc = sfs_sidecar_load(s->dirfd, scname, &sc, err, sizeof(err));
+		rc = sfs_sidecar_load(s->dirfd, scname, &sc, err, errlen);
 	if (rc == 0) {
 		rc = revive_orphan(s, name, &sc, &st, out);
 		if (rc == 0)
 			return 0;
 		if (rc == -EBUSY)
-			return -ENOENT;
+			return sfs_err(err, errlen, -ENOENT, "%s: the name is being replaced", name);
 		rc = 0;
 	}
 	if (rc == 0)
 		rc = sfs_image_open_in(s->fdc, s->dirfd, s->statefd, name, &sc, image_flags(s), &s->opts.log,
-				       &im, err, sizeof(err));
+				       &im, err, errlen);
 	/* A sidecar that says more than the image has grows it (the user edited it). */
 	if (rc == 0 && sc.size > sfs_image_geom(im).size) {
 		rc = sfs_grow(s->dirfd, s->statefd, im, sc.size, false, &s->opts.log);
 		if (rc < 0) {
-			snprintf(err, sizeof(err), "%s: cannot grow to the sidecar's size %llu: %s", name,
-				 (unsigned long long)sc.size, strerror(-rc));
+			sfs_err(err, errlen, rc, "%s: cannot grow to the sidecar's size %llu: %s", name,
+				(unsigned long long)sc.size, strerror(-rc));
 			sfs_image_close(im);
 		}
 	}
 	if (rc < 0) {
 		if (!already_reported(s, scname, &st))
 			sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s (image not served)", err);
-		/* the image may be fine: the daemon is what ran out */
-		return out_of_fds(rc) || rc == -ENOMEM ? rc : -ENOENT;
+		return rc;
 	}
 	forget_reported(s, scname);
 	rc = insert(s, name, im, 1, &sc, &id);
@@ -491,7 +491,7 @@ static int cmp_name(const void *a, const void *b)
 static int scan_locked(struct sfs_store *s)
 {
 	int fd = openat(s->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	char **names = NULL;
+	char **names = NULL, err[512];
 	size_t n = 0, cap = 0;
 	struct dirent *de;
 	int rc = 0;
@@ -535,7 +535,7 @@ static int scan_locked(struct sfs_store *s)
 		qsort(names, n, sizeof(*names), cmp_name);
 	for (size_t i = 0; i < n; i++) {
 		if (rc == 0 && !find(s, names[i], NULL))
-			load_locked(s, names[i], NULL);
+			load_locked(s, names[i], NULL, err, sizeof(err));
 		free(names[i]);
 	}
 	free(names);
@@ -689,23 +689,40 @@ int sfs_store_close(struct sfs_store *s)
 
 /* ---- lookups ---- */
 
-int sfs_store_get(struct sfs_store *s, const char *name, struct sfs_image **out)
+/* What the namespace says of an image that cannot be served: it is not there, unless what ran
+ * out is the daemon's (descriptors, memory), when the image itself may be fine. */
+static int namespace_errno(int rc)
+{
+	return rc >= 0 || out_of_fds(rc) || rc == -ENOMEM ? rc : -ENOENT;
+}
+
+int sfs_store_lookup(struct sfs_store *s, const char *name, struct sfs_image **out, char *err,
+		     size_t errlen)
 {
 	struct entry *e;
 	int rc = 0;
 
+	if (errlen)
+		err[0] = '\0';
 	pthread_mutex_lock(&s->lock);
 	e = find(s, name, NULL);
 	if (e && prune_if_gone(s, e))
 		e = NULL;
 	if (!e)
-		rc = load_locked(s, name, &e);
+		rc = load_locked(s, name, &e, err, errlen);
 	if (rc == 0) {
 		e->refs++;
 		*out = e->im;
 	}
 	pthread_mutex_unlock(&s->lock);
 	return rc;
+}
+
+int sfs_store_get(struct sfs_store *s, const char *name, struct sfs_image **out)
+{
+	char err[512];
+
+	return namespace_errno(sfs_store_lookup(s, name, out, err, sizeof(err)));
 }
 
 int sfs_store_stat(struct sfs_store *s, const char *name, struct stat *st)
@@ -727,7 +744,9 @@ int sfs_store_stat(struct sfs_store *s, const char *name, struct stat *st)
 		if (st->st_dev != dev || st->st_ino != ino)    /* the fstatat failed otherwise */
 			rc = sfs_image_backing_stat(e->im, st);
 	} else {
-		rc = load_locked(s, name, &e);
+		char err[512];
+
+		rc = namespace_errno(load_locked(s, name, &e, err, sizeof(err)));
 		if (rc == 0)
 			rc = sfs_image_backing_stat(e->im, st);
 	}

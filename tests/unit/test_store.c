@@ -536,6 +536,28 @@ Test(store, get_and_put)
 	cr_expect_eq(sfs_store_close(s), 0);
 }
 
+/* A lookup says why an image is not served, whole: the errno of what failed and a message
+ * naming the file and the reason; sfs_store_get, the namespace's view, says it is not there. */
+Test(store, lookup_says_why)
+{
+	struct sfs_store *s;
+	struct sfs_image *im = NULL;
+	char err[512];
+
+	tmp_write_sidecar(ts.fd, "bad", "{\"size\": \"1M\", \"sektor\": \"4kn\"}");
+	tmp_write_sidecar(ts.fd, "odd", "{\"size\": 1000, \"sector\": \"4kn\"}");
+	s = open_store();
+	cr_expect_eq(sfs_store_lookup(s, "bad", &im, err, sizeof(err)), -EINVAL);
+	cr_expect(strstr(err, "bad.json") && strstr(err, "sektor"), "names file and key: %s", err);
+	cr_expect_eq(sfs_store_lookup(s, "odd", &im, err, sizeof(err)), -EINVAL);
+	cr_expect(strstr(err, "odd.json") && strstr(err, "size"), "names file and key: %s", err);
+	cr_expect_eq(sfs_store_lookup(s, "nope", &im, err, sizeof(err)), -ENOENT);
+	cr_expect(strstr(err, "nope.json"), "names the missing sidecar: %s", err);
+	cr_expect_eq(sfs_store_get(s, "bad", &im), -ENOENT);
+	cr_expect_null(im);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
 /* ---- unlink ---- */
 
 Test(store, unlink)

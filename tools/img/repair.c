@@ -103,10 +103,11 @@ static void reopen(struct img_session *ss, const struct img_diag *d)
 {
 	const struct img_ref *r = ss->ref;
 
-	if (sfs_store_get(ss->store, r->name, &ss->im) < 0) {
+	char err[1024];
+
+	if (sfs_store_lookup(ss->store, r->name, &ss->im, err, sizeof(err)) < 0) {
 		ss->im = NULL;
-		tool_error("%s: cannot open the image to repair it: %s", r->path,
-			   ss->lasterr[0] ? ss->lasterr : "unknown error");
+		tool_error("%s: cannot open the image to repair it: %s", r->path, err);
 		return;
 	}
 	if (d->has[P_MAP_MISSING] || d->has[P_MAP_BAD])
