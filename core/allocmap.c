@@ -97,6 +97,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "allocmap.h"
 #include "crc32c.h"
 #include "log.h"
@@ -151,7 +152,7 @@ static int write_header(struct sfs_map *m)
 	int rc;
 
 	sfs_mapfile_encode_header(&m->info, m->nblocks, h);
-	rc = sfs_mapfile_pwrite(m->fd, h, 512, 0);
+	rc = sfs_pwrite_all(m->fd, h, 512, 0);
 	if (rc == 0 && fdatasync(m->fd) < 0)
 		rc = -errno;
 	return rc;
@@ -317,7 +318,12 @@ int sfs_map_open(int dirfd, const char *fname, unsigned flags, const struct sfs_
 	fd = openat(dirfd, fname, (ro ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return sfs_err(err, errlen, -errno, "%s: cannot open allocation map: %s", fname, strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		close(fd);
+		return sfs_err(err, errlen, rc, "%s: cannot stat allocation map: %s", fname, strerror(-rc));
+	}
+	if (!S_ISREG(st.st_mode)) {
 		close(fd);
 		return sfs_err(err, errlen, -EUCLEAN, "%s: allocation map is not a regular file", fname);
 	}
@@ -587,7 +593,7 @@ int sfs_map_flush_end(struct sfs_map *m)
 	int rc = 0;
 
 	for (size_t i = 0; i < m->nsnap && rc == 0; i++)
-		rc = sfs_mapfile_pwrite(m->fd, m->snap[i].data, MAP_PAGE,
+		rc = sfs_pwrite_all(m->fd, m->snap[i].data, MAP_PAGE,
 				(off_t)(MAP_HDR + m->snap[i].page * MAP_PAGE));
 	if (rc == 0 && m->nsnap && fdatasync(m->fd) < 0)
 		rc = -errno;
@@ -681,7 +687,7 @@ int sfs_map_grow_commit(struct sfs_map *m, uint64_t new_size, uint32_t flags)
 	info.flags = flags;
 	nb = sfs_geom_nblocks(&info.geom);
 	sfs_mapfile_encode_header(&info, nb, h);
-	rc = sfs_mapfile_pwrite(m->fd, h, 512, 0);
+	rc = sfs_pwrite_all(m->fd, h, 512, 0);
 	if (rc == 0 && fdatasync(m->fd) < 0)
 		rc = -errno;
 	if (rc < 0) {
@@ -755,7 +761,7 @@ int sfs_map_shrink(struct sfs_map *m, uint64_t new_size)
 	pthread_mutex_lock(&m->flush_lock);
 	/* the header is the commit point: the blocks it drops were never written */
 	sfs_mapfile_encode_header(&info, nb, h);
-	rc = sfs_mapfile_pwrite(m->fd, h, 512, 0);
+	rc = sfs_pwrite_all(m->fd, h, 512, 0);
 	if (rc == 0 && fdatasync(m->fd) < 0)
 		rc = -errno;
 	if (rc < 0) {

@@ -83,6 +83,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "bufpool.h"
 #include "image_impl.h"
 #include "units.h"
@@ -224,25 +225,6 @@ static int pread_all(int fd, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
 /* The descriptor for a transfer of len bytes at off: O_DIRECT when aligned. */
 static int backing_fd(const struct sfs_image *im, size_t len, uint64_t off)
 {
@@ -264,7 +246,7 @@ static int back_io(struct sfs_image *im, bool wr, char *buf, size_t len, uint64_
 	char *b;
 
 	if (!needs_bounce(im, fd, buf))
-		return wr ? pwrite_all(fd, buf, len, off) : pread_all(fd, buf, len, off);
+		return wr ? sfs_pwrite_all(fd, buf, len, (off_t)off) : pread_all(fd, buf, len, off);
 	b = sfs_bufpool_get(sfs_bufpool_shared());
 	if (!b)
 		return -ENOMEM;
@@ -272,7 +254,7 @@ static int back_io(struct sfs_image *im, bool wr, char *buf, size_t len, uint64_
 		n = len - done < BOUNCE_LEN ? len - done : BOUNCE_LEN;
 		if (wr) {
 			memcpy(b, buf + done, n);
-			rc = pwrite_all(fd, b, n, off + done);
+			rc = sfs_pwrite_all(fd, b, n, (off_t)(off + done));
 		} else if ((rc = pread_all(fd, b, n, off + done)) == 0) {
 			memcpy(buf + done, b, n);
 		}

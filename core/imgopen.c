@@ -391,7 +391,12 @@ static int first_open(struct sfs_image *im, int store_fd, int state_fd, const ch
 			return sfs_err(err, errlen, -EPERM, "%s: backing file is not a regular file; refused", name);
 		return sfs_err(err, errlen, rc, "%s: cannot open backing file: %s", name, strerror(-rc));
 	}
-	if (fstat(im->fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+	if (fstat(im->fd, &st) < 0) {
+		rc = -errno;
+		res_drop(im);
+		return sfs_err(err, errlen, rc, "%s: cannot stat backing file: %s", name, strerror(-rc));
+	}
+	if (!S_ISREG(st.st_mode) || st.st_nlink != 1) {
 		res_drop(im);
 		return sfs_err(err, errlen, -EPERM, "%s: backing file is %s; refused", name,
 			       !S_ISREG(st.st_mode) ? "not a regular file" : "hard-linked elsewhere");

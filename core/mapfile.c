@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "crc32c.h"
 #include "log.h"
 #include "mapfile.h"
@@ -77,25 +78,6 @@ uint64_t sfs_mapfile_pages(unsigned version, uint64_t nblocks)
 	uint64_t bits = version == SFS_MAPFILE_V1 ? V1_PAGE_BITS : SFS_MAPFILE_PAGE_BITS;
 
 	return (nblocks + bits - 1) / bits;
-}
-
-int sfs_mapfile_pwrite(int fd, const void *buf, size_t len, off_t off)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-		off += n;
-	}
-	return 0;
 }
 
 int sfs_mapfile_pread(int fd, void *buf, size_t len, off_t off)
@@ -172,7 +154,7 @@ int sfs_mapfile_write_pages(int fd, const uint64_t *words, uint64_t first, uint6
 
 		for (uint64_t i = 0; i < k; i++)
 			sfs_mapfile_encode_page(words, p + i, buf + i * MAP_PAGE);
-		rc = sfs_mapfile_pwrite(fd, buf, k * MAP_PAGE, (off_t)(MAP_HDR + p * MAP_PAGE));
+		rc = sfs_pwrite_all(fd, buf, k * MAP_PAGE, (off_t)(MAP_HDR + p * MAP_PAGE));
 	}
 	free(buf);
 	return rc;
@@ -240,7 +222,7 @@ int sfs_mapfile_write(int fd, const struct sfs_map_info *info, uint64_t nblocks,
 	int rc;
 
 	sfs_mapfile_encode_header(info, nblocks, h);
-	rc = sfs_mapfile_pwrite(fd, h, MAP_HDR, 0);
+	rc = sfs_pwrite_all(fd, h, MAP_HDR, 0);
 	if (rc == 0)
 		rc = sfs_mapfile_write_pages(fd, words, 0, sfs_mapfile_pages(SFS_MAPFILE_VERSION, nblocks));
 	return rc;

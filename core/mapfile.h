@@ -73,9 +73,6 @@ int sfs_mapfile_read_v1(int fd, uint64_t npages1, uint64_t *words, uint64_t nwor
  * chunk numbered on from the bitmap, or zeros?  0 (yes), 1 (no) or -errno.  Reads only. */
 int sfs_mapfile_grow_leftover(int fd, unsigned version, uint64_t want, uint64_t size);
 
-/* pwrite all of buf at off (retrying short writes and EINTR): 0 or -errno. */
-int sfs_mapfile_pwrite(int fd, const void *buf, size_t len, off_t off);
-
 /* pread exactly len bytes at off: 0, -errno, or -EUCLEAN at end of file. */
 int sfs_mapfile_pread(int fd, void *buf, size_t len, off_t off);
 

@@ -58,6 +58,7 @@
 #include <unistd.h>
 
 #include "fdcache.h"
+#include "fdio.h"
 #include "grow.h"
 #include "recover.h"
 #include "step.h"
@@ -571,11 +572,14 @@ static int take_lock(struct sfs_store *s, const char *dir, char *err, size_t err
 int sfs_store_set_holder(struct sfs_store *s, const char *holder)
 {
 	char buf[512];
-	int n = snprintf(buf, sizeof(buf), "%s\n", holder ? holder : "unknown");
+	int n = snprintf(buf, sizeof(buf), "%s\n", holder ? holder : "unknown"), rc;
 
-	if (ftruncate(s->lockfd, 0) < 0 || pwrite(s->lockfd, buf, (size_t)n, 0) != n || fsync(s->lockfd) < 0)
+	if (ftruncate(s->lockfd, 0) < 0)
 		return -errno;
-	return 0;
+	rc = sfs_pwrite_all(s->lockfd, buf, (size_t)n, 0);
+	if (rc == 0 && fsync(s->lockfd) < 0)
+		rc = -errno;
+	return rc;
 }
 
 int sfs_store_holder(const char *dir, char *buf, size_t len)

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fdio.h - writing a whole buffer to a descriptor.
+ *
+ * pwrite may write less than asked (a full filesystem, a signal) and
+ * then leaves errno as it was.  Every write of a buffer that must land
+ * whole (image data, map pages, journals, records, the lock file) goes
+ * through sfs_pwrite_all(), which carries on after a short write and
+ * turns a write that makes no progress into -EIO, so a caller never
+ * reads a stale errno as success.
+ */
+#ifndef SFS_FDIO_H
+#define SFS_FDIO_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* pwrite all len bytes of buf at off, retrying short writes and EINTR: 0, -errno, or -EIO
+ * when a pwrite writes nothing (a short write that does not set errno). */
+int sfs_pwrite_all(int fd, const void *buf, size_t len, off_t off);
+
+#endif
