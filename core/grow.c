@@ -87,10 +87,9 @@ int sfs_grow(int store_fd, int state_fd, struct sfs_image *im, uint64_t new_size
 	int rc, urc = 0;
 
 	g.size = sfs_image_capacity(im);       /* what backing file, map and sidecar have */
-	if (new_size % g.lss || new_size < g.size || new_size > SFS_SIZE_MAX)
-		return -EINVAL;
-	if (new_size == g.size)
-		return 0;
+	rc = sfs_geom_grow_check(&g, new_size, NULL, 0);
+	if (rc)
+		return rc < 0 ? rc : 0;
 	if ((rc = journal_name(name, jname, sizeof(jname))) < 0)
 		return rc;
 	if (fstat(sfs_image_fd(im), &st) < 0)

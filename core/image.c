@@ -676,19 +676,12 @@ int sfs_image_allocate(struct sfs_image *im, uint64_t off, uint64_t len)
 }
 
 /* The checks of a grow: 0 to go on, 1 when there is nothing to do, or -EINVAL. */
-static int grow_check(const struct sfs_geom *g, uint64_t new_size)
-{
-	if (new_size % g->lss || new_size < g->size || new_size > SFS_SIZE_MAX)
-		return -EINVAL;
-	return new_size == g->size;
-}
-
 int sfs_image_grow_prepare(struct sfs_image *im, uint64_t new_size)
 {
 	struct sfs_geom g = sfs_img_cur_geom(im);
 	uint64_t old = g.size;
 	struct stat st;
-	int rc = grow_check(&g, new_size);
+	int rc = sfs_geom_grow_check(&g, new_size, NULL, 0);
 
 	if (rc)
 		return rc < 0 ? rc : 0;
@@ -718,7 +711,7 @@ int sfs_image_grow_commit(struct sfs_image *im, uint64_t new_size)
 {
 	struct sfs_geom g = sfs_img_cur_geom(im);
 	uint32_t flags = sfs_map_info(im->map)->flags;
-	int rc = grow_check(&g, new_size);
+	int rc = sfs_geom_grow_check(&g, new_size, NULL, 0);
 
 	if (rc)
 		return rc < 0 ? rc : 0;

@@ -181,7 +181,6 @@ void sfs_mapfile_encode_header(const struct sfs_map_info *info, uint64_t nblocks
 int sfs_mapfile_check_header(const unsigned char *h, const char *fname, struct sfs_map_info *info,
 			     uint64_t *nblocks, unsigned *version, char *err, size_t errlen)
 {
-	struct sfs_sidecar sc;
 	char why[256];
 
 	if (memcmp(h, MAP_MAGIC, 8) != 0)
@@ -202,13 +201,8 @@ int sfs_mapfile_check_header(const unsigned char *h, const char *fname, struct s
 	*nblocks = get64(h + 40);
 	if (get32(h + 48) > SFS_PROV_EAGERZEROEDTHICK)
 		return sfs_err(err, errlen, -EUCLEAN, "%s: bad provisioning %u in map header", fname, get32(h + 48));
-	sfs_sidecar_defaults(&sc);
-	sc.size = info->geom.size;
-	sc.lss = info->geom.lss;
-	sc.pss = info->geom.pss;
-	sc.block_size = info->geom.block_size;
-	sc.prov = info->prov;
-	if (sfs_sidecar_validate(&sc, fname, why, sizeof(why)) < 0)
+	if (sfs_geom_validate(info->geom.size, info->geom.lss, info->geom.pss, info->geom.block_size, fname,
+			      why, sizeof(why)) < 0)
 		return sfs_err(err, errlen, -EUCLEAN, "bad geometry in map header: %s", why);
 	if (*nblocks != sfs_geom_nblocks(&info->geom))
 		return sfs_err(err, errlen, -EUCLEAN, "%s: map header block count %llu does not match its size",

@@ -4,7 +4,7 @@
  *
  * Parsing runs in two steps.  First each key of the object is read by its
  * handler in keys[] (type, syntax, names), in file order, so the first bad
- * key is the one reported.  Then check_geometry() applies the rules that
+ * key is the one reported.  Then sfs_geom_validate() (geometry.c) applies the rules that
  * relate values (powers of two, ranges, physical >= logical, size multiple
  * of the sector, block_size against the physical sector); it is the same
  * function sfs_sidecar_validate() uses, so each rule is written once.
@@ -36,23 +36,6 @@
 #include "tmpfile.h"
 #include "units.h"
 
-static const char *const prov_names[] = {
-	[SFS_PROV_THIN] = "thin",
-	[SFS_PROV_ZEROEDTHICK] = "zeroedthick",
-	[SFS_PROV_EAGERZEROEDTHICK] = "eagerzeroedthick",
-};
-#define NPROV (sizeof(prov_names) / sizeof(prov_names[0]))
-
-static const struct sector_format {
-	const char *name;
-	uint32_t lss, pss;
-} sector_formats[] = {
-	{ "512n", 512, 512 },
-	{ "512e", 512, 4096 },
-	{ "4kn", 4096, 4096 },
-};
-#define NSECTOR (sizeof(sector_formats) / sizeof(sector_formats[0]))
-
 void sfs_sidecar_defaults(struct sfs_sidecar *sc)
 {
 	*sc = (struct sfs_sidecar){
@@ -63,32 +46,6 @@ void sfs_sidecar_defaults(struct sfs_sidecar *sc)
 		.block_size = SFS_BLOCK_DEFAULT,
 		.zero_offload = true,
 	};
-}
-
-const char *sfs_prov_name(enum sfs_prov p)
-{
-	return (unsigned)p < NPROV ? prov_names[p] : NULL;
-}
-
-int sfs_prov_parse(const char *s, enum sfs_prov *out)
-{
-	for (size_t i = 0; i < NPROV; i++)
-		if (strcmp(s, prov_names[i]) == 0) {
-			*out = (enum sfs_prov)i;
-			return 0;
-		}
-	return -EINVAL;
-}
-
-int sfs_sector_parse(const char *s, uint32_t *lss, uint32_t *pss)
-{
-	for (size_t i = 0; i < NSECTOR; i++)
-		if (strcasecmp(s, sector_formats[i].name) == 0) {
-			*lss = sector_formats[i].lss;
-			*pss = sector_formats[i].pss;
-			return 0;
-		}
-	return -EINVAL;
 }
 
 int sfs_sidecar_set(struct sfs_sidecar *sc, const char *key, const char *value)
@@ -109,28 +66,6 @@ int sfs_sidecar_set(struct sfs_sidecar *sc, const char *key, const char *value)
 	return rc;
 }
 
-const char *sfs_sector_name(uint32_t lss, uint32_t pss)
-{
-	for (size_t i = 0; i < NSECTOR; i++)
-		if (sector_formats[i].lss == lss && sector_formats[i].pss == pss)
-			return sector_formats[i].name;
-	return NULL;
-}
-
-/* "FNAME: key 'KEY': REASON" into err; returns rc. */
-__attribute__((format(printf, 6, 7)))
-static int key_err(char *err, size_t errlen, const char *fname, const char *key,
-		   int rc, const char *fmt, ...)
-{
-	char reason[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
-	va_end(ap);
-	return sfs_err(err, errlen, rc, "%s: key '%s': %s", fname, key, reason);
-}
-
 /* "FNAME: strerror(e)" into err; returns -e. */
 static int sys_err(char *err, size_t errlen, const char *fname, int e)
 {
@@ -139,61 +74,13 @@ static int sys_err(char *err, size_t errlen, const char *fname, int e)
 	return sfs_err(err, errlen, -e, "%s: %s", fname, strerror_r(e, buf, sizeof(buf)));
 }
 
-/*
- * The rules between values, shared by the parser and sfs_sidecar_validate.
- * Sector sizes come in as 64-bit so the parser can check a JSON integer
- * before narrowing it.
- */
-static int check_sector(uint64_t v, const char *key, const char *fname,
-			char *err, size_t errlen)
-{
-	if (!sfs_is_pow2(v) || v < SFS_SECTOR_MIN || v > SFS_SECTOR_MAX)
-		return key_err(err, errlen, fname, key, -EINVAL,
-			       "%" PRIu64 " is not a power of two from %u to %u",
-			       v, SFS_SECTOR_MIN, SFS_SECTOR_MAX);
-	return 0;
-}
-
-static int check_geometry(uint64_t size, uint64_t lss, uint64_t pss, uint64_t block,
-			  const char *fname, char *err, size_t errlen)
-{
-	int rc;
-
-	if ((rc = check_sector(lss, "logical_sector_size", fname, err, errlen)) ||
-	    (rc = check_sector(pss, "physical_sector_size", fname, err, errlen)))
-		return rc;
-	if (pss < lss)
-		return key_err(err, errlen, fname, "physical_sector_size", -EINVAL,
-			       "%" PRIu64 " is smaller than the logical sector size %" PRIu64,
-			       pss, lss);
-	if (size > SFS_SIZE_MAX)
-		return key_err(err, errlen, fname, "size", -EINVAL,
-			       "%" PRIu64 " is larger than the maximum %llu (4 EiB)",
-			       size, SFS_SIZE_MAX);
-	if (size % lss)
-		return key_err(err, errlen, fname, "size", -EINVAL,
-			       "%" PRIu64 " is not a multiple of the logical sector size %" PRIu64,
-			       size, lss);
-	if (!sfs_is_pow2(block))
-		return key_err(err, errlen, fname, "block_size", -EINVAL,
-			       "%" PRIu64 " is not a power of two", block);
-	if (block < pss)
-		return key_err(err, errlen, fname, "block_size", -EINVAL,
-			       "%" PRIu64 " is smaller than the physical sector size %" PRIu64,
-			       block, pss);
-	if (block > SFS_BLOCK_MAX)
-		return key_err(err, errlen, fname, "block_size", -EINVAL,
-			       "%" PRIu64 " is larger than the maximum 64M", block);
-	return 0;
-}
-
 int sfs_sidecar_validate(const struct sfs_sidecar *sc, const char *fname,
 			 char *err, size_t errlen)
 {
 	if (!sfs_prov_name(sc->prov))
-		return key_err(err, errlen, fname, "provisioning", -EINVAL,
+		return sfs_key_err(err, errlen, fname, "provisioning", -EINVAL,
 			       "%d is not a provisioning mode", (int)sc->prov);
-	return check_geometry(sc->size, sc->lss, sc->pss, sc->block_size, fname, err, errlen);
+	return sfs_geom_validate(sc->size, sc->lss, sc->pss, sc->block_size, fname, err, errlen);
 }
 
 /* What the key handlers fill while the object is read. */
@@ -223,7 +110,7 @@ static const char *type_name(const json_t *v)
 
 static int wrong_type(struct parse *p, const char *key, const json_t *v, const char *want)
 {
-	return key_err(p->err, p->errlen, p->fname, key, -EINVAL,
+	return sfs_key_err(p->err, p->errlen, p->fname, key, -EINVAL,
 		       "expected %s, got %s", want, type_name(v));
 }
 
@@ -236,7 +123,7 @@ static int get_uint(struct parse *p, const char *key, const json_t *v, uint64_t 
 		return wrong_type(p, key, v, "an integer");
 	i = json_integer_value(v);
 	if (i < 0)
-		return key_err(p->err, p->errlen, p->fname, key, -EINVAL,
+		return sfs_key_err(p->err, p->errlen, p->fname, key, -EINVAL,
 			       "%" JSON_INTEGER_FORMAT " is negative", i);
 	*out = (uint64_t)i;
 	return 0;
@@ -255,10 +142,10 @@ static int get_size(struct parse *p, const char *key, const json_t *v, uint64_t 
 	s = json_string_value(v);
 	rc = sfs_parse_size(s, out);
 	if (rc == -ERANGE)
-		return key_err(p->err, p->errlen, p->fname, key, rc,
+		return sfs_key_err(p->err, p->errlen, p->fname, key, rc,
 			       "'%s' is too large (more than 2^63-1 bytes)", s);
 	if (rc)
-		return key_err(p->err, p->errlen, p->fname, key, rc,
+		return sfs_key_err(p->err, p->errlen, p->fname, key, rc,
 			       "'%s' is not a valid size (examples: 512, 4K, 1M, 8G, 2T)", s);
 	return 0;
 }
@@ -276,7 +163,7 @@ static int key_sector(struct parse *p, const char *key, const json_t *v)
 	if (!json_is_string(v))
 		return wrong_type(p, key, v, "a string");
 	if (sfs_sector_parse(json_string_value(v), &lss, &pss))
-		return key_err(p->err, p->errlen, p->fname, key, -EINVAL,
+		return sfs_key_err(p->err, p->errlen, p->fname, key, -EINVAL,
 			       "unknown sector format '%s' (expected 512n, 512e or 4kn)",
 			       json_string_value(v));
 	p->lss = lss;
@@ -302,7 +189,7 @@ static int key_provisioning(struct parse *p, const char *key, const json_t *v)
 	if (!json_is_string(v))
 		return wrong_type(p, key, v, "a string");
 	if (sfs_prov_parse(json_string_value(v), &p->sc.prov))
-		return key_err(p->err, p->errlen, p->fname, key, -EINVAL,
+		return sfs_key_err(p->err, p->errlen, p->fname, key, -EINVAL,
 			       "unknown provisioning mode '%s' (expected thin, zeroedthick or eagerzeroedthick)",
 			       json_string_value(v));
 	return 0;
@@ -347,7 +234,7 @@ static int read_keys(struct parse *p, json_t *root)
 			if (strcmp(key, keys[i].key) == 0)
 				break;
 		if (i == sizeof(keys) / sizeof(keys[0]))
-			return key_err(p->err, p->errlen, p->fname, key, -EINVAL, "unknown key");
+			return sfs_key_err(p->err, p->errlen, p->fname, key, -EINVAL, "unknown key");
 		if ((rc = keys[i].fn(p, key, v)))
 			return rc;
 	}
@@ -358,14 +245,14 @@ static int read_keys(struct parse *p, json_t *root)
 static int check_keys(const struct parse *p)
 {
 	if (!p->have_size)
-		return key_err(p->err, p->errlen, p->fname, "size", -EINVAL,
+		return sfs_key_err(p->err, p->errlen, p->fname, "size", -EINVAL,
 			       "missing (it is required)");
 	if (p->have_sector && (p->have_lss || p->have_pss))
-		return key_err(p->err, p->errlen, p->fname, "sector", -EINVAL,
+		return sfs_key_err(p->err, p->errlen, p->fname, "sector", -EINVAL,
 			       "cannot be combined with %s",
 			       p->have_lss ? "logical_sector_size" : "physical_sector_size");
 	if (p->have_lss != p->have_pss)
-		return key_err(p->err, p->errlen, p->fname,
+		return sfs_key_err(p->err, p->errlen, p->fname,
 			       p->have_lss ? "physical_sector_size" : "logical_sector_size",
 			       -EINVAL, "missing (logical_sector_size and physical_sector_size go together)");
 	return 0;
@@ -392,7 +279,7 @@ int sfs_sidecar_parse(const char *text, size_t len, const char *fname,
 		rc = sfs_err(err, errlen, -EINVAL, "%s: the top level is %s, not a JSON object",
 			     fname, type_name(root));
 	else if (!(rc = read_keys(&p, root)) && !(rc = check_keys(&p)))
-		rc = check_geometry(p.sc.size, p.lss, p.pss, p.sc.block_size, fname, err, errlen);
+		rc = sfs_geom_validate(p.sc.size, p.lss, p.pss, p.sc.block_size, fname, err, errlen);
 	json_decref(root);
 	if (rc)
 		return rc;

@@ -18,18 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum sfs_prov {
-	SFS_PROV_THIN = 0,
-	SFS_PROV_ZEROEDTHICK = 1,
-	SFS_PROV_EAGERZEROEDTHICK = 2,
-};
+#include "geometry.h"
 
-#define SFS_SECTOR_MIN 512u
-#define SFS_SECTOR_MAX 65536u
-#define SFS_BLOCK_MAX (64ull << 20)
-#define SFS_BLOCK_DEFAULT (1ull << 20)
-/* Largest disk size accepted: 2^62 bytes (4 EiB), so offsets never overflow off_t. */
-#define SFS_SIZE_MAX (1ull << 62)
 /* Largest sidecar file read; anything bigger is refused unread. */
 #define SFS_SIDECAR_MAX_BYTES 65536
 
@@ -64,21 +54,9 @@ int sfs_sidecar_save(int dirfd, const char *fname, int tmpdir, const struct sfs_
 int sfs_sidecar_validate(const struct sfs_sidecar *sc, const char *fname,
 			 char *err, size_t errlen);
 
-/* Name of a provisioning mode ("thin", "zeroedthick", "eagerzeroedthick"). */
-const char *sfs_prov_name(enum sfs_prov p);
-
-/* Parse a provisioning mode name; 0 or -EINVAL. */
-int sfs_prov_parse(const char *s, enum sfs_prov *out);
-
-/* Parse "512n", "512e" or "4kn" (case-insensitive) into sector sizes; 0 or -EINVAL. */
-int sfs_sector_parse(const char *s, uint32_t *lss, uint32_t *pss);
-
 /* Set the format key ("sector", "provisioning", "block_size") of sc from its text value, as a
  * sidecar or -o option would say it; sc unchanged on error.  0, -ENOENT for another key,
  * -EINVAL for a bad value or a combination the rules refuse. */
 int sfs_sidecar_set(struct sfs_sidecar *sc, const char *key, const char *value);
-
-/* Name of a sector format ("512n", "512e", "4kn") or NULL when it has none. */
-const char *sfs_sector_name(uint32_t lss, uint32_t pss);
 
 #endif

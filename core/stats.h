@@ -30,7 +30,6 @@
 #include <stdint.h>
 
 #include "geometry.h"
-#include "sidecar.h"
 
 enum sfs_lat_class {
 	SFS_LAT_READ = 0,

@@ -1242,7 +1242,9 @@ static int sfs_store_resize_pinned(struct sfs_store *s, struct sfs_image *im, ui
 	 * comes asynchronously and may run while another open of the image truncates it */
 	if (sfs_image_growing(im)) {
 		/* the creator's truncate: room if needed, then the disk shows new_size */
-		if (new_size < sfs_image_geom(im).size || new_size % sfs_image_geom(im).lss)
+		struct sfs_geom g = sfs_image_geom(im);
+
+		if (sfs_geom_grow_check(&g, new_size, NULL, 0) < 0)
 			rc = -EINVAL;
 		else
 			rc = grow_locked(s, entry_of(s, im), im, new_size, false);

@@ -577,13 +577,20 @@ static int do_truncate(struct sfs_fs *fs, struct sfs_image *im, const void *arg)
 	if (size == cur)
 		return 0;
 	rc = sfs_store_resize(fs->store, im, size);
-	if (rc == -EINVAL && size < cur)
-		sfs_logf(fs->log, SFS_LOG_WARN, "%s: refusing to shrink from %llu to %llu bytes (a disk that "
-			 "holds data only grows)", sfs_image_name(im), (unsigned long long)cur,
-			 (unsigned long long)size);
-	else if (rc == -EINVAL)
-		sfs_logf(fs->log, SFS_LOG_WARN, "%s: size %llu is not a multiple of the logical sector %u",
-			 sfs_image_name(im), (unsigned long long)size, sfs_image_geom(im).lss);
+	if (rc == -EINVAL) {
+		struct sfs_geom g = sfs_image_geom(im);
+		char why[160];
+
+		/* a disk shrinks only when it holds nothing past the new end; else the grow rule says
+		 * why, or the store refused for a reason of its own */
+		if (size < cur)
+			snprintf(why, sizeof(why), "refusing to shrink from %llu to %llu bytes (a disk that "
+				 "holds data only grows)", (unsigned long long)cur, (unsigned long long)size);
+		else if (sfs_geom_grow_check(&g, size, why, sizeof(why)) >= 0)
+			snprintf(why, sizeof(why), "cannot grow to %llu bytes: %s", (unsigned long long)size,
+				 strerror(EINVAL));
+		sfs_logf(fs->log, SFS_LOG_WARN, "%s: %s", sfs_image_name(im), why);
+	}
 	return rc;
 }
 
