@@ -336,20 +336,21 @@ static int reconcile(struct sfs_image *im, const char *name, char *err, size_t e
 {
 	const struct sfs_map_info *mi = sfs_map_info(im->map);
 	struct sfs_sidecar *sc = &im->sc;
+	unsigned diff = sfs_sidecar_diff(sc, &mi->geom, mi->prov);
 
-	if (mi->geom.lss != sc->lss || mi->geom.pss != sc->pss)
+	if (diff & SFS_DIFF_SECTOR)
 		return sfs_err(err, errlen, -EINVAL,
 			       "%s.json: key 'sector': the image was made with logical %u / physical %u "
 			       "sectors and its sector format never changes (sidecar says %u / %u)",
 			       name, mi->geom.lss, mi->geom.pss, sc->lss, sc->pss);
-	if (mi->prov != sc->prov)
+	if (diff & SFS_DIFF_PROV)
 		sfs_logf(&im->log, SFS_LOG_WARN, "%s: sidecar says provisioning %s, image is %s; keeping %s",
 			 name, sfs_prov_name(sc->prov), sfs_prov_name(mi->prov), sfs_prov_name(mi->prov));
-	if (mi->geom.block_size != sc->block_size)
+	if (diff & SFS_DIFF_BLOCK)
 		sfs_logf(&im->log, SFS_LOG_WARN, "%s: sidecar says block_size %llu, image has %llu; keeping %llu",
 			 name, (unsigned long long)sc->block_size, (unsigned long long)mi->geom.block_size,
 			 (unsigned long long)mi->geom.block_size);
-	if (mi->geom.size > sc->size)
+	if (diff & SFS_DIFF_SMALLER)
 		sfs_logf(&im->log, SFS_LOG_WARN, "%s: sidecar size %llu is smaller than the image (%llu); "
 			 "images never shrink, keeping %llu", name, (unsigned long long)sc->size,
 			 (unsigned long long)mi->geom.size, (unsigned long long)mi->geom.size);

@@ -442,3 +442,20 @@ int sfs_sidecar_save(int dirfd, const char *fname, int tmpdir, const struct sfs_
 	close(pfd);
 	return rc;
 }
+
+unsigned sfs_sidecar_diff(const struct sfs_sidecar *sc, const struct sfs_geom *rec, enum sfs_prov rec_prov)
+{
+	unsigned d = 0;
+
+	if (sc->lss != rec->lss || sc->pss != rec->pss)
+		d |= SFS_DIFF_SECTOR;
+	if (sc->block_size != rec->block_size)
+		d |= SFS_DIFF_BLOCK;
+	if (sc->prov != rec_prov)
+		d |= SFS_DIFF_PROV;
+	if (sc->size < rec->size)
+		d |= SFS_DIFF_SMALLER;
+	else if (sc->size > rec->size)
+		d |= SFS_DIFF_LARGER;
+	return d;
+}

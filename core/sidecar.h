@@ -59,4 +59,17 @@ int sfs_sidecar_validate(const struct sfs_sidecar *sc, const char *fname,
  * -EINVAL for a bad value or a combination the rules refuse. */
 int sfs_sidecar_set(struct sfs_sidecar *sc, const char *key, const char *value);
 
+/* What a sidecar says that differs from the geometry and provisioning an image records (its
+ * map header), a bit each; the recorded ones win (the daemon refuses another sector format and
+ * keeps the rest, sectorfs-img check reports each).  0 when they agree. */
+enum sfs_sidecar_diff {
+	SFS_DIFF_SECTOR = 1u << 0,    /* logical or physical sector size */
+	SFS_DIFF_BLOCK = 1u << 1,     /* block_size */
+	SFS_DIFF_PROV = 1u << 2,      /* provisioning */
+	SFS_DIFF_SMALLER = 1u << 3,   /* size below the recorded one (images never shrink) */
+	SFS_DIFF_LARGER = 1u << 4,    /* size above it (the image grows when next opened) */
+};
+
+unsigned sfs_sidecar_diff(const struct sfs_sidecar *sc, const struct sfs_geom *rec, enum sfs_prov rec_prov);
+
 #endif

@@ -760,3 +760,28 @@ Test(save, temporary_file_in_tmpdir_and_no_file_ever_reused)
 	}
 	close(sub);
 }
+
+/* ---- the sidecar against the recorded geometry: one comparison for daemon and tools ---- */
+
+Test(diff, says_what_differs)
+{
+	struct sfs_geom rec = { 1 << 20, 4096, 4096, 65536 };
+	struct sfs_sidecar sc;
+
+	sfs_sidecar_defaults(&sc);
+	sc.size = rec.size;
+	sc.lss = sc.pss = 4096;
+	sc.block_size = 65536;
+	sc.prov = SFS_PROV_ZEROEDTHICK;
+	cr_expect_eq(sfs_sidecar_diff(&sc, &rec, SFS_PROV_ZEROEDTHICK), 0u);
+	cr_expect_eq(sfs_sidecar_diff(&sc, &rec, SFS_PROV_THIN), (unsigned)SFS_DIFF_PROV);
+	sc.pss = 8192;
+	sc.block_size = 1 << 20;
+	sc.size = rec.size / 2;
+	cr_expect_eq(sfs_sidecar_diff(&sc, &rec, SFS_PROV_ZEROEDTHICK),
+		     (unsigned)(SFS_DIFF_SECTOR | SFS_DIFF_BLOCK | SFS_DIFF_SMALLER));
+	sc.pss = 4096;
+	sc.block_size = 65536;
+	sc.size = rec.size * 2;
+	cr_expect_eq(sfs_sidecar_diff(&sc, &rec, SFS_PROV_ZEROEDTHICK), (unsigned)SFS_DIFF_LARGER);
+}

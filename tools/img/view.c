@@ -138,8 +138,7 @@ int img_view_image(struct img_view *v, struct sfs_map_info *mi, bool *created)
 	}
 	*mi = *sfs_map_info(v->map);
 	*created = true;
-	if (mi->geom.lss != v->sc.lss || mi->geom.pss != v->sc.pss || mi->geom.size > v->sc.size ||
-	    mi->geom.block_size != v->sc.block_size || mi->prov != v->sc.prov)
+	if (sfs_sidecar_diff(&v->sc, &mi->geom, mi->prov) & ~SFS_DIFF_LARGER)
 		tool_error("warning: %s: the sidecar disagrees with the recorded geometry; showing the "
 			   "recorded one (see '" IMG_PROG " check %s')", r->path, r->path);
 	return 0;
