@@ -54,6 +54,42 @@ int sfs_sidecar_save(int dirfd, const char *fname, int tmpdir, const struct sfs_
 int sfs_sidecar_validate(const struct sfs_sidecar *sc, const char *fname,
 			 char *err, size_t errlen);
 
+/* A sidecar being made key by key, from options ("-o sector=4kn", "create -p thin"), with
+ * the key table and the rules the parser applies to a file. */
+#define SFS_HAVE_SIZE 1u
+#define SFS_HAVE_SECTOR 2u
+#define SFS_HAVE_LSS 4u
+#define SFS_HAVE_PSS 8u
+#define SFS_HAVE_PROV 16u
+#define SFS_HAVE_BLOCK 32u
+#define SFS_HAVE_OFFLOAD 64u
+
+struct sfs_sidecar_draft {
+	struct sfs_sidecar sc;
+	uint64_t lss, pss;      /* 64-bit until checked */
+	unsigned have;          /* SFS_HAVE_* of the keys set */
+};
+
+/* Start a draft from *from, or from the defaults when from is NULL. */
+void sfs_sidecar_draft_init(struct sfs_sidecar_draft *d, const struct sfs_sidecar *from);
+
+/* Set key (a sidecar key: size, sector, logical_sector_size, physical_sector_size,
+ * provisioning, block_size, zero_offload) from its text as an option gives it (sizes with
+ * K/M/G/T, true/false).  0; -ENOENT for an unknown key; -EINVAL/-ERANGE for a bad value, err
+ * saying "KEY=VALUE: REASON". */
+int sfs_sidecar_draft_set(struct sfs_sidecar_draft *d, const char *key, const char *text, char *err,
+			  size_t errlen);
+
+/* Which of the rules between keys the draft breaks: sector with explicit sizes, or one
+ * explicit size without the other. */
+enum sfs_key_clash { SFS_CLASH_NONE, SFS_CLASH_SECTOR_AND_SIZES, SFS_CLASH_SIZES_APART };
+enum sfs_key_clash sfs_sidecar_draft_clash(const struct sfs_sidecar_draft *d);
+
+/* Check the draft as a sidecar file is checked (size required when need_size, the key rules,
+ * the geometry) and give the sidecar in *out.  0 or -EINVAL, err naming fname and the key. */
+int sfs_sidecar_draft_done(const struct sfs_sidecar_draft *d, bool need_size, const char *fname,
+			   struct sfs_sidecar *out, char *err, size_t errlen);
+
 /* Set the format key ("sector", "provisioning", "block_size") of sc from its text value, as a
  * sidecar or -o option would say it; sc unchanged on error.  0, -ENOENT for another key,
  * -EINVAL for a bad value or a combination the rules refuse. */
