@@ -1114,7 +1114,7 @@ int sfs_image_reformat(struct sfs_image *im, int state_fd, const struct sfs_side
 		return -EBUSY;
 	if (im->nretired == sizeof(im->retired) / sizeof(im->retired[0]))
 		return -EBUSY;
-	snprintf(mapname, sizeof(mapname), "%s" SFS_IMG_MAP_SUFFIX, im->name);
+	sfs_map_name(mapname, sizeof(mapname), im->name);
 	rc = sfs_map_create(state_fd, mapname, &mi, &nm);
 	if (rc < 0)
 		return rc;

@@ -21,11 +21,11 @@
 
 #include "fdcache.h"
 #include "image.h"
+#include "names.h"
 #include "rangelock.h"
 
 #define SFS_IMG_NSTRIPES 256
 #define SFS_IMG_ZEROBUF_MAX (1u << 20)
-#define SFS_IMG_MAP_SUFFIX ".map"
 #define SFS_IMG_BOUNCE_LEN (1u << 20)
 #define SFS_IMG_BOUNCE_ALIGN 4096u
 

@@ -180,7 +180,7 @@ static int res_open(struct sfs_fdslot *s)
 		res_drop(im);
 		return rc;
 	}
-	snprintf(mapname, sizeof(mapname), "%s" SFS_IMG_MAP_SUFFIX, im->name);
+	sfs_map_name(mapname, sizeof(mapname), im->name);
 	rc = sfs_map_open(im->state_fd, mapname, 0, &im->log, &m, err, sizeof(err));
 	if (rc < 0) {
 		res_drop(im);
@@ -370,7 +370,7 @@ static int first_open(struct sfs_image *im, int store_fd, int state_fd, const ch
 	bool fresh = false;
 	int rc;
 
-	snprintf(mapname, sizeof(mapname), "%s" SFS_IMG_MAP_SUFFIX, name);
+	sfs_map_name(mapname, sizeof(mapname), name);
 	/* O_NONBLOCK: a FIFO planted as the backing file must not hang the open */
 	im->fd = openat(store_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (im->fd < 0 && errno == ENOENT) {

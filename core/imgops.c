@@ -31,6 +31,7 @@
 
 #include "imgops.h"
 #include "log.h"
+#include "names.h"
 #include "tmpfile.h"
 
 #define CHUNK_BYTES (64ull << 20)      /* fill: progress granularity */
@@ -207,7 +208,7 @@ int sfs_image_set_provisioning(struct sfs_image *im, int state_fd, enum sfs_prov
 	info.geom = sfs_image_geom(im);
 	info.prov = prov;
 	info.flags = flags;
-	snprintf(final, sizeof(final), "%s.map", name);
+	sfs_map_name(final, sizeof(final), name);
 	rc = sfs_image_flush(im);
 	if (rc < 0)
 		return sfs_err(err, errlen, rc, "%s: cannot flush before rewriting the map: %s", name,

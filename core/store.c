@@ -111,7 +111,7 @@ int sfs_name_valid(const char *name)
 
 	if (n == 0 || n > SFS_NAME_MAX || name[0] == '.' || strchr(name, '/'))
 		return -EINVAL;
-	if (n >= 5 && strcmp(name + n - 5, ".json") == 0)
+	if (sfs_sidecar_image_len(name))   /* NAME.json: a sidecar */
 		return -EINVAL;
 	return 0;
 }
@@ -208,7 +208,7 @@ static int sidecar_id(struct sfs_store *s, const char *name, struct file_id *id)
 	char scname[SFS_NAME_MAX + 8];
 	struct stat st;
 
-	snprintf(scname, sizeof(scname), "%s.json", name);
+	sfs_sidecar_name(scname, sizeof(scname), name);
 	if (fstatat(s->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
 	*id = file_id_of(&st);
@@ -334,7 +334,7 @@ static int revive_orphan(struct sfs_store *s, const char *name, const struct sfs
 		if (sidecar_diff(&e.declared, sc, diff, sizeof(diff))) {
 			char scname[SFS_NAME_MAX + 8];
 
-			snprintf(scname, sizeof(scname), "%s.json", name);
+			sfs_sidecar_name(scname, sizeof(scname), name);
 			if (!already_reported(s, scname, scst))
 				sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s.json: declared again while the image is still "
 					 "open with other values (%s); not served until its open files are closed",
@@ -370,7 +370,7 @@ static int load_locked(struct sfs_store *s, const char *name, struct entry **out
 
 	if (sfs_name_valid(name) < 0)
 		return sfs_err(err, errlen, -ENOENT, "%s: not a valid image name", name);
-	snprintf(scname, sizeof(scname), "%s.json", name);
+	sfs_sidecar_name(scname, sizeof(scname), name);
 	if (fstatat(s->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return sfs_err(err, errlen, -ENOENT, "%s: no such image (no sidecar %s)", name, scname);
 	id = file_id_of(&st);
@@ -436,7 +436,7 @@ static bool prune_if_gone_stat(struct sfs_store *s, struct entry *e, struct stat
 	bool backing_gone = brc == -ENOENT || brc == -ESTALE;
 	int rc = backing_gone ? -ENOENT : sidecar_id(s, e->name, &id);
 
-	snprintf(scname, sizeof(scname), "%s.json", e->name);
+	sfs_sidecar_name(scname, sizeof(scname), e->name);
 	if (rc == 0 && same_file_id(&id, &e->scid))
 		return false;
 	if (rc == 0) {
@@ -461,7 +461,7 @@ static bool prune_if_gone_stat(struct sfs_store *s, struct entry *e, struct stat
 		return true;
 	}
 	/* The map described the removed file; a sidecar alone keeps it for its backing file. */
-	snprintf(mapname, sizeof(mapname), "%s.map", e->name);
+	sfs_map_name(mapname, sizeof(mapname), e->name);
 	if (backing_gone)
 		unlinkat(s->statefd, mapname, 0);
 	if (backing_gone)
@@ -508,11 +508,11 @@ static int scan_locked(struct sfs_store *s)
 		return -errno;
 	}
 	while ((de = readdir(d))) {
-		size_t len = strlen(de->d_name);
+		size_t len = sfs_sidecar_image_len(de->d_name);
 
-		if (de->d_name[0] == '.' || len <= 5 || strcmp(de->d_name + len - 5, ".json") != 0)
+		if (de->d_name[0] == '.' || !len)
 			continue;
-		if (len - 5 > SFS_NAME_MAX) {
+		if (len > SFS_NAME_MAX) {
 			struct stat st;
 
 			if (fstatat(s->dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
@@ -522,7 +522,7 @@ static int scan_locked(struct sfs_store *s)
 			continue;
 		}
 		if (grow_array((void **)&names, &cap, n + 1, sizeof(*names)) < 0 ||
-		    !(names[n] = strndup(de->d_name, len - 5))) {
+		    !(names[n] = strndup(de->d_name, len))) {
 			rc = -ENOMEM;
 			break;
 		}
@@ -778,7 +778,7 @@ void sfs_store_put(struct sfs_store *s, struct sfs_image *im)
 				char scname[SFS_NAME_MAX + 8];
 
 				/* what was said about its name while it was open no longer holds */
-				snprintf(scname, sizeof(scname), "%s.json", s->orphans[i].name);
+				sfs_sidecar_name(scname, sizeof(scname), s->orphans[i].name);
 				forget_reported(s, scname);
 				s->orphans[i] = s->orphans[--s->norphans];
 				pthread_mutex_unlock(&s->lock);
@@ -857,7 +857,7 @@ static int held_by_other(struct sfs_store *s, const char *name, const char *what
 
 	if (find(s, name, NULL))
 		return 0;
-	snprintf(scname, sizeof(scname), "%s.json", name);
+	sfs_sidecar_name(scname, sizeof(scname), name);
 	sc = fstatat(s->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	bk = fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	if (!sc && !bk)
@@ -880,8 +880,8 @@ int sfs_store_create(struct sfs_store *s, const char *name, struct sfs_image **o
 	if (sfs_name_valid(name) < 0)
 		return -EINVAL;
 	sc.size = 0;
-	snprintf(scname, sizeof(scname), "%s.json", name);
-	snprintf(mapname, sizeof(mapname), "%s.map", name);
+	sfs_sidecar_name(scname, sizeof(scname), name);
+	sfs_map_name(mapname, sizeof(mapname), name);
 	pthread_mutex_lock(&s->lock);
 	if (find(s, name, NULL)) {
 		pthread_mutex_unlock(&s->lock);
@@ -944,8 +944,8 @@ int sfs_store_unlink(struct sfs_store *s, const char *name)
 		pthread_mutex_unlock(&s->lock);
 		return -ENOENT;
 	}
-	snprintf(scname, sizeof(scname), "%s.json", name);
-	snprintf(mapname, sizeof(mapname), "%s.map", name);
+	sfs_sidecar_name(scname, sizeof(scname), name);
+	sfs_map_name(mapname, sizeof(mapname), name);
 	snprintf(rec, sizeof(rec), "%s" SFS_UNLINK_SUFFIX, name);
 	/* 1: the intent, naming the backing file by inode (prune_if_gone found it there) */
 	sfs_image_identity(e->im, &dev, &ino);
@@ -1188,8 +1188,8 @@ static int sfs_store_set_format_pinned(struct sfs_store *s, struct sfs_image *im
 		pthread_mutex_unlock(&s->lock);
 		return rc;
 	}
-	snprintf(scname, sizeof(scname), "%s.json", e->name);
-	snprintf(mapname, sizeof(mapname), "%s.map", e->name);
+	sfs_sidecar_name(scname, sizeof(scname), e->name);
+	sfs_map_name(mapname, sizeof(mapname), e->name);
 	/* 1: the old map goes (a backing file without one is imported as the sidecar says);
 	 * 2: the sidecar says the new format (the commit); 3: the new map */
 	rc = unlinkat(s->statefd, mapname, 0) < 0 && errno != ENOENT ? -errno : sfs_fsync_dir(s->statefd);

@@ -31,10 +31,8 @@
 
 #include "image.h"
 #include "log.h"
+#include "names.h"
 #include "sidecar.h"
-
-#define SFS_STATE_DIR ".sectorfs"
-#define SFS_NAME_MAX 200
 
 struct sfs_store;
 

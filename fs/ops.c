@@ -26,10 +26,9 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "names.h"
 #include "ops.h"
 
-#define STATS_DIR ".stats"
-#define XATTR_PREFIX "user.sectorfs."
 
 /* K_LONG: a name longer than any image may have (ENAMETOOLONG, not ENOENT). */
 enum kind { K_NONE, K_LONG, K_ROOT, K_STATSDIR, K_IMAGE, K_STATS_TEXT, K_STATS_JSON };
@@ -56,21 +55,22 @@ static enum kind classify(const struct sfs_fs *fs, const char *path, char *name,
 
 	if (strcmp(path, "/") == 0)
 		return K_ROOT;
-	if (strncmp(p, STATS_DIR, sizeof(STATS_DIR) - 1) == 0 &&
-	    (p[sizeof(STATS_DIR) - 1] == '\0' || p[sizeof(STATS_DIR) - 1] == '/')) {
+	if (strncmp(p, SFS_STATS_DIR, sizeof(SFS_STATS_DIR) - 1) == 0 &&
+	    (p[sizeof(SFS_STATS_DIR) - 1] == '\0' || p[sizeof(SFS_STATS_DIR) - 1] == '/')) {
 		if (!fs->stats)
 			return K_NONE;
-		p += sizeof(STATS_DIR) - 1;
+		p += sizeof(SFS_STATS_DIR) - 1;
 		if (*p == '\0')
 			return K_STATSDIR;
 		p++;
 		if (strchr(p, '/'))
 			return K_NONE;
 		n = strlen(p);
-		if (n > 5 && strcmp(p + n - 5, ".json") == 0) {
-			if (n - 5 >= len)
+		if (sfs_sidecar_image_len(p)) {
+			n = sfs_sidecar_image_len(p);
+			if (n >= len)
 				return K_LONG;
-			snprintf(name, len, "%.*s", (int)(n - 5), p);
+			snprintf(name, len, "%.*s", (int)n, p);
 			return K_STATS_JSON;
 		}
 		if (n >= len)
@@ -218,7 +218,7 @@ static int fill_one(void *ctx, const char *name)
 		return 1;
 	}
 	if (c->stats_dir) {
-		snprintf(json, sizeof(json), "%s.json", name);
+		sfs_sidecar_name(json, sizeof(json), name);
 		if (stp)
 			stats_file_stat(K_STATS_JSON, stp);
 		if (!fill_at(c, json, stp))
@@ -236,7 +236,7 @@ static int sfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_
 	enum kind k = (enum kind)fi->fh;
 	struct fill_ctx c = { fs, buf, filler, k == K_STATSDIR, (flags & FUSE_READDIR_PLUS) != 0, false, 0,
 			      false };
-	const char *fixed[3] = { ".", "..", STATS_DIR };
+	const char *fixed[3] = { ".", "..", SFS_STATS_DIR };
 	off_t nfixed = k == K_ROOT && fs->stats ? 3 : 2, per = c.stats_dir ? 2 : 1;
 	size_t first;
 	int rc;
@@ -720,9 +720,9 @@ static int xattr_value(struct sfs_image *im, const char *attr, char *buf, size_t
 {
 	struct sfs_sidecar sc = sfs_image_sidecar(im);
 
-	if (strncmp(attr, XATTR_PREFIX, sizeof(XATTR_PREFIX) - 1) != 0)
+	if (strncmp(attr, SFS_XATTR_PREFIX, sizeof(SFS_XATTR_PREFIX) - 1) != 0)
 		return -ENODATA;
-	attr += sizeof(XATTR_PREFIX) - 1;
+	attr += sizeof(SFS_XATTR_PREFIX) - 1;
 	if (strcmp(attr, "logical_sector_size") == 0)
 		return snprintf(buf, len, "%u", sc.lss);
 	if (strcmp(attr, "physical_sector_size") == 0)
@@ -764,14 +764,14 @@ static int sfs_getxattr(const char *path, const char *name, char *value, size_t 
 	struct xattr_req r = { name, value, size };
 
 	/* ls -l asks every file for security.selinux and system.posix_acl_access: none here */
-	if (strncmp(name, XATTR_PREFIX, sizeof(XATTR_PREFIX) - 1) != 0)
+	if (strncmp(name, SFS_XATTR_PREFIX, sizeof(SFS_XATTR_PREFIX) - 1) != 0)
 		return -ENODATA;
 	return with_image(path, NULL, do_getxattr, &r);
 }
 
 static const char xattr_list[] =
-	XATTR_PREFIX "logical_sector_size\0" XATTR_PREFIX "physical_sector_size\0"
-	XATTR_PREFIX "provisioning\0" XATTR_PREFIX "block_size\0" XATTR_PREFIX "sector";
+	SFS_XATTR_PREFIX "logical_sector_size\0" SFS_XATTR_PREFIX "physical_sector_size\0"
+	SFS_XATTR_PREFIX "provisioning\0" SFS_XATTR_PREFIX "block_size\0" SFS_XATTR_PREFIX "sector";
 
 static int do_listxattr(struct sfs_fs *fs, struct sfs_image *im, const void *arg)
 {
@@ -812,9 +812,9 @@ static int sfs_setxattr(const char *path, const char *name, const char *value, s
 {
 	struct xattr_set x;
 
-	if (strncmp(name, XATTR_PREFIX, sizeof(XATTR_PREFIX) - 1) != 0)
+	if (strncmp(name, SFS_XATTR_PREFIX, sizeof(SFS_XATTR_PREFIX) - 1) != 0)
 		return -ENOTSUP;
-	x.key = name + sizeof(XATTR_PREFIX) - 1;
+	x.key = name + sizeof(SFS_XATTR_PREFIX) - 1;
 	if (strcmp(x.key, "sector") && strcmp(x.key, "provisioning") && strcmp(x.key, "block_size"))
 		return -EPERM;
 	if (size >= sizeof(x.value))
@@ -827,7 +827,7 @@ static int sfs_setxattr(const char *path, const char *name, const char *value, s
 
 static int sfs_removexattr(const char *path, const char *name)
 {
-	return strncmp(name, XATTR_PREFIX, sizeof(XATTR_PREFIX) - 1) == 0 ? -EPERM : -ENOTSUP;
+	return strncmp(name, SFS_XATTR_PREFIX, sizeof(SFS_XATTR_PREFIX) - 1) == 0 ? -EPERM : -ENOTSUP;
 }
 
 static void *sfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)

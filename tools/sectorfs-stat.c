@@ -51,6 +51,7 @@
 #include "config.h"
 #endif
 #include "escape.h"
+#include "names.h"
 #include "stats.h"
 
 #ifndef PACKAGE_VERSION
@@ -58,7 +59,6 @@
 #endif
 
 #define PROG "sectorfs-stat"
-#define MNT_TYPE "fuse.sectorfs"
 
 /* One image's snapshot, as parsed from NAME.json. */
 struct image {
@@ -125,8 +125,8 @@ static void check_mount(void)
 	mount_type(real, type, sizeof(type));
 	if (!*type)
 		die(2, "%s is not a sectorfs mount (not a mount point)", mnt);
-	if (strcmp(type, MNT_TYPE) != 0)
-		die(2, "%s is not a sectorfs mount (mount type %s, not " MNT_TYPE ")", mnt, type);
+	if (strcmp(type, SFS_FSTYPE) != 0)
+		die(2, "%s is not a sectorfs mount (mount type %s, not " SFS_FSTYPE ")", mnt, type);
 	snprintf(stats, sizeof(stats), "%s/.stats", real);
 	if (stat(stats, &st) == 0)
 		return;
@@ -258,7 +258,7 @@ static bool load_image(const char *name, struct image *im)
 	json_t *o;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/.stats/%s.json", mnt, name);
+	snprintf(path, sizeof(path), "%s/" SFS_STATS_DIR "/%s" SFS_SIDECAR_SUFFIX, mnt, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT)
 		return false;
@@ -301,11 +301,11 @@ static const struct image *find(const struct list *l, const char *name)
 /* The image names of a "NAME.json" entry of .stats, if it is one we want. */
 static bool wanted(const char *entry, char *name, char **names, int nnames)
 {
-	size_t len = strlen(entry);
+	size_t len = sfs_sidecar_image_len(entry);
 
-	if (entry[0] == '.' || len <= 5 || strcmp(entry + len - 5, ".json") != 0)
+	if (entry[0] == '.' || !len)
 		return false;
-	snprintf(name, NAME_MAX + 1, "%.*s", (int)(len - 5), entry);
+	snprintf(name, NAME_MAX + 1, "%.*s", (int)len, entry);
 	for (int i = 0; i < nnames; i++)
 		if (strcmp(names[i], name) == 0)
 			return true;

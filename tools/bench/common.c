@@ -26,6 +26,7 @@
 #include <linux/fs.h>
 
 #include "common.h"
+#include "names.h"
 #include "units.h"
 
 /* ---- for people ---- */
@@ -124,8 +125,8 @@ int bench_disk_open(struct bench_disk *d, const char *path, int flags)
 		d->sector_from = "BLKSSZGET";
 	} else if (S_ISREG(st.st_mode)) {
 		d->size = (uint64_t)st.st_size;
-		d->logical = xattr_uint(d->fd, "user.sectorfs.logical_sector_size");
-		d->physical = xattr_uint(d->fd, "user.sectorfs.physical_sector_size");
+		d->logical = xattr_uint(d->fd, SFS_XATTR_PREFIX "logical_sector_size");
+		d->physical = xattr_uint(d->fd, SFS_XATTR_PREFIX "physical_sector_size");
 		d->sector_from = "xattr";
 		if (!d->logical) {
 			d->logical = 512;

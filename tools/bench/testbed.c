@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "names.h"
 #include "testbed.h"
 
 /* Undo mountinfo's octal escapes (\040 for a space) in place. */
@@ -249,7 +250,7 @@ static int store_of_mount(struct testbed *tb, const char *mnt)
 		tool_error("%s: %s", mnt, strerror(errno));
 		return -1;
 	}
-	if (!mount_lookup(tb->mnt, fstype, src, sizeof(src)) || strcmp(fstype, "fuse.sectorfs") != 0 ||
+	if (!mount_lookup(tb->mnt, fstype, src, sizeof(src)) || strcmp(fstype, SFS_FSTYPE) != 0 ||
 	    strncmp(src, "sectorfs:", 9) != 0) {
 		tool_error("%s is not a sectorfs mount point", mnt);
 		return -1;
@@ -315,7 +316,7 @@ int testbed_declare(struct testbed *tb, const char *name, const char *json)
 		tool_error("%s already exists: remove it or use another store", path);
 		return -1;
 	}
-	snprintf(path, sizeof(path), "%s/%s.json", tb->store, name);
+	snprintf(path, sizeof(path), "%s/%s" SFS_SIDECAR_SUFFIX, tb->store, name);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		tool_error(errno == EEXIST ? "%s already exists: remove it or use another store" : "%s: %s",
@@ -342,7 +343,7 @@ json_t *testbed_stats(const struct testbed *tb, const char *name)
 	json_error_t e;
 	json_t *j;
 
-	snprintf(path, sizeof(path), "%s/.stats/%s.json", tb->mnt, name);
+	snprintf(path, sizeof(path), "%s/" SFS_STATS_DIR "/%s" SFS_SIDECAR_SUFFIX, tb->mnt, name);
 	if (!(j = json_load_file(path, 0, &e)))
 		tool_error("cannot read %s: %s%s", path, e.text,
 			   access(path, F_OK) < 0 ? " (a mount made with -o nostats has no statistics)" : "");
@@ -360,7 +361,7 @@ int testbed_close(struct testbed *tb)
 		if ((tb->daemon || !tb->tmp[0]) && unlink(path) == 0)
 			continue;
 		/* no mount (the daemon never came up): the sidecar is all there is */
-		snprintf(path, sizeof(path), "%s/%s.json", tb->store, tb->names[i]);
+		snprintf(path, sizeof(path), "%s/%s" SFS_SIDECAR_SUFFIX, tb->store, tb->names[i]);
 		if (unlink(path) < 0 && errno != ENOENT) {
 			tool_error("cannot remove %s: %s", path, strerror(errno));
 			rc = -1;

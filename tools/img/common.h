@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "names.h"
 #include "toolutil.h"
 #include "allocmap.h"
 #include "image.h"

@@ -56,13 +56,13 @@ static const char *existing_file(const struct img_ref *ref, char *buf, size_t le
 {
 	struct stat st;
 
-	snprintf(buf, len, "%s/%s.json", ref->store, ref->name);
+	snprintf(buf, len, "%s/%s" SFS_SIDECAR_SUFFIX, ref->store, ref->name);
 	if (lstat(buf, &st) == 0)
 		return buf;
 	snprintf(buf, len, "%s/%s", ref->store, ref->name);
 	if (lstat(buf, &st) == 0)
 		return buf;
-	snprintf(buf, len, "%s/%s/%s.map", ref->store, SFS_STATE_DIR, ref->name);
+	snprintf(buf, len, "%s/" SFS_STATE_DIR "/%s" SFS_MAP_SUFFIX, ref->store, ref->name);
 	if (lstat(buf, &st) == 0)
 		return buf;
 	return NULL;
@@ -83,10 +83,10 @@ static void remove_image(struct img_session *ss)
 {
 	char f[SFS_NAME_MAX + 16];
 
-	snprintf(f, sizeof(f), "%s.json", ss->ref->name);
+	sfs_sidecar_name(f, sizeof(f), ss->ref->name);
 	unlinkat(ss->store_fd, f, 0);
 	unlinkat(ss->store_fd, ss->ref->name, 0);
-	snprintf(f, sizeof(f), "%s.map", ss->ref->name);
+	sfs_map_name(f, sizeof(f), ss->ref->name);
 	unlinkat(ss->state_fd, f, 0);
 	fsync(ss->state_fd);
 	fsync(ss->store_fd);
@@ -314,7 +314,7 @@ static int validate(const struct img_ref *ref, const struct sfs_sidecar *sc)
 {
 	char fname[PATH_MAX + 8], err[1024];
 
-	snprintf(fname, sizeof(fname), "%s.json", ref->path);
+	sfs_sidecar_name(fname, sizeof(fname), ref->path);
 	if (sfs_sidecar_validate(sc, fname, err, sizeof(err)) == 0)
 		return 0;
 	tool_error("cannot create %s: %s", ref->path, err);

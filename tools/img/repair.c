@@ -32,7 +32,7 @@ static void salvage(struct img_session *ss, const struct img_ref *r)
 	struct sfs_map *m = NULL;
 	int bfd, rc;
 
-	snprintf(fname, sizeof(fname), "%s.map", r->name);
+	sfs_map_name(fname, sizeof(fname), r->name);
 	bfd = openat(ss->store_fd, r->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (bfd < 0) {
 		tool_error("%s: cannot open the backing file: %s", r->path, strerror(errno));
@@ -64,7 +64,7 @@ static bool move_corrupt_map(struct img_session *ss, const struct img_ref *r)
 {
 	char a[SFS_NAME_MAX + 16], b[SFS_NAME_MAX + 32];
 
-	snprintf(a, sizeof(a), "%s.map", r->name);
+	sfs_map_name(a, sizeof(a), r->name);
 	snprintf(b, sizeof(b), "%s.map.corrupt", r->name);
 	if (renameat(ss->state_fd, a, ss->state_fd, b) < 0) {
 		tool_error("%s/%s/%s: cannot move aside: %s", r->store, SFS_STATE_DIR, a, strerror(errno));

@@ -87,7 +87,7 @@ int img_session_open(struct img_session *ss, const struct img_ref *ref, const ch
 		return 0;
 	rc = sfs_store_lookup(ss->store, ref->name, &ss->im, err, sizeof(err));
 	if (rc < 0) {
-		snprintf(scname, sizeof(scname), "%s.json", ref->name);
+		sfs_sidecar_name(scname, sizeof(scname), ref->name);
 		if (fstatat(ss->store_fd, scname, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			tool_error("%s: no such image (no sidecar %s in %s)", ref->path, scname, ref->store);
 		else
@@ -125,7 +125,7 @@ int img_save_sidecar(struct img_session *ss, const struct sfs_sidecar *sc)
 	char scname[SFS_NAME_MAX + 8];
 	int rc;
 
-	snprintf(scname, sizeof(scname), "%s.json", ss->ref->name);
+	sfs_sidecar_name(scname, sizeof(scname), ss->ref->name);
 	rc = sfs_sidecar_save(ss->store_fd, scname, ss->state_fd, sc);
 	if (rc < 0) {
 		tool_error("%s/%s: cannot write sidecar: %s", ss->ref->store, scname, strerror(-rc));

@@ -63,14 +63,14 @@ int img_view_open(struct img_view *v, const struct img_ref *ref)
 	}
 	v->state_fd = openat(v->store_fd, SFS_STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-	snprintf(fname, sizeof(fname), "%s.json", ref->name);
+	sfs_sidecar_name(fname, sizeof(fname), ref->name);
 	v->sc_present = fstatat(v->store_fd, fname, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	v->sc_rc = -ENOENT;
 	if (v->sc_present)
 		v->sc_rc = sfs_sidecar_load(v->store_fd, fname, &v->sc, v->sc_err, sizeof(v->sc_err));
 
 	v->served = img_served(ref->store, v->holder, sizeof(v->holder));
-	snprintf(fname, sizeof(fname), "%s.map", ref->name);
+	sfs_map_name(fname, sizeof(fname), ref->name);
 	v->map_rc = -ENOENT;
 	if (v->state_fd >= 0)
 		open_map(v, fname);
@@ -148,7 +148,7 @@ const char *img_view_damage_text(const struct img_view *v, char *buf, size_t len
 {
 	char fname[SFS_NAME_MAX + 8];
 
-	snprintf(fname, sizeof(fname), "%s.map", v->ref->name);
+	sfs_map_name(fname, sizeof(fname), v->ref->name);
 	sfs_map_damage_text(fname, sfs_map_damage(v->map), buf, len);
 	return buf;
 }
