@@ -32,13 +32,13 @@
 
 #define BAR_WIDTH 40
 
-static const char *const size_labels[SFS_SIZE_NBUCKET] = {
+const char *const sfs_stats_size_labels[SFS_SIZE_NBUCKET] = {
 	"512", "1K", "2K", "4K", "8K", "16K", "32K", "64K", "128K", "256K", "512K", ">=1M",
 };
 
-static const char *const align_labels[SFS_ALIGN_NCLASS] = { "512", "1K", "2K", ">=4K" };
+const char *const sfs_stats_align_labels[SFS_ALIGN_NCLASS] = { "512", "1K", "2K", ">=4K" };
 
-static const char *const lat_keys[SFS_LAT_NCLASS] = {
+const char *const sfs_stats_lat_keys[SFS_LAT_NCLASS] = {
 	"read", "write_overwrite", "write_first", "flush",
 };
 
@@ -209,11 +209,11 @@ int sfs_stats_render_json(const struct sfs_stats_snap *s, const struct sfs_stats
 	SET("zeroing", json_string(zeroing_names[info->zeroing]));
 	SETU("zeroing_done_bytes", info->zeroing_done);
 	SETU("zeroing_total_bytes", info->zeroing_total);
-	SET("size_histogram", json_counts(s->size_hist, size_labels, SFS_SIZE_NBUCKET));
-	SET("alignment_histogram", json_counts(s->align_hist, align_labels, SFS_ALIGN_NCLASS));
+	SET("size_histogram", json_counts(s->size_hist, sfs_stats_size_labels, SFS_SIZE_NBUCKET));
+	SET("alignment_histogram", json_counts(s->align_hist, sfs_stats_align_labels, SFS_ALIGN_NCLASS));
 	SETU("not_4k_aligned", not_4k_aligned(s));
 	for (unsigned c = 0; c < SFS_LAT_NCLASS; c++)
-		err |= json_object_set_new(lat, lat_keys[c], json_latency(s, c));
+		err |= json_object_set_new(lat, sfs_stats_lat_keys[c], json_latency(s, c));
 	SET("latency_us", lat);
 #undef SETU
 #undef SET
@@ -265,7 +265,7 @@ static void text_latency(FILE *f, const struct sfs_stats_snap *s)
 			s->lat[c].max_ns, mean_ns(s, c),
 		};
 
-		fprintf(f, "%-16s %8" PRIu64, lat_keys[c], s->lat[c].count);
+		fprintf(f, "%-16s %8" PRIu64, sfs_stats_lat_keys[c], s->lat[c].count);
 		for (unsigned i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
 			if (s->lat[c].count)
 				fprintf(f, " %9.1f", v[i] / 1000.0);
@@ -393,9 +393,9 @@ int sfs_stats_render_text(const struct sfs_stats_snap *s, const struct sfs_stats
 
 	text_latency(f, s);
 	fputc('\n', f);
-	text_histogram(f, "I/O size (reads and writes)", s->size_hist, size_labels, SFS_SIZE_NBUCKET);
+	text_histogram(f, "I/O size (reads and writes)", s->size_hist, sfs_stats_size_labels, SFS_SIZE_NBUCKET);
 	fputc('\n', f);
-	text_histogram(f, "alignment (every I/O, refused ones too)", s->align_hist, align_labels,
+	text_histogram(f, "alignment (every I/O, refused ones too)", s->align_hist, sfs_stats_align_labels,
 		       SFS_ALIGN_NCLASS);
 	fputc('\n', f);
 	text_verdict(f, s);

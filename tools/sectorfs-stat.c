@@ -137,72 +137,9 @@ static void check_mount(void)
 
 /* ---- reading the stats files ---- */
 
-static bool get_u64(json_t *o, const char *key, uint64_t *out)
-{
-	json_t *v = json_object_get(o, key);
-
-	*out = json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
-	return json_is_integer(v) && json_integer_value(v) >= 0;
-}
-
-static bool get_num(json_t *o, const char *key, double *out)
-{
-	json_t *v = json_object_get(o, key);
-
-	*out = json_number_value(v);
-	return json_is_number(v);
-}
-
-/* One latency class: count, mean and max (us), histogram of [lower_bound_us, count]. */
-static bool parse_lat(json_t *lat, const char *cls, struct sfs_stats_snap *s, enum sfs_lat_class c)
-{
-	json_t *o = json_object_get(lat, cls), *h = json_object_get(o, "histogram"), *e;
-	double mean, max;
-	size_t i;
-
-	if (!get_u64(o, "count", &s->lat[c].count) || !get_num(o, "mean", &mean) ||
-	    !get_num(o, "max", &max) || !json_is_array(h))
-		return false;
-	/* The mean is rounded to whole ns: the sum is exact to count/2 ns. */
-	s->lat[c].sum_ns = (uint64_t)llround(mean * 1000.0 * (double)s->lat[c].count);
-	s->lat[c].max_ns = (uint64_t)llround(max * 1000.0);
-	json_array_foreach(h, i, e) {
-		json_t *low = json_array_get(e, 0), *n = json_array_get(e, 1);
-
-		if (!json_is_number(low) || !json_is_integer(n) || json_integer_value(n) < 0)
-			return false;
-		s->lat[c].hist[sfs_stats_lat_bucket((uint64_t)llround(json_number_value(low) * 1000.0))] +=
-			(uint64_t)json_integer_value(n);
-	}
-	return true;
-}
-
-static bool parse_image(json_t *o, struct image *im)
-{
-	struct sfs_stats_snap *s = &im->s;
-	json_t *lat = json_object_get(o, "latency_us");
-	double el;
-
-	if (!get_num(o, "elapsed_seconds", &el) || !get_u64(o, "reads", &s->reads) ||
-	    !get_u64(o, "writes", &s->writes) || !get_u64(o, "bytes_read", &s->bytes_read) ||
-	    !get_u64(o, "bytes_written", &s->bytes_written) ||
-	    !get_u64(o, "first_writes", &s->first_writes) || !get_u64(o, "overwrites", &s->overwrites) ||
-	    !get_u64(o, "misaligned_rejected", &s->misaligned_rejected) ||
-	    !get_u64(o, "rmw_writes", &s->rmw_writes) ||
-	    !get_u64(o, "allocated_blocks", &im->alloc) || !get_u64(o, "total_blocks", &im->total) ||
-	    !get_u64(o, "reset_generation", &s->reset_generation) ||
-	    !get_u64(o, "daemon_start", &s->daemon_start) || !get_u64(o, "daemon_pid", &s->daemon_pid))
-		return false;
-	s->elapsed_ns = (uint64_t)llround(el * 1e9);
-	return parse_lat(lat, "read", s, SFS_LAT_READ) &&
-	       parse_lat(lat, "write_overwrite", s, SFS_LAT_WRITE_OVERWRITE) &&
-	       parse_lat(lat, "write_first", s, SFS_LAT_WRITE_FIRST);
-}
-
-/* Parse the whole of fd as JSON (NULL with err set if it is not), reading it in large reads: each
- * read of a stats file is a round trip to the daemon, queued behind the I/O it serves (jansson's
- * json_loadfd reads one byte at a time). */
-static json_t *read_json(int fd, const char *path, json_error_t *err)
+/* Read the whole of fd (its length in *lenp) in large reads: each read of a stats file is a
+ * round trip to the daemon, queued behind the I/O it serves. */
+static const char *read_all(int fd, const char *path, size_t *lenp)
 {
 	static char *buf;
 	static size_t cap;
@@ -223,7 +160,8 @@ static json_t *read_json(int fd, const char *path, json_error_t *err)
 		if (n > 0)
 			len += (size_t)n;
 	}
-	return json_loadb(buf, len, 0, err);
+	*lenp = len;
+	return buf;
 }
 
 /* Terminal columns of an escaped name: wcwidth in a UTF-8 locale, else one per byte (ASCII). */
@@ -253,10 +191,11 @@ static int columns(const char *s)
 /* Read MNT/.stats/NAME.json into im: true, or false if the image has vanished; other errors exit 1. */
 static bool load_image(const char *name, struct image *im)
 {
-	char path[PATH_MAX];
-	json_error_t err;
-	json_t *o;
-	int fd;
+	static struct sfs_stats_parsed p;   /* large: keep it off the stack */
+	char path[PATH_MAX], err[256];
+	const char *text;
+	size_t len;
+	int fd, rc;
 
 	snprintf(path, sizeof(path), "%s/" SFS_STATS_DIR "/%s" SFS_SIDECAR_SUFFIX, mnt, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -264,21 +203,21 @@ static bool load_image(const char *name, struct image *im)
 		return false;
 	if (fd < 0)
 		die(1, "%s: %s", path, strerror(errno));
-	o = read_json(fd, path, &err);
+	text = read_all(fd, path, &len);
 	close(fd);
-	if (!o)
-		die(1, "%s: not valid JSON: %s", path, err.text);
+	rc = sfs_stats_parse_json(text, len, &p, err, sizeof(err));
+	if (rc == -EPROTO)
+		die(1, "%s: no reset_generation: the daemon is older than " PROG " " PACKAGE_VERSION, path);
+	if (rc < 0)
+		die(1, "%s: %s", path, err);
 	memset(im, 0, sizeof(*im));
 	snprintf(im->name, sizeof(im->name), "%s", name);
 	sfs_escape_name(name, !utf8, im->shown, sizeof(im->shown));
 	im->cols = columns(im->shown);
-	snprintf(im->json_name, sizeof(im->json_name), "%s",
-		 json_is_string(json_object_get(o, "name")) ? json_string_value(json_object_get(o, "name")) : "?");
-	if (!json_object_get(o, "reset_generation"))
-		die(1, "%s: no reset_generation: the daemon is older than " PROG " " PACKAGE_VERSION, path);
-	if (!parse_image(o, im))
-		die(1, "%s: missing or malformed statistics keys", path);
-	json_decref(o);
+	snprintf(im->json_name, sizeof(im->json_name), "%.*s", (int)sizeof(im->json_name) - 1, p.name);
+	im->alloc = p.allocated_blocks;
+	im->total = p.total_blocks;
+	im->s = p.snap;
 	return true;
 }
 
