@@ -588,15 +588,6 @@ void sfs_img_map_state(const struct sfs_image *im, struct sfs_map_info *mi, uint
 	unhold(im);
 }
 
-int sfs_image_flush_open(struct sfs_image *im)
-{
-	bool open = hold(im);
-	int rc = open && im->map ? sfs_image_flush(im) : 0;
-
-	unhold(im);
-	return rc;
-}
-
 /* ---- identity, stat, attributes ---- */
 
 void sfs_image_identity(const struct sfs_image *im, dev_t *dev, ino_t *ino)

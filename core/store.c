@@ -534,8 +534,9 @@ static int scan_locked(struct sfs_store *s)
 	closedir(d);
 	if (n)
 		qsort(names, n, sizeof(*names), cmp_name);
+	/* the names are new to the table (checked as they were read) and each other */
 	for (size_t i = 0; i < n; i++) {
-		if (rc == 0 && !find(s, names[i], NULL))
+		if (rc == 0)
 			load_locked(s, names[i], NULL, err, sizeof(err));
 		free(names[i]);
 	}
@@ -1277,21 +1278,6 @@ int sfs_store_resize(struct sfs_store *s, struct sfs_image *im, uint64_t new_siz
 		return rc;
 	rc = sfs_store_resize_pinned(s, im, new_size);
 	sfs_image_unpin(im);
-	return rc;
-}
-
-int sfs_store_flush_all(struct sfs_store *s)
-{
-	int rc = 0;
-
-	pthread_mutex_lock(&s->lock);
-	for (size_t i = 0; i < s->nents; i++) {
-		int r = sfs_image_flush_open(s->ents[i].im);
-
-		if (r < 0 && rc == 0)
-			rc = r;
-	}
-	pthread_mutex_unlock(&s->lock);
 	return rc;
 }
 

@@ -135,10 +135,6 @@ int sfs_store_list_range(struct sfs_store *s, size_t first, size_t max,
 /* Pick up sidecars added to the store directory since it was opened. */
 int sfs_store_rescan(struct sfs_store *s);
 
-/* Flush every image that has its descriptors open (the others have nothing unflushed);
- * returns the first error. */
-int sfs_store_flush_all(struct sfs_store *s);
-
 /* What a store serves, for the daemon's start-up report. */
 struct sfs_store_tally {
 	size_t served;     /* images in the namespace */
