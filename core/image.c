@@ -83,8 +83,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fdio.h"
 #include "bufpool.h"
+#include "clock.h"
+#include "fdio.h"
 #include "image_impl.h"
 #include "units.h"
 
@@ -93,14 +94,6 @@
 #define ZERO_STEP (8ull << 20)       /* eager zeroing looks for a stop this often */
 #define ZERO_STACK (512u << 10)      /* its thread's stack: it calls little, and a store may
 				      * have many images zeroing (or ended, not yet joined) */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* The image's stats, made at its first I/O; NULL without stats (or out of memory). */
 static struct sfs_stats *stats_of(struct sfs_image *im)
@@ -317,7 +310,7 @@ done:
 static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off, bool caller_holds)
 {
 	struct sfs_geom g = vis_geom(im);
-	uint64_t t0 = im->want_stats ? now_ns() : 0, first, last, pos;
+	uint64_t t0 = im->want_stats ? sfs_now_ns() : 0, first, last, pos;
 	struct sfs_stats *st;
 	struct hold r;
 	char *p = buf;
@@ -359,7 +352,7 @@ static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 	if (rc < 0)
 		return rc;
 	if ((st = stats_of(im)))
-		sfs_stats_read(st, off, n, now_ns() - t0);
+		sfs_stats_read(st, off, n, sfs_now_ns() - t0);
 	return (ssize_t)n;
 }
 
@@ -405,7 +398,7 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	/* a growing image takes writes up to its capacity; another ends where it shows */
 	bool growing = __atomic_load_n(&im->growing, __ATOMIC_ACQUIRE);
 	struct sfs_geom g = growing ? sfs_img_cur_geom(im) : vis_geom(im);
-	uint64_t t0 = im->want_stats ? now_ns() : 0, first, last, run = off, end = off + len;
+	uint64_t t0 = im->want_stats ? sfs_now_ns() : 0, first, last, run = off, end = off + len;
 	struct sfs_stats *st;
 	struct hold r;
 	const char *p = buf;
@@ -451,7 +444,7 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	if (rc < 0)
 		return rc;
 	if ((st = stats_of(im)))
-		sfs_stats_write(st, off, len, now_ns() - t0, was_first, sfs_geom_is_rmw(&g, off, len));
+		sfs_stats_write(st, off, len, sfs_now_ns() - t0, was_first, sfs_geom_is_rmw(&g, off, len));
 	return (ssize_t)len;
 }
 
@@ -570,7 +563,7 @@ ssize_t sfs_image_write_any(struct sfs_image *im, const void *buf, size_t len, u
 
 int sfs_image_flush(struct sfs_image *im)
 {
-	uint64_t t0 = im->want_stats ? now_ns() : 0;
+	uint64_t t0 = im->want_stats ? sfs_now_ns() : 0;
 	struct sfs_stats *st;
 	int rc;
 
@@ -580,7 +573,7 @@ int sfs_image_flush(struct sfs_image *im)
 	if (rc < 0)
 		mark_dirty(im);
 	if (rc == 0 && (st = stats_of(im)))
-		sfs_stats_flush(st, now_ns() - t0);
+		sfs_stats_flush(st, sfs_now_ns() - t0);
 	return rc;
 }
 
@@ -865,7 +858,7 @@ static void *zero_thread(void *arg)
 	sfs_format_human(total, b, sizeof(b));
 	if (rc == 0)
 		sfs_logf(&im->log, SFS_LOG_INFO, "%s: eager zeroing done (%s in %.1f s)", im->name,
-			 a, (double)(now_ns() - im->zero_t0) / 1e9);
+			 a, (double)(sfs_now_ns() - im->zero_t0) / 1e9);
 	else if (rc == -ECANCELED)
 		sfs_logf(&im->log, SFS_LOG_INFO, "%s: eager zeroing stopped at %u%% (%s of %s); it resumes "
 			 "when the image is next opened", im->name, (unsigned)(total ? done * 100 / total : 0), a, b);
@@ -901,7 +894,7 @@ int sfs_image_zero_start(struct sfs_image *im)
 		im->zero_joinable = false;
 	}
 	zero_progress(im, sfs_map_count(im->map), &done, &total);
-	im->zero_t0 = now_ns();
+	im->zero_t0 = sfs_now_ns();
 	im->zero_from = done;
 	__atomic_store_n(&im->zero_active, true, __ATOMIC_RELEASE);
 	__atomic_store_n(&im->zero_err, 0, __ATOMIC_RELAXED);

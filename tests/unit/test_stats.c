@@ -19,6 +19,7 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 
+#include "histogram.h"
 #include "stats.h"
 
 #define MiB (1024ull * 1024)
@@ -867,4 +868,24 @@ Test(stats_render, json_round_trip)
 	cr_expect_eq(sfs_stats_parse_json("{\"reset_generation\": 1}", 23, &p, err, sizeof(err)), -EINVAL);
 	cr_expect(strstr(err, "reads"), "names the key: %s", err);
 	cr_expect_eq(sfs_stats_parse_json("nope", 4, &p, err, sizeof(err)), -EINVAL);
+}
+
+/* The histogram core shares with sectorfs-bench: every value lies in its bucket, for the
+ * stats' 16 and the benchmark's 32 sub-buckets, and the midpoint is within 1/2^(s+1). */
+Test(histogram, value_in_its_bucket_for_both_resolutions)
+{
+	for (unsigned s = 4; s <= 5; s++) {
+		for (uint64_t v = 0; v < (1ull << 40); v = v < 200 ? v + 1 : v + v / 7 + 3) {
+			unsigned b = sfs_hist_bucket(v, s, 100000);
+			uint64_t lo = sfs_hist_bucket_low(b, s), hi = sfs_hist_bucket_low(b + 1, s);
+			uint64_t mid = sfs_hist_bucket_mid(b, s);
+
+			cr_assert(lo <= v && v < hi, "s=%u v=%llu in [%llu, %llu)", s, (unsigned long long)v,
+				  (unsigned long long)lo, (unsigned long long)hi);
+			cr_assert((mid > v ? mid - v : v - mid) <= (v >> (s + 1)) + 1, "s=%u v=%llu mid %llu", s,
+				  (unsigned long long)v, (unsigned long long)mid);
+		}
+		cr_expect_eq(sfs_hist_bucket(UINT64_MAX, s, 7), 6u, "the last bucket holds the rest");
+	}
+	cr_expect_eq(sfs_hist_bucket(UINT64_MAX, 5, 1920), 1919u, "1920 buckets cover uint64_t at s=5");
 }

@@ -107,7 +107,7 @@ struct scale {
 
 static double now_s(void)
 {
-	return (double)tool_now_ns() / 1e9;
+	return (double)sfs_now_ns() / 1e9;
 }
 
 static void sleep_s(double s)

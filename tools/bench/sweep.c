@@ -79,12 +79,12 @@ static void sweep_worker(struct bench_run *r, unsigned idx, void *arg)
 	ssize_t n;
 
 	while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
-		t0 = tool_now_ns();
+		t0 = sfs_now_ns();
 		if (t->write)
 			n = pwrite(s->fd, w->buf, t->xfer, (off_t)off);
 		else
 			n = pread(s->fd, w->buf, t->xfer, (off_t)off);
-		t1 = tool_now_ns();
+		t1 = sfs_now_ns();
 		if (n < 0) {
 			w->err = errno;
 			atomic_store(&r->stop, true);   /* one refusal decides the test */
@@ -103,7 +103,7 @@ static void sweep_tick(struct bench_run *r, void *arg)
 {
 	struct sweep *s = arg;
 	uint64_t bytes = 0;
-	double secs = (double)(tool_now_ns() - r->t0) / 1e9;
+	double secs = (double)(sfs_now_ns() - r->t0) / 1e9;
 	char sz[32];
 
 	for (unsigned i = 0; i < s->cur->threads; i++)
