@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fdio.h - writing a whole buffer to a descriptor.
+ * fdio.h - whole transfers between a buffer and a descriptor.
  *
  * pwrite may write less than asked (a full filesystem, a signal) and
  * then leaves errno as it was.  Every write of a buffer that must land
@@ -18,5 +18,9 @@
 /* pwrite all len bytes of buf at off, retrying short writes and EINTR: 0, -errno, or -EIO
  * when a pwrite writes nothing (a short write that does not set errno). */
 int sfs_pwrite_all(int fd, const void *buf, size_t len, off_t off);
+
+/* pread len bytes at off, retrying short reads and EINTR; what lies past the end of the file
+ * reads as zeros (a backing file shorter than its disk).  0 or -errno. */
+int sfs_pread_zerofill(int fd, void *buf, size_t len, off_t off);
 
 #endif

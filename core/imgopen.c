@@ -29,7 +29,7 @@
  *
  * So an image nobody uses holds no descriptor and no bitmap: stat answers
  * from the sidecar, the header kept in memory and an fstatat of the
- * backing file by name (checked to be the same inode).
+ * backing file by name (checked to be the same inode; imgattr.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -556,14 +556,14 @@ bool sfs_image_resident(struct sfs_image *im)
 }
 
 /* Hold the resident part as it is (no eviction, no reopen): true when it is there. */
-static bool hold(const struct sfs_image *cim)
+bool sfs_img_hold(const struct sfs_image *cim)
 {
 	struct sfs_image *im = (struct sfs_image *)cim;   /* the slot's lock is not the image's state */
 
 	return !im->fdc || sfs_fdslot_lock(&im->slot);
 }
 
-static void unhold(const struct sfs_image *cim)
+void sfs_img_unhold(const struct sfs_image *cim)
 {
 	struct sfs_image *im = (struct sfs_image *)cim;
 
@@ -574,7 +574,7 @@ static void unhold(const struct sfs_image *cim)
 void sfs_img_map_state(const struct sfs_image *im, struct sfs_map_info *mi, uint64_t *count,
 		       uint64_t *nblocks)
 {
-	bool open = hold(im);
+	bool open = sfs_img_hold(im);
 
 	if (open && im->map) {
 		*mi = *sfs_map_info(im->map);
@@ -585,118 +585,5 @@ void sfs_img_map_state(const struct sfs_image *im, struct sfs_map_info *mi, uint
 		*count = im->map_count;
 		*nblocks = im->map_nblocks;
 	}
-	unhold(im);
-}
-
-/* ---- identity, stat, attributes ---- */
-
-void sfs_image_identity(const struct sfs_image *im, dev_t *dev, ino_t *ino)
-{
-	*dev = im->dev;
-	*ino = im->ino;
-}
-
-int sfs_image_backing_stat(struct sfs_image *im, struct stat *st)
-{
-	if (fstatat(im->store_fd, im->name, st, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	return st->st_dev == im->dev && st->st_ino == im->ino ? 0 : -ESTALE;
-}
-
-bool sfs_image_backing_gone(struct sfs_image *im)
-{
-	struct stat st;
-	int rc = sfs_image_backing_stat(im, &st);
-
-	return rc == -ENOENT || rc == -ESTALE;
-}
-
-void sfs_image_stat_fill(const struct sfs_image *im, struct stat *st)
-{
-	st->st_size = (off_t)__atomic_load_n(&im->vsize, __ATOMIC_ACQUIRE);
-	st->st_blksize = (blksize_t)im->geom.pss;
-}
-
-int sfs_image_stat(struct sfs_image *im, struct stat *st)
-{
-	bool open = hold(im);
-	int rc = 0;
-
-	if (open && im->fd >= 0)
-		rc = fstat(im->fd, st) < 0 ? -errno : 0;
-	else
-		rc = sfs_image_backing_stat(im, st);
-	unhold(im);
-	if (rc == -ESTALE)
-		rc = -ENOENT;               /* another file under the name: not this image's */
-	if (rc == 0)
-		sfs_image_stat_fill(im, st);
-	return rc;
-}
-
-/* Pin, apply fn to the backing descriptor, unpin. */
-static int with_fd(struct sfs_image *im, int (*fn)(int fd, const void *arg), const void *arg)
-{
-	int rc = sfs_image_pin(im);
-
-	if (rc < 0)
-		return rc;
-	rc = fn(im->fd, arg) < 0 ? -errno : 0;
-	sfs_image_unpin(im);
-	return rc;
-}
-
-static int do_fchmod(int fd, const void *arg)
-{
-	return fchmod(fd, *(const mode_t *)arg);
-}
-
-static int do_fchown(int fd, const void *arg)
-{
-	const unsigned *ids = arg;
-
-	return fchown(fd, (uid_t)ids[0], (gid_t)ids[1]);
-}
-
-static int do_futimens(int fd, const void *arg)
-{
-	return futimens(fd, arg);
-}
-
-int sfs_image_chmod(struct sfs_image *im, mode_t mode)
-{
-	mode &= 07777;
-	return with_fd(im, do_fchmod, &mode);
-}
-
-int sfs_image_chown(struct sfs_image *im, uid_t uid, gid_t gid)
-{
-	unsigned ids[2] = { (unsigned)uid, (unsigned)gid };
-
-	return with_fd(im, do_fchown, ids);
-}
-
-int sfs_image_utimens(struct sfs_image *im, const struct timespec tv[2])
-{
-	return with_fd(im, do_futimens, tv);
-}
-
-const char *sfs_image_name(const struct sfs_image *im)
-{
-	return im->name;
-}
-
-int sfs_image_set_name(struct sfs_image *im, const char *name)
-{
-	if (strlen(name) >= sizeof(im->name))
-		return -ENAMETOOLONG;
-	hold(im);
-	snprintf(im->name, sizeof(im->name), "%s", name);
-	unhold(im);
-	return 0;
-}
-
-int sfs_image_fd(const struct sfs_image *im)
-{
-	return im->fd;
+	sfs_img_unhold(im);
 }
