@@ -36,4 +36,8 @@
  * escape). */
 int sfs_escape_name(const char *name, bool ascii, char *buf, size_t len);
 
+/* Terminal columns of an escaped name s: wcwidth in a UTF-8 locale (utf8; the caller has set
+ * the locale), else one per byte (ASCII). */
+int sfs_escape_columns(const char *s, bool utf8);
+
 #endif

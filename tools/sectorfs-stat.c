@@ -43,7 +43,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <wchar.h>
 
 #include <jansson.h>
 
@@ -164,30 +163,6 @@ static const char *read_all(int fd, const char *path, size_t *lenp)
 	return buf;
 }
 
-/* Terminal columns of an escaped name: wcwidth in a UTF-8 locale, else one per byte (ASCII). */
-static int columns(const char *s)
-{
-	mbstate_t st;
-	wchar_t wc;
-	size_t n;
-	int cols = 0, w;
-
-	memset(&st, 0, sizeof(st));
-	while (*s) {
-		n = utf8 ? mbrtowc(&wc, s, MB_CUR_MAX, &st) : 1;
-		if (n == 0 || n == (size_t)-1 || n == (size_t)-2) {
-			memset(&st, 0, sizeof(st));
-			n = 1;
-			w = 1;
-		} else {
-			w = utf8 ? wcwidth(wc) : 1;
-		}
-		cols += w < 0 ? 1 : w;
-		s += n;
-	}
-	return cols;
-}
-
 /* Read MNT/.stats/NAME.json into im: true, or false if the image has vanished; other errors exit 1. */
 static bool load_image(const char *name, struct image *im)
 {
@@ -213,7 +188,7 @@ static bool load_image(const char *name, struct image *im)
 	memset(im, 0, sizeof(*im));
 	snprintf(im->name, sizeof(im->name), "%s", name);
 	sfs_escape_name(name, !utf8, im->shown, sizeof(im->shown));
-	im->cols = columns(im->shown);
+	im->cols = sfs_escape_columns(im->shown, utf8);
 	snprintf(im->json_name, sizeof(im->json_name), "%.*s", (int)sizeof(im->json_name) - 1, p.name);
 	im->alloc = p.allocated_blocks;
 	im->total = p.total_blocks;
