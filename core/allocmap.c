@@ -274,16 +274,15 @@ static int upgrade(struct sfs_map *m, int dirfd, const char *fname)
 	return 0;
 }
 
-int sfs_map_open(int dirfd, const char *fname, unsigned flags, const struct sfs_log *log,
-		 struct sfs_map **out, char *err, size_t errlen)
+/* Open fname, check it is a regular file whose header is sound and whose size is what the
+ * header describes (dropping a grow's leftover pages read-write), and read the header: the fd,
+ * or -errno with err filled. */
+static int open_checked(int dirfd, const char *fname, bool ro, struct sfs_map_info *info, uint64_t *nblocks,
+			unsigned *version, char *err, size_t errlen)
 {
-	bool ro = flags & SFS_MAP_RDONLY;
 	unsigned char h[MAP_HDR];
-	struct sfs_map_info info;
-	struct sfs_map *m;
 	struct stat st;
-	uint64_t nblocks = 0, want, cnt = 0;
-	unsigned version = 0;
+	uint64_t want;
 	int fd, rc;
 
 	fd = openat(dirfd, fname, (ro ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC);
@@ -308,16 +307,16 @@ int sfs_map_open(int dirfd, const char *fname, unsigned flags, const struct sfs_
 		close(fd);
 		return sfs_err(err, errlen, rc, "%s: cannot read map header", fname);
 	}
-	rc = sfs_mapfile_check_header(h, fname, &info, &nblocks, &version, err, errlen);
+	rc = sfs_mapfile_check_header(h, fname, info, nblocks, version, err, errlen);
 	if (rc < 0) {
 		close(fd);
 		return rc;
 	}
-	want = MAP_HDR + sfs_mapfile_pages(version, nblocks) * MAP_PAGE;
+	want = MAP_HDR + sfs_mapfile_pages(*version, *nblocks) * MAP_PAGE;
 	if ((uint64_t)st.st_size > want) {
-		rc = sfs_mapfile_grow_leftover(fd, version, want, (uint64_t)st.st_size);
+		rc = sfs_mapfile_grow_leftover(fd, *version, want, (uint64_t)st.st_size);
 		/* read-write: drop them (a version-1 file is replaced below anyway) */
-		if (rc == 0 && !ro && version == SFS_MAPFILE_VERSION && ftruncate(fd, (off_t)want) < 0)
+		if (rc == 0 && !ro && *version == SFS_MAPFILE_VERSION && ftruncate(fd, (off_t)want) < 0)
 			rc = -errno;
 		if (rc < 0) {
 			close(fd);
@@ -333,6 +332,21 @@ int sfs_map_open(int dirfd, const char *fname, unsigned flags, const struct sfs_
 			       fname, (long long)st.st_size, (unsigned long long)want,
 			       (uint64_t)st.st_size < want ? "truncated" : "trailing data");
 	}
+	return fd;
+}
+
+int sfs_map_open(int dirfd, const char *fname, unsigned flags, const struct sfs_log *log,
+		 struct sfs_map **out, char *err, size_t errlen)
+{
+	bool ro = flags & SFS_MAP_RDONLY;
+	struct sfs_map_info info;
+	struct sfs_map *m;
+	uint64_t nblocks = 0, cnt = 0;
+	unsigned version = 0;
+	int fd = open_checked(dirfd, fname, ro, &info, &nblocks, &version, err, errlen), rc;
+
+	if (fd < 0)
+		return fd;
 	m = map_new(fd, &info);
 	if (!m) {
 		close(fd);

@@ -360,6 +360,38 @@ static int reconcile(struct sfs_image *im, const char *name, char *err, size_t e
 	return 0;
 }
 
+/* The map of an existing backing file (st): opened and reconciled with the sidecar, or made
+ * for a raw file that has none (its data extents imported).  0 or -errno with err filled; the
+ * caller drops the resident part on failure. */
+static int open_map(struct sfs_image *im, int state_fd, const char *name, const char *mapname,
+		    const struct sfs_sidecar *sc, const struct sfs_map_info *mi, const struct stat *st,
+		    char *err, size_t errlen)
+{
+	int rc;
+
+	rc = sfs_map_open(state_fd, mapname, 0, &im->log, &im->map, err, errlen);
+	if (rc == 0)
+		return reconcile(im, name, err, errlen);
+	if (rc != -ENOENT)
+		return rc;
+	/* A raw file with a sidecar and no map: import it as it is. */
+	if ((uint64_t)st->st_size > sc->size)
+		return sfs_err(err, errlen, -EINVAL, "%s.json: key 'size': %llu is smaller than the "
+			       "existing backing file (%lld bytes)", name,
+			       (unsigned long long)sc->size, (long long)st->st_size);
+	rc = sfs_map_create(state_fd, mapname, mi, &im->map);
+	if (rc < 0)
+		return sfs_err(err, errlen, rc, "%s: cannot create map: %s", name, strerror(-rc));
+	import_extents(im, (uint64_t)st->st_size);
+	__atomic_store_n(&im->dirty, 1, __ATOMIC_RELEASE);
+	/* Thick images reserve all their space; holes in the raw file included. */
+	if (sc->prov != SFS_PROV_THIN && sc->size)
+		fallocate(im->fd, 0, 0, (off_t)sc->size);
+	sfs_logf(&im->log, SFS_LOG_INFO, "%s: imported existing backing file (%llu blocks hold data)",
+		 name, (unsigned long long)sfs_map_count(im->map));
+	return 0;
+}
+
 /* Everything the first open does, into im's resident part (dropped again on failure). */
 static int first_open(struct sfs_image *im, int store_fd, int state_fd, const char *name,
 		      const struct sfs_sidecar *sc, unsigned flags, char *err, size_t errlen)
@@ -409,38 +441,9 @@ static int first_open(struct sfs_image *im, int store_fd, int state_fd, const ch
 		return sfs_err(err, errlen, rc, "%s: cannot open backing file: %s", name, strerror(-rc));
 	}
 
-	if (!fresh) {
-		rc = sfs_map_open(state_fd, mapname, 0, &im->log, &im->map, err, errlen);
-		if (rc == -ENOENT) {
-			/* A raw file with a sidecar and no map: import it as it is. */
-			if ((uint64_t)st.st_size > sc->size) {
-				res_drop(im);
-				return sfs_err(err, errlen, -EINVAL, "%s.json: key 'size': %llu is smaller than the "
-					       "existing backing file (%lld bytes)", name,
-					       (unsigned long long)sc->size, (long long)st.st_size);
-			}
-			rc = sfs_map_create(state_fd, mapname, &mi, &im->map);
-			if (rc < 0) {
-				res_drop(im);
-				return sfs_err(err, errlen, rc, "%s: cannot create map: %s", name, strerror(-rc));
-			}
-			import_extents(im, (uint64_t)st.st_size);
-			__atomic_store_n(&im->dirty, 1, __ATOMIC_RELEASE);
-			/* Thick images reserve all their space; holes in the raw file included. */
-			if (sc->prov != SFS_PROV_THIN && sc->size)
-				fallocate(im->fd, 0, 0, (off_t)sc->size);
-			sfs_logf(&im->log, SFS_LOG_INFO, "%s: imported existing backing file (%llu blocks hold data)",
-				 name, (unsigned long long)sfs_map_count(im->map));
-		} else if (rc < 0) {
-			res_drop(im);
-			return rc;
-		} else {
-			rc = reconcile(im, name, err, errlen);
-			if (rc < 0) {
-				res_drop(im);
-				return rc;
-			}
-		}
+	if (!fresh && (rc = open_map(im, state_fd, name, mapname, sc, &mi, &st, err, errlen)) < 0) {
+		res_drop(im);
+		return rc;
 	}
 
 	/* Backing shorter than the disk (a crash during grow, a copied file): extend it. */
