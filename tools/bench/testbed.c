@@ -24,62 +24,9 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "mountpoint.h"
 #include "names.h"
 #include "testbed.h"
-
-/* Undo mountinfo's octal escapes (\040 for a space) in place. */
-static void unescape(char *s)
-{
-	char *d = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*d++ = *s;
-		}
-	}
-	*d = '\0';
-}
-
-/* Is path (absolute, resolved) a mount point?  Its fstype and source into the buffers. */
-static bool mount_lookup(const char *path, char *fstype, char *source, size_t len)
-{
-	char line[3 * PATH_MAX], *f[10], *sep, *save;
-	FILE *mi = fopen("/proc/self/mountinfo", "re");
-	bool found = false;
-	int n;
-
-	if (!mi)
-		return false;
-	while (fgets(line, sizeof(line), mi)) {
-		/* id parent maj:min root MOUNTPOINT options [optional...] - FSTYPE SOURCE superopts */
-		if (!(sep = strstr(line, " - ")))
-			continue;
-		*sep = '\0';
-		n = 0;
-		for (char *t = strtok_r(line, " ", &save); t && n < 5; t = strtok_r(NULL, " ", &save))
-			f[n++] = t;
-		if (n < 5)
-			continue;
-		unescape(f[4]);
-		if (strcmp(f[4], path) != 0)
-			continue;
-		n = 0;
-		for (char *t = strtok_r(sep + 3, " \n", &save); t && n < 2; t = strtok_r(NULL, " \n", &save))
-			f[n++] = t;
-		if (n < 2)
-			continue;
-		unescape(f[1]);
-		snprintf(fstype, len, "%s", f[0]);
-		snprintf(source, len, "%s", f[1]);
-		found = true;                   /* the last one listed is the one on top */
-	}
-	fclose(mi);
-	return found;
-}
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -200,7 +147,7 @@ static int start_daemon(struct testbed *tb)
 			return -1;
 		}
 		if (stat(pidfile, &st) == 0 && st.st_size > 0 &&
-		    mount_lookup(tb->mnt, fstype, src, sizeof(src)))
+		    sfs_mount_lookup(tb->mnt, fstype, src, sizeof(src)))
 			return 0;
 		sleep_ms(100);
 	}
@@ -250,7 +197,7 @@ static int store_of_mount(struct testbed *tb, const char *mnt)
 		tool_error("%s: %s", mnt, strerror(errno));
 		return -1;
 	}
-	if (!mount_lookup(tb->mnt, fstype, src, sizeof(src)) || strcmp(fstype, SFS_FSTYPE) != 0 ||
+	if (!sfs_mount_lookup(tb->mnt, fstype, src, sizeof(src)) || strcmp(fstype, SFS_FSTYPE) != 0 ||
 	    strncmp(src, "sectorfs:", 9) != 0) {
 		tool_error("%s is not a sectorfs mount point", mnt);
 		return -1;
@@ -374,7 +321,7 @@ int testbed_close(struct testbed *tb)
 		if (testbed_rm_tree(path) < 0)
 			rc = -1;
 	}
-	if (tb->tmp[0] && mount_lookup(tb->mnt, fstype, src, sizeof(src))) {
+	if (tb->tmp[0] && sfs_mount_lookup(tb->mnt, fstype, src, sizeof(src))) {
 		tool_error("%s is still mounted: leaving %s in place", tb->mnt, tb->tmp);
 		return -1;
 	}
