@@ -19,6 +19,10 @@
  * when a pwrite writes nothing (a short write that does not set errno). */
 int sfs_pwrite_all(int fd, const void *buf, size_t len, off_t off);
 
+/* pread up to len bytes at off, retrying short reads and EINTR: how many were read (fewer
+ * only at the end of the file), or -errno. */
+ssize_t sfs_pread_upto(int fd, void *buf, size_t len, off_t off);
+
 /* pread len bytes at off, retrying short reads and EINTR; what lies past the end of the file
  * reads as zeros (a backing file shorter than its disk).  0 or -errno. */
 int sfs_pread_zerofill(int fd, void *buf, size_t len, off_t off);

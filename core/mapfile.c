@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fdio.h"
 #include "crc32c.h"
+#include "fdio.h"
 #include "log.h"
 #include "mapfile.h"
 
@@ -80,22 +80,11 @@ uint64_t sfs_mapfile_pages(unsigned version, uint64_t nblocks)
 
 int sfs_mapfile_pread(int fd, void *buf, size_t len, off_t off)
 {
-	char *p = buf;
+	ssize_t n = sfs_pread_upto(fd, buf, len, off);
 
-	while (len) {
-		ssize_t n = pread(fd, p, len, off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EUCLEAN;
-		p += n;
-		len -= (size_t)n;
-		off += n;
-	}
-	return 0;
+	if (n < 0)
+		return (int)n;
+	return (size_t)n < len ? -EUCLEAN : 0;
 }
 
 static bool all_zero(const unsigned char *p, size_t n)
