@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "imgops.h"
 #include "log.h"
 #include "names.h"
@@ -125,26 +126,6 @@ static bool next_extent(int fd, uint64_t pos, uint64_t end, bool *no_seek_data,
 	return true;
 }
 
-/* Read len bytes at off, zeros past the end of the file. */
-static int read_padded(int fd, char *buf, size_t len, uint64_t off)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n = pread(fd, buf + got, len - got, (off_t)(off + got));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	memset(buf + got, 0, len - got);
-	return 0;
-}
-
 int sfs_image_import_raw(struct sfs_image *im, int src_fd, sfs_progress_fn fn, void *ctx)
 {
 	struct sfs_geom g = sfs_image_geom(im);
@@ -176,7 +157,7 @@ int sfs_image_import_raw(struct sfs_image *im, int src_fd, sfs_progress_fn fn, v
 			size_t n = e - s > COPY_BYTES ? COPY_BYTES : (size_t)(e - s);
 			ssize_t w;
 
-			rc = read_padded(src_fd, buf, n, s);
+			rc = sfs_pread_zerofill(src_fd, buf, n, s);
 			if (rc == 0) {
 				w = sfs_image_write(im, buf, n, s);
 				rc = w < 0 ? (int)w : 0;

@@ -113,19 +113,7 @@ bool scale_mounted(const char *mnt)
  * have logged a line for each). */
 static void show_log(const struct daemon_run *d)
 {
-	char lines[LOG_TAIL][1024];
-	unsigned long n = 0;
-	FILE *f = fopen(d->log, "re");
-
-	if (!f)
-		return;
-	while (fgets(lines[n % LOG_TAIL], sizeof(lines[0]), f))
-		n++;
-	fclose(f);
-	if (n > LOG_TAIL)
-		fprintf(stderr, "  daemon: (%lu lines before)\n", n - LOG_TAIL);
-	for (unsigned long i = n > LOG_TAIL ? n - LOG_TAIL : 0; i < n; i++)
-		fprintf(stderr, "  daemon: %s", lines[i % LOG_TAIL]);
+	bench_show_log(d->log, LOG_TAIL);
 }
 
 /* Start the daemon on d (under nofile when > 0); the seconds until the mount was ready, or
@@ -147,25 +135,7 @@ double scale_start_daemon(struct scale *sc, struct daemon_run *d)
 	}
 	if (d->pid == 0) {
 		char *argv[] = { sc->daemon, (char *)"-f", (char *)"-o", opt, d->store, d->mnt, NULL };
-		int fd;
-
-		setpgid(0, 0);                  /* Ctrl-C at the terminal is for us */
-		if (sc->nofile) {
-			struct rlimit rl = { sc->nofile, sc->nofile };
-
-			if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-				_exit(126);
-		}
-		fd = open(d->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-		if (fd >= 0) {
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
-		}
-		fd = open("/dev/null", O_RDONLY);
-		if (fd >= 0)
-			dup2(fd, STDIN_FILENO);
-		execvp(argv[0], argv);
-		_exit(127);
+		bench_exec_daemon(argv, d->log, false, sc->nofile);
 	}
 	while (!tool_interrupted) {
 		if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
@@ -188,28 +158,14 @@ double scale_start_daemon(struct scale *sc, struct daemon_run *d)
 int scale_stop_daemon(struct daemon_run *d)
 {
 	char *argv[] = { (char *)"fusermount3", (char *)"-u", d->mnt, NULL };
-	int status, rc = 0;
-	pid_t got = 0;
+	int rc = 0;
 
 	if (!d->pid)
 		return 0;
 	for (int i = 0; i < 50 && scale_run(argv, NULL) != 0; i++)
 		scale_sleep_s(0.1);              /* busy: a file of ours may still be closing */
-	for (int i = 0; i < 1200 && got == 0; i++) {
-		got = waitpid(d->pid, &status, WNOHANG);
-		if (got == 0)
-			scale_sleep_s(0.05);
-	}
-	if (got == 0) {
-		tool_error("the daemon (pid %ld) still runs 60 s after the unmount; killing it", (long)d->pid);
-		kill(d->pid, SIGKILL);
-		waitpid(d->pid, &status, 0);
+	if (bench_reap_daemon(d->pid, 60, d->log, LOG_TAIL) < 0)
 		rc = -1;
-	} else if (got > 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
-		tool_error("the daemon exited badly after the unmount:");
-		show_log(d);
-		rc = -1;
-	}
 	d->pid = 0;
 	return rc;
 }

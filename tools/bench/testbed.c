@@ -40,15 +40,10 @@ int testbed_rm_tree(const char *path)
 
 static void show_log(const struct testbed *tb)
 {
-	char path[PATH_MAX + 16], line[1024];
-	FILE *f;
+	char path[PATH_MAX + 16];
 
 	snprintf(path, sizeof(path), "%s/daemon.log", tb->tmp);
-	if (!(f = fopen(path, "re")))
-		return;
-	while (fgets(line, sizeof(line), f))
-		fprintf(stderr, "  daemon: %s", line);
-	fclose(f);
+	bench_show_log(path, 0);
 }
 
 void testbed_find_daemon(char *out, size_t len, const char *given)
@@ -110,7 +105,7 @@ static int start_daemon(struct testbed *tb)
 {
 	char pidfile[PATH_MAX + 8], logf[PATH_MAX + 16], opt[PATH_MAX + 16], fstype[64], src[PATH_MAX];
 	struct stat st;
-	int status, fd;
+	int status;
 
 	snprintf(pidfile, sizeof(pidfile), "%s/pid", tb->tmp);
 	snprintf(logf, sizeof(logf), "%s/daemon.log", tb->tmp);
@@ -124,18 +119,7 @@ static int start_daemon(struct testbed *tb)
 	if (tb->daemon == 0) {
 		char *argv[] = { tb->daemon_path, (char *)"-f", (char *)"-o", opt, tb->store, tb->mnt, NULL };
 
-		setpgid(0, 0);                  /* Ctrl-C at the terminal is for us, not for it */
-		fd = open(logf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd >= 0) {
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
-		}
-		fd = open("/dev/null", O_RDONLY);
-		if (fd >= 0)
-			dup2(fd, STDIN_FILENO);
-		execvp(argv[0], argv);
-		fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
+		bench_exec_daemon(argv, logf, true, 0);
 	}
 	for (int i = 0; i < 200; i++) {            /* 20 s */
 		if (waitpid(tb->daemon, &status, WNOHANG) == tb->daemon) {
@@ -158,32 +142,18 @@ static int start_daemon(struct testbed *tb)
 
 static int stop_daemon(struct testbed *tb)
 {
-	char *argv[] = { (char *)"fusermount3", (char *)"-u", tb->mnt, NULL };
-	int status = 0, rc = 0;
-	pid_t got = 0;
+	char *argv[] = { (char *)"fusermount3", (char *)"-u", tb->mnt, NULL }, logf[PATH_MAX + 16];
+	int rc = 0;
 
+	snprintf(logf, sizeof(logf), "%s/daemon.log", tb->tmp);
 	if (run_cmd(argv) != 0) {
 		tool_error("fusermount3 -u %s failed; stopping the daemon (pid %ld) with SIGTERM",
 			   tb->mnt, (long)tb->daemon);
 		kill(tb->daemon, SIGTERM);
 		rc = -1;
 	}
-	for (int i = 0; i < 600 && got == 0; i++) {    /* 30 s */
-		got = waitpid(tb->daemon, &status, WNOHANG);
-		if (got == 0)
-			sleep_ms(50);
-	}
-	if (got == 0) {
-		tool_error("the daemon (pid %ld) still runs 30 s after the unmount; killing it",
-			   (long)tb->daemon);
-		kill(tb->daemon, SIGKILL);
-		waitpid(tb->daemon, &status, 0);
+	if (bench_reap_daemon(tb->daemon, 30, logf, 0) < 0)
 		rc = -1;
-	} else if (got > 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
-		tool_error("the daemon exited badly after the unmount:");
-		show_log(tb);
-		rc = -1;
-	}
 	tb->daemon = 0;
 	return rc;
 }
