@@ -55,20 +55,26 @@ struct sfs_store {
 	struct sfs_fdcache *fdc;   /* the images' descriptors (opts.fd_budget), or NULL */
 };
 
+/* The SFS_IMAGE_* flags the store opens its images with (its options). */
 unsigned sfs_st_image_flags(const struct sfs_store *s);
 
+/* The entry of name, NULL when none; *pos (when pos) where it is or would go. */
 struct entry *sfs_st_find(struct sfs_store *s, const char *name, size_t *pos);
 
+/* Make *arr (*cap elements of elem bytes) hold at least need; 0 or -ENOMEM. */
 int sfs_st_grow_array(void **arr, size_t *cap, size_t need, size_t elem);
 
 /* Put e into the table at its sorted place. */
 int sfs_st_put_in(struct sfs_store *s, const struct entry *e);
 
+/* A new entry for im (refs references) with the sidecar it was loaded from; 0 or -ENOMEM. */
 int sfs_st_insert(struct sfs_store *s, const char *name, struct sfs_image *im, int refs,
 		  const struct sfs_sidecar *declared, const struct file_id *scid);
 
+/* The version of a sidecar file its stat says. */
 struct file_id sfs_st_file_id_of(const struct stat *st);
 
+/* Are a and b the same version of a file? */
 bool sfs_st_same_file_id(const struct file_id *a, const struct file_id *b);
 
 /* Identify the current version of name's sidecar; 0 or -errno. */
@@ -83,12 +89,15 @@ struct entry sfs_st_take_out(struct sfs_store *s, struct entry *e);
 /* Take e out of the table; an image still held open moves to the orphans. */
 void sfs_st_remove_entry(struct sfs_store *s, struct entry *e);
 
+/* Report sidecar name (a file name) again when it next fails. */
 void sfs_st_forget_reported(struct sfs_store *s, const char *name);
 
+/* Is rc the daemon running out of descriptors (-EMFILE, -ENFILE)? */
 bool sfs_st_out_of_fds(int rc);
 
-/* Load image name from its sidecar into the table (store lock held). -ENOENT when undeclared
- * or not served (the reason logged once). */
+/* Load image name from its sidecar into the table (store lock held): 0, or why it cannot be
+ * served, whole (-ENOENT without a sidecar, the -errno of what failed), err saying it (and
+ * logged once per version of the sidecar). */
 int sfs_st_load_locked(struct sfs_store *s, const char *name, struct entry **out, char *err,
 		       size_t errlen);
 
@@ -101,6 +110,7 @@ int sfs_st_load_locked(struct sfs_store *s, const char *name, struct entry **out
  * (valid when false is returned and the fstatat worked). */
 bool sfs_st_prune_if_gone_stat(struct sfs_store *s, struct entry *e, struct stat *bst);
 
+/* sfs_st_prune_if_gone_stat without the stat. */
 bool sfs_st_prune_if_gone(struct sfs_store *s, struct entry *e);
 
 /* Load every sidecar of the store not in the table yet.  The new names are loaded in sorted
@@ -108,6 +118,8 @@ bool sfs_st_prune_if_gone(struct sfs_store *s, struct entry *e);
  * thousands of images moves no entry). */
 int sfs_st_scan_locked(struct sfs_store *s);
 
+/* Take the store lock of dir (flock, non-blocking) and write our holder into it; 0, or
+ * -EBUSY with err naming who holds it, or -errno. */
 int sfs_st_take_lock(struct sfs_store *s, const char *dir, char *err, size_t errlen);
 
 #endif
