@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * escape.c - the ls -b escaping of image names (see escape.h).
+ * escape.c - the ls -b and Prometheus label escaping of image names (see escape.h).
  *
  * One pass over the bytes.  A byte >= 0x80 starts a UTF-8 sequence only if
  * the whole sequence is valid (right continuation bytes, shortest form, no
  * surrogate, at most U+10FFFF); a valid sequence is copied whole unless it
  * encodes a C1 control, anything else is escaped byte by byte in octal.
+ * The Prometheus label escaping (sfs_escape_label) uses the same UTF-8
+ * test and shows the bytes it fails as /xHH.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -120,4 +122,45 @@ int sfs_escape_columns(const char *s, bool utf8)
 		s += n;
 	}
 	return cols;
+}
+
+int sfs_escape_label(const char *name, char *buf, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)name;
+	size_t o = 0;
+
+	if (len == 0)
+		return -ENOSPC;
+	while (*p) {
+		char esc[4];
+		size_t n, k;
+		uint32_t cp;
+
+		n = utf8_seq(p, &cp);
+		if (n == 0) {                     /* not UTF-8: /xHH */
+			esc[0] = '/';
+			esc[1] = 'x';
+			esc[2] = hex[*p >> 4];
+			esc[3] = hex[*p & 15];
+			k = 4;
+			n = 1;
+		} else if (*p == '\\' || *p == '"' || *p == '\n') {
+			esc[0] = '\\';
+			esc[1] = *p == '\n' ? 'n' : (char)*p;
+			k = 2;
+		} else {
+			memcpy(esc, p, n);
+			k = n;
+		}
+		if (o + k + 1 > len) {
+			buf[o] = '\0';
+			return -ENOSPC;
+		}
+		memcpy(buf + o, esc, k);
+		o += k;
+		p += n;
+	}
+	buf[o] = '\0';
+	return 0;
 }

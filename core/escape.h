@@ -40,4 +40,12 @@ int sfs_escape_name(const char *name, bool ascii, char *buf, size_t len);
  * the locale), else one per byte (ASCII). */
 int sfs_escape_columns(const char *s, bool utf8);
 
+/* Escape name as a Prometheus label value (the text between the quotes) into buf (len bytes,
+ * NUL-terminated): a backslash, a double quote and a newline as \\, \" and \n, as the exposition
+ * format requires; each byte that is not part of a valid UTF-8 sequence as "/xHH" (two lower-case
+ * hex digits), which no image name can hold (names have no '/'), so two names never give one
+ * label; everything else as it is.  0, or -ENOSPC when it does not fit (never half an escape).
+ * SFS_ESCAPED_SIZE is always enough. */
+int sfs_escape_label(const char *name, char *buf, size_t len);
+
 #endif

@@ -66,6 +66,7 @@
 #include "clock.h"
 #include "fdio.h"
 #include "image_impl.h"
+#include "model.h"
 #include "units.h"
 
 #define NSTRIPES SFS_IMG_NSTRIPES
@@ -85,6 +86,20 @@ struct sfs_stats *sfs_img_stats_of(struct sfs_image *im)
 		return st;
 	}
 	return nst;
+}
+
+/* A request of class c that arrived at t0 is done on the backing store: hold it until the device
+ * profile's drive would have completed it (no profile: at once), and count the time added. */
+static void model_done(struct sfs_image *im, enum sfs_lat_class c, const struct sfs_model_req *rq, uint64_t t0)
+{
+	struct sfs_stats *st;
+	uint64_t ns;
+
+	if (!im->model)
+		return;
+	ns = sfs_model_complete(im->model, rq, t0);
+	if (ns && (st = sfs_img_stats_of(im)))
+		sfs_stats_model_delay(st, c, ns);
 }
 
 /* The backing file was written: the next flush (or the eviction) must sync it. */
@@ -168,7 +183,7 @@ void sfs_image_need_ranges(struct sfs_image *im)
 static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off, bool caller_holds)
 {
 	struct sfs_geom g = sfs_img_vis_geom(im);
-	uint64_t t0 = im->want_stats ? sfs_now_ns() : 0, first, last, pos;
+	uint64_t t0 = im->want_stats || im->model ? sfs_now_ns() : 0, first, last, pos;
 	struct sfs_stats *st;
 	struct hold r;
 	char *p = buf;
@@ -177,7 +192,7 @@ static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 
 	if (rc < 0) {
 		if ((st = sfs_img_stats_of(im)))
-			sfs_stats_misaligned(st, off, len);
+			sfs_stats_misaligned(st, SFS_OP_READ, off, len);
 		return rc;
 	}
 	if (n == 0)
@@ -209,6 +224,7 @@ static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 	range_unlock(im, &r);
 	if (rc < 0)
 		return rc;
+	model_done(im, SFS_LAT_READ, &(struct sfs_model_req){ .op = SFS_MODEL_READ, .off = off, .len = n }, t0);
 	if ((st = sfs_img_stats_of(im)))
 		sfs_stats_read(st, off, n, sfs_now_ns() - t0);
 	return (ssize_t)n;
@@ -221,7 +237,7 @@ ssize_t sfs_image_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 
 /* First write to block b: zero what [s, e) leaves of it, write, then mark it. */
 static int first_write(struct sfs_image *im, const struct sfs_geom *g, uint64_t b,
-		       const char *data, uint64_t s, uint64_t e, bool *was_first)
+		       const char *data, uint64_t s, uint64_t e, bool *was_first, uint64_t *zeroed)
 {
 	pthread_mutex_t *lk = stripe_of(im, b);
 	uint64_t bs, be;
@@ -245,6 +261,7 @@ static int first_write(struct sfs_image *im, const struct sfs_geom *g, uint64_t 
 	if (rc == 0) {
 		sfs_map_set(im->map, b);
 		*was_first = true;
+		*zeroed += (s - bs) + (be - e);
 	}
 	pthread_mutex_unlock(lk);
 	return rc;
@@ -256,7 +273,8 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	/* a growing image takes writes up to its capacity; another ends where it shows */
 	bool growing = __atomic_load_n(&im->growing, __ATOMIC_ACQUIRE);
 	struct sfs_geom g = growing ? sfs_img_cur_geom(im) : sfs_img_vis_geom(im);
-	uint64_t t0 = im->want_stats ? sfs_now_ns() : 0, first, last, run = off, end = off + len;
+	uint64_t t0 = im->want_stats || im->model ? sfs_now_ns() : 0, first, last, run = off, end = off + len;
+	uint64_t zeroed = 0;
 	struct sfs_stats *st;
 	struct hold r;
 	const char *p = buf;
@@ -266,9 +284,9 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	if (rc < 0) {
 		if ((st = sfs_img_stats_of(im))) {
 			if (rc == -EINVAL)
-				sfs_stats_misaligned(st, off, len);
-			else
-				sfs_stats_out_of_range(st);
+				sfs_stats_misaligned(st, SFS_OP_WRITE, off, len);
+			else if (!growing)   /* growing: past the capacity, the store makes room and writes again */
+				sfs_stats_out_of_range(st, SFS_OP_WRITE, off, len);
 		}
 		return rc;
 	}
@@ -291,7 +309,7 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 		if (bs > run)
 			rc = sfs_img_back_write(im, p + (run - off), bs - run, run);
 		if (rc == 0)
-			rc = first_write(im, &g, b, p + (bs - off), bs, be, &was_first);
+			rc = first_write(im, &g, b, p + (bs - off), bs, be, &was_first, &zeroed);
 		run = be;
 	}
 	if (rc == 0 && run < end)
@@ -301,6 +319,9 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	range_unlock(im, &r);
 	if (rc < 0)
 		return rc;
+	model_done(im, was_first ? SFS_LAT_WRITE_FIRST : SFS_LAT_WRITE_OVERWRITE,
+		   &(struct sfs_model_req){ .op = SFS_MODEL_WRITE, .off = off, .len = len, .zeroed = zeroed,
+					    .offload = im->sc.zero_offload, .pss = g.pss }, t0);
 	if ((st = sfs_img_stats_of(im)))
 		sfs_stats_write(st, off, len, sfs_now_ns() - t0, was_first, sfs_geom_is_rmw(&g, off, len));
 	return (ssize_t)len;
@@ -387,9 +408,9 @@ ssize_t sfs_image_write_any(struct sfs_image *im, const void *buf, size_t len, u
 	if (off > g.size || len > g.size - off) {
 		if ((st = sfs_img_stats_of(im))) {
 			if (sfs_image_growing(im))
-				sfs_stats_misaligned(st, off, len);
+				sfs_stats_misaligned(st, SFS_OP_WRITE, off, len);
 			else
-				sfs_stats_out_of_range(st);
+				sfs_stats_out_of_range(st, SFS_OP_WRITE, off, len);
 		}
 		return sfs_image_growing(im) ? -EINVAL : -ENOSPC;
 	}
@@ -421,7 +442,7 @@ ssize_t sfs_image_write_any(struct sfs_image *im, const void *buf, size_t len, u
 
 int sfs_image_flush(struct sfs_image *im)
 {
-	uint64_t t0 = im->want_stats ? sfs_now_ns() : 0;
+	uint64_t t0 = im->want_stats || im->model ? sfs_now_ns() : 0;
 	struct sfs_stats *st;
 	int rc;
 
@@ -430,6 +451,8 @@ int sfs_image_flush(struct sfs_image *im)
 	rc = sfs_map_flush(im->map, im->fd);
 	if (rc < 0)
 		sfs_img_mark_dirty(im);
+	if (rc == 0)
+		model_done(im, SFS_LAT_FLUSH, &(struct sfs_model_req){ .op = SFS_MODEL_FLUSH }, t0);
 	if (rc == 0 && (st = sfs_img_stats_of(im)))
 		sfs_stats_flush(st, sfs_now_ns() - t0);
 	return rc;
@@ -501,9 +524,10 @@ static int checked_range_op(struct sfs_image *im, uint64_t off, uint64_t len, en
 
 	if ((st = sfs_img_stats_of(im))) {
 		if (rc == -EINVAL)
-			sfs_stats_misaligned(st, off, len);
+			sfs_stats_misaligned(st, op == OP_DISCARD ? SFS_OP_DISCARD : SFS_OP_WRITE_ZEROES, off, len);
 		else if (rc == -ENOSPC)
-			sfs_stats_out_of_range(st);
+			sfs_stats_out_of_range(st, op == OP_DISCARD ? SFS_OP_DISCARD : SFS_OP_WRITE_ZEROES,
+					       off, len);
 		else if (op == OP_DISCARD)
 			sfs_stats_discard(st, len);
 		else

@@ -236,10 +236,15 @@ struct sfs_stats *sfs_image_stats(struct sfs_image *im);
  * SFS_IMAGE_STATS. */
 void sfs_image_stats_snapshot(struct sfs_image *im, struct sfs_stats_snap *snap);
 
+/* The recent refused and read-modify-write I/Os into out, none when the image had no I/O yet
+ * (which allocates nothing).  Precondition: opened with SFS_IMAGE_STATS. */
+void sfs_image_stats_recent(struct sfs_image *im, struct sfs_stats_recent *out);
+
 /* Have the stats been made (the image had I/O, or sfs_image_stats was called)? */
 bool sfs_image_has_stats(const struct sfs_image *im);
 
-/* Fill info for the stats renderers (name, geometry, allocation; no pin needed). */
+/* Fill info for the stats renderers (name, geometry, allocation, profile; no recent lists:
+ * NULL; no pin needed). */
 void sfs_image_stats_info(const struct sfs_image *im, struct sfs_stats_info *info);
 
 /* The image's name (as opened, or as last renamed). */

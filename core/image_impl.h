@@ -62,6 +62,7 @@ struct sfs_image {
 	struct sfs_stats *stats;     /* made at the first I/O (atomic pointer) */
 	bool want_stats;             /* SFS_IMAGE_STATS */
 	uint64_t stats_gen, stats_t0;   /* the generation and start the stats get when made */
+	struct sfs_model *model;     /* the device profile's drive, NULL for none (model.h) */
 	int no_zero_range;           /* backing filesystem lacks ZERO_RANGE (atomic) */
 	size_t zerolen;              /* bytes of the shared zero buffer a zeroing writes at once */
 	int dirty;                   /* backing written since the last flush (atomic) */

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "image_impl.h"
+#include "model.h"
 
 /* ---- identity, stat, attributes ---- */
 
@@ -165,6 +166,18 @@ void sfs_image_stats_snapshot(struct sfs_image *im, struct sfs_stats_snap *snap)
 		sfs_stats_snapshot_empty(im->stats_gen, im->stats_t0, snap);
 }
 
+void sfs_image_stats_recent(struct sfs_image *im, struct sfs_stats_recent *out)
+{
+	struct sfs_stats *st = __atomic_load_n(&im->stats, __ATOMIC_ACQUIRE);
+
+	if (st) {
+		sfs_stats_recent(st, out);
+	} else {
+		out->nrefused = 0;
+		out->nrmw = 0;
+	}
+}
+
 bool sfs_image_has_stats(const struct sfs_image *im)
 {
 	return __atomic_load_n(&im->stats, __ATOMIC_ACQUIRE) != NULL;
@@ -174,11 +187,13 @@ void sfs_image_stats_info(const struct sfs_image *im, struct sfs_stats_info *inf
 {
 	struct sfs_map_info mi;
 
+	memset(info, 0, sizeof(*info));
 	info->name = im->name;
 	info->geom = sfs_img_vis_geom(im);
 	info->prov = im->sc.prov;
 	info->zero_offload = im->sc.zero_offload;
 	info->direct = sfs_image_direct(im);
+	info->profile = im->model ? sfs_model_profile(im->model)->name : NULL;
 	sfs_img_map_state(im, &mi, &info->allocated_blocks, &info->total_blocks);
 	info->zeroing = sfs_image_zeroing(im, &info->zeroing_done, &info->zeroing_total, &info->zeroing_err);
 }

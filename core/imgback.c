@@ -15,13 +15,15 @@
  *
  * A transfer is whole or fails: short reads past the end of the file read
  * as zeros (a backing file shorter than its disk), short writes carry on
- * (fdio.h).
+ * (fdio.h).  The shared zero buffer (sfs_img_zerobuf) is here too.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "bufpool.h"
 #include "fdio.h"
@@ -35,6 +37,24 @@ static int backing_fd(const struct sfs_image *im, size_t len, uint64_t off)
 	if (im->dfd >= 0 && off % im->dio_off == 0 && len % im->dio_off == 0)
 		return im->dfd;
 	return im->fd;
+}
+
+static pthread_once_t zero_once = PTHREAD_ONCE_INIT;
+static void *zerobuf;
+
+static void zerobuf_init(void)
+{
+	/* Anonymous read-only memory: zeros, page-aligned for O_DIRECT, and not resident
+	 * (reads map the kernel's zero page); one for the whole process. */
+	zerobuf = mmap(NULL, SFS_IMG_ZEROBUF_MAX, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (zerobuf == MAP_FAILED)
+		zerobuf = NULL;
+}
+
+void *sfs_img_zerobuf(void)
+{
+	pthread_once(&zero_once, zerobuf_init);
+	return zerobuf;
 }
 
 static bool needs_bounce(const struct sfs_image *im, int fd, const void *buf)
@@ -54,6 +74,8 @@ static int back_io(struct sfs_image *im, bool wr, char *buf, size_t len, uint64_
 	b = sfs_bufpool_get(sfs_bufpool_shared());
 	if (!b)
 		return -ENOMEM;
+	if (im->stats)
+		sfs_stats_bounced(im->stats, len);
 	for (size_t done = 0, n; done < len && rc == 0; done += n) {
 		n = len - done < BOUNCE_LEN ? len - done : BOUNCE_LEN;
 		if (wr) {

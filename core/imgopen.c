@@ -38,11 +38,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "image_impl.h"
+#include "model.h"
 
 /* ---- the resident part ---- */
 
@@ -278,24 +278,6 @@ static void import_extents(struct sfs_image *im, uint64_t file_size)
 	}
 }
 
-static pthread_once_t zero_once = PTHREAD_ONCE_INIT;
-static void *zerobuf;
-
-static void zerobuf_init(void)
-{
-	/* Anonymous read-only memory: zeros, page-aligned for O_DIRECT, and not resident
-	 * (reads map the kernel's zero page); one for the whole process. */
-	zerobuf = mmap(NULL, SFS_IMG_ZEROBUF_MAX, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (zerobuf == MAP_FAILED)
-		zerobuf = NULL;
-}
-
-void *sfs_img_zerobuf(void)
-{
-	pthread_once(&zero_once, zerobuf_init);
-	return zerobuf;
-}
-
 static int image_alloc(const char *name, const struct sfs_sidecar *sc, unsigned flags,
 		       const struct sfs_log *log, struct sfs_image **out)
 {
@@ -328,6 +310,7 @@ static void image_free(struct sfs_image *im)
 	res_drop(im);
 	pthread_mutex_destroy(&im->zero_lk);
 	sfs_stats_free(im->stats);
+	sfs_model_free(im->model);
 	free(im);
 }
 
@@ -465,6 +448,21 @@ static int first_open(struct sfs_image *im, int store_fd, int state_fd, const ch
 	return 0;
 }
 
+/* The drive of the sidecar's profile (a name, or a path from the store). */
+static int model_of(struct sfs_image *im, int store_fd, const char *name, char *err, size_t errlen)
+{
+	struct sfs_profile p;
+	char perr[512];
+	int rc = sfs_profile_load(store_fd, im->sc.profile, &p, perr, sizeof(perr));
+
+	if (rc < 0)
+		return sfs_err(err, errlen, rc, "%s.json: key 'profile': %s", name, perr);
+	rc = sfs_model_new(&p, im->sc.pss, NULL, &im->model);
+	if (rc < 0)
+		return sfs_err(err, errlen, rc, "%s: out of memory", name);
+	return 0;
+}
+
 int sfs_image_open_in(struct sfs_fdcache *fdc, int store_fd, int state_fd, const char *name,
 		      const struct sfs_sidecar *sc, unsigned flags, const struct sfs_log *log,
 		      struct sfs_image **out, char *err, size_t errlen)
@@ -478,6 +476,10 @@ int sfs_image_open_in(struct sfs_fdcache *fdc, int store_fd, int state_fd, const
 	im->store_fd = store_fd;
 	im->state_fd = state_fd;
 	im->fdc = fdc;
+	if (sc->profile[0] && (rc = model_of(im, store_fd, name, err, errlen)) < 0) {
+		image_free(im);
+		return rc;
+	}
 	if (fdc) {
 		sfs_fdslot_init(&im->slot, fdc, res_open, res_close, (flags & SFS_IMAGE_BUFFERED) ? 2 : 3);
 		sfs_fdcache_make_room(fdc, im->slot.want);

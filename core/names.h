@@ -25,6 +25,7 @@
 #define SFS_FILE_NAME_LEN (SFS_NAME_MAX + 16)
 
 #define SFS_STATS_DIR ".stats"            /* MNT/.stats/NAME, NAME.json, metrics */
+#define SFS_STATS_METRICS "metrics"       /* MNT/.stats/metrics: every image, Prometheus text */
 #define SFS_XATTR_PREFIX "user.sectorfs."
 #define SFS_FSTYPE "fuse.sectorfs"
 

@@ -232,6 +232,21 @@ static int key_zero_offload(const struct parse *p, const char *key, const json_t
 	return 0;
 }
 
+static int key_profile(const struct parse *p, const char *key, const json_t *v)
+{
+	const char *s = NULL;
+	int rc;
+
+	if ((rc = get_string(p, key, v, &s)))
+		return rc;
+	if (!s[0] || strlen(s) >= sizeof(p->d->sc.profile) ||
+	    (!p->text && strlen(s) != json_string_length(v)))
+		return bad(p, key, -EINVAL, "expected a profile name or path of 1 to %zu bytes",
+			   sizeof(p->d->sc.profile) - 1);
+	snprintf(p->d->sc.profile, sizeof(p->d->sc.profile), "%s", s);
+	return 0;
+}
+
 /* The sidecar's keys: each read by its handler, from JSON or from an option's text. */
 static const struct key_handler {
 	const char *key;
@@ -245,6 +260,7 @@ static const struct key_handler {
 	{ "provisioning", SFS_HAVE_PROV, key_provisioning },
 	{ "block_size", SFS_HAVE_BLOCK, key_block_size },
 	{ "zero_offload", SFS_HAVE_OFFLOAD, key_zero_offload },
+	{ "profile", SFS_HAVE_PROFILE, key_profile },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -458,6 +474,8 @@ char *sfs_sidecar_dump(const struct sfs_sidecar *sc)
 	bad |= json_object_set_new(o, "provisioning", json_string(prov));
 	bad |= json_object_set_new(o, "block_size", json_integer((json_int_t)sc->block_size));
 	bad |= json_object_set_new(o, "zero_offload", json_boolean(sc->zero_offload));
+	if (sc->profile[0])
+		bad |= json_object_set_new(o, "profile", json_string(sc->profile));
 	if (!bad)
 		text = json_dumps(o, JSON_INDENT(2));
 	json_decref(o);

@@ -3,7 +3,7 @@
  * sidecar.h - the JSON sidecar NAME.json that declares a disk image.
  *
  * Keys (see sectorfs.json(5)): size (required), sector | logical_sector_size
- * + physical_sector_size, provisioning, block_size, zero_offload.  Every
+ * + physical_sector_size, provisioning, block_size, zero_offload, profile.  Every
  * rule of the contract is enforced here, once: unknown keys, wrong types,
  * overflowing sizes, non-powers of two, physical < logical, sizes outside
  * 512..65536, block_size < physical or > 64M, size not a multiple of the
@@ -22,6 +22,8 @@
 
 /* Largest sidecar file read; anything bigger is refused unread. */
 #define SFS_SIDECAR_MAX_BYTES 65536
+/* Longest profile name or path, NUL included. */
+#define SFS_SIDECAR_PROFILE_MAX 256
 
 struct sfs_sidecar {
 	uint64_t size;          /* bytes, multiple of lss */
@@ -30,6 +32,7 @@ struct sfs_sidecar {
 	enum sfs_prov prov;
 	uint64_t block_size;    /* allocation/zeroing unit, >= pss, <= 64M */
 	bool zero_offload;
+	char profile[SFS_SIDECAR_PROFILE_MAX];   /* a device profile's name or path; "" for none */
 };
 
 /* Fill sc with the defaults of the contract (512n, thin, 1M, offload on, size 0). */
@@ -63,6 +66,7 @@ int sfs_sidecar_validate(const struct sfs_sidecar *sc, const char *fname,
 #define SFS_HAVE_PROV 16u
 #define SFS_HAVE_BLOCK 32u
 #define SFS_HAVE_OFFLOAD 64u
+#define SFS_HAVE_PROFILE 128u
 
 struct sfs_sidecar_draft {
 	struct sfs_sidecar sc;

@@ -37,13 +37,19 @@
  * or a single sample) is the max itself.  Only the open-ended last bucket
  * is not bounded; it reports the max too.  Mean and max are exact.
  *
+ * Recent I/Os: two rings (recent.c) beside the shards, one of refused
+ * I/Os and one of read-modify-write writes.  A reset clears them inside
+ * its odd-seq window, and sfs_stats_recent reads them under the same
+ * sequence check as a snapshot, so a list never holds entries from before
+ * a reset together with the generation after it.
+ *
  * Size histogram: bucket 0 is len < 1 KiB, bucket i (1..10) is
  * [512 << i, 512 << (i+1)), bucket 11 is >= 1 MiB.
  *
- * Memory: a shard is one struct sfs_stats_snap (20856 bytes, 2607
- * counters, of which 2572 are latency) rounded to 20864; 8 shards and the
- * clock, generation and seq make 166976 bytes (~163 KiB) per image, in
- * one allocation.
+ * Memory: a shard is one struct sfs_stats_snap (20864 bytes, 2608
+ * counters, of which 2572 are latency); 8 shards, the clock, generation
+ * and seq make 166976 bytes, and the two recent rings (7184 bytes each)
+ * 181344 (~177 KiB) per image, in one allocation.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -74,6 +80,7 @@ struct sfs_stats {
 	_Alignas(CACHE_LINE) uint64_t start_ns;  /* CLOCK_MONOTONIC at creation or reset */
 	uint64_t generation;                      /* taken from next_generation at creation or reset */
 	uint64_t seq;                             /* odd while a reset runs */
+	struct sfs_recent refused, rmw;           /* the last refused and read-modify-write I/Os */
 };
 
 /* The last generation handed out, for the whole process. */
@@ -186,6 +193,8 @@ void sfs_stats_reset(struct sfs_stats *st)
 	for (unsigned s = 0; s < NSHARD; s++)
 		for (size_t i = 0; i < NSLOT; i++)
 			__atomic_store_n(slot(&st->shard[s].c, i), 0, __ATOMIC_RELAXED);
+	sfs_recent_clear(&st->refused);
+	sfs_recent_clear(&st->rmw);
 	__atomic_store_n(&st->generation, next_generation(), __ATOMIC_RELAXED);
 	__atomic_store_n(&st->start_ns, sfs_now_ns(), __ATOMIC_RELAXED);
 	__atomic_store_n(&st->seq, seq + 2, __ATOMIC_RELEASE);
@@ -233,24 +242,28 @@ void sfs_stats_write(struct sfs_stats *st, uint64_t off, uint64_t len, uint64_t 
 	add(&c->writes, 1);
 	add(&c->bytes_written, len);
 	add(first ? &c->first_writes : &c->overwrites, 1);
-	if (rmw)
+	if (rmw) {
 		add(&c->rmw_writes, 1);
+		sfs_recent_add(&st->rmw, SFS_OP_WRITE, off, len, 0);
+	}
 	add(&c->size_hist[sfs_stats_size_bucket(len)], 1);
 	add(&c->align_hist[sfs_geom_align_class(off, len)], 1);
 	record_lat(c, first ? SFS_LAT_WRITE_FIRST : SFS_LAT_WRITE_OVERWRITE, lat_ns);
 }
 
-void sfs_stats_misaligned(struct sfs_stats *st, uint64_t off, uint64_t len)
+void sfs_stats_misaligned(struct sfs_stats *st, enum sfs_io_op op, uint64_t off, uint64_t len)
 {
 	struct sfs_stats_snap *c = my_shard(st);
 
 	add(&c->misaligned_rejected, 1);
 	add(&c->align_hist[sfs_geom_align_class(off, len)], 1);
+	sfs_recent_add(&st->refused, op, off, len, EINVAL);
 }
 
-void sfs_stats_out_of_range(struct sfs_stats *st)
+void sfs_stats_out_of_range(struct sfs_stats *st, enum sfs_io_op op, uint64_t off, uint64_t len)
 {
 	add(&my_shard(st)->out_of_range, 1);
+	sfs_recent_add(&st->refused, op, off, len, ENOSPC);
 }
 
 void sfs_stats_flush(struct sfs_stats *st, uint64_t lat_ns)
@@ -259,6 +272,11 @@ void sfs_stats_flush(struct sfs_stats *st, uint64_t lat_ns)
 
 	add(&c->flushes, 1);
 	record_lat(c, SFS_LAT_FLUSH, lat_ns);
+}
+
+void sfs_stats_model_delay(struct sfs_stats *st, enum sfs_lat_class c, uint64_t ns)
+{
+	add(&my_shard(st)->model_delay_ns[c], ns);
 }
 
 void sfs_stats_discard(struct sfs_stats *st, uint64_t len)
@@ -280,6 +298,11 @@ void sfs_stats_write_zeroes(struct sfs_stats *st, uint64_t len)
 void sfs_stats_zeroed(struct sfs_stats *st, uint64_t bytes)
 {
 	add(&my_shard(st)->zeroed_bytes, bytes);
+}
+
+void sfs_stats_bounced(struct sfs_stats *st, uint64_t bytes)
+{
+	add(&my_shard(st)->bounced_bytes, bytes);
 }
 
 /* One pass over the shards: the sums, and the max of the max fields. */
@@ -321,6 +344,24 @@ void sfs_stats_snapshot(const struct sfs_stats *st, struct sfs_stats_snap *snap)
 	snap->elapsed_ns = sfs_now_ns() - start;
 	snap->reset_generation = gen;
 	sfs_stats_origin(&snap->daemon_start, &snap->daemon_pid);
+}
+
+void sfs_stats_recent(const struct sfs_stats *st, struct sfs_stats_recent *out)
+{
+	uint64_t seq;
+
+	for (;;) {
+		seq = __atomic_load_n(&st->seq, __ATOMIC_ACQUIRE);
+		if (seq & 1) {                  /* a reset is running */
+			sched_yield();
+			continue;
+		}
+		out->nrefused = sfs_recent_list(&st->refused, out->refused);
+		out->nrmw = sfs_recent_list(&st->rmw, out->rmw);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&st->seq, __ATOMIC_RELAXED) == seq)
+			break;
+	}
 }
 
 uint64_t sfs_stats_percentile(const struct sfs_stats_snap *snap, enum sfs_lat_class c, double q)

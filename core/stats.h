@@ -21,6 +21,10 @@
  * snapshot never mixes counters from before a reset with the generation
  * after it, so two snapshots with the same generation and daemon can be
  * subtracted counter by counter without any going negative.
+ *
+ * Besides the counters, each image keeps its last SFS_RECENT_MAX refused
+ * I/Os and its last SFS_RECENT_MAX read-modify-write writes, each with
+ * the process that asked (recent.h); a reset clears them too.
  */
 #ifndef SFS_STATS_H
 #define SFS_STATS_H
@@ -30,6 +34,7 @@
 #include <stdint.h>
 
 #include "geometry.h"
+#include "recent.h"
 
 enum sfs_lat_class {
 	SFS_LAT_READ = 0,
@@ -53,12 +58,14 @@ struct sfs_stats_snap {
 	uint64_t flushes, discards, write_zeroes, discard_bytes, write_zeroes_bytes;
 	uint64_t first_writes, overwrites, zeroed_bytes;
 	uint64_t misaligned_rejected, rmw_writes, out_of_range;
+	uint64_t bounced_bytes;      /* data copied through a bounce buffer for O_DIRECT (debug) */
 	uint64_t size_hist[SFS_SIZE_NBUCKET];        /* reads + writes, accepted I/O */
 	uint64_t align_hist[SFS_ALIGN_NCLASS];       /* every I/O, rejected ones too */
 	struct {
 		uint64_t count, sum_ns, max_ns;
 		uint64_t hist[SFS_LAT_NBUCKET];
 	} lat[SFS_LAT_NCLASS];
+	uint64_t model_delay_ns[SFS_LAT_NCLASS];     /* time the device profile added, per class */
 	uint64_t elapsed_ns;  /* since creation or last reset */
 	uint64_t reset_generation;   /* changes at creation and each reset: unique in this process */
 	uint64_t daemon_start;       /* this process's identity: its start, Unix seconds ... */
@@ -74,6 +81,13 @@ enum sfs_zeroing {
 	SFS_ZEROING_FAILED,    /* ended with an error: resumes at the next open */
 };
 
+/* The last refused and read-modify-write I/Os of an image, newest first (sfs_stats_recent). */
+struct sfs_stats_recent {
+	size_t nrefused, nrmw;
+	struct sfs_recent_io refused[SFS_RECENT_MAX];   /* misaligned (EINVAL) or out of range (ENOSPC) */
+	struct sfs_recent_io rmw[SFS_RECENT_MAX];       /* accepted writes covering a physical sector in part */
+};
+
 /* What the renderers print besides the counters. */
 struct sfs_stats_info {
 	const char *name;
@@ -85,6 +99,9 @@ struct sfs_stats_info {
 	enum sfs_zeroing zeroing;
 	uint64_t zeroing_done, zeroing_total;   /* bytes */
 	int zeroing_err;                        /* -errno when FAILED */
+	const char *profile;                    /* the device profile in force, NULL for none */
+	const char *transport;                  /* how requests reach the daemon, or NULL */
+	const struct sfs_stats_recent *recent;  /* the recent I/O lists, or NULL: shown empty */
 };
 
 /* Allocate zeroed stats; 0 or -ENOMEM. */
@@ -122,18 +139,24 @@ void sfs_stats_origin(uint64_t *start, uint64_t *pid);
 /* Record an accepted read of len bytes at off that took lat_ns. */
 void sfs_stats_read(struct sfs_stats *st, uint64_t off, uint64_t len, uint64_t lat_ns);
 
-/* Record an accepted write; first = touched a never-written block, rmw = partial physical sector. */
+/* Record an accepted write; first = touched a never-written block, rmw = partial physical sector
+ * (an rmw write is also kept in the recent list, with this thread's requester). */
 void sfs_stats_write(struct sfs_stats *st, uint64_t off, uint64_t len, uint64_t lat_ns,
 		     bool first, bool rmw);
 
-/* Record an I/O refused for alignment (counted in misaligned_rejected and the alignment histogram). */
-void sfs_stats_misaligned(struct sfs_stats *st, uint64_t off, uint64_t len);
+/* Record an op refused for alignment with EINVAL (counted in misaligned_rejected and the alignment
+ * histogram, kept in the recent refused list with this thread's requester). */
+void sfs_stats_misaligned(struct sfs_stats *st, enum sfs_io_op op, uint64_t off, uint64_t len);
 
-/* Record an I/O refused for range (past the end). */
-void sfs_stats_out_of_range(struct sfs_stats *st);
+/* Record an op refused for range (past the end) with ENOSPC (counted in out_of_range, kept in the
+ * recent refused list with this thread's requester). */
+void sfs_stats_out_of_range(struct sfs_stats *st, enum sfs_io_op op, uint64_t off, uint64_t len);
 
 /* Record a flush (fsync/fdatasync) that took lat_ns. */
 void sfs_stats_flush(struct sfs_stats *st, uint64_t lat_ns);
+
+/* Add ns to the time the device model held requests of class c back (included in their latency). */
+void sfs_stats_model_delay(struct sfs_stats *st, enum sfs_lat_class c, uint64_t ns);
 
 /* Record a discard of len bytes. */
 void sfs_stats_discard(struct sfs_stats *st, uint64_t len);
@@ -144,9 +167,16 @@ void sfs_stats_write_zeroes(struct sfs_stats *st, uint64_t len);
 /* Add bytes zeroed by lazy zeroing or zero-range to zeroed_bytes. */
 void sfs_stats_zeroed(struct sfs_stats *st, uint64_t bytes);
 
+/* Add bytes of request data copied through a bounce buffer (a buffer O_DIRECT cannot take). */
+void sfs_stats_bounced(struct sfs_stats *st, uint64_t bytes);
+
 /* Sum the shards into snap, with the elapsed time, reset generation and process identity;
  * a snapshot that would overlap a reset is taken again, so it is all before or all after it. */
 void sfs_stats_snapshot(const struct sfs_stats *st, struct sfs_stats_snap *snap);
+
+/* Copy the recent refused and rmw lists into out, newest first; like a snapshot, all from before
+ * or all from after any reset. */
+void sfs_stats_recent(const struct sfs_stats *st, struct sfs_stats_recent *out);
 
 /* Percentile q (0..1) of a latency class from a snapshot, in nanoseconds (0 when empty). */
 uint64_t sfs_stats_percentile(const struct sfs_stats_snap *snap, enum sfs_lat_class c, double q);

@@ -10,12 +10,17 @@
  * whether the workload would run on a 4Kn disk, and, while an
  * eagerzeroedthick image is still being zeroed, how far that has got
  * ("zeroing: 37% (760.0 MiB of 2.0 GiB), in the background").  It stays
- * under 60 lines.
+ * under 60 lines, and then two short tables, newest first, of the last
+ * refused I/Os and the last read-modify-write writes (at most
+ * TEXT_RECENT rows each, with who asked; all of them are in NAME.json).
  *
  * MNT/.stats/NAME.json is for scripts: one compact object ending in a
  * newline, with the keys listed in SPEC.md ("Statistics").  Latencies are
  * microseconds with up to 3 decimals (whole nanoseconds); each latency
  * histogram lists its non-empty buckets as [lower_bound_us, count].
+ * refused_recent and rmw_recent are arrays, newest first, of objects
+ * {time, time_ns, op, offset, length, pid, comm} (refused ones also
+ * {error, reason}); time is ISO 8601 UTC with microseconds.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -31,6 +36,7 @@
 #include "units.h"
 
 #define BAR_WIDTH 40
+#define TEXT_RECENT 5   /* rows of each recent table in the text file */
 
 const char *const sfs_stats_size_labels[SFS_SIZE_NBUCKET] = {
 	"512", "1K", "2K", "4K", "8K", "16K", "32K", "64K", "128K", "256K", "512K", ">=1M",
@@ -151,6 +157,55 @@ static json_t *json_latency(const struct sfs_stats_snap *s, enum sfs_lat_class c
 	return o;
 }
 
+/* The time of a recent entry as "YYYY-MM-DDTHH:MM:SS.uuuuuuZ" (ISO 8601, UTC) in buf. */
+static const char *iso_time(uint64_t ns, char *buf, size_t len)
+{
+	time_t t = (time_t)(ns / 1000000000u);
+	struct tm tm;
+	char sec[24];
+
+	if (!gmtime_r(&t, &tm) || strftime(sec, sizeof(sec), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
+		snprintf(sec, sizeof(sec), "?");
+	snprintf(buf, len, "%s.%06uZ", sec, (unsigned)(ns % 1000000000u / 1000u));
+	return buf;
+}
+
+static const char *err_name(int err)
+{
+	return err == EINVAL ? "EINVAL" : err == ENOSPC ? "ENOSPC" : "?";
+}
+
+static const char *err_reason(int err)
+{
+	return err == EINVAL ? "misaligned" : err == ENOSPC ? "out_of_range" : "?";
+}
+
+/* A recent list as a JSON array, newest first; refused entries carry their error too. */
+static json_t *json_recent(const struct sfs_recent_io *v, size_t n, bool refused)
+{
+	json_t *a = json_array();
+	int err = !a;
+
+	for (size_t i = 0; !err && i < n; i++) {
+		char when[48];
+		json_t *e = json_pack("{s:s, s:I, s:s, s:I, s:I, s:i, s:o}",
+				      "time", iso_time(v[i].time_ns, when, sizeof(when)),
+				      "time_ns", (json_int_t)v[i].time_ns, "op", sfs_io_op_name(v[i].op),
+				      "offset", (json_int_t)v[i].off, "length", (json_int_t)v[i].len,
+				      "pid", (int)v[i].pid, "comm", json_name(v[i].comm));
+
+		if (e && refused)
+			err |= json_object_set_new(e, "error", json_string(err_name(v[i].err))) |
+			       json_object_set_new(e, "reason", json_string(err_reason(v[i].err)));
+		err |= !e || json_array_append_new(a, e);
+	}
+	if (err) {
+		json_decref(a);
+		return NULL;
+	}
+	return a;
+}
+
 /* Close a stream from open_memstream(out, ...): 0, or -ENOMEM (*out freed) if a write failed. */
 static int finish(FILE *f, bool failed, char **out)
 {
@@ -185,6 +240,9 @@ int sfs_stats_render_json(const struct sfs_stats_snap *s, const struct sfs_stats
 	SETU("size", info->geom.size);
 	SET("zero_offload", json_boolean(info->zero_offload));
 	SET("backing_io", json_string(info->direct ? "direct" : "buffered"));
+	SET("profile", info->profile ? json_string(info->profile) : json_null());
+	if (info->transport)
+		SET("transport", json_string(info->transport));
 	SET("elapsed_seconds", json_real((double)s->elapsed_ns / 1e9));
 	SETU("reset_generation", s->reset_generation);
 	SETU("daemon_start", s->daemon_start);
@@ -201,6 +259,7 @@ int sfs_stats_render_json(const struct sfs_stats_snap *s, const struct sfs_stats
 	SETU("first_writes", s->first_writes);
 	SETU("overwrites", s->overwrites);
 	SETU("zeroed_bytes", s->zeroed_bytes);
+	SETU("bounced_bytes", s->bounced_bytes);
 	SETU("misaligned_rejected", s->misaligned_rejected);
 	SETU("out_of_range", s->out_of_range);
 	SETU("rmw_writes", s->rmw_writes);
@@ -212,9 +271,19 @@ int sfs_stats_render_json(const struct sfs_stats_snap *s, const struct sfs_stats
 	SET("size_histogram", json_counts(s->size_hist, sfs_stats_size_labels, SFS_SIZE_NBUCKET));
 	SET("alignment_histogram", json_counts(s->align_hist, sfs_stats_align_labels, SFS_ALIGN_NCLASS));
 	SETU("not_4k_aligned", not_4k_aligned(s));
+	SET("refused_recent", info->recent ? json_recent(info->recent->refused, info->recent->nrefused, true)
+					    : json_array());
+	SET("rmw_recent", info->recent ? json_recent(info->recent->rmw, info->recent->nrmw, false) : json_array());
 	for (unsigned c = 0; c < SFS_LAT_NCLASS; c++)
 		err |= json_object_set_new(lat, sfs_stats_lat_keys[c], json_latency(s, c));
 	SET("latency_us", lat);
+	if (info->profile) {
+		json_t *md = json_object();
+
+		for (unsigned c = 0; md && c < SFS_LAT_NCLASS; c++)
+			err |= json_object_set_new(md, sfs_stats_lat_keys[c], json_real((double)s->model_delay_ns[c] / 1e3));
+		SET("model_delay_us", md ? md : json_null());
+	}
 #undef SETU
 #undef SET
 	if (err) {
@@ -328,6 +397,37 @@ static void text_verdict(FILE *f, const struct sfs_stats_snap *s)
 			bad, total);
 }
 
+/* A recent list as a table of its newest TEXT_RECENT entries. */
+static void text_recent(FILE *f, const char *title, const struct sfs_recent_io *v, size_t n, bool refused)
+{
+	char comm[SFS_ESCAPED_SIZE(SFS_COMM_LEN)], when[48], pid[16];
+
+	if (n == 0) {
+		fprintf(f, "%s: none\n", title);
+		return;
+	}
+	if (n <= TEXT_RECENT)
+		fprintf(f, "%s (%zu, newest first)\n", title, n);
+	else
+		fprintf(f, "%s (newest %d of the %zu kept; all: NAME.json, sectorfs-stat --refused)\n",
+			title, TEXT_RECENT, n);
+	fprintf(f, "  %-15s %-12s %14s %9s %-7s %8s  %s\n", "time (UTC)", "op", "offset", "length",
+		refused ? "error" : "", "pid", "command");
+	for (size_t i = 0; i < n && i < TEXT_RECENT; i++) {
+		if (!v[i].comm[0] || sfs_escape_name(v[i].comm, false, comm, sizeof(comm)) < 0)
+			snprintf(comm, sizeof(comm), "-");
+		/* "YYYY-MM-DDTHH:MM:SS.uuuuuuZ": the time of day, to the microsecond */
+		iso_time(v[i].time_ns, when, sizeof(when));
+		when[26] = '\0';
+		if (v[i].pid > 0)
+			snprintf(pid, sizeof(pid), "%d", (int)v[i].pid);
+		else
+			snprintf(pid, sizeof(pid), "-");
+		fprintf(f, "  %-15s %-12s %14" PRIu64 " %9" PRIu64 " %-7s %8s  %s\n", when + 11,
+			sfs_io_op_name(v[i].op), v[i].off, v[i].len, refused ? err_name(v[i].err) : "", pid, comm);
+	}
+}
+
 /* Unix time t as "YYYY-MM-DD HH:MM:SS UTC" in buf. */
 static const char *utc_time(uint64_t t, char *buf, size_t len)
 {
@@ -364,6 +464,13 @@ int sfs_stats_render_text(const struct sfs_stats_snap *s, const struct sfs_stats
 		prov_name(info->prov), bsize, info->zero_offload ? "on" : "off");
 	fprintf(f, "size          %s (%" PRIu64 " bytes)\n", size, g->size);
 	fprintf(f, "backing I/O   %s\n", info->direct ? "O_DIRECT" : "buffered (page cache)");
+	if (info->profile) {
+		fprintf(f, "profile       %s (requests complete no earlier than it says)\n", info->profile);
+		fprintf(f, "model delay   ");
+		for (unsigned c = 0; c < SFS_LAT_NCLASS; c++)
+			fprintf(f, "%s%s %.0f us", c ? ", " : "", sfs_stats_lat_keys[c], (double)s->model_delay_ns[c] / 1e3);
+		fputc('\n', f);
+	}
 	fprintf(f, "allocation    %" PRIu64 "/%" PRIu64 " blocks (%.1f%%)\n",
 		info->allocated_blocks, info->total_blocks,
 		info->total_blocks ? 100.0 * info->allocated_blocks / info->total_blocks : 0.0);
@@ -399,6 +506,11 @@ int sfs_stats_render_text(const struct sfs_stats_snap *s, const struct sfs_stats
 		       SFS_ALIGN_NCLASS);
 	fputc('\n', f);
 	text_verdict(f, s);
+	fputc('\n', f);
+	text_recent(f, "refused I/Os", info->recent ? info->recent->refused : NULL,
+		    info->recent ? info->recent->nrefused : 0, true);
+	text_recent(f, "read-modify-write writes", info->recent ? info->recent->rmw : NULL,
+		    info->recent ? info->recent->nrmw : 0, false);
 
 	return finish(f, false, out);
 }

@@ -200,6 +200,7 @@ bool sfs_st_sidecar_diff(const struct sfs_sidecar *a, const struct sfs_sidecar *
 	     (unsigned long long)b->block_size);
 	DIFF(a->zero_offload != b->zero_offload, "zero_offload %s -> %s", a->zero_offload ? "true" : "false",
 	     b->zero_offload ? "true" : "false");
+	DIFF(strcmp(a->profile, b->profile), "profile '%s' -> '%s'", a->profile, b->profile);
 #undef DIFF
 	return n > 0;
 }

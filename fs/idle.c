@@ -12,7 +12,7 @@
  * this thread looks at the count of requests read every TICK_MS and, once
  * it has not moved for quiet_ms after it moved, gives it back:
  *
- *   workers' request buffers   sfs_pdw_trim_buffers (pdw.c)
+ *   workers' request buffers   sfs_xport_trim_buffers (xport.c)
  *   free pool buffers          sfs_bufpool_trim (unmapped)
  *   the allocator's free pages malloc_trim(0) (every arena)
  *
@@ -29,7 +29,7 @@
 
 #include "bufpool.h"
 #include "idle.h"
-#include "pdw.h"
+#include "xport.h"
 
 #define TICK_MS 250u
 
@@ -44,7 +44,7 @@ struct sfs_idle {
 static void *idle_thread(void *arg)
 {
 	struct sfs_idle *id = arg;
-	uint64_t last = sfs_pdw_requests();
+	uint64_t last = sfs_xport_requests();
 	unsigned quiet = 0;
 	bool moved = true;           /* the start-up's requests: trim once after them too */
 
@@ -62,7 +62,7 @@ static void *idle_thread(void *arg)
 		pthread_cond_timedwait(&id->cv, &id->mu, &ts);
 		if (id->stop)
 			break;
-		now = sfs_pdw_requests();
+		now = sfs_xport_requests();
 		if (now != last) {
 			last = now;
 			moved = true;
@@ -74,7 +74,7 @@ static void *idle_thread(void *arg)
 			continue;
 		moved = false;
 		pthread_mutex_unlock(&id->mu);
-		sfs_pdw_trim_buffers();
+		sfs_xport_trim_buffers();
 		if (sfs_bufpool_shared())
 			sfs_bufpool_trim(sfs_bufpool_shared());
 		malloc_trim(0);

@@ -7,7 +7,7 @@
 
 struct sfs_idle;
 
-/* Start the thread that watches the requests (sfs_pdw_requests) and, after quiet_ms without
+/* Start the thread that watches the requests (sfs_xport_requests) and, after quiet_ms without
  * any following some, gives memory back: workers' request buffers, the shared buffer pool's
  * free buffers, the allocator's free pages.  0 or -errno. */
 int sfs_idle_start(unsigned quiet_ms, struct sfs_idle **out);

@@ -9,6 +9,8 @@
  *   /.stats/       hidden directory, present unless -o nostats
  *   /.stats/NAME       stats for people; writing "reset" zeroes them
  *   /.stats/NAME.json  the same stats as JSON
+ *   /.stats/metrics    every image's stats, Prometheus text format (it
+ *                      hides the text stats of an image named "metrics")
  *
  * Every open file gets a struct handle in fi->fh.  Image files are opened
  * with direct_io so each read and write reaches the daemon as the
@@ -26,12 +28,13 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "metrics.h"
 #include "names.h"
 #include "ops.h"
-
+#include "xport.h"
 
 /* K_LONG: a name longer than any image may have (ENAMETOOLONG, not ENOENT). */
-enum kind { K_NONE, K_LONG, K_ROOT, K_STATSDIR, K_IMAGE, K_STATS_TEXT, K_STATS_JSON };
+enum kind { K_NONE, K_LONG, K_ROOT, K_STATSDIR, K_IMAGE, K_STATS_TEXT, K_STATS_JSON, K_METRICS };
 
 struct handle {
 	struct handle *prev, *next;   /* in sfs_fs.handles */
@@ -65,6 +68,8 @@ static enum kind classify(const struct sfs_fs *fs, const char *path, char *name,
 		p++;
 		if (strchr(p, '/'))
 			return K_NONE;
+		if (strcmp(p, SFS_STATS_METRICS) == 0)
+			return K_METRICS;
 		n = strlen(p);
 		if (sfs_sidecar_image_len(p)) {
 			n = sfs_sidecar_image_len(p);
@@ -105,17 +110,69 @@ static enum kind kind_of(const char *path, struct fuse_file_info *fi)
 static int render(struct sfs_image *im, enum kind k, char **buf, size_t *len)
 {
 	struct sfs_stats_snap *snap = malloc(sizeof(*snap));
+	struct sfs_stats_recent *recent = malloc(sizeof(*recent));
 	struct sfs_stats_info info;
-	int rc;
+	int rc = -ENOMEM;
 
-	if (!snap)
-		return -ENOMEM;
-	sfs_image_stats_snapshot(im, snap);
-	sfs_image_stats_info(im, &info);
-	rc = k == K_STATS_JSON ? sfs_stats_render_json(snap, &info, buf, len)
-			       : sfs_stats_render_text(snap, &info, buf, len);
+	if (snap && recent) {
+		sfs_image_stats_snapshot(im, snap);
+		sfs_image_stats_recent(im, recent);
+		sfs_image_stats_info(im, &info);
+		info.recent = recent;
+		info.transport = sfs_xport_name();
+		rc = k == K_STATS_JSON ? sfs_stats_render_json(snap, &info, buf, len)
+				       : sfs_stats_render_text(snap, &info, buf, len);
+	}
+	free(recent);
 	free(snap);
 	return rc;
+}
+
+struct metrics_ctx {
+	struct sfs_fs *fs;
+	struct sfs_metrics *m;
+	struct sfs_stats_snap *snap;
+};
+
+/* One image into the collection; an image gone since the listing is left out. */
+static int metrics_one(void *ctx, const char *name)
+{
+	struct metrics_ctx *c = ctx;
+	struct sfs_stats_info info;
+	struct sfs_image *im;
+	int rc = sfs_store_get(c->fs->store, name, &im);
+
+	if (rc == -ENOENT)
+		return 0;
+	if (rc < 0)
+		return rc;
+	sfs_image_stats_snapshot(im, c->snap);   /* an idle image allocates nothing */
+	sfs_image_stats_info(im, &info);
+	rc = sfs_metrics_add(c->m, c->snap, &info);
+	sfs_store_put(c->fs->store, im);
+	return rc;
+}
+
+/* MNT/.stats/metrics: every image's snapshot, rendered by core. */
+static int render_metrics(struct sfs_fs *fs, char **buf, size_t *len)
+{
+	struct metrics_ctx c = { fs, NULL, malloc(sizeof(struct sfs_stats_snap)) };
+	int rc = c.snap ? sfs_metrics_new(&c.m) : -ENOMEM;
+
+	if (rc == 0)
+		rc = sfs_store_list(fs->store, metrics_one, &c);
+	if (rc == 0)
+		rc = sfs_metrics_render(c.m, buf, len);
+	sfs_metrics_free(c.m);
+	free(c.snap);
+	return rc;
+}
+
+/* Name the process behind this request as the requester of the image I/O this thread does
+ * next (the recent refused and read-modify-write lists record it). */
+static void set_requester(void)
+{
+	sfs_requester_set(fuse_get_context()->pid);
 }
 
 /* A stats file, from the stat of its image: the image's owner and times, its own mode, size 0. */
@@ -129,6 +186,18 @@ static void stats_file_stat(enum kind k, struct stat *st)
 	st->st_nlink = 1;
 }
 
+/* The metrics file: the store directory's owner and times, read-only, size 0. */
+static int stat_metrics(struct sfs_fs *fs, struct stat *st)
+{
+	if (fstat(sfs_store_fd(fs->store), st) < 0)
+		return -errno;
+	st->st_mode = S_IFREG | 0444;
+	st->st_size = 0;
+	st->st_blocks = 0;
+	st->st_nlink = 1;
+	return 0;
+}
+
 static int sfs_getattr(const char *path, struct stat *st, struct fuse_file_info *fi)
 {
 	struct sfs_fs *fs = fs_of_ctx();
@@ -139,6 +208,8 @@ static int sfs_getattr(const char *path, struct stat *st, struct fuse_file_info 
 
 	if (h && h->kind == K_IMAGE)
 		return sfs_image_stat(h->im, st);
+	if (h && h->kind == K_METRICS)
+		return stat_metrics(fs, st);
 	if (h) {                        /* a stats file, after ftruncate (no path: nullpath_ok) */
 		rc = sfs_image_stat(h->im, st);
 		if (rc == 0)
@@ -159,6 +230,8 @@ static int sfs_getattr(const char *path, struct stat *st, struct fuse_file_info 
 		return 0;
 	case K_IMAGE:
 		return sfs_store_stat(fs->store, name, st);
+	case K_METRICS:
+		return stat_metrics(fs, st);
 	case K_LONG:
 		return -ENAMETOOLONG;
 	case K_STATS_TEXT:
@@ -175,8 +248,8 @@ static int sfs_getattr(const char *path, struct stat *st, struct fuse_file_info 
 /* A directory is read in pieces, each entry with its offset (the next readdir starts after
  * it), so that readdirplus hands the kernel every name's attributes: libfuse sends them only
  * for entries filled with an offset.  The offsets: 1 ".", 2 "..", 3 ".stats" in the root (when
- * there are stats), then the images in sorted order, one entry each in the root and two
- * (NAME, NAME.json) in .stats. */
+ * there are stats) or "metrics" in .stats, then the images in sorted order, one entry each in
+ * the root and two (NAME, NAME.json) in .stats. */
 struct fill_ctx {
 	struct sfs_fs *fs;
 	void *buf;
@@ -211,9 +284,12 @@ static int fill_one(void *ctx, const char *name)
 			stats_file_stat(K_STATS_TEXT, &st);
 		stp = &st;
 	}
-	if (c->skip_name) {
+	/* in .stats, the metrics file takes the place of an image's text file named so */
+	if (c->skip_name || (c->stats_dir && strcmp(name, SFS_STATS_METRICS) == 0)) {
 		c->skip_name = false;
 		c->next++;
+	} else if (c->stats_dir && strcmp(name, SFS_STATS_METRICS) == 0) {
+		c->next++;              /* in .stats, the metrics file takes the place of NAME */
 	} else if (!fill_at(c, name, stp)) {
 		return 1;
 	}
@@ -236,8 +312,8 @@ static int sfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_
 	enum kind k = (enum kind)fi->fh;
 	struct fill_ctx c = { fs, buf, filler, k == K_STATSDIR, (flags & FUSE_READDIR_PLUS) != 0, false, 0,
 			      false };
-	const char *fixed[3] = { ".", "..", SFS_STATS_DIR };
-	off_t nfixed = k == K_ROOT && fs->stats ? 3 : 2, per = c.stats_dir ? 2 : 1;
+	const char *fixed[3] = { ".", "..", c.stats_dir ? SFS_STATS_METRICS : SFS_STATS_DIR };
+	off_t nfixed = (k == K_ROOT && fs->stats) || c.stats_dir ? 3 : 2, per = c.stats_dir ? 2 : 1;
 	size_t first;
 	int rc;
 
@@ -336,8 +412,20 @@ static int sfs_open(const char *path, struct fuse_file_info *fi)
 		return -EISDIR;
 	if (k == K_NONE || k == K_LONG)
 		return not_found(k);
-	if (k == K_STATS_JSON && (fi->flags & O_ACCMODE) != O_RDONLY)
+	if ((k == K_STATS_JSON || k == K_METRICS) && (fi->flags & O_ACCMODE) != O_RDONLY)
 		return -EACCES;
+	if (k == K_METRICS) {
+		rc = new_handle(fi, k, NULL);
+		if (rc < 0)
+			return rc;
+		h = (struct handle *)(uintptr_t)fi->fh;
+		fi->direct_io = 1;
+		fi->keep_cache = 0;
+		rc = render_metrics(fs, &h->buf, &h->len);
+		if (rc < 0)
+			free_handle(fs, h);
+		return rc;
+	}
 	rc = sfs_store_get(fs->store, name, &im);
 	if (rc < 0)
 		return rc;
@@ -423,9 +511,11 @@ static int sfs_read(const char *path, char *buf, size_t size, off_t off, struct 
 	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
 
 	/* O_DIRECT: the disk's rules; else as a block device's page cache would */
-	if (h->kind == K_IMAGE)
+	if (h->kind == K_IMAGE) {
+		set_requester();
 		return (int)((fi->flags & O_DIRECT) ? sfs_image_read : sfs_image_read_any)(h->im, buf, size,
 											(uint64_t)off);
+	}
 	if (!h->buf)
 		return -EBADF;
 	if ((size_t)off >= h->len)
@@ -452,27 +542,33 @@ static off_t sfs_lseek(const char *path, off_t off, int whence, struct fuse_file
 	return whence == SEEK_DATA ? off : end;
 }
 
-/* Reads land in a page-aligned buffer of their own, which the image's
- * O_DIRECT backing reads fill without a bounce copy; libfuse frees it. */
+/* Reads land in a page-aligned buffer, which the image's O_DIRECT backing
+ * reads fill without a bounce copy: the ring entry's own reply buffer when
+ * the request came through io_uring (the transport's), else one of their
+ * own, which libfuse frees. */
 static int sfs_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size, off_t off,
 			struct fuse_file_info *fi)
 {
 	struct fuse_bufvec *bv = malloc(sizeof(*bv));
-	void *mem = NULL;
+	void *mem = sfs_xport_reply_mem(size);
+	bool lent = mem != NULL;
 	int n;
 
-	if (!bv || posix_memalign(&mem, 4096, size ? size : 1) != 0) {
+	if (!bv || (!lent && posix_memalign(&mem, 4096, size ? size : 1) != 0)) {
 		free(bv);
 		return -ENOMEM;
 	}
 	n = sfs_read(path, mem, size, off, fi);
 	if (n < 0) {
-		free(mem);
+		if (!lent)
+			free(mem);
 		free(bv);
 		return n;
 	}
 	*bv = (struct fuse_bufvec)FUSE_BUFVEC_INIT((size_t)n);
 	bv->buf[0].mem = mem;
+	if (lent)
+		sfs_xport_lend(bv);
 	*bufp = bv;
 	return 0;
 }
@@ -493,7 +589,10 @@ static int sfs_write(const char *path, const char *buf, size_t size, off_t off,
 
 	if (h->kind == K_IMAGE) {
 		bool direct = fi->flags & O_DIRECT;
-		ssize_t rc = h->creator ? sfs_store_write_growing(fs_of_ctx()->store, h->im, buf, size,
+		ssize_t rc;
+
+		set_requester();
+		rc = h->creator ? sfs_store_write_growing(fs_of_ctx()->store, h->im, buf, size,
 								  (uint64_t)off, direct)
 			   : (direct ? sfs_image_write : sfs_image_write_any)(h->im, buf, size, (uint64_t)off);
 
@@ -529,6 +628,7 @@ static int sfs_fallocate(const char *path, int mode, off_t off, off_t len, struc
 		return -EOPNOTSUPP;
 	if (off < 0 || len <= 0)
 		return -EINVAL;
+	set_requester();
 	if (mode == (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE))
 		return sfs_image_discard(h->im, (uint64_t)off, (uint64_t)len);
 	if (mode == FALLOC_FL_ZERO_RANGE || mode == (FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE))
@@ -600,6 +700,7 @@ static int sfs_truncate(const char *path, off_t size, struct fuse_file_info *fi)
 	case K_STATS_TEXT:
 		return size == 0 ? 0 : -EPERM;   /* "echo reset >" may truncate first */
 	case K_STATS_JSON:
+	case K_METRICS:
 		return -EACCES;                  /* read-only, as its mode says */
 	default:
 		break;
@@ -850,6 +951,11 @@ static void *sfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 		conn->want = (conn->want | FUSE_CAP_READDIRPLUS) & ~FUSE_CAP_READDIRPLUS_AUTO;
 	if (conn->max_write < (1u << 20))
 		conn->max_write = 1u << 20;
+	/* async direct I/O travels as background requests: as many as there are workers */
+	if (fs->max_background) {
+		conn->max_background = fs->max_background;
+		conn->congestion_threshold = fs->max_background * 3 / 4;
+	}
 	if (fs->serving && fs->serving(fs->serving_ctx) < 0)
 		fuse_exit(ctx->fuse);
 	return fs;

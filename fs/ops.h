@@ -23,6 +23,9 @@ struct sfs_fs {
 	 * first request (the mount serves); < 0 ends the loop */
 	int (*serving)(void *ctx);
 	void *serving_ctx;
+	/* asynchronous requests the kernel may have in flight (max_background;
+	 * congestion at 3/4 of it); 0 leaves the kernel's default of 12 */
+	unsigned max_background;
 };
 
 /* Free the handles of files still open when the mount went away (no release comes for them). */

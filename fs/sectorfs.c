@@ -44,9 +44,10 @@
 #include "bufpool.h"
 #include "daemon.h"
 #include "idle.h"
+#include "model.h"
 #include "mountpoint.h"
 #include "ops.h"
-#include "pdw.h"
+#include "xport.h"
 #include "units.h"
 
 struct options {
@@ -54,7 +55,10 @@ struct options {
 	char *sector;
 	char *provisioning;
 	char *block_size;
+	char *profile;
 	char *pidfile;
+	char *io_uring;
+	unsigned max_background;
 	char *max_open;
 	int nostats;
 	int buffered;
@@ -70,7 +74,10 @@ static const struct fuse_opt option_spec[] = {
 	OPT("sector=%s", sector),
 	OPT("provisioning=%s", provisioning),
 	OPT("block_size=%s", block_size),
+	OPT("profile=%s", profile),
 	OPT("pidfile=%s", pidfile),
+	OPT("max_background=%u", max_background),
+	OPT("io_uring=%s", io_uring),
 	OPT("max_open=%s", max_open),
 	OPT("nostats", nostats),
 	OPT("buffered", buffered),
@@ -96,6 +103,10 @@ static void usage(const char *prog)
 	       "    -o provisioning=MODE    thin, zeroedthick or eagerzeroedthick for new images (thin)\n"
 	       "    -o block_size=SIZE      allocation unit of new images, e.g. 64K, 1M (1M)\n"
 	       "    -o no_zero_offload      new images zero by writing, not FALLOC_FL_ZERO_RANGE\n"
+	       "    -o profile=NAME|PATH    device timing profile of new images: a shipped one\n"
+	       "                            (sata-ssd, nvme-slow-small-writes, hdd-7200, ram)\n"
+	       "                            or a profile JSON; requests complete no earlier\n"
+	       "                            than that drive would complete them\n"
 	       "    -o nostats              keep no statistics (no .stats directory)\n"
 	       "    -o buffered             buffered I/O on the backing files (the host page\n"
 	       "                            cache as a large volatile write cache) instead of\n"
@@ -108,13 +119,22 @@ static void usage(const char *prog)
 	       "                            others are closed until used; default: as many as\n"
 	       "                            the descriptor limit allows, at most 4096)\n"
 	       "    -o max_threads=N        at most N worker threads (sectorfs default: 64)\n"
+	       "    -o max_background=N     asynchronous requests the kernel may have in flight\n"
+	       "                            (default: the number of worker threads, at least 12)\n"
+	       "    -o io_uring=auto|on|off requests through FUSE over io_uring (Linux 6.14+,\n"
+	       "                            fuse.enable_uring=Y): auto where the kernel offers it,\n"
+	       "                            on or fail, off for /dev/fuse only (default: auto)\n"
+	       "    -o max_idle_threads=N   keep at most N idle worker threads, the others exit\n"
+	       "                            (sectorfs default: 10)\n"
 	       "    -o nodefault_permissions  turn off the kernel's permission checks, which\n"
 	       "                            sectorfs turns on by default (default_permissions)\n"
 	       "    -h, --help              this help, then the FUSE options\n"
 	       "    -V, --version           print the version\n"
 	       "\n"
-	       "Statistics: MOUNTPOINT/.stats/NAME (text, write \"reset\" to zero) and\n"
-	       "MOUNTPOINT/.stats/NAME.json.  See sectorfs(1) and sectorfs.json(5).\n"
+	       "Statistics: MOUNTPOINT/.stats/NAME (text, write \"reset\" to zero),\n"
+	       "MOUNTPOINT/.stats/NAME.json, and every image's in the Prometheus text format\n"
+	       "in MOUNTPOINT/.stats/metrics.  As a systemd service: sectorfs@INSTANCE, with\n"
+	       "/etc/sectorfs/INSTANCE.conf.  See sectorfs(1) and sectorfs.json(5).\n"
 	       "\n", prog);
 	fuse_cmdline_help();
 	fuse_lib_help(&(struct fuse_args)FUSE_ARGS_INIT(0, NULL));
@@ -148,10 +168,24 @@ static int parse_defaults(const struct options *o, struct sfs_sidecar *d)
 			return -EINVAL;
 		}
 	}
+	if (o->profile) {
+		struct sfs_profile p;
+
+		if (strlen(o->profile) >= sizeof(d->profile)) {
+			fprintf(stderr, "sectorfs: -o profile=%s: too long\n", o->profile);
+			return -EINVAL;
+		}
+		if (sfs_profile_load(AT_FDCWD, o->profile, &p, err, sizeof(err)) < 0) {
+			fprintf(stderr, "sectorfs: -o profile=%s: %s\n", o->profile, err);
+			return -EINVAL;
+		}
+	}
 	if (sfs_sidecar_draft_done(&dr, false, "-o", d, err, sizeof(err)) < 0) {
 		fprintf(stderr, "sectorfs: %s\n", err);
 		return -EINVAL;
 	}
+	if (o->profile)
+		snprintf(d->profile, sizeof(d->profile), "%s", o->profile);
 	return 0;
 }
 
@@ -213,11 +247,11 @@ static int write_pidfile(const char *path)
  * map's bitmap and its locks in memory too. */
 #define FD_BUDGET_MAX (3u * 4096u)
 
-/* Raise the soft RLIMIT_NOFILE to the hard limit; what is left for images after the reserve
- * (at least 3: one image at a time), the limit in *limit. */
-static unsigned fd_budget(bool clone_fd, unsigned max_threads, unsigned long *limit)
+/* Raise the soft RLIMIT_NOFILE to the hard limit; what is left for images after the reserve and
+ * the transport's own (at least 3: one image at a time), the limit in *limit. */
+static unsigned fd_budget(unsigned transport_fds, unsigned long *limit)
 {
-	unsigned reserve = FD_RESERVE + (clone_fd ? max_threads : 0);
+	unsigned reserve = FD_RESERVE + transport_fds;
 	struct rlimit rl;
 	unsigned long lim;
 	unsigned budget;
@@ -244,6 +278,12 @@ static unsigned fd_budget(bool clone_fd, unsigned max_threads, unsigned long *li
 #define ARENA_MAX 4
 /* Memory taken by a burst of I/O is given back once no request came for this long. */
 #define QUIET_MS 2000u
+/* Idle worker threads kept (libfuse's own default keeps every one it started).  Each worker
+ * keeps glibc's per-thread cache of small chunks, which pins arena pages between the freed
+ * page-aligned read replies where malloc_trim cannot reach them: 30 workers kept after a
+ * load held 9-10 MiB that way, 10 kept 3 MiB, at the same IOPS.  A worker that exits
+ * gives back its cache, its stack and its request buffer. */
+#define IDLE_THREADS 10u
 
 /* What on_serving reports on. */
 struct start {
@@ -296,7 +336,7 @@ int main(int argc, char *argv[])
 	struct options o = { 0 };
 	struct fuse_cmdline_opts copts = { 0 };
 	struct sfs_store_opts sopts = { 0 };
-	struct fuse_loop_config *lcfg = NULL;
+	struct sfs_xport_opts xopts = { 0 };
 	struct sfs_store *store = NULL;
 	struct fuse *fuse = NULL;
 	struct sfs_fs fs = { 0 };
@@ -305,7 +345,7 @@ int main(int argc, char *argv[])
 	struct start start = { &daemon, NULL, NULL, NULL, 0 };
 	char err[1024], holder[4200], fsname[4200];
 	int rc = 1, max_threads_given = 0, parent_status;
-	unsigned max_threads;
+	unsigned threads;
 	unsigned long max_open = 0;
 
 	/* Read replies (page-aligned, up to 1 MiB, one per request: libfuse frees them) and
@@ -339,8 +379,21 @@ int main(int argc, char *argv[])
 		fprintf(stderr, "usage: %s [options] STORE MOUNTPOINT  (see --help)\n", argv[0]);
 		goto out_args;
 	}
+	/* a path names the same file from the store, where sidecars' paths start */
+	if (o.profile && strchr(o.profile, '/') && absolute_path(&o.profile) < 0)
+		goto out_args;
 	if (parse_defaults(&o, &sopts.defaults) < 0)
 		goto out_args;
+	if (!o.io_uring || strcmp(o.io_uring, "auto") == 0) {
+		xopts.uring = SFS_URING_AUTO;
+	} else if (strcmp(o.io_uring, "on") == 0) {
+		xopts.uring = SFS_URING_ON;
+	} else if (strcmp(o.io_uring, "off") == 0) {
+		xopts.uring = SFS_URING_OFF;
+	} else {
+		fprintf(stderr, "sectorfs: -o io_uring=%s: expected auto, on or off\n", o.io_uring);
+		goto out_args;
+	}
 	if (o.max_open) {
 		char *end;
 
@@ -379,13 +432,15 @@ int main(int argc, char *argv[])
 		goto out_daemon;
 	}
 
-	max_threads = max_threads_given ? copts.max_threads : 64;
-	sopts.fd_budget = fd_budget(copts.clone_fd, max_threads, &start.fd_limit);
+	threads = copts.singlethread ? 1 : max_threads_given ? copts.max_threads : 64;
+	/* a ring of its own for each io_uring worker, and the eventfd that stops them */
+	sopts.fd_budget = fd_budget((copts.clone_fd ? threads : 0) + (xopts.uring != SFS_URING_OFF ? threads + 1 : 0),
+				    &start.fd_limit);
 	if (max_open && max_open * (o.buffered ? 2 : 3) < sopts.fd_budget)
 		sopts.fd_budget = (unsigned)(max_open * (o.buffered ? 2 : 3));
 	/* a worker holds at most one bounce or read-modify-write buffer at a time */
 	if (sfs_bufpool_shared())
-		sfs_bufpool_set_keep(sfs_bufpool_shared(), max_threads);
+		sfs_bufpool_set_keep(sfs_bufpool_shared(), threads);
 	sopts.stats = !o.nostats;
 	sopts.buffered = o.buffered;
 	/* a new eagerzeroedthick image must not hold up the mount or the rest of the store */
@@ -407,6 +462,11 @@ int main(int argc, char *argv[])
 	start.mountpoint = copts.mountpoint;
 	fs.serving_ctx = &start;
 	pthread_mutex_init(&fs.lock, NULL);
+	/* Each worker can have one backing I/O in flight: let the kernel send
+	 * that many asynchronous (background) requests, not its default 12. */
+	fs.max_background = o.max_background ? o.max_background : threads < 12 ? 12 : threads;
+	if (fs.max_background > 65535)
+		fs.max_background = 65535;
 
 	/* Rebuild the FUSE arguments: the defaults first, so the user's win. */
 	snprintf(fsname, sizeof(fsname), "-ofsname=sectorfs:%s,subtype=sectorfs", o.store);
@@ -418,10 +478,16 @@ int main(int argc, char *argv[])
 		goto out_store;
 	if (fuse_mount(fuse, copts.mountpoint) != 0)
 		goto out_fuse;
-	/* Writes to different blocks of one disk must not queue behind each other. */
-	if (sfs_pdw_install(fuse_get_session(fuse)) < 0)
-		sfs_logf(&sopts.log, SFS_LOG_WARN, "cannot ask for parallel direct writes; "
-			 "writes to one disk will be serialised by the kernel");
+	/* Our own loop: page-aligned write data, parallel direct writes (xport.c). */
+	xopts.max_threads = threads;
+	xopts.max_idle = copts.max_idle_threads != UINT_MAX ? copts.max_idle_threads : IDLE_THREADS;
+	xopts.max_background = fs.max_background;
+	xopts.log = &sopts.log;
+	if ((rc = sfs_xport_install(fuse_get_session(fuse), &xopts)) < 0) {
+		sfs_logf(&sopts.log, SFS_LOG_ERR, "cannot take over the session's I/O: %s", strerror(-rc));
+		rc = 1;
+		goto out_unmount;
+	}
 	/* A daemon started in the background by a script inherits SIGINT ignored,
 	 * and libfuse only takes over signals left at their default. */
 	signal(SIGINT, SIG_DFL);
@@ -438,18 +504,9 @@ int main(int argc, char *argv[])
 		sfs_logf(&sopts.log, SFS_LOG_WARN, "cannot start the thread that gives memory back when the "
 			 "mount is quiet");
 	/* the loop's init calls on_serving: the daemon is ready */
-	if (copts.singlethread) {
-		rc = fuse_loop(fuse);
-	} else {
-		lcfg = fuse_loop_cfg_create();
-		fuse_loop_cfg_set_clone_fd(lcfg, copts.clone_fd);
-		fuse_loop_cfg_set_max_threads(lcfg, max_threads);
-		if (copts.max_idle_threads != UINT_MAX)
-			fuse_loop_cfg_set_idle_threads(lcfg, copts.max_idle_threads);
-		rc = fuse_loop_mt(fuse, lcfg);
-		fuse_loop_cfg_destroy(lcfg);
-	}
-	/* a signal ends the loop with the signal number: a clean, asked-for exit */
+	rc = sfs_xport_loop(fuse);
+	if (rc < 0)
+		sfs_logf(&sopts.log, SFS_LOG_ERR, "the loop ended on an error: %s", strerror(-rc));
 	rc = rc < 0 ? 1 : 0;
 	if (!sfs_daemon_is_ready(&daemon)) {
 		sfs_logf(&sopts.log, SFS_LOG_ERR, "the mount ended before it was ready");
@@ -480,7 +537,9 @@ out_args:
 	free(o.sector);
 	free(o.provisioning);
 	free(o.block_size);
+	free(o.profile);
 	free(o.pidfile);
+	free(o.io_uring);
 	free(o.max_open);
 	return rc;
 }

@@ -21,6 +21,8 @@
  * Names are printed as ls -b prints them (core/escape.h; UTF-8 kept only in
  * a UTF-8 locale), in a column as wide as the longest, counted in terminal
  * columns; --json rows name an image as its NAME.json does.
+ * With --refused it prints instead, per image, the daemon's lists of the
+ * last refused I/Os and the last read-modify-write writes (stat_refused.c).
  * Exit: 0 (also on SIGINT/SIGTERM), 1 on errors, 2 on usage errors or when
  * MNT is not a sectorfs mount with statistics.
  */
@@ -51,13 +53,9 @@
 #endif
 #include "escape.h"
 #include "names.h"
+#include "stat.h"
 #include "stats.h"
 
-#ifndef PACKAGE_VERSION
-#define PACKAGE_VERSION "unknown"
-#endif
-
-#define PROG "sectorfs-stat"
 
 /* One image's snapshot, as parsed from NAME.json. */
 struct image {
@@ -80,11 +78,11 @@ struct row {
 };
 
 static volatile sig_atomic_t stop_flag;
-static const char *mnt;
-static bool opt_json, tty, utf8;
+const char *stat_mnt;
+bool stat_json, stat_utf8;
+static bool tty;
 
-static void die(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
-static void die(int rc, const char *fmt, ...)
+void stat_die(int rc, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -105,7 +103,7 @@ static void mount_type(const char *path, char *type, size_t len)
 	struct mntent *m;
 
 	if (!f)
-		die(1, "cannot read /proc/self/mounts: %s", strerror(errno));
+		stat_die(1, "cannot read /proc/self/mounts: %s", strerror(errno));
 	*type = '\0';
 	while ((m = getmntent(f)))      /* a later line mounts over an earlier one */
 		if (strcmp(m->mnt_dir, path) == 0)
@@ -113,32 +111,32 @@ static void mount_type(const char *path, char *type, size_t len)
 	endmntent(f);
 }
 
-/* Exit 2 with a clear message unless mnt is a sectorfs mount with statistics. */
+/* Exit 2 with a clear message unless stat_mnt is a sectorfs mount with statistics. */
 static void check_mount(void)
 {
 	char real[PATH_MAX], type[64], stats[PATH_MAX + 8];
 	struct stat st;
 
-	if (!realpath(mnt, real))
-		die(2, "%s: %s", mnt, strerror(errno));
+	if (!realpath(stat_mnt, real))
+		stat_die(2, "%s: %s", stat_mnt, strerror(errno));
 	mount_type(real, type, sizeof(type));
 	if (!*type)
-		die(2, "%s is not a sectorfs mount (not a mount point)", mnt);
+		stat_die(2, "%s is not a sectorfs mount (not a mount point)", stat_mnt);
 	if (strcmp(type, SFS_FSTYPE) != 0)
-		die(2, "%s is not a sectorfs mount (mount type %s, not " SFS_FSTYPE ")", mnt, type);
+		stat_die(2, "%s is not a sectorfs mount (mount type %s, not " SFS_FSTYPE ")", stat_mnt, type);
 	snprintf(stats, sizeof(stats), "%s/.stats", real);
 	if (stat(stats, &st) == 0)
 		return;
 	if (errno == ENOENT)
-		die(2, "%s is a sectorfs mount without statistics: it was mounted with -o nostats", mnt);
-	die(2, "%s: %s", stats, strerror(errno));
+		stat_die(2, "%s is a sectorfs mount without statistics: it was mounted with -o nostats", stat_mnt);
+	stat_die(2, "%s: %s", stats, strerror(errno));
 }
 
 /* ---- reading the stats files ---- */
 
 /* Read the whole of fd (its length in *lenp) in large reads: each read of a stats file is a
  * round trip to the daemon, queued behind the I/O it serves. */
-static const char *read_all(int fd, const char *path, size_t *lenp)
+const char *stat_read_all(int fd, const char *path, size_t *lenp)
 {
 	static char *buf;
 	static size_t cap;
@@ -149,13 +147,13 @@ static const char *read_all(int fd, const char *path, size_t *lenp)
 		if (cap - len < 65536) {
 			cap = cap ? 2 * cap : 65536;
 			if (!(buf = realloc(buf, cap)))
-				die(1, "out of memory");
+				stat_die(1, "out of memory");
 		}
 		n = read(fd, buf + len, cap - len);
 		if (n == 0)
 			break;
 		if (n < 0 && errno != EINTR)
-			die(1, "%s: %s", path, strerror(errno));
+			stat_die(1, "%s: %s", path, strerror(errno));
 		if (n > 0)
 			len += (size_t)n;
 	}
@@ -172,23 +170,23 @@ static bool load_image(const char *name, struct image *im)
 	size_t len;
 	int fd, rc;
 
-	snprintf(path, sizeof(path), "%s/" SFS_STATS_DIR "/%s" SFS_SIDECAR_SUFFIX, mnt, name);
+	snprintf(path, sizeof(path), "%s/" SFS_STATS_DIR "/%s" SFS_SIDECAR_SUFFIX, stat_mnt, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT)
 		return false;
 	if (fd < 0)
-		die(1, "%s: %s", path, strerror(errno));
-	text = read_all(fd, path, &len);
+		stat_die(1, "%s: %s", path, strerror(errno));
+	text = stat_read_all(fd, path, &len);
 	close(fd);
 	rc = sfs_stats_parse_json(text, len, &p, err, sizeof(err));
 	if (rc == -EPROTO)
-		die(1, "%s: no reset_generation: the daemon is older than " PROG " " PACKAGE_VERSION, path);
+		stat_die(1, "%s: no reset_generation: the daemon is older than " PROG " " PACKAGE_VERSION, path);
 	if (rc < 0)
-		die(1, "%s: %s", path, err);
+		stat_die(1, "%s: %s", path, err);
 	memset(im, 0, sizeof(*im));
 	snprintf(im->name, sizeof(im->name), "%s", name);
-	sfs_escape_name(name, !utf8, im->shown, sizeof(im->shown));
-	im->cols = sfs_escape_columns(im->shown, utf8);
+	sfs_escape_name(name, !stat_utf8, im->shown, sizeof(im->shown));
+	im->cols = sfs_escape_columns(im->shown, stat_utf8);
 	snprintf(im->json_name, sizeof(im->json_name), "%.*s", (int)sizeof(im->json_name) - 1, p.name);
 	im->alloc = p.allocated_blocks;
 	im->total = p.total_blocks;
@@ -213,7 +211,7 @@ static const struct image *find(const struct list *l, const char *name)
 }
 
 /* The image names of a "NAME.json" entry of .stats, if it is one we want. */
-static bool wanted(const char *entry, char *name, char **names, int nnames)
+bool stat_wanted(const char *entry, char *name, char **names, int nnames)
 {
 	size_t len = sfs_sidecar_image_len(entry);
 
@@ -233,21 +231,21 @@ static void load_all(struct list *l, char **names, int nnames)
 	struct dirent *d;
 	DIR *dir;
 
-	snprintf(path, sizeof(path), "%s/.stats", mnt);
+	snprintf(path, sizeof(path), "%s/.stats", stat_mnt);
 	if (!(dir = opendir(path)))
-		die(1, "%s: %s", path, strerror(errno));
+		stat_die(1, "%s: %s", path, strerror(errno));
 	for (l->n = 0; (errno = 0, d = readdir(dir));) {
-		if (!wanted(d->d_name, name, names, nnames))
+		if (!stat_wanted(d->d_name, name, names, nnames))
 			continue;
 		if (l->n == l->cap) {
 			l->cap = l->cap ? 2 * l->cap : 8;
 			if (!(l->v = realloc(l->v, l->cap * sizeof(*l->v))))
-				die(1, "out of memory");
+				stat_die(1, "out of memory");
 		}
 		l->n += load_image(name, &l->v[l->n]);
 	}
 	if (errno)
-		die(1, "%s: %s", path, strerror(errno));
+		stat_die(1, "%s: %s", path, strerror(errno));
 	closedir(dir);
 	qsort(l->v, l->n, sizeof(*l->v), by_name);
 }
@@ -431,34 +429,34 @@ static void report(const struct list *prev, const struct list *cur, unsigned seq
 	for (size_t i = 0; i < cur->n; i++)
 		if (cur->v[i].cols > w)
 			w = cur->v[i].cols;
-	if (!opt_json)
+	if (!stat_json)
 		text_header(w, prev ? interval : 0);
 	for (size_t i = 0; i < cur->n; i++) {
 		bool diffed = delta(find(prev, cur->v[i].name), &cur->v[i], &d);
 
 		make_row(&cur->v[i], &d, &r);
-		if (opt_json) {
+		if (stat_json) {
 			json_t *row = json_row(&cur->v[i], &d, &r);
 
 			if (!row || json_source(row, &cur->v[i], diffed) < 0 ||
 			    json_array_append_new(rows, row) < 0)
-				die(1, "cannot format the JSON report");
+				stat_die(1, "cannot format the JSON report");
 		} else {
 			text_row(w, &cur->v[i], &d, &r);
 		}
 	}
-	if (opt_json) {
+	if (stat_json) {
 		o = json_pack("{s:I, s:s, s:I, s:o}", "report", (json_int_t)seq,
 			      "kind", prev ? "interval" : "total", "time", (json_int_t)time(NULL), "images", rows);
 		if (!o || json_dumpf(o, stdout, JSON_COMPACT | JSON_REAL_PRECISION(10)) < 0)
-			die(1, "cannot format the JSON report");
+			stat_die(1, "cannot format the JSON report");
 		json_decref(o);
 	} else {
 		json_decref(rows);
 	}
 	putchar('\n');
 	if (fflush(stdout) != 0 || ferror(stdout))
-		die(1, "writing the report: %s", strerror(errno));
+		stat_die(1, "writing the report: %s", strerror(errno));
 }
 
 /* ---- command line and the main loop ---- */
@@ -485,7 +483,7 @@ static void sleep_until(const struct timespec *t)
 
 	while (!stop_flag && (rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, t, NULL)) != 0)
 		if (rc != EINTR)
-			die(1, "clock_nanosleep: %s", strerror(rc));
+			stat_die(1, "clock_nanosleep: %s", strerror(rc));
 }
 
 static void add_seconds(struct timespec *t, double secs)
@@ -499,9 +497,13 @@ static void add_seconds(struct timespec *t, double secs)
 static void usage(FILE *f)
 {
 	fputs("usage: " PROG " MNT [NAME...] [-i SECONDS] [-c COUNT] [--json]\n"
+	      "       " PROG " --refused MNT [NAME...] [--json]\n"
 	      "\n"
 	      "An iostat-like view of the statistics of a sectorfs mount (MNT/.stats).\n"
 	      "\n"
+	      "  -r, --refused           instead, each image's last refused I/Os (misaligned,\n"
+	      "                          out of range) and last read-modify-write writes,\n"
+	      "                          newest first, with the process that issued them\n"
 	      "  -i, --interval SECONDS  report every SECONDS (fractions allowed): first the\n"
 	      "                          totals since mount or reset, then each interval, as\n"
 	      "                          the difference of the daemon's own snapshots (an\n"
@@ -522,7 +524,7 @@ static double parse_positive(char opt, const char *s, bool integer)
 	errno = 0;
 	v = integer ? (double)strtol(s, &end, 10) : strtod(s, &end);
 	if (errno || end == s || *end || !(v > 0) || v > 1e9)
-		die(2, "-%c %s: expected a positive %s", opt, s, integer ? "integer" : "number of seconds");
+		stat_die(2, "-%c %s: expected a positive %s", opt, s, integer ? "integer" : "number of seconds");
 	return v;
 }
 
@@ -530,19 +532,22 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "interval", required_argument, NULL, 'i' }, { "count", required_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'j' }, { "refused", no_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
 	};
 	struct list a = { 0 }, b = { 0 }, *prev = &a, *cur = &b, *tmp;
 	double interval = 0, count = 0;
+	bool refused = false;
 	struct timespec next;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "i:c:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:c:rhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i': interval = parse_positive('i', optarg, false); break;
 		case 'c': count = parse_positive('c', optarg, true); break;
-		case 'j': opt_json = true; break;
+		case 'j': stat_json = true; break;
+		case 'r': refused = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': puts(PROG " " PACKAGE_VERSION); return 0;
 		default: usage(stderr); return 2;
@@ -553,18 +558,22 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (count > 0 && interval == 0)
-		die(2, "-c needs -i");
-	mnt = argv[optind++];
+		stat_die(2, "-c needs -i");
+	if (refused && interval > 0)
+		stat_die(2, "--refused shows the lists once: no -i or -c");
+	stat_mnt = argv[optind++];
 	tty = isatty(STDOUT_FILENO);
 	setlocale(LC_CTYPE, "");           /* for the widths of names only; numbers stay in C */
-	utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+	stat_utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
 	check_mount();
+	if (refused)
+		return stat_refused(argv + optind, argc - optind);
 	install_signals();
 
 	load_all(cur, argv + optind, argc - optind);
 	for (int i = optind; i < argc; i++)
 		if (!find(cur, argv[i]))
-			die(1, "%s: no image named '%s' (no %s/.stats/%s.json)", mnt, argv[i], mnt, argv[i]);
+			stat_die(1, "%s: no image named '%s' (no %s/.stats/%s.json)", stat_mnt, argv[i], stat_mnt, argv[i]);
 	report(NULL, cur, 1, interval);
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (unsigned n = 2; interval > 0 && (count == 0 || n <= count) && !stop_flag; n++) {

@@ -31,8 +31,9 @@ SYNC_WORKLOADS = {"fsync512", "fsync4k"}
 
 WORKLOAD_ORDER = ["randread-qd1", "randwrite-qd1", "randread-4x8", "randwrite-4x8",
                   "seqread-1m", "seqwrite-1m", "fsync512", "fsync4k", "fresh32k"]
-TARGET_ORDER = ["raw", "sfs-4kn", "base-4kn", "sfs-512e", "sfs-4kn-nostats", "sfs-4kn-buffered",
-                "base-4kn-buffered", "sfs-floor", "qsd",
+TARGET_ORDER = ["raw", "sfs-4kn", "sfs-4kn-uring", "base-4kn", "sfs-512e", "sfs-512e-uring", "base-512e",
+                "sfs-4kn-nostats", "base-4kn-nostats", "sfs-4kn-buffered", "base-4kn-buffered",
+                "sfs-floor", "sfs-floor-uring", "passthrough", "qsd",
                 "sfs-thin", "sfs-thin-nooffload", "sfs-zeroedthick", "sfs-eagerzeroedthick"]
 DESCR = {
     "randread-qd1": "4K random read, QD1 (psync)",
@@ -165,21 +166,33 @@ def cmd_report(runs_tsv, meta_json, out_dir):
             s["iops_runs"] = [round(r["iops"], 1) for r in sorted(rs, key=lambda r: r["repeat"])]
         summary.append(s)
 
-    # stats on/off: sfs-4kn / sfs-4kn-nostats per repeat, median
+    # stats on/off: sfs-4kn / sfs-4kn-nostats per repeat, median (and base-4kn / base-4kn-nostats)
     stats_cmp = []
+    for d in ("sfs", "base"):
+        for w in WORKLOAD_ORDER:
+            on = {r["repeat"]: r for r in runs if r["ok"] and r["workload"] == w and r["target"] == d + "-4kn"}
+            off = {r["repeat"]: r for r in runs if r["ok"] and r["workload"] == w
+                   and r["target"] == d + "-4kn-nostats"}
+            ratios = [on[k]["iops"] / off[k]["iops"] for k in on if k in off and off[k]["iops"]]
+            if ratios:
+                stats_cmp.append({"daemon": d, "workload": w, "stats_on_over_off": statistics.median(ratios),
+                                  "per_repeat": [round(x, 3) for x in ratios]})
+
+    # the two transports: sfs-X-uring / sfs-X (/dev/fuse) per repeat, median
+    xport_cmp = []
     for w in WORKLOAD_ORDER:
-        on = {r["repeat"]: r for r in runs if r["ok"] and r["workload"] == w and r["target"] == "sfs-4kn"}
-        off = {r["repeat"]: r for r in runs if r["ok"] and r["workload"] == w
-               and r["target"] == "sfs-4kn-nostats"}
-        ratios = [on[k]["iops"] / off[k]["iops"] for k in on if k in off and off[k]["iops"]]
-        if ratios:
-            stats_cmp.append({"workload": w, "stats_on_over_off": statistics.median(ratios),
-                              "per_repeat": [round(x, 3) for x in ratios]})
+        for t in ("sfs-4kn", "sfs-512e", "sfs-floor"):
+            dev = {r["repeat"]: r for r in runs if r["ok"] and r["workload"] == w and r["target"] == t}
+            ring = {r["repeat"]: r for r in runs if r["ok"] and r["workload"] == w and r["target"] == t + "-uring"}
+            ratios = [ring[k]["iops"] / dev[k]["iops"] for k in ring if k in dev and dev[k]["iops"]]
+            if ratios:
+                xport_cmp.append({"workload": w, "target": t, "uring_over_dev": statistics.median(ratios),
+                                  "per_repeat": [round(x, 3) for x in ratios]})
 
     # this daemon / the BASELINE daemon: sfs-X / base-X per repeat, median
     base_cmp = []
     for w in WORKLOAD_ORDER:
-        for t in ("4kn", "4kn-buffered"):
+        for t in ("4kn", "4kn-buffered", "4kn-nostats", "512e"):
             new = {r["repeat"]: r for r in runs if r["ok"] and r["workload"] == w and r["target"] == "sfs-" + t}
             old = {r["repeat"]: r for r in runs if r["ok"] and r["workload"] == w and r["target"] == "base-" + t}
             ratios = [new[k]["iops"] / old[k]["iops"] for k in new if k in old and old[k]["iops"]]
@@ -194,6 +207,11 @@ def cmd_report(runs_tsv, meta_json, out_dir):
     lines.append("daemon: %s (tree %s, sha256 %s)%s" % (
         meta.get("sectorfs_version", "?"), meta.get("git") or "?", (meta.get("sectorfs_sha256") or "?")[:12],
         "; qsd: " + meta["qsd"] if meta.get("qsd") else ""))
+    setup = meta.get("daemon_setup") or {}
+    if isinstance(setup, str):
+        setup = {"stats": setup}
+    for mode in sorted(setup):
+        lines.append("daemon setup (%s): %s" % (mode, setup[mode]))
     lines.append("machine load: loadavg %s -> %s, PSI some avg60 cpu/io %s -> %s; elapsed %s s"
                  % (" ".join(meta.get("loadavg_start") or []), " ".join(meta.get("loadavg_end") or []),
                     "/".join((meta.get("pressure_start") or {}).values()) or "?",
@@ -228,12 +246,21 @@ def cmd_report(runs_tsv, meta_json, out_dir):
     lines.append("fresh32k rows: 'raw' is a fresh sparse file; every repeat uses fresh images.")
     lines.append("sfs-floor: reads of a thin image never written, which touch no file: "
                  "the FUSE round trip alone.")
+    lines.append("sfs-X: requests through /dev/fuse; sfs-X-uring: through FUSE over io_uring; "
+                 "passthrough: a bare libfuse passthrough of the raw file (tests/bench/passthrough.c).")
     if stats_cmp:
         lines.append("")
-        lines.append("stats cost: IOPS of sfs-4kn (stats on) / sfs-4kn-nostats, median of per-repeat ratios")
+        lines.append("stats cost: IOPS of X-4kn (stats on) / X-4kn-nostats, median of per-repeat ratios")
         for c in stats_cmp:
-            lines.append("  %-14s %.3f   (repeats: %s)" % (c["workload"], c["stats_on_over_off"],
-                                                         ", ".join("%.3f" % x for x in c["per_repeat"])))
+            lines.append("  %-4s %-14s %.3f   (repeats: %s)" % (c["daemon"], c["workload"], c["stats_on_over_off"],
+                                                              ", ".join("%.3f" % x for x in c["per_repeat"])))
+    if xport_cmp:
+        lines.append("")
+        lines.append("transports: IOPS through io_uring (sfs-X-uring) / through /dev/fuse (sfs-X), "
+                     "median of per-repeat ratios")
+        for c in xport_cmp:
+            lines.append("  %-10s %-14s %.3f   (repeats: %s)" % (
+                c["target"], c["workload"], c["uring_over_dev"], ", ".join("%.3f" % x for x in c["per_repeat"])))
     if base_cmp:
         lines.append("")
         lines.append("against the baseline %s (sha256 %s): IOPS sfs-X / base-X, median of per-repeat ratios"
@@ -253,6 +280,7 @@ def cmd_report(runs_tsv, meta_json, out_dir):
         f.write(text)
     with open(out_dir + "/bench.json", "w", encoding="utf-8") as f:
         json.dump({"meta": meta, "summary": summary, "stats_overhead": stats_cmp, "against_baseline": base_cmp,
+                   "transports": xport_cmp,
                    "runs": runs},
                   f, indent=1, sort_keys=True)
         f.write("\n")

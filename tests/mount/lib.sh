@@ -87,11 +87,16 @@ sidecar() {
 # start_daemon [sectorfs options...]: mount $STORE on $MNT, wait until ready
 # (READY_TIMEOUT seconds, 10).  DAEMON_WRAPPER, an array, runs the daemon
 # under another program (valgrind); FAIL_LOGS names more files to print
-# when the test fails.
+# when the test fails.  SECTORFS_IO_URING=on|off|auto in the environment
+# gives every such daemon -o io_uring=VALUE before the test's own options
+# (.ci/run's first pass sets off, its second pass of the mount tests on).
 DAEMON_WRAPPER=()
+TRANSPORT_OPTS=()
+[ -n "${SECTORFS_IO_URING:-}" ] && TRANSPORT_OPTS=(-o "io_uring=$SECTORFS_IO_URING")
 start_daemon() {
 	rm -f "$T/pid"
-	"${DAEMON_WRAPPER[@]}" "$SECTORFS" -f -o pidfile="$T/pid" "$@" "$STORE" "$MNT" 2>>"$T/daemon.log" &
+	"${DAEMON_WRAPPER[@]}" "$SECTORFS" -f -o pidfile="$T/pid" "${TRANSPORT_OPTS[@]}" "$@" "$STORE" "$MNT" \
+		2>>"$T/daemon.log" &
 	DPID=$!
 	local i
 	for ((i = 0; i < ${READY_TIMEOUT:-10} * 10; i++)); do

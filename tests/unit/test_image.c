@@ -529,6 +529,19 @@ Test(image, direct_backing_io_bypasses_the_page_cache)
 	free(model);
 }
 
+/* The image's bounced_bytes counter now. */
+static uint64_t bounced_bytes(struct sfs_image *im)
+{
+	struct sfs_stats_snap *snap = malloc(sizeof(*snap));
+	uint64_t n;
+
+	cr_assert_not_null(snap);
+	sfs_stats_snapshot(sfs_image_stats(im), snap);
+	n = snap->bounced_bytes;
+	free(snap);
+	return n;
+}
+
 Test(image, direct_backing_io_from_any_buffer)
 {
 	/* Callers' buffers are not aligned (FUSE hands data 80 bytes into its
@@ -548,7 +561,7 @@ Test(image, direct_backing_io_from_any_buffer)
 	cr_assert_eq(posix_memalign((void **)&al, 4096, SIZE), 0);
 	for (unsigned k = 0; k < 2; k++) {
 		unsigned char *buf = k ? al : raw + 80;
-		uint64_t off = k ? 512 : 3 * 512;
+		uint64_t off = k ? 512 : 3 * 512, bounced = bounced_bytes(im);
 
 		fill(buf, big, off, 3 + k);
 		cr_assert_eq(sfs_image_write(im, buf, big, off), (ssize_t)big);
@@ -559,6 +572,13 @@ Test(image, direct_backing_io_from_any_buffer)
 		memset(buf, 0, SIZE);
 		cr_assert_eq(sfs_image_read(im, buf, SIZE, 0), (ssize_t)SIZE);
 		cr_expect_eq(first_diff(buf, model, SIZE), SIZE, "%s buffer, whole disk", k ? "aligned" : "unaligned");
+		/* the copies are counted: every byte of the unaligned transfers, none of the aligned */
+		if (k)
+			cr_expect_eq(bounced_bytes(im), bounced, "aligned buffers bounced %llu bytes",
+				     (unsigned long long)(bounced_bytes(im) - bounced));
+		else
+			cr_expect_geq(bounced_bytes(im), bounced + big, "unaligned buffers: bounced_bytes %llu",
+				      (unsigned long long)bounced_bytes(im));
 	}
 	expect_backing(im, model, 0, 16 * BS, "backing");
 	cr_expect_eq(sfs_image_close(im), 0);

@@ -819,3 +819,25 @@ Test(draft, options_set_keys_as_a_sidecar_would)
 	cr_expect_eq(sfs_sidecar_draft_set(&d, "sector", "512e", err, sizeof(err)), 0);
 	cr_expect_eq(sfs_sidecar_draft_clash(&d), SFS_CLASH_SECTOR_AND_SIZES);
 }
+
+Test(parse, profile_key)
+{
+	struct sfs_sidecar sc, back;
+	char err[256], *text;
+
+	cr_assert_eq(parse("{\"size\": \"1M\", \"profile\": \"sata-ssd\"}", &sc, err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(sc.profile, "sata-ssd");
+	text = sfs_sidecar_dump(&sc);
+	cr_assert_not_null(text);
+	cr_assert_eq(parse(text, &back, err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(back.profile, "sata-ssd");
+	free(text);
+	cr_assert_eq(parse("{\"size\": \"1M\"}", &sc, err, sizeof(err)), 0);
+	cr_assert_str_eq(sc.profile, "");
+	text = sfs_sidecar_dump(&sc);
+	cr_assert_null(strstr(text, "profile"));
+	free(text);
+	cr_assert_eq(parse("{\"size\": \"1M\", \"profile\": 3}", &sc, err, sizeof(err)), -EINVAL);
+	cr_assert(strstr(err, "'profile'"), "%s", err);
+	cr_assert_eq(parse("{\"size\": \"1M\", \"profile\": \"\"}", &sc, err, sizeof(err)), -EINVAL);
+}

@@ -61,9 +61,9 @@ Test(stats, counts_after_known_sequence)
 	sfs_stats_write(st, 0, 4096, 3000, true, false);
 	sfs_stats_write(st, 4096, 512, 4000, false, true);
 	sfs_stats_write(st, 1 * MiB, 1 * MiB, 5000, true, false);
-	sfs_stats_misaligned(st, 100, 512);
-	sfs_stats_misaligned(st, 512, 100);
-	sfs_stats_out_of_range(st);
+	sfs_stats_misaligned(st, SFS_OP_WRITE, 100, 512);
+	sfs_stats_misaligned(st, SFS_OP_WRITE, 512, 100);
+	sfs_stats_out_of_range(st, SFS_OP_WRITE, 0, 4096);
 	sfs_stats_flush(st, 7000);
 	sfs_stats_flush(st, 9000);
 	sfs_stats_discard(st, 2 * MiB);
@@ -181,8 +181,8 @@ Test(stats, alignment_classes_from_recorded_io)
 	sfs_stats_write(st, 3072, 1024, 1, false, false); /* 1K */
 	sfs_stats_write(st, 2048, 4096, 1, false, true);  /* 2K: offset decides */
 	sfs_stats_write(st, 4096, 6144, 1, false, true);  /* 2K: length decides */
-	sfs_stats_misaligned(st, 100, 4096);       /* below 512 counts as 512 */
-	sfs_stats_misaligned(st, 8192, 4095);
+	sfs_stats_misaligned(st, SFS_OP_WRITE, 100, 4096);       /* below 512 counts as 512 */
+	sfs_stats_misaligned(st, SFS_OP_WRITE, 8192, 4095);
 	sfs_stats_snapshot(st, &s);
 
 	cr_assert_eq(s.align_hist[SFS_ALIGN_4K], 2);
@@ -401,8 +401,8 @@ Test(stats, reset_zeroes_everything_and_restarts_clock)
 
 	sfs_stats_read(st, 0, 4096, 100);
 	sfs_stats_write(st, 512, 512, 200, true, true);
-	sfs_stats_misaligned(st, 1, 1);
-	sfs_stats_out_of_range(st);
+	sfs_stats_misaligned(st, SFS_OP_WRITE, 1, 1);
+	sfs_stats_out_of_range(st, SFS_OP_WRITE, 0, 4096);
 	sfs_stats_flush(st, 300);
 	sfs_stats_discard(st, 4096);
 	sfs_stats_write_zeroes(st, 4096);
@@ -618,7 +618,7 @@ static void sample_snap(struct sfs_stats_snap *s, bool misaligned)
 	sfs_stats_discard(st, MiB);
 	sfs_stats_zeroed(st, 4 * MiB);
 	if (misaligned) {
-		sfs_stats_misaligned(st, 512, 4096);
+		sfs_stats_misaligned(st, SFS_OP_WRITE, 512, 4096);
 		sfs_stats_write(st, 1024, 1024, 50000, false, true);
 	}
 	sfs_stats_snapshot(st, s);

@@ -1219,9 +1219,9 @@ Test(store, sidecar_rewritten_in_place_is_read_again)
 	cr_expect_eq(logcap_lines(&cap, "a.json: rewritten while the image is served", "size 1048576 -> 2097152",
 				  NULL), 1, "%s", cap.buf);
 	sfs_store_put(s, held);
-	/* closed: the new sidecar is loaded, and grows the image */
+	/* closed: the new sidecar is loaded, and grows the image (a new instance; its address may
+	 * be the freed one's, so only its geometry tells) */
 	im = get(s, "a");
-	cr_expect_neq(im, held);
 	cr_expect_eq(sfs_image_geom(im).size, 2 * MiB);
 	expect_bytes(im, 0, 0x61);
 	sfs_store_put(s, im);

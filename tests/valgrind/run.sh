@@ -22,7 +22,9 @@
 # refused on 4kn, a write past the end refused), conv=fsync and
 # conv=fdatasync, four writers at once on the same new blocks; an image created in the mount, grown with truncate,
 # written, fallocated (allocate, punch hole, zero range), renamed and
-# unlinked; shrinking past data refused, past nothing done; the .stats text and JSON files read, a
+# unlinked; shrinking past data refused, past nothing done; the .stats text,
+# JSON and metrics files read (the recent lists and the metrics holding the
+# read-modify-write), a
 # stats reset and a refused bad write to a stats file; the user.sectorfs.*
 # xattrs; directory listings and stat.  Then a second run under valgrind
 # (-o nostats) reopens the images from their maps, checks the data is
@@ -141,6 +143,9 @@ pass "create, truncate, fallocate (allocate, punch, zero), rename, unlink, xattr
 # ---- stats ----
 ok_run "stats text" cat "$MNT/.stats/e512"
 ok_run "stats json" cat "$MNT/.stats/e512.json" "$MNT/.stats/k4.json" "$MNT/.stats/ez"
+ok_run "stats metrics" cat "$MNT/.stats/metrics"
+grep -q '^sectorfs_rmw_writes_total{image="e512"} [1-9]' "$MNT/.stats/metrics" || fail "metrics: no rmw write of e512"
+grep -q '"rmw_recent":\[{' "$MNT/.stats/e512.json" || fail "e512.json: the rmw write is not in rmw_recent"
 [ "$(stats_key e512 writes)" -ge 5 ] || fail "e512: writes counter is $(stats_key e512 writes)"
 ok_run "stats reset" bash -c "echo reset > '$MNT/.stats/e512'"
 [ "$(stats_key e512 writes)" = 0 ] || fail "e512: writes after reset is $(stats_key e512 writes)"

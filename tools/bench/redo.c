@@ -20,6 +20,13 @@
  * The log is the disk's first --log-size bytes; a group that does not
  * fit before the end starts again at offset 0 (a log switch).
  *
+ * The log runs --repeat times (5 by default), each run --time seconds on
+ * a log started afresh at offset 0; with several redo blocks
+ * (--redo-block 512,4096) the runs are interleaved, block after block,
+ * the order turning by one each repeat, so that a drift of the host
+ * touches every block alike.  Each block's figures are those of its
+ * median run (by commits/s), with the spread of commits/s over the runs.
+ *
  * A redo block smaller than the disk's logical sector cannot be written
  * with O_DIRECT at all: the command refuses to start, as a database
  * would (Oracle, for one, refuses such a log with ORA-01378).  A redo block smaller than the physical sector works but
@@ -43,13 +50,17 @@ static const char redo_help[] =
 	"redo records are padded, group by group, to whole redo blocks and written with\n"
 	"O_DIRECT at the head of the log, each write followed by fdatasync (group commit).\n"
 	"THE LOG OVERWRITES THE DISK (its first --log-size bytes).\n\n"
-	"  --redo-block N       the redo block size: 512 or 4096 (any power of two up to 64K)\n"
+	"  --redo-block N[,N..] the redo block size: 512 or 4096 (any power of two up to 64K);\n"
+	"                       several (up to 4, e.g. 512,4096) run interleaved and compared\n"
 	"  --clients N          committing threads (default 4)\n"
-	"  --time SECONDS       length of the run (default 10)\n"
+	"  --time SECONDS       length of each run (default 2)\n"
+	"  --repeat N           runs of each redo block (default 5, at most 20): the figures\n"
+	"                       are the median run's, with the spread of commits/s\n"
 	"  --record-dist SPEC   redo record sizes: uniform:MIN-MAX (default uniform:100-2000),\n"
 	"                       fixed:SIZE, or exp:MEAN (exponential, 1 byte .. 1M)\n"
 	"  --log-size SIZE      the log is the first SIZE bytes of the disk (default: all)\n"
 	"  --json               one JSON object with every figure\n"
+	"  --svg FILE           also draw commits/s and wastage per redo block as an SVG chart\n"
 	"  -h, --help           this help\n\n"
 	"A redo block smaller than the disk's logical sector is refused with exit 1.\n";
 
@@ -65,7 +76,9 @@ struct dist {
 /* The shared state of clients and log writer; lock guards pend* to failed and the figures
  * in res. */
 struct redo {
-	struct redo_result res;
+	struct redo_result res;         /* the run going on */
+	struct redo_set set;            /* every run */
+	unsigned blocks[REDO_MAX_BLOCKS];
 	double seconds;                 /* the run's length, asked */
 	uint64_t cap;                   /* bytes one group can be */
 	struct dist dist;
@@ -264,17 +277,23 @@ static int redo_prepare(struct redo *s)
 	uint64_t log_size = s->res.log_size;
 	char a[32];
 
-	if (s->res.block < s->res.d->logical) {
-		tool_error("redo block %u is smaller than the disk's logical sector %u; a database would "
-			   "refuse to start", s->res.block, s->res.d->logical);
-		return -1;
+	for (unsigned b = 0; b < s->set.nblocks; b++) {
+		s->res.block = s->blocks[b];
+		if (s->res.block < s->res.d->logical) {
+			tool_error("redo block %u is smaller than the disk's logical sector %u; a database would "
+				   "refuse to start", s->res.block, s->res.d->logical);
+			return -1;
+		}
+		if (s->res.block < s->res.d->physical)
+			tool_cmd_error(&bench_cmd_redo, "note: redo block %u is smaller than the physical sector "
+				       "%u: log writes that end inside a physical sector are read-modify-writes",
+				       s->res.block, s->res.d->physical);
 	}
-	if (s->res.block < s->res.d->physical)
-		tool_cmd_error(&bench_cmd_redo, "note: redo block %u is smaller than the physical sector "
-			       "%u: log writes that end inside a physical sector are read-modify-writes",
-			       s->res.block, s->res.d->physical);
-	/* every client has at most one record pending */
+	/* every client has at most one record pending; whole blocks of the largest redo block */
 	s->cap = (uint64_t)s->res.clients * s->dist.b;
+	for (unsigned b = 0; b < s->set.nblocks; b++)
+		if (s->blocks[b] > s->res.block)
+			s->res.block = s->blocks[b];
 	s->cap = (s->cap + s->res.block - 1) / s->res.block * s->res.block;
 	s->res.log_size = log_size && log_size < s->res.d->size ? log_size : s->res.d->size;
 	s->res.log_size = s->res.log_size / s->res.block * s->res.block;
@@ -294,14 +313,16 @@ static int redo_prepare(struct redo *s)
 	return s->pend && s->spare && s->pattern && s->commit_lat ? 0 : -1;
 }
 
-enum { REDO_BLOCK, REDO_CLIENTS, REDO_TIME, REDO_DIST, REDO_LOG_SIZE, REDO_JSON };
+enum { REDO_BLOCK, REDO_CLIENTS, REDO_TIME, REDO_DIST, REDO_LOG_SIZE, REDO_JSON, REDO_REPEAT, REDO_SVG };
 static const struct tool_opt redo_opts[] = {
-	[REDO_BLOCK] = { "redo-block", 0, TOOL_SIZE, .min = 1 },
+	[REDO_BLOCK] = { "redo-block", 0, TOOL_STRING },
 	[REDO_CLIENTS] = { "clients", 0, TOOL_UINT, 1, 1024, .def = "4" },
-	[REDO_TIME] = { "time", 0, TOOL_SECONDS, .def = "10" },
+	[REDO_TIME] = { "time", 0, TOOL_SECONDS, .def = "2" },
 	[REDO_DIST] = { "record-dist", 0, TOOL_STRING, .def = "uniform:100-2000" },
 	[REDO_LOG_SIZE] = { "log-size", 0, TOOL_SIZE, .min = 1 },
 	[REDO_JSON] = { "json", 0, TOOL_FLAG },
+	[REDO_REPEAT] = { "repeat", 0, TOOL_UINT, 1, REDO_MAX_REPEAT, .def = "5" },
+	[REDO_SVG] = { "svg", 0, TOOL_STRING },
 	{ NULL },
 };
 
@@ -310,45 +331,86 @@ static int check_redo(const struct tool_cmd *self, struct tool_item *item)
 {
 	const struct tool_value *o = item->opt;
 	struct redo *s = item->data;
-	uint64_t block = o[REDO_BLOCK].n;
+	char list[128], *tok, *save = NULL;
 
 	s->res.clients = (unsigned)o[REDO_CLIENTS].n;
 	s->seconds = o[REDO_TIME].secs;
 	s->res.dist_spec = o[REDO_DIST].arg;
 	s->res.log_size = o[REDO_LOG_SIZE].n;
-	if (!block)
+	s->set.repeat = (unsigned)o[REDO_REPEAT].n;
+	if (!o[REDO_BLOCK].set)
 		return tool_usage_error(self, "--redo-block is required (512 or 4096)");
-	if (!sfs_is_pow2(block) || block < 512 || block > 65536)
-		return tool_usage_error(self, "--redo-block must be 512, 4096 or another power of two up to 64K");
+	snprintf(list, sizeof(list), "%s", o[REDO_BLOCK].arg);
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t block;
+
+		if (sfs_parse_size(tok, &block) < 0 || !sfs_is_pow2(block) || block < 512 || block > 65536)
+			return tool_usage_error(self, "--redo-block must be 512, 4096 or another power of two up to 64K");
+		if (s->set.nblocks == REDO_MAX_BLOCKS)
+			return tool_usage_error(self, "--redo-block: at most %d sizes", REDO_MAX_BLOCKS);
+		s->blocks[s->set.nblocks++] = (unsigned)block;
+	}
+	if (!s->set.nblocks)
+		return tool_usage_error(self, "--redo-block is required (512 or 4096)");
 	if (parse_dist(s->res.dist_spec, &s->dist) < 0)
 		return tool_usage_error(self, "invalid --record-dist '%s': use uniform:MIN-MAX, fixed:SIZE "
 					"or exp:MEAN, sizes from 1 byte to 1M", s->res.dist_spec);
-	s->res.block = (unsigned)block;
 	return 0;
 }
 
-/* Run the clients and the log writer, then print; the exit status. */
-static int run_log(struct redo *s, bool json)
+/* One run of the log with redo block `block` from a fresh start, into *out; -1 when threads
+ * cannot be started, else 0 (r->interrupted, s->failed tell the rest). */
+static int run_once(struct redo *s, unsigned block, struct redo_result *out, bool *interrupted)
 {
 	struct bench_run r = { .nthreads = s->res.clients + 1, .worker = redo_worker, .arg = s,
 			       .seconds = s->seconds, .tick = redo_tick };
-	int rc;
+	struct redo_result fresh = { .d = s->res.d, .block = block, .clients = s->res.clients,
+				     .log_size = s->res.log_size, .dist_spec = s->res.dist_spec };
 
+	s->res = fresh;
+	bench_hist_init(&s->res.write_lat);
+	bench_hist_init(&s->res.commit_lat);
+	for (unsigned i = 0; i < s->res.clients; i++)
+		bench_hist_init(&s->commit_lat[i]);
+	s->pend_len = s->pend_recs = s->submitted = s->durable = s->head = 0;
+	s->writer_gone = false;
 	s->active = s->res.clients;
 	if (bench_run(&r) < 0)
-		return 1;
-	tool_progress_clear(&s->prog);
+		return -1;
 	s->res.secs = bench_run_seconds(&r);
 	s->res.interrupted = r.interrupted;
 	for (unsigned i = 0; i < s->res.clients; i++)
 		bench_hist_merge(&s->res.commit_lat, &s->commit_lat[i]);
-	rc = json ? redo_print_json(&s->res) : (redo_print_text(&s->res), 0);
+	*out = s->res;
+	*interrupted = r.interrupted;
+	return 0;
+}
+
+/* Every repeat of every block, interleaved, then print; the exit status. */
+static int run_log(struct redo *s, bool json, const char *svg)
+{
+	bool interrupted = false;
+	int rc;
+
+	for (unsigned k = 0; k < s->set.repeat && !interrupted && !s->failed; k++) {
+		s->set.nrep = k + 1;
+		for (unsigned j = 0; j < s->set.nblocks && !interrupted && !s->failed; j++) {
+			unsigned b = (j + k) % s->set.nblocks;
+
+			if (run_once(s, s->blocks[b], &s->set.runs[b][k], &interrupted) < 0)
+				return 1;
+		}
+	}
+	tool_progress_clear(&s->prog);
+	rc = json ? redo_print_json(&s->set) : (redo_print_text(&s->set), 0);
+	if (svg)
+		rc |= redo_svg(&s->set, svg);
 	fflush(stdout);
 	if (s->failed) {
 		tool_error("%s: the log write failed: %s", s->res.d->path, strerror(s->failed));
 		return 1;
 	}
-	if (r.interrupted)
+	if (interrupted)
 		return bench_interrupted(rc, " after %.2f s: the figures cover that time", s->res.secs);
 	return rc;
 }
@@ -366,9 +428,7 @@ static int exec_redo(const struct tool_cmd *self, struct tool_item *item)
 		pthread_mutex_init(&s->lock, NULL);
 		pthread_cond_init(&s->work, NULL);
 		pthread_cond_init(&s->done, NULL);
-		bench_hist_init(&s->res.write_lat);
-		bench_hist_init(&s->res.commit_lat);
-		rc = run_log(s, item->opt[REDO_JSON].set);
+		rc = run_log(s, item->opt[REDO_JSON].set, item->opt[REDO_SVG].set ? item->opt[REDO_SVG].arg : NULL);
 		pthread_cond_destroy(&s->done);
 		pthread_cond_destroy(&s->work);
 		pthread_mutex_destroy(&s->lock);
@@ -382,7 +442,7 @@ static int exec_redo(const struct tool_cmd *self, struct tool_item *item)
 
 const struct tool_cmd bench_cmd_redo = {
 	.name = "redo",
-	.usage = "--redo-block 512|4096 [options] IMAGE",
+	.usage = "--redo-block 512|4096[,...] [options] IMAGE",
 	.summary = "redo-log writer: group commit, fdatasync per log write, wastage",
 	.help = redo_help,
 	.opts = redo_opts,

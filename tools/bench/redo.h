@@ -25,8 +25,26 @@ struct redo_result {
 	struct bench_hist commit_lat;   /* append to durable, every client's */
 };
 
-/* Print the figures for people, or as one JSON object (0 or 1). */
-void redo_print_text(const struct redo_result *s);
-int redo_print_json(const struct redo_result *s);
+#define REDO_MAX_BLOCKS 4
+#define REDO_MAX_REPEAT 20
+
+/* Every run of every redo block: runs[b][k] is block b's k-th repeat. */
+struct redo_set {
+	unsigned nblocks, repeat, nrep;         /* nrep: repeats that ran (the last maybe in part) */
+	struct redo_result runs[REDO_MAX_BLOCKS][REDO_MAX_REPEAT];
+};
+
+/* The run of block b whose commits/s is the median of its repeats (the lower middle one of an
+ * even number), its commits/s spread (range over median, %), and its runs' commits/s. */
+const struct redo_result *redo_median(const struct redo_set *set, unsigned b, double *spread_pct);
+
+/* Print the figures for people, or as one JSON object (0 or 1): the median run of each redo
+ * block with the spread over the repeats, and with several blocks their comparison. */
+void redo_print_text(const struct redo_set *set);
+
+/* Write the figures as an SVG chart to path: commits/s of each redo block's median run, labelled
+ * with the median wastage (0 or 1, printed). */
+int redo_svg(const struct redo_set *set, const char *path);
+int redo_print_json(const struct redo_set *set);
 
 #endif

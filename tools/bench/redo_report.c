@@ -8,11 +8,22 @@
  * written, and the latency of a commit (append to durable) and of one
  * log write (pwrite + fdatasync).  bytes_written is what reached the
  * disk: a script compares it with the image's statistics.
+ *
+ * With --repeat each redo block's figures are those of its median run
+ * by commits/s, with the spread (range over median) of commits/s; with
+ * several redo blocks a table compares them (commits/s against the first
+ * block's, the wastage the median over the runs).  JSON: the median run's
+ * object with "repeat", "runs_commits_per_s", "spread_pct" and
+ * "wastage_median"; several blocks: one such object per block under
+ * "blocks".
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "redo.h"
+#include "svg.h"
 #include "units.h"
 
 static double per_s(uint64_t n, double secs)
@@ -31,7 +42,7 @@ static void print_latency(const char *what, const struct bench_hist *h)
 	       bench_fmt_us((double)h->max / 1e3, d, sizeof(d)));
 }
 
-void redo_print_text(const struct redo_result *s)
+static void print_run(const struct redo_result *s)
 {
 	double secs = s->secs;
 	uint64_t pad = s->bytes_written - s->redo_bytes;
@@ -61,7 +72,7 @@ void redo_print_text(const struct redo_result *s)
 	print_latency("write+fdatasync", &s->write_lat);
 }
 
-int redo_print_json(const struct redo_result *s)
+static json_t *run_json(const struct redo_result *s)
 {
 	const struct bench_hist *cl = &s->commit_lat;
 	double secs = s->secs;
@@ -95,6 +106,168 @@ int redo_print_json(const struct redo_result *s)
 	json_object_set_new(o, "log_switches", json_integer((json_int_t)s->wraps));
 	json_object_set_new(o, "commit_latency", bench_hist_json(cl));
 	json_object_set_new(o, "write_latency", bench_hist_json(&s->write_lat));
+	return o;
+}
+
+
+static double commits_per_s(const struct redo_result *r)
+{
+	return per_s(r->commits, r->secs);
+}
+
+static int cmp_run(const void *a, const void *b)
+{
+	double x = commits_per_s(*(const struct redo_result *const *)a);
+	double y = commits_per_s(*(const struct redo_result *const *)b);
+
+	return x < y ? -1 : x > y;
+}
+
+const struct redo_result *redo_median(const struct redo_set *set, unsigned b, double *spread_pct)
+{
+	const struct redo_result *v[REDO_MAX_REPEAT], *m;
+	unsigned n = 0;
+
+	for (unsigned k = 0; k < set->nrep; k++)
+		if (set->runs[b][k].d)
+			v[n++] = &set->runs[b][k];
+	if (!n) {
+		*spread_pct = 0;
+		return NULL;
+	}
+	qsort(v, n, sizeof(v[0]), cmp_run);
+	m = v[(n - 1) / 2];
+	*spread_pct = commits_per_s(m) > 0 ? (commits_per_s(v[n - 1]) - commits_per_s(v[0])) / commits_per_s(m) * 100 : 0;
+	return m;
+}
+
+static double wastage(const struct redo_result *r)
+{
+	return r->bytes_written ? (double)(r->bytes_written - r->redo_bytes) / (double)r->bytes_written : 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median wastage of block b's runs. */
+static double wastage_median(const struct redo_set *set, unsigned b)
+{
+	double v[REDO_MAX_REPEAT];
+	unsigned n = 0;
+
+	for (unsigned k = 0; k < set->nrep; k++)
+		if (set->runs[b][k].d)
+			v[n++] = wastage(&set->runs[b][k]);
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void redo_print_text(const struct redo_set *set)
+{
+	const struct redo_result *m, *first = NULL;
+	double spread;
+	char a[32];
+
+	for (unsigned b = 0; b < set->nblocks; b++) {
+		if (!(m = redo_median(set, b, &spread)))
+			continue;
+		if (b)
+			printf("\n");
+		print_run(m);
+		printf("\nrepeats           %12u  median run by commits/s; spread %.1f %% (range over median)\n",
+		       set->nrep, spread);
+		printf("commits/s of each %12s ", "");
+		for (unsigned k = 0; k < set->nrep; k++)
+			if (set->runs[b][k].d)
+				printf(" %.0f", commits_per_s(&set->runs[b][k]));
+		printf("\n");
+	}
+	if (set->nblocks < 2)
+		return;
+	printf("\n%-10s %12s %8s %9s %12s %14s\n", "redo block", "commits/s", "spread", "wastage", "MB/s written",
+	       "commits/s vs");
+	for (unsigned b = 0; b < set->nblocks; b++) {
+		if (!(m = redo_median(set, b, &spread)))
+			continue;
+		if (!first)
+			first = m;
+		printf("%-10s %12.1f %7.1f%% %8.1f%% %12.2f ", tool_fmt_size(m->block, TOOL_SIZE_IEC, a, sizeof(a)),
+		       commits_per_s(m), spread, wastage_median(set, b) * 100, per_s(m->bytes_written, m->secs) / 1e6);
+		if (m == first)
+			printf("%14s\n", "baseline");
+		else
+			printf("%+13.1f%%\n", (commits_per_s(m) / commits_per_s(first) - 1) * 100);
+	}
+}
+
+int redo_print_json(const struct redo_set *set)
+{
+	json_t *blocks = json_array(), *o = NULL;
+
+	for (unsigned b = 0; b < set->nblocks; b++) {
+		const struct redo_result *m;
+		json_t *bo, *runs = json_array();
+		double spread;
+
+		if (!(m = redo_median(set, b, &spread)))
+			continue;
+		bo = run_json(m);
+		for (unsigned k = 0; k < set->nrep; k++)
+			if (set->runs[b][k].d)
+				json_array_append_new(runs, bench_jreal(commits_per_s(&set->runs[b][k])));
+		json_object_set_new(bo, "repeat", json_integer(set->nrep));
+		json_object_set_new(bo, "runs_commits_per_s", runs);
+		json_object_set_new(bo, "spread_pct", bench_jreal(spread));
+		json_object_set_new(bo, "wastage_median", bench_jreal(wastage_median(set, b)));
+		json_array_append_new(blocks, bo);
+	}
+	/* one redo block: its object, as always; several: each under "blocks" */
+	if (set->nblocks == 1 && json_array_size(blocks) == 1) {
+		o = json_incref(json_array_get(blocks, 0));
+		json_decref(blocks);
+	} else {
+		o = json_object();
+		json_object_set_new(o, "command", json_string("redo"));
+		json_object_set_new(o, "repeat", json_integer(set->nrep));
+		json_object_set_new(o, "blocks", blocks);
+	}
 	return bench_json_print(o);
 }
 
+int redo_svg(const struct redo_set *set, const char *path)
+{
+	static struct svg_chart c;
+	const struct redo_result *m = NULL;
+	char sub[256], a[32];
+	double spread;
+
+	memset(&c, 0, sizeof(c));
+	c.title = "sectorfs-bench redo: commits per second by redo block";
+	c.ylabel = "commits/s (median run)";
+	c.nseries = 1;
+	c.series[0] = "commits/s, label: wastage";
+	for (unsigned b = 0; b < set->nblocks; b++) {
+		const struct redo_result *r = redo_median(set, b, &spread);
+
+		if (!r)
+			continue;
+		m = r;
+		snprintf(c.cats[c.ncats], sizeof(c.cats[0]), "%s redo block", tool_fmt_size(r->block, TOOL_SIZE_IEC, a, sizeof(a)));
+		c.v[c.ncats][0] = commits_per_s(r);
+		c.shown[c.ncats][0] = true;
+		snprintf(c.label[c.ncats][0], sizeof(c.label[0][0]), "wastage %.1f%%", wastage_median(set, b) * 100);
+		c.ncats++;
+	}
+	if (m)
+		snprintf(sub, sizeof(sub), "%s: logical sector %u, physical %u; %u clients, records %s; %u repeat%s",
+			 m->d->path, m->d->logical, m->d->physical, m->clients, m->dist_spec, set->nrep,
+			 set->nrep == 1 ? "" : "s");
+	c.subtitle = m ? sub : NULL;
+	return svg_write(&c, path) < 0 ? 1 : 0;
+}

@@ -56,10 +56,11 @@
 
 static const char help[] =
 	"Make a store of N thin 4kn images (sidecars; the first mount makes the files),\n"
-	"serve it, and show: the time until the mount is ready, first and later; the\n"
-	"daemon's RSS idle and per image, its descriptors, the time of ls -l MNT; the\n"
-	"peak RSS under a mixed fio load over 8 of the images and the RSS after it; and\n"
-	"4 KiB random read IOPS on one image of the store against a store of one image.\n"
+	"serve it, and show: the images it lists; the time until the mount is ready,\n"
+	"first and later; the daemon's RSS idle and per image, its descriptors, the time\n"
+	"of ls -l MNT; the peak RSS under a mixed fio load over 8 of the images and the\n"
+	"RSS after it; and 4 KiB random read IOPS on one image of the store against a\n"
+	"store of one image.\n"
 	"Everything is removed at the end.\n\n"
 	"  --images N         images in the store (default 1000)\n"
 	"  --size SIZE        size of each image (default 1G)\n"
@@ -72,7 +73,7 @@ static const char help[] =
 	"  --repeat N         repeats of the per-I/O comparison (default 5; 0 leaves it out)\n"
 	"  --compare-seconds S  length of each of its runs (default 5)\n"
 	"  --daemon PATH      the sectorfs daemon (default: ../fs/sectorfs next to this\n"
-	"                     program, else sectorfs in PATH)\n"
+	"                     program, else sectorfs beside it, else in PATH)\n"
 	"  --keep             leave the store (and its images) in place\n"
 	"  --json             one JSON object with every figure\n"
 	"  -h, --help         this help\n";
@@ -240,6 +241,7 @@ static int measure(struct scale *sc)
 	sc->ls1 = scale_time_ls(&sc->big);
 	scale_sleep_s(1.2);                     /* the attributes the first ls -l got expire (1 s) */
 	sc->ls2 = scale_time_ls(&sc->big);
+	sc->listed = scale_count_names(sc->big.mnt);   /* the images MNT lists */
 	scale_sleep_s(3);                       /* the quiet mount gives back what the listing took */
 	sc->rss_idle = scale_proc_status(sc->big.pid, "VmRSS");
 	sc->fds_idle = scale_proc_fds(sc->big.pid);

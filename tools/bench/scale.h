@@ -35,7 +35,7 @@ struct scale {
 	/* results */
 	double ready_first, ready_later, ls1, ls2;
 	long rss_first, fds_first, rss_later, fds_later, rss_one, rss_idle, fds_idle;
-	long threads_idle, peak_rss, peak_threads, rss_end, rss_after;
+	long threads_idle, peak_rss, peak_threads, rss_end, rss_after, listed;
 	double load_read_iops, load_write_iops;
 	double iops_big[MAX_REPEAT], iops_one[MAX_REPEAT];
 	unsigned ncmp;
@@ -47,6 +47,9 @@ void scale_sleep_s(double s);
 
 /* A field of /proc/PID/status ("VmRSS", "Threads"): its number, -1 when unreadable. */
 long scale_proc_status(pid_t pid, const char *key);
+
+/* The names in directory path not starting with '.', or -1 when it cannot be read. */
+long scale_count_names(const char *path);
 
 long scale_proc_fds(pid_t pid);
 

@@ -59,14 +59,12 @@ long scale_proc_status(pid_t pid, const char *key)
 	return v;
 }
 
-long scale_proc_fds(pid_t pid)
+long scale_count_names(const char *path)
 {
-	char path[64];
 	struct dirent *de;
 	long n = 0;
 	DIR *d;
 
-	snprintf(path, sizeof(path), "/proc/%ld/fd", (long)pid);
 	if (!(d = opendir(path)))
 		return -1;
 	while ((de = readdir(d)))
@@ -74,6 +72,14 @@ long scale_proc_fds(pid_t pid)
 			n++;
 	closedir(d);
 	return n;
+}
+
+long scale_proc_fds(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%ld/fd", (long)pid);
+	return scale_count_names(path);
 }
 
 /* Run argv with stdout (and stderr unless keep_err) to /dev/null or out; its exit status or -1. */

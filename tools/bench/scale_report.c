@@ -62,6 +62,8 @@ void scale_report_text(const struct scale *sc)
 	if (sc->nofile)
 		printf(", daemon under a descriptor limit of %lu", sc->nofile);
 	printf("\n");
+	printf("images listed         %8ld of %lu%s\n", sc->listed, sc->images,
+	       sc->listed == (long)sc->images ? "" : "  (NOT ALL SERVED: see the daemon's log with --keep)");
 	printf("ready, first mount    %8.2f s   (making every backing file and map)\n", sc->ready_first);
 	printf("ready, later mount    %8.2f s\n", sc->ready_later);
 	printf("RSS, first mount      %8.1f MiB  descriptors %ld\n", sc->rss_first / 1024.0, sc->fds_first);
@@ -104,6 +106,7 @@ int scale_report_json(const struct scale *sc)
 	json_object_set_new(o, "images", json_integer((json_int_t)sc->images));
 	json_object_set_new(o, "image_size", json_integer((json_int_t)sc->size));
 	json_object_set_new(o, "nofile", json_integer((json_int_t)sc->nofile));
+	json_object_set_new(o, "images_listed", json_integer(sc->listed));
 	json_object_set_new(o, "ready_first_s", bench_jreal(sc->ready_first));
 	json_object_set_new(o, "ready_later_s", bench_jreal(sc->ready_later));
 	json_object_set_new(o, "rss_first_kib", json_integer(sc->rss_first));

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "run.h"
 #include "sweep.h"
 #include "units.h"
@@ -47,9 +48,21 @@ static const char sweep_help[] =
 	"  --write-only    only the write tests\n"
 	"  --json          one JSON object with every figure\n"
 	"  --csv           CSV, one row per size and direction\n"
+	"  --profile-out FILE  write a device profile of IMAGE to FILE: the QD1 mean\n"
+	"                  latency per size, channels from 4 KiB I/O at QD 1..32 (each\n"
+	"                  for --time), flush from fdatasync; needs --qd 1\n"
+	"  --compare SRC.json  the replay check: compare the median latency per size with\n"
+	"                  the sweep (--json) in SRC.json; exit 1 when a size the\n"
+	"                  source was slower than the floor at differs by more than 10%\n"
+	"  --floor FLOOR.json  the same sweep of an image without a profile on the same\n"
+	"                  mount: sizes the source was faster than it are not compared\n"
+	"  --svg FILE      also draw the sweep as an SVG chart (write and read MB/s per\n"
+	"                  size, refused sizes marked)\n"
 	"  -h, --help      this help\n";
 
 #define MAX_XFER (64ull << 20)
+#define CHAN_XFER 4096u                 /* --profile-out: the channels from this size ... */
+#define CHAN_MAX_QD 32u                 /* ... at QD 1, 2, 4 .. this */
 
 /* One thread's buffer and figures for the test that runs. */
 struct sweep_worker {
@@ -63,7 +76,8 @@ struct sweep_worker {
 struct sweep {
 	struct sweep_result res;
 	int fd;                         /* the disk's */
-	struct sweep_worker *w;         /* res.qd of them */
+	struct sweep_worker *w;         /* nw of them: res.qd, or CHAN_MAX_QD for --profile-out */
+	unsigned nw, want_w;
 	struct sweep_test *cur;
 	unsigned index;                 /* of cur in res.tests */
 	struct tool_progress prog;
@@ -164,7 +178,7 @@ static int run_test(struct sweep *s, struct sweep_test *t)
 
 enum {
 	SWEEP_MIN, SWEEP_MAX, SWEEP_QD, SWEEP_TIME, SWEEP_SPAN, SWEEP_READ_ONLY, SWEEP_WRITE_ONLY,
-	SWEEP_JSON, SWEEP_CSV,
+	SWEEP_JSON, SWEEP_CSV, SWEEP_PROFILE_OUT, SWEEP_COMPARE, SWEEP_FLOOR, SWEEP_SVG,
 };
 static const struct tool_opt sweep_opts[] = {
 	[SWEEP_MIN] = { "min", 0, TOOL_SIZE, .min = 1, .def = "512" },
@@ -176,6 +190,10 @@ static const struct tool_opt sweep_opts[] = {
 	[SWEEP_WRITE_ONLY] = { "write-only", 0, TOOL_FLAG },
 	[SWEEP_JSON] = { "json", 0, TOOL_FLAG },
 	[SWEEP_CSV] = { "csv", 0, TOOL_FLAG },
+	[SWEEP_PROFILE_OUT] = { "profile-out", 0, TOOL_STRING },
+	[SWEEP_COMPARE] = { "compare", 0, TOOL_STRING },
+	[SWEEP_FLOOR] = { "floor", 0, TOOL_STRING },
+	[SWEEP_SVG] = { "svg", 0, TOOL_STRING },
 	{ NULL },
 };
 
@@ -198,6 +216,12 @@ static int check_sweep(const struct tool_cmd *self, struct tool_item *item)
 	if (!sfs_is_pow2(p->min) || !sfs_is_pow2(p->max) || p->min < 512 || p->max > MAX_XFER ||
 	    p->min > p->max)
 		return tool_usage_error(self, "--min and --max must be powers of two, 512 <= min <= max <= 64M");
+	if (o[SWEEP_PROFILE_OUT].set && p->qd != 1)
+		return tool_usage_error(self, "--profile-out measures the size curve at QD1: no --qd");
+	if (o[SWEEP_COMPARE].set && (o[SWEEP_JSON].set || o[SWEEP_CSV].set))
+		return tool_usage_error(self, "--compare prints a table: not with --json or --csv");
+	if (o[SWEEP_FLOOR].set && !o[SWEEP_COMPARE].set)
+		return tool_usage_error(self, "--floor goes with --compare");
 	return 0;
 }
 
@@ -206,7 +230,8 @@ static int plan(struct sweep *s, bool ronly, bool wonly)
 {
 	struct sweep_result *res = &s->res;
 
-	s->w = calloc(res->qd, sizeof(*s->w));
+	s->nw = res->qd > s->want_w ? res->qd : s->want_w;
+	s->w = calloc(s->nw, sizeof(*s->w));
 	for (uint64_t x = res->min; x <= res->max; x *= 2)
 		res->ntests += (ronly || wonly) ? 1 : 2;
 	res->tests = calloc(res->ntests, sizeof(*res->tests));
@@ -214,8 +239,8 @@ static int plan(struct sweep *s, bool ronly, bool wonly)
 		tool_error("out of memory");
 		return -1;
 	}
-	for (unsigned i = 0; i < res->qd; i++)
-		if (!(s->w[i].buf = bench_buf_alloc(res->max, res->d->logical)))
+	for (unsigned i = 0; i < s->nw; i++)
+		if (!(s->w[i].buf = bench_buf_alloc(res->max > CHAN_XFER ? res->max : CHAN_XFER, res->d->logical)))
 			return -1;
 	res->ntests = 0;
 	for (uint64_t x = res->min; x <= res->max; x *= 2) {
@@ -225,6 +250,56 @@ static int plan(struct sweep *s, bool ronly, bool wonly)
 			res->tests[res->ntests++] = (struct sweep_test){ .xfer = x, .write = false };
 	}
 	return 0;
+}
+
+/* The mean fdatasync time (us) after a 4 KiB write at 0, 32 times or for --time at most; 0 when
+ * writes are not allowed or fail. */
+static double measure_flush(struct sweep *s)
+{
+	uint64_t t_end = sfs_now_ns() + (uint64_t)(s->res.seconds * 1e9), sum = 0, t0;
+	unsigned n = 0;
+
+	while (n < 32 && sfs_now_ns() < t_end) {
+		if (pwrite(s->fd, s->w[0].buf, CHAN_XFER, 0) != (ssize_t)CHAN_XFER)
+			return 0;
+		t0 = sfs_now_ns();
+		if (fdatasync(s->fd) < 0)
+			return 0;
+		sum += sfs_now_ns() - t0;
+		n++;
+	}
+	return n ? (double)sum / n / 1e3 : 0;
+}
+
+/* --profile-out: 4 KiB IOPS at QD 1 .. 32 in each direction asked, the flush, the profile. */
+static int profile_out(struct sweep *s, const char *file, bool ronly, bool wonly)
+{
+	struct sweep_chan ch[8];
+	unsigned nch = 0, qd = s->res.qd;
+	double flush_us = 0;
+	int rc = 0;
+
+	for (unsigned q = 1; q <= CHAN_MAX_QD && !s->res.interrupted && rc == 0; q *= 2) {
+		ch[nch] = (struct sweep_chan){ .qd = q };
+		s->res.qd = q;
+		for (int dir = 0; dir < 2 && rc == 0; dir++) {
+			struct sweep_test t = { .xfer = CHAN_XFER, .write = dir == 0 };
+
+			if ((t.write && ronly) || (!t.write && wonly))
+				continue;
+			if (run_test(s, &t) < 0)
+				rc = 1;
+			else if (t.st == ST_OK && t.secs > 0)
+				*(t.write ? &ch[nch].write_iops : &ch[nch].read_iops) = (double)t.ios / t.secs;
+		}
+		nch++;
+	}
+	s->res.qd = qd;
+	if (!ronly)
+		flush_us = measure_flush(s);
+	if (rc == 0 && !s->res.interrupted)
+		rc = sweep_profile_write(&s->res, ch, nch, flush_us, file);
+	return rc;
 }
 
 /* Print the results as asked, then what failed; the exit status given rc so far. */
@@ -240,6 +315,8 @@ static int report(const struct sweep *s, const struct tool_item *item, int rc)
 	else
 		sweep_print_text(res);
 	fflush(stdout);
+	if (item->opt[SWEEP_SVG].set)
+		rc |= sweep_svg(res, item->opt[SWEEP_SVG].arg);
 	for (unsigned i = 0; i < res->ntests; i++) {
 		const struct sweep_test *t = &res->tests[i];
 
@@ -268,6 +345,8 @@ static int exec_sweep(const struct tool_cmd *self, struct tool_item *item)
 	s->fd = d->fd;
 	if (!s->res.span || s->res.span > d->size)
 		s->res.span = d->size;
+	if (item->opt[SWEEP_PROFILE_OUT].set)
+		s->want_w = CHAN_MAX_QD;
 	if (plan(s, item->opt[SWEEP_READ_ONLY].set, item->opt[SWEEP_WRITE_ONLY].set) == 0) {
 		rc = 0;
 		for (s->index = 0; s->index < s->res.ntests && !s->res.interrupted; s->index++) {
@@ -276,11 +355,17 @@ static int exec_sweep(const struct tool_cmd *self, struct tool_item *item)
 				break;
 			}
 		}
+		if (rc == 0 && item->opt[SWEEP_PROFILE_OUT].set && !s->res.interrupted)
+			rc = profile_out(s, item->opt[SWEEP_PROFILE_OUT].arg, item->opt[SWEEP_READ_ONLY].set,
+					 item->opt[SWEEP_WRITE_ONLY].set);
 		tool_progress_clear(&s->prog);
 		rc = report(s, item, rc);
+		if (item->opt[SWEEP_COMPARE].set && !s->res.interrupted)
+			rc |= sweep_compare(&s->res, item->opt[SWEEP_COMPARE].arg,
+					    item->opt[SWEEP_FLOOR].set ? item->opt[SWEEP_FLOOR].arg : NULL, 0.10);
 	}
 	if (s->w)
-		for (unsigned i = 0; i < s->res.qd; i++)
+		for (unsigned i = 0; i < s->nw; i++)
 			free(s->w[i].buf);
 	free(s->w);
 	free(s->res.tests);

@@ -39,6 +39,26 @@ struct sweep_result {
 	unsigned ntests;
 };
 
+/* 4 KiB IOPS at one queue depth (0: not measured), for --profile-out. */
+struct sweep_chan {
+	unsigned qd;
+	double read_iops, write_iops;
+};
+
+/* Write the device profile the sweep s (QD1), the queue-depth tests ch and the flush time
+ * measured (sweep_profile.c); 0, or 1 (printed). */
+int sweep_profile_write(const struct sweep_result *s, const struct sweep_chan *ch, unsigned nch,
+			double flush_us, const char *file);
+
+/* Print the replay check of s against the sweep JSON in src (floor: the sweep JSON of an image
+ * without a profile, or NULL); 0 when every size above the floor agrees within tol (0.1 =
+ * 10%), else 1. */
+int sweep_compare(const struct sweep_result *s, const char *src, const char *floor, double tol);
+
+/* Write the sweep as an SVG chart to path: paired write/read bars of MB/s per size, refused and
+ * skipped sizes marked (0 or 1, printed). */
+int sweep_svg(const struct sweep_result *s, const char *path);
+
 /* Print the table and the bar chart, the CSV rows, or the JSON object (0 or 1). */
 void sweep_print_text(const struct sweep_result *s);
 void sweep_print_csv(const struct sweep_result *s);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "svg.h"
 #include "sweep.h"
 
 #define BAR_WIDTH 48
@@ -196,4 +197,38 @@ int sweep_print_json(const struct sweep_result *s)
 	json_object_set_new(o, "read_ios", json_integer((json_int_t)rio));
 	json_object_set_new(o, "failed_ios", json_integer((json_int_t)failed));
 	return bench_json_print(o);
+}
+
+int sweep_svg(const struct sweep_result *s, const char *path)
+{
+	static struct svg_chart c;
+	const struct sweep_test *w, *r;
+	char sub[256], a[32];
+
+	memset(&c, 0, sizeof(c));
+	snprintf(sub, sizeof(sub), "%s: logical sector %u, physical %u; QD %u, %.3g s per test, sequential O_DIRECT",
+		 s->d->path, s->d->logical, s->d->physical, s->qd, s->seconds);
+	c.title = "sectorfs-bench sweep: throughput by transfer size";
+	c.subtitle = sub;
+	c.ylabel = "MB/s (10^6 bytes per second)";
+	c.nseries = 2;
+	c.series[0] = "write";
+	c.series[1] = "read";
+	for (uint64_t x = s->min; x <= s->max && c.ncats < SVG_MAX_CATS; x *= 2, c.ncats++) {
+		find_pair(s, x, &w, &r);
+		snprintf(c.cats[c.ncats], sizeof(c.cats[0]), "%s", tool_fmt_size(x, TOOL_SIZE_IEC, a, sizeof(a)));
+		for (int j = 0; j < 2; j++) {
+			const struct sweep_test *t = j ? r : w;
+
+			if (!t || t->st == ST_NOT_RUN)
+				continue;
+			if (t->st == ST_OK) {
+				c.v[c.ncats][j] = test_mbps(t);
+				c.shown[c.ncats][j] = true;
+			} else {
+				snprintf(c.mark[c.ncats][j], sizeof(c.mark[0][0]), "%s", status_names[t->st]);
+			}
+		}
+	}
+	return svg_write(&c, path) < 0 ? 1 : 0;
 }

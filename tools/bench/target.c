@@ -37,7 +37,7 @@ int bench_target_open(struct tool_item *item)
 	case BENCH_TARGET_TESTBED:
 		t->tb_open = true;
 		return testbed_open(&t->tb, opt_arg(item, "store"), opt_arg(item, "mount"),
-				    opt_arg(item, "daemon")) < 0;
+				    opt_arg(item, "daemon"), opt_arg(item, "profile") != NULL) < 0;
 	default:
 		return 0;
 	}

@@ -117,7 +117,15 @@ static int start_daemon(struct testbed *tb)
 		return -1;
 	}
 	if (tb->daemon == 0) {
-		char *argv[] = { tb->daemon_path, (char *)"-f", (char *)"-o", opt, tb->store, tb->mnt, NULL };
+		char *argv[] = { tb->daemon_path, (char *)"-f", (char *)"-o", opt, tb->store, tb->mnt, NULL, NULL,
+				 NULL };
+
+		if (tb->buffered) {
+			argv[4] = (char *)"-o";
+			argv[5] = (char *)"buffered";
+			argv[6] = tb->store;
+			argv[7] = tb->mnt;
+		}
 
 		bench_exec_daemon(argv, logf, true, 0);
 	}
@@ -181,13 +189,15 @@ static int store_of_mount(struct testbed *tb, const char *mnt)
 	return 0;
 }
 
-int testbed_open(struct testbed *tb, const char *store, const char *mnt, const char *daemon_path)
+int testbed_open(struct testbed *tb, const char *store, const char *mnt, const char *daemon_path,
+		 bool buffered)
 {
 	const char *tmpdir = getenv("TMPDIR");
 	char state[PATH_MAX + 16];
 	struct stat st;
 
 	memset(tb, 0, sizeof(*tb));
+	tb->buffered = buffered;
 	if (mnt)
 		return store_of_mount(tb, mnt);
 	testbed_find_daemon(tb->daemon_path, sizeof(tb->daemon_path), daemon_path);
@@ -244,6 +254,25 @@ int testbed_declare(struct testbed *tb, const char *name, const char *json)
 	if (write(fd, json, len) != (ssize_t)len || fsync(fd) < 0 || close(fd) < 0) {
 		tool_error("%s: %s", path, strerror(errno ? errno : EIO));
 		return -1;
+	}
+	return 0;
+}
+
+int testbed_remove(struct testbed *tb, const char *name)
+{
+	char path[PATH_MAX + 80];
+
+	for (unsigned i = 0; i < tb->nimages; i++) {
+		if (strcmp(tb->names[i], name))
+			continue;
+		testbed_path(tb, name, path, sizeof(path));
+		if (unlink(path) < 0) {
+			tool_error("cannot remove %s: %s", path, strerror(errno));
+			return -1;
+		}
+		memmove(&tb->names[i], &tb->names[i + 1], (tb->nimages - i - 1) * sizeof(tb->names[0]));
+		tb->nimages--;
+		return 0;
 	}
 	return 0;
 }

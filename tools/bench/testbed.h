@@ -36,19 +36,26 @@ struct testbed {
 	bool temporary_store;        /* the store is inside tmp */
 	bool state_existed;          /* STORE/.sectorfs was there before us */
 	pid_t daemon;                /* the daemon we started, 0 when none */
+	bool buffered;               /* it runs with -o buffered (testbed_open's flags) */
 	char daemon_path[PATH_MAX];
 	char names[TESTBED_MAX_IMAGES][64];   /* images we declared */
 	unsigned nimages;
 };
 
 /* Set up the store (store or mnt may be given, not both) and, unless mnt is given, start
- * the daemon (daemon_path, or the default) on it.  0, or -1 with the problem printed;
- * call testbed_close() either way. */
-int testbed_open(struct testbed *tb, const char *store, const char *mnt, const char *daemon_path);
+ * the daemon (daemon_path, or the default) on it, with -o buffered when buffered (the
+ * images are timed by a device profile: the host page cache keeps the host's disk out of
+ * the figures).  0, or -1 with the problem printed; call testbed_close() either way. */
+int testbed_open(struct testbed *tb, const char *store, const char *mnt, const char *daemon_path,
+		 bool buffered);
 
 /* Declare image name by writing STORE/name.json with json (refused when the name is in
  * use).  0 or -1 (printed). */
 int testbed_declare(struct testbed *tb, const char *name, const char *json);
+
+/* Remove image name, declared by testbed_declare, through the mount (sidecar, backing file and
+ * map together).  0, or -1 (printed). */
+int testbed_remove(struct testbed *tb, const char *name);
 
 /* MNT/name into buf. */
 const char *testbed_path(const struct testbed *tb, const char *name, char *buf, size_t len);

@@ -16,11 +16,31 @@
  * O_DIRECT writes of --xfer bytes, one at a time (QD 1): every block's
  * first write makes the daemon zero the rest of the block.  Pass 2 does
  * the same again over the now-written space: no zeroing left, and the
- * difference vanishes.  For each image and pass: IOPS, MB/s, mean and
- * p99 write latency, the overhead against eagerzeroedthick with the same
- * offload setting (extra time per write, in %), and the daemon's own
- * count of first writes and zeroed bytes (the change in
- * MNT/.stats/NAME.json over the pass).
+ * difference vanishes.
+ *
+ * The whole experiment runs --repeat times (5 by default), each repeat on
+ * six new images, the six configurations interleaved (one after the
+ * other, in an order that turns by one each repeat), so that a drift of
+ * the host touches every configuration alike.  For each image and pass:
+ * the medians of IOPS, MB/s, mean and p99 write latency; the overhead
+ * against the one baseline (extra time per write, in %, and the change
+ * of IOPS); the spread; the daemon's own count of first writes and
+ * zeroed bytes (the change in MNT/.stats/NAME.json over the pass).
+ *
+ * The overhead is not taken from the mean time per write, which a few
+ * stalls of a busy host move, but from the typical time per write of a
+ * block of k = block/xfer writes: one write that starts the block (the
+ * one that zeroes the rest of it) and k-1 others,
+ *
+ *     typical = (median(block-starting writes) + (k-1) median(others)) / k
+ *
+ * each median over every repeat, against the same figure of every
+ * eagerzeroedthick run of the pass, offload on and off together.  One
+ * baseline, so that two runs on the same host tell the same story.  The
+ * spread is the range, over the repeats, of each repeat's typical time
+ * per write, against their median.  (The latencies kept are those of the
+ * first 65536 writes of each image.)  With --profile the images are timed
+ * by a device profile and the figures are the modelled drive's.
  *
  * The daemon zeroes an eagerzeroedthick image in the background once it
  * is first looked up; its passes start only when the image's stats say
@@ -55,6 +75,12 @@ static const char zeroing_help[] =
 	"  --block-size SIZE  the images' allocation and zeroing unit (default 1M)\n"
 	"  --size SIZE        size of each image (default 256M)\n"
 	"  --sector FMT       sector format of the images: 512n, 512e or 4kn (default 512n)\n"
+	"  --repeat N         run everything N times, interleaved, and report medians and\n"
+	"                     spread (default 5, at most 20)\n"
+	"  --profile P        the images' device profile (a shipped name or a path):\n"
+	"                     the figures of that drive rather than of the host\n"
+	"  --svg FILE         also draw the figures as an SVG chart (IOPS per configuration\n"
+	"                     and pass, labelled with the overhead)\n"
 	"  --daemon PATH      the sectorfs daemon (default: ../fs/sectorfs next to this\n"
 	"                     program, else sectorfs in PATH)\n"
 	"  --json             one JSON object with every figure\n"
@@ -65,7 +91,7 @@ struct zexp {
 	struct zeroing_result res;
 	int store_fd;                   /* the store directory, for syncfs() */
 	/* the image being written */
-	int fd, pass, img, err;
+	int fd, rep, pass, img, err;
 	_Atomic uint64_t done;          /* bytes written of it, for the progress line */
 	void *buf;
 	struct tool_progress prog;
@@ -74,7 +100,7 @@ struct zexp {
 static void zeroing_worker(struct bench_run *r, unsigned idx, void *arg)
 {
 	struct zexp *z = arg;
-	struct zeroing_image *res = &z->res.img[z->pass][z->img];
+	struct zeroing_image *res = &z->res.img[z->rep][z->pass][z->img];
 	uint64_t off = 0, t0;
 	ssize_t n;
 
@@ -89,8 +115,13 @@ static void zeroing_worker(struct bench_run *r, unsigned idx, void *arg)
 		}
 		t0 = sfs_now_ns() - t0;
 		bench_hist_add(&res->lat, t0);
-		if (off % z->res.block == 0 || off / z->res.block != (off + z->res.xfer - 1) / z->res.block)
+		if (off % z->res.block == 0 || off / z->res.block != (off + z->res.xfer - 1) / z->res.block) {
 			bench_hist_add(&res->lat_new, t0);
+			if (res->nnew + res->nover < ZEROING_MAX_WRITES)
+				res->new_us[res->nnew++] = (float)((double)t0 / 1e3);
+		} else if (res->nnew + res->nover < ZEROING_MAX_WRITES) {
+			res->over_us[res->nover++] = (float)((double)t0 / 1e3);
+		}
 		res->writes++;
 		res->bytes += z->res.xfer;
 		off += z->res.xfer;
@@ -104,7 +135,8 @@ static void zeroing_tick(struct bench_run *r, void *arg)
 	struct zexp *z = arg;
 	uint64_t done = atomic_load_explicit(&z->done, memory_order_relaxed);
 
-	tool_progress_draw(&z->prog, "zeroing: pass %d, %s, offload %s: %3.0f %%", z->pass + 1,
+	tool_progress_draw(&z->prog, "zeroing: repeat %d of %u, pass %d, %s, offload %s: %3.0f %%",
+			   z->rep + 1, z->res.repeat, z->pass + 1,
 			   zeroing_prov(z->img), zeroing_offload(z->img) ? "on" : "off",
 			   100.0 * (double)done / (double)z->res.size);
 }
@@ -138,7 +170,7 @@ static int wait_zeroed(struct zexp *z, int i)
 	bool running;
 
 	do {
-		if (!(j = testbed_stats(z->res.tb, z->res.names[i])))
+		if (!(j = testbed_stats(z->res.tb, z->res.names[z->rep][i])))
 			return -1;
 		running = strcmp(json_string_value(json_object_get(j, "zeroing")) ?: "", "running") == 0;
 		json_decref(j);
@@ -146,33 +178,46 @@ static int wait_zeroed(struct zexp *z, int i)
 	return 0;
 }
 
-/* Write image i once; 0, 1 when interrupted, -1 on errors (printed). */
-static int run_one(struct zexp *z, int pass, int i)
+/* Write image i of repeat rep once; 0, 1 when interrupted, -1 on errors (printed). */
+static int run_one(struct zexp *z, int rep, int pass, int i)
 {
-	struct zeroing_image *res = &z->res.img[pass][i];
+	struct zeroing_image *res = &z->res.img[rep][pass][i];
+	const char *name = z->res.names[rep][i];
 	struct bench_run r = { .nthreads = 1, .worker = zeroing_worker, .arg = z, .tick = zeroing_tick };
 	struct bench_disk d;
 	char path[PATH_MAX + 80];
 	json_t *before, *after;
 
-	testbed_path(z->res.tb, z->res.names[i], path, sizeof(path));
+	testbed_path(z->res.tb, name, path, sizeof(path));
 	if (bench_disk_open(&d, path, O_RDWR) < 0)      /* an eager image starts zeroing here */
 		return -1;
+	z->rep = rep;
 	if (pass == 0 && wait_zeroed(z, i) < 0) {
 		bench_disk_close(&d);
 		return -1;
 	}
-	if (!(before = testbed_stats(z->res.tb, z->res.names[i]))) {
+	if (!(before = testbed_stats(z->res.tb, name))) {
 		bench_disk_close(&d);
 		return -1;
 	}
 	z->fd = d.fd;
+	z->rep = rep;
 	z->pass = pass;
 	z->img = i;
 	z->err = 0;
 	atomic_store(&z->done, 0);
 	bench_hist_init(&res->lat);
 	bench_hist_init(&res->lat_new);
+	free(res->new_us);
+	free(res->over_us);
+	res->nnew = res->nover = 0;
+	res->new_us = malloc(ZEROING_MAX_WRITES * sizeof(*res->new_us));
+	res->over_us = malloc(ZEROING_MAX_WRITES * sizeof(*res->over_us));
+	if (!res->new_us || !res->over_us) {
+		bench_disk_close(&d);
+		tool_error("out of memory");
+		return -1;
+	}
 	res->ran = true;
 	/* Writeback of earlier images (an eager one's zeroes) must not land in this one's figures. */
 	syncfs(z->store_fd);
@@ -183,7 +228,7 @@ static int run_one(struct zexp *z, int pass, int i)
 	}
 	res->secs = bench_run_seconds(&r);
 	bench_disk_close(&d);
-	if (!(after = testbed_stats(z->res.tb, z->res.names[i]))) {
+	if (!(after = testbed_stats(z->res.tb, name))) {
 		json_decref(before);
 		return -1;
 	}
@@ -198,7 +243,7 @@ static int run_one(struct zexp *z, int pass, int i)
 
 enum {
 	ZEROING_STORE, ZEROING_MOUNT, ZEROING_XFER, ZEROING_BLOCK, ZEROING_SIZE, ZEROING_SECTOR,
-	ZEROING_DAEMON, ZEROING_JSON,
+	ZEROING_DAEMON, ZEROING_JSON, ZEROING_REPEAT, ZEROING_PROFILE, ZEROING_SVG,
 };
 static const struct tool_opt zeroing_opts[] = {
 	[ZEROING_STORE] = { "store", 0, TOOL_STRING },      /* the target's, with mount, daemon */
@@ -209,6 +254,9 @@ static const struct tool_opt zeroing_opts[] = {
 	[ZEROING_SECTOR] = { "sector", 0, TOOL_STRING, .def = "512n" },
 	[ZEROING_DAEMON] = { "daemon", 0, TOOL_STRING },
 	[ZEROING_JSON] = { "json", 0, TOOL_FLAG },
+	[ZEROING_REPEAT] = { "repeat", 0, TOOL_UINT, 1, ZEROING_MAX_REPEAT, .def = "5" },
+	[ZEROING_PROFILE] = { "profile", 0, TOOL_STRING },
+	[ZEROING_SVG] = { "svg", 0, TOOL_STRING },
 	{ NULL },
 };
 
@@ -222,6 +270,10 @@ static int check_zeroing(const struct tool_cmd *self, struct tool_item *item)
 	z->block = o[ZEROING_BLOCK].n;
 	z->size = o[ZEROING_SIZE].n;
 	z->sector = o[ZEROING_SECTOR].arg;
+	z->repeat = (unsigned)o[ZEROING_REPEAT].n;
+	z->profile = o[ZEROING_PROFILE].set ? o[ZEROING_PROFILE].arg : NULL;
+	if (z->profile && (strchr(z->profile, '"') || strchr(z->profile, '\\') || strlen(z->profile) > 200))
+		return tool_usage_error(self, "--profile: a profile name or a path without quotes");
 	if (o[ZEROING_STORE].set && o[ZEROING_MOUNT].set)
 		return tool_usage_error(self, "--store and --mount exclude each other");
 	if (strcmp(z->sector, "512n") && strcmp(z->sector, "512e") && strcmp(z->sector, "4kn"))
@@ -235,20 +287,32 @@ static int check_zeroing(const struct tool_cmd *self, struct tool_item *item)
 	return 0;
 }
 
-/* Declare the six images in the store; -1 (printed). */
-static int declare(struct zexp *z, struct testbed *tb)
+/* Declare the six images of repeat rep in the store (a path profile made absolute: the daemon
+ * reads it from the store); -1 (printed). */
+static int declare(struct zexp *z, struct testbed *tb, int rep)
 {
-	char sc[256], size[32], block[32];
+	char sc[600], size[32], block[32], prof[400] = "";
 
 	sfs_format_size(z->res.size, size, sizeof(size));
 	sfs_format_size(z->res.block, block, sizeof(block));
+	if (z->res.profile) {
+		char *abs = strchr(z->res.profile, '/') ? realpath(z->res.profile, NULL) : NULL;
+
+		snprintf(prof, sizeof(prof), ", \"profile\": \"%s\"", abs ? abs : z->res.profile);
+		free(abs);
+	}
 	for (int i = 0; i < ZEROING_NIMG; i++) {
-		snprintf(z->res.names[i], sizeof(z->res.names[i]), "bench-%s-%s", zeroing_prov(i),
-			 zeroing_offload(i) ? "on" : "off");
+		char *name = z->res.names[rep][i];
+
+		if (z->res.repeat == 1)
+			snprintf(name, 64, "bench-%s-%s", zeroing_prov(i), zeroing_offload(i) ? "on" : "off");
+		else
+			snprintf(name, 64, "bench-%s-%s-%d", zeroing_prov(i), zeroing_offload(i) ? "on" : "off",
+				 rep + 1);
 		snprintf(sc, sizeof(sc), "{ \"size\": \"%s\", \"sector\": \"%s\", \"provisioning\": \"%s\", "
-			 "\"block_size\": \"%s\", \"zero_offload\": %s }\n", size, z->res.sector,
-			 zeroing_prov(i), block, zeroing_offload(i) ? "true" : "false");
-		if (testbed_declare(tb, z->res.names[i], sc) < 0)
+			 "\"block_size\": \"%s\", \"zero_offload\": %s%s }\n", size, z->res.sector,
+			 zeroing_prov(i), block, zeroing_offload(i) ? "true" : "false", prof);
+		if (testbed_declare(tb, name, sc) < 0)
 			return -1;
 	}
 	return 0;
@@ -256,19 +320,34 @@ static int declare(struct zexp *z, struct testbed *tb)
 
 /* Both passes over every image, the baselines first (cut short by Ctrl-C, what ran can still be
  * compared with them), then the figures; the exit status. */
-static int run_passes(struct zexp *z, bool json)
+static int run_passes(struct zexp *z, struct testbed *tb, bool json, const char *svg)
 {
 	int r = 0, rc = 1;
 
-	for (int p = 0; p < 2 && !r; p++)
-		for (int k = 0; k < ZEROING_NIMG && !r; k++)
-			r = run_one(z, p, (k + 4) % ZEROING_NIMG);
+	for (unsigned rep = 0; rep < z->res.repeat && !r; rep++) {
+		if (declare(z, tb, (int)rep) < 0) {
+			r = -1;
+			break;
+		}
+		z->res.nrep = rep + 1;
+		/* the baselines first in the first repeat (cut short, what ran compares with them);
+		 * then the order turns by one each repeat */
+		for (int p = 0; p < 2 && !r; p++)
+			for (int k = 0; k < ZEROING_NIMG && !r; k++)
+				r = run_one(z, (int)rep, p, (k + 4 + (int)rep) % ZEROING_NIMG);
+		for (int i = 0; i < ZEROING_NIMG && r >= 0; i++)
+			if (testbed_remove(tb, z->res.names[rep][i]) < 0)
+				r = -1;
+	}
 	tool_progress_clear(&z->prog);
 	z->res.interrupted = r == 1;
 	if (r >= 0)
 		rc = 0;
-	if (z->res.img[0][4].ran)
+	if (z->res.img[0][0][4].ran) {
 		rc |= json ? zeroing_print_json(&z->res) : (zeroing_print_text(&z->res), 0);
+		if (svg)
+			rc |= zeroing_svg(&z->res, svg);
+	}
 	fflush(stdout);
 	if (z->res.interrupted)
 		rc = bench_interrupted(rc, ": the figures cover the writes done so far");
@@ -290,10 +369,18 @@ static int exec_zeroing(const struct tool_cmd *self, struct tool_item *item)
 		return 1;
 	if ((z->store_fd = open(tb->store, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		tool_error("%s: %s", tb->store, strerror(errno));
-	else if (declare(z, tb) == 0)
-		rc = run_passes(z, item->opt[ZEROING_JSON].set);
+	else
+		rc = run_passes(z, tb, item->opt[ZEROING_JSON].set,
+				item->opt[ZEROING_SVG].set ? item->opt[ZEROING_SVG].arg : NULL);
 	if (z->store_fd >= 0)
 		close(z->store_fd);
+	for (unsigned r = 0; r < ZEROING_MAX_REPEAT; r++)
+		for (int p = 0; p < 2; p++)
+			for (int i = 0; i < ZEROING_NIMG; i++)
+			{
+				free(z->res.img[r][p][i].new_us);
+				free(z->res.img[r][p][i].over_us);
+			}
 	free(z->buf);
 	return rc;
 }

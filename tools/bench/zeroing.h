@@ -2,9 +2,9 @@
 /*
  * zeroing.h - what the zeroing command (zeroing.c) hands its reports
  * (zeroing_report.c): the parameters, and the figures of each image in
- * each pass.  Image i is zeroing_prov(i) with zero_offload
- * zeroing_offload(i); 4 and 5, the eagerzeroedthick ones, are the
- * baselines.
+ * each pass of each repeat.  Image i is zeroing_prov(i) with zero_offload
+ * zeroing_offload(i); 4 and 5, the eagerzeroedthick ones, together make
+ * the one baseline: the median time per write of all their runs.
  */
 #ifndef SFS_BENCH_ZEROING_H
 #define SFS_BENCH_ZEROING_H
@@ -16,6 +16,8 @@
 #include "hist.h"
 
 #define ZEROING_NIMG 6
+#define ZEROING_MAX_REPEAT 20
+#define ZEROING_MAX_WRITES 65536
 
 static inline const char *zeroing_prov(int i)
 {
@@ -36,6 +38,10 @@ struct zeroing_image {
 	double secs;
 	struct bench_hist lat;
 	struct bench_hist lat_new;      /* the writes that start in a new block */
+	/* the latencies (us) of the first ZEROING_MAX_WRITES writes, those that start a block and
+	 * the others apart (malloc'd) */
+	float *new_us, *over_us;
+	unsigned nnew, nover;
 	/* the daemon's counters: the change over the pass, or (alloc, total) after it */
 	json_int_t st_writes, st_bytes, st_first, st_over, st_zeroed, st_alloc, st_total;
 };
@@ -44,10 +50,18 @@ struct zeroing_result {
 	const struct testbed *tb;
 	uint64_t xfer, block, size;
 	const char *sector;
-	char names[ZEROING_NIMG][64];
-	struct zeroing_image img[2][ZEROING_NIMG];   /* by pass */
+	const char *profile;            /* the images' device profile, NULL for none */
+	unsigned repeat;                /* asked */
+	unsigned nrep;                  /* repeats that ran, the last maybe in part */
+	char names[ZEROING_MAX_REPEAT][ZEROING_NIMG][64];
+	struct zeroing_image img[ZEROING_MAX_REPEAT][2][ZEROING_NIMG];   /* by repeat, pass */
 	bool interrupted;
 };
+
+/* Write the figures as an SVG chart to path: the IOPS of each configuration in each pass from
+ * its typical time per write (what the overhead compares), grouped, each bar labelled with its
+ * overhead (0 or 1, printed). */
+int zeroing_svg(const struct zeroing_result *z, const char *path);
 
 /* Print the two tables, or the JSON object (0 or 1). */
 void zeroing_print_text(const struct zeroing_result *z);

@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "common.h"
+#include "model.h"
 #include "units.h"
 
 static const char info_help[] =
@@ -55,6 +56,7 @@ static int print_json(const struct img_view *v, const struct facts *f)
 	json_object_set_new(o, "provisioning", json_string(sfs_prov_name(f->mi.prov)));
 	json_object_set_new(o, "block_size", json_integer((json_int_t)g->block_size));
 	json_object_set_new(o, "zero_offload", json_boolean(v->sc.zero_offload));
+	json_object_set_new(o, "profile", v->sc.profile[0] ? json_string(v->sc.profile) : json_null());
 	json_object_set_new(o, "total_blocks", json_integer((json_int_t)f->nblocks));
 	json_object_set_new(o, "allocated_blocks", json_integer((json_int_t)f->alloc_blocks));
 	json_object_set_new(o, "allocated_bytes", json_integer((json_int_t)f->alloc_bytes));
@@ -64,6 +66,25 @@ static int print_json(const struct img_view *v, const struct facts *f)
 	json_object_set_new(o, "served", json_boolean(v->served));
 	json_object_set_new(o, "holder", v->served ? json_string(v->holder) : json_null());
 	return tool_print_json(o, JSON_INDENT(2));
+}
+
+/* The profile line, and for a rotational drive the hint that loop devices need. */
+static void print_profile(const struct img_view *v)
+{
+	struct sfs_profile p;
+	char err[512];
+
+	if (!v->sc.profile[0])
+		return;
+	if (sfs_profile_load(v->store_fd, v->sc.profile, &p, err, sizeof(err)) < 0) {
+		printf("profile:        %s (cannot be loaded: %s)\n", v->sc.profile, err);
+		return;
+	}
+	printf("profile:        %s (%u channel%s%s)\n", v->sc.profile, p.channels, p.channels == 1 ? "" : "s",
+	       p.rotational ? ", rotational" : "");
+	if (p.rotational)
+		printf("                a loop device over it reports itself non-rotational: "
+		       "echo 1 > /sys/block/loopN/queue/rotational\n");
 }
 
 static int print_text(const struct img_view *v, const struct facts *f)
@@ -78,6 +99,7 @@ static int print_text(const struct img_view *v, const struct facts *f)
 	printf("provisioning:   %s\n", sfs_prov_name(f->mi.prov));
 	printf("block size:     %s\n", tool_fmt_size(g->block_size, TOOL_SIZE_EXACT, a, sizeof(a)));
 	printf("zero offload:   %s\n", v->sc.zero_offload ? "on" : "off");
+	print_profile(v);
 	if (!f->created) {
 		printf("state:          declared by its sidecar, not created yet\n");
 	} else {

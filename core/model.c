@@ -1,0 +1,458 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * model.c - device timing profiles (parse, load, dump) and the drive model
+ * that holds each request back to the time the profiled drive would take.
+ *
+ * The queue is N channels, each with the model time it is free again:
+ *
+ *     arrival t0 ─┐   channel 0  [busy ..... free_at0]
+ *                 ├─▶ channel k = argmin free_at      start = max(t0, free_at_k)
+ *                 │   ...                             done  = start + cost
+ *                 └─  channel N-1                     free_at_k = done
+ *
+ * so up to N requests overlap and further ones wait, and throughput stops
+ * scaling with queue depth at N, as on a real drive.  See model.h.
+ */
+#include "model.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "units.h"
+
+#ifndef SFS_PROFILE_DIR
+#define SFS_PROFILE_DIR "/usr/local/share/sectorfs/profiles"
+#endif
+
+/* ---- profiles ---- */
+
+struct pparse {
+	const char *fname;
+	char *err;
+	size_t errlen;
+	struct sfs_profile *p;
+	bool have_read, have_write, have_channels;
+};
+
+static int perr(const struct pparse *pp, const char *key, const char *what)
+{
+	return sfs_err(pp->err, pp->errlen, -EINVAL, "%s: key '%s': %s", pp->fname, key, what);
+}
+
+static int get_num(const struct pparse *pp, const char *key, const json_t *v, double *out)
+{
+	if (!json_is_number(v))
+		return perr(pp, key, "expected a number");
+	*out = json_number_value(v);
+	if (!isfinite(*out) || *out < 0)
+		return perr(pp, key, "expected a number >= 0");
+	return 0;
+}
+
+static int get_curve(const struct pparse *pp, const char *key, const json_t *v,
+		     struct sfs_profile_point *pts, unsigned *n)
+{
+	size_t i;
+	json_t *e;
+
+	if (!json_is_array(v) || json_array_size(v) == 0)
+		return perr(pp, key, "expected a non-empty array of {\"size\": ..., \"us\": ...}");
+	if (json_array_size(v) > SFS_PROFILE_MAX_POINTS)
+		return perr(pp, key, "more than 32 points");
+	json_array_foreach(v, i, e) {
+		json_t *s = json_object_get(e, "size"), *t = json_object_get(e, "us");
+		uint64_t size = 0;
+		char what[96];
+
+		if (!json_is_object(e) || !s || !t || json_object_size(e) != 2)
+			return perr(pp, key, "each point is {\"size\": bytes or \"4K\", \"us\": number}");
+		if (json_is_integer(s) && json_integer_value(s) > 0)
+			size = (uint64_t)json_integer_value(s);
+		else if (!json_is_string(s) || sfs_parse_size(json_string_value(s), &size) || !size)
+			return perr(pp, key, "a point's size is not a size");
+		if (i && size <= pts[i - 1].size) {
+			snprintf(what, sizeof what, "sizes must increase (point %zu)", i + 1);
+			return perr(pp, key, what);
+		}
+		if (!json_is_number(t) || !isfinite(json_number_value(t)) || json_number_value(t) < 0)
+			return perr(pp, key, "a point's us is not a number >= 0");
+		pts[i].size = size;
+		pts[i].us = json_number_value(t);
+	}
+	*n = (unsigned)json_array_size(v);
+	return 0;
+}
+
+static int pkey(struct pparse *pp, const char *key, const json_t *v)
+{
+	struct sfs_profile *p = pp->p;
+
+	if (!strcmp(key, "name")) {
+		if (!json_is_string(v) || !json_string_length(v) ||
+		    json_string_length(v) >= SFS_PROFILE_NAME_MAX)
+			return perr(pp, key, "expected a string of 1 to 63 characters");
+		snprintf(p->name, sizeof p->name, "%s", json_string_value(v));
+		return 0;
+	}
+	if (!strcmp(key, "source") || !strcmp(key, "comment")) {
+		if (!json_is_string(v))
+			return perr(pp, key, "expected a string");
+		return 0;
+	}
+	if (!strcmp(key, "channels")) {
+		if (!json_is_integer(v) || json_integer_value(v) < 1 ||
+		    json_integer_value(v) > SFS_PROFILE_MAX_CHANNELS)
+			return perr(pp, key, "expected an integer from 1 to 1024");
+		p->channels = (unsigned)json_integer_value(v);
+		pp->have_channels = true;
+		return 0;
+	}
+	if (!strcmp(key, "read")) {
+		pp->have_read = true;
+		return get_curve(pp, key, v, p->read, &p->nread);
+	}
+	if (!strcmp(key, "write")) {
+		pp->have_write = true;
+		return get_curve(pp, key, v, p->write, &p->nwrite);
+	}
+	if (!strcmp(key, "flush_us"))
+		return get_num(pp, key, v, &p->flush_us);
+	if (!strcmp(key, "partial_write_us")) {
+		if (json_is_null(v)) {
+			p->partial_write_us = -1;
+			return 0;
+		}
+		return get_num(pp, key, v, &p->partial_write_us);
+	}
+	if (!strcmp(key, "zero_offload_mb_s"))
+		return get_num(pp, key, v, &p->zero_offload_mb_s);
+	if (!strcmp(key, "zero_offload_us"))
+		return get_num(pp, key, v, &p->zero_offload_us);
+	if (!strcmp(key, "rotational")) {
+		if (!json_is_boolean(v))
+			return perr(pp, key, "expected true or false");
+		p->rotational = json_is_true(v);
+		return 0;
+	}
+	return perr(pp, key, "unknown key");
+}
+
+int sfs_profile_parse(const char *text, size_t len, const char *fname, const char *default_name,
+		      struct sfs_profile *out, char *err, size_t errlen)
+{
+	struct sfs_profile p = { .channels = 1, .partial_write_us = -1 };
+	struct pparse pp = { .fname = fname, .err = err, .errlen = errlen, .p = &p };
+	json_error_t je;
+	const char *key;
+	json_t *root, *v;
+	int rc = 0;
+
+	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	if (!root)
+		return sfs_err(err, errlen, -EINVAL, "%s: line %d: %s", fname, je.line, je.text);
+	if (!json_is_object(root)) {
+		json_decref(root);
+		return sfs_err(err, errlen, -EINVAL, "%s: expected a JSON object", fname);
+	}
+	json_object_foreach(root, key, v)
+		if ((rc = pkey(&pp, key, v)))
+			break;
+	json_decref(root);
+	if (rc)
+		return rc;
+	if (!pp.have_read || !pp.have_write)
+		return sfs_err(err, errlen, -EINVAL, "%s: key '%s': required", fname,
+			       pp.have_read ? "write" : "read");
+	if (!p.name[0])
+		snprintf(p.name, sizeof p.name, "%s", default_name ? default_name : "unnamed");
+	*out = p;
+	return 0;
+}
+
+const char *sfs_profile_dir(void)
+{
+	const char *d = getenv("SECTORFS_PROFILE_DIR");
+
+	return d && *d ? d : SFS_PROFILE_DIR;
+}
+
+/* The file name of spec without directory and ".json": the name a profile file goes by. */
+static void base_name(const char *spec, char *out, size_t outlen)
+{
+	const char *b = strrchr(spec, '/');
+	size_t n;
+
+	b = b ? b + 1 : spec;
+	n = strlen(b);
+	if (n > 5 && !strcmp(b + n - 5, ".json"))
+		n -= 5;
+	if (n >= outlen)
+		n = outlen - 1;
+	memcpy(out, b, n);
+	out[n] = 0;
+}
+
+int sfs_profile_load(int dirfd, const char *spec, struct sfs_profile *out, char *err, size_t errlen)
+{
+	char path[4096], name[SFS_PROFILE_NAME_MAX], *buf;
+	struct stat stt;
+	ssize_t n;
+	int fd, rc;
+
+	if (!spec || !*spec)
+		return sfs_err(err, errlen, -EINVAL, "empty profile name");
+	if (!strchr(spec, '/')) {
+		if (spec[0] == '.')
+			return sfs_err(err, errlen, -EINVAL, "profile '%s': not a profile name", spec);
+		snprintf(path, sizeof path, "%s/%s.json", sfs_profile_dir(), spec);
+		dirfd = AT_FDCWD;
+	} else {
+		snprintf(path, sizeof path, "%s", spec);
+	}
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+#ifdef SFS_PROFILE_SRCDIR
+	/* not installed: the profiles of the source tree it was built from */
+	if (fd < 0 && errno == ENOENT && !strchr(spec, '/') && !getenv("SECTORFS_PROFILE_DIR")) {
+		char alt[4096];
+
+		snprintf(alt, sizeof alt, "%s/%s.json", SFS_PROFILE_SRCDIR, spec);
+		if ((fd = openat(AT_FDCWD, alt, O_RDONLY | O_CLOEXEC)) >= 0)
+			snprintf(path, sizeof path, "%s", alt);
+		else
+			errno = ENOENT;
+	}
+#endif
+	if (fd < 0) {
+		rc = -errno;
+		return sfs_err(err, errlen, rc, "profile '%s': %s: %s", spec, path, strerror(-rc));
+	}
+	if (fstat(fd, &stt) < 0 || !S_ISREG(stt.st_mode) || stt.st_size > SFS_PROFILE_MAX_BYTES) {
+		close(fd);
+		return sfs_err(err, errlen, -EINVAL, "profile '%s': %s: not a regular file of at most 64 KiB",
+			       spec, path);
+	}
+	buf = malloc((size_t)stt.st_size + 1);
+	if (!buf) {
+		close(fd);
+		return sfs_err(err, errlen, -ENOMEM, "profile '%s': out of memory", spec);
+	}
+	n = read(fd, buf, (size_t)stt.st_size);
+	rc = n < 0 ? -errno : 0;
+	close(fd);
+	if (rc == 0) {
+		base_name(spec, name, sizeof name);
+		rc = sfs_profile_parse(buf, (size_t)n, path, name, out, err, errlen);
+	} else {
+		sfs_err(err, errlen, rc, "profile '%s': %s: %s", spec, path, strerror(-rc));
+	}
+	free(buf);
+	return rc;
+}
+
+static json_t *curve_json(const struct sfs_profile_point *pts, unsigned n)
+{
+	json_t *a = json_array();
+
+	for (unsigned i = 0; a && i < n; i++) {
+		char s[32];
+
+		if (sfs_format_size(pts[i].size, s, sizeof s))
+			snprintf(s, sizeof s, "%llu", (unsigned long long)pts[i].size);
+		json_array_append_new(a, json_pack("{s:s, s:f}", "size", s, "us",
+						   round(pts[i].us * 10) / 10));
+	}
+	return a;
+}
+
+char *sfs_profile_dump(const struct sfs_profile *p, const char *source)
+{
+	json_t *o = json_object();
+	char *s;
+
+	if (!o)
+		return NULL;
+	json_object_set_new(o, "name", json_string(p->name));
+	if (source)
+		json_object_set_new(o, "source", json_string(source));
+	json_object_set_new(o, "channels", json_integer(p->channels));
+	json_object_set_new(o, "read", curve_json(p->read, p->nread));
+	json_object_set_new(o, "write", curve_json(p->write, p->nwrite));
+	json_object_set_new(o, "flush_us", json_real(round(p->flush_us * 10) / 10));
+	json_object_set_new(o, "partial_write_us",
+			    p->partial_write_us < 0 ? json_null() : json_real(p->partial_write_us));
+	json_object_set_new(o, "zero_offload_mb_s", json_real(p->zero_offload_mb_s));
+	json_object_set_new(o, "zero_offload_us", json_real(p->zero_offload_us));
+	json_object_set_new(o, "rotational", json_boolean(p->rotational));
+	s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+	json_decref(o);
+	return s;
+}
+
+double sfs_profile_service_us(const struct sfs_profile *p, bool write, uint64_t size)
+{
+	const struct sfs_profile_point *pts = write ? p->write : p->read;
+	unsigned n = write ? p->nwrite : p->nread, i;
+	double x, x0, x1;
+
+	if (size <= pts[0].size)
+		return pts[0].us;
+	if (size >= pts[n - 1].size)   /* beyond the curve: at the rate of its last point */
+		return pts[n - 1].us * (double)size / (double)pts[n - 1].size;
+	for (i = 1; pts[i].size < size; i++)
+		;
+	x = log2((double)size);
+	x0 = log2((double)pts[i - 1].size);
+	x1 = log2((double)pts[i].size);
+	return pts[i - 1].us + (pts[i].us - pts[i - 1].us) * (x - x0) / (x1 - x0);
+}
+
+unsigned sfs_model_partial_sectors(uint32_t pss, uint64_t off, uint64_t len)
+{
+	uint64_t end = off + len, s, e;
+
+	if (!len || !pss)
+		return 0;
+	s = off / pss;
+	e = (end - 1) / pss;
+	if (s == e)
+		return (off % pss || end % pss) ? 1 : 0;
+	return (off % pss ? 1 : 0) + (end % pss ? 1 : 0);
+}
+
+/* ---- the model ---- */
+
+struct sfs_model {
+	struct sfs_profile p;
+	uint32_t pss;
+	struct sfs_model_clock clk;
+	pthread_mutex_t lk;
+	uint64_t *free_at;       /* p.channels model times */
+};
+
+static uint64_t mono_now(void *arg)
+{
+	struct timespec ts;
+
+	(void)arg;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void mono_sleep_until(void *arg, uint64_t t)
+{
+	struct timespec ts = { .tv_sec = (time_t)(t / 1000000000ull), .tv_nsec = (long)(t % 1000000000ull) };
+	static __thread bool slack_set;
+
+	(void)arg;
+	/* the default 50 us of timer slack would add up to 50 us to every modelled request */
+	if (!slack_set) {
+		prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+		slack_set = true;
+	}
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+int sfs_model_new(const struct sfs_profile *p, uint32_t pss, const struct sfs_model_clock *clk,
+		  struct sfs_model **out)
+{
+	struct sfs_model *m = calloc(1, sizeof *m);
+
+	if (!m)
+		return -ENOMEM;
+	m->p = *p;
+	if (m->p.channels < 1)
+		m->p.channels = 1;
+	m->pss = pss;
+	m->clk = clk ? *clk : (struct sfs_model_clock){ mono_now, mono_sleep_until, NULL };
+	m->free_at = calloc(m->p.channels, sizeof *m->free_at);
+	if (!m->free_at) {
+		free(m);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&m->lk, NULL);
+	*out = m;
+	return 0;
+}
+
+void sfs_model_free(struct sfs_model *m)
+{
+	if (!m)
+		return;
+	pthread_mutex_destroy(&m->lk);
+	free(m->free_at);
+	free(m);
+}
+
+const struct sfs_profile *sfs_model_profile(const struct sfs_model *m)
+{
+	return &m->p;
+}
+
+uint64_t sfs_model_cost_ns(const struct sfs_model *m, const struct sfs_model_req *rq)
+{
+	const struct sfs_profile *p = &m->p;
+	double us = 0;
+
+	switch (rq->op) {
+	case SFS_MODEL_FLUSH:
+		us = p->flush_us;
+		break;
+	case SFS_MODEL_READ:
+		us = sfs_profile_service_us(p, false, rq->len);
+		break;
+	case SFS_MODEL_WRITE: {
+		uint32_t pss = rq->pss ? rq->pss : m->pss;
+		unsigned parts = sfs_model_partial_sectors(pss, rq->off, rq->len);
+
+		us = sfs_profile_service_us(p, true, rq->len);
+		if (parts)
+			us += parts * (p->partial_write_us >= 0 ? p->partial_write_us
+				       : sfs_profile_service_us(p, false, pss));
+		if (rq->zeroed && rq->offload)
+			us += p->zero_offload_us +
+			      (p->zero_offload_mb_s > 0 ? (double)rq->zeroed / p->zero_offload_mb_s : 0);
+		else if (rq->zeroed)
+			us += sfs_profile_service_us(p, true, rq->zeroed);
+		break;
+	}
+	}
+	return (uint64_t)llround(us * 1000.0);
+}
+
+uint64_t sfs_model_schedule(struct sfs_model *m, const struct sfs_model_req *rq, uint64_t t0_ns)
+{
+	uint64_t cost = sfs_model_cost_ns(m, rq), start, done;
+	unsigned k = 0;
+
+	pthread_mutex_lock(&m->lk);
+	for (unsigned i = 1; i < m->p.channels; i++)
+		if (m->free_at[i] < m->free_at[k])
+			k = i;
+	start = m->free_at[k] > t0_ns ? m->free_at[k] : t0_ns;
+	done = start + cost;
+	m->free_at[k] = done;
+	pthread_mutex_unlock(&m->lk);
+	return done;
+}
+
+uint64_t sfs_model_complete(struct sfs_model *m, const struct sfs_model_req *rq, uint64_t t0_ns)
+{
+	uint64_t done = sfs_model_schedule(m, rq, t0_ns), now = m->clk.now(m->clk.arg);
+
+	if (done <= now)
+		return 0;
+	m->clk.sleep_until(m->clk.arg, done);
+	return done - now;
+}

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * model.h - device timing profiles and the drive model that applies them.
+ *
+ * A profile (a small JSON file, sectorfs.json(5)) describes what a drive
+ * charges for a request:
+ *
+ *   service time of a read / write of S bytes  points (size, us) from 512 B
+ *                                              to 8 MiB, interpolated on
+ *                                              log2(S); above the last point
+ *                                              at the last point's rate
+ *   channels                                   requests served at once; more
+ *                                              wait for the first free one
+ *   flush_us                                   a cache flush
+ *   partial_write_us                           added per physical sector a
+ *                                              write covers only in part
+ *                                              (default: one physical-sector
+ *                                              read, as a 512e drive does)
+ *   zero_offload_mb_s, zero_offload_us         zeroing a first write's block
+ *                                              with the drive's WRITE SAME;
+ *                                              without offload the host
+ *                                              writes the zeros at the
+ *                                              drive's write rate
+ *
+ * The model is a floor.  A request that arrived at t0 is given the channel
+ * that frees first; it starts when both it and the channel are there and
+ * holds the channel for its service time.  sfs_model_complete waits until
+ * that model completion time, or not at all when the backing store already
+ * took longer: a slow store is never made faster, a fast one is held back
+ * to the drive's pace.  The channels' times are model time, so the queue
+ * of a drive does not grow with the host's own latency.
+ *
+ * The clock and the wait are injected (struct sfs_model_clock), so the
+ * queueing is tested deterministically without sleeping.
+ */
+#ifndef SFS_MODEL_H
+#define SFS_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SFS_PROFILE_MAX_POINTS 32
+#define SFS_PROFILE_MAX_CHANNELS 1024
+#define SFS_PROFILE_NAME_MAX 64
+#define SFS_PROFILE_MAX_BYTES 65536
+
+struct sfs_profile_point {
+	uint64_t size;     /* bytes, strictly increasing along a curve */
+	double us;         /* service time, microseconds, >= 0 */
+};
+
+struct sfs_profile {
+	char name[SFS_PROFILE_NAME_MAX];
+	unsigned channels;                     /* 1 .. SFS_PROFILE_MAX_CHANNELS */
+	struct sfs_profile_point read[SFS_PROFILE_MAX_POINTS];
+	struct sfs_profile_point write[SFS_PROFILE_MAX_POINTS];
+	unsigned nread, nwrite;                /* >= 1 each */
+	double flush_us;
+	double partial_write_us;               /* < 0: one physical-sector read */
+	double zero_offload_mb_s;              /* MB = 10^6 bytes; 0: offloaded zeroing is free */
+	double zero_offload_us;                /* per offloaded zeroing command */
+	bool rotational;                       /* the drive is a disk with heads (a hint only) */
+};
+
+/* Parse profile JSON text (fname only in messages); unknown keys, wrong types, unordered or
+ * missing curves are errors naming the file and the key.  A profile without "name" takes
+ * default_name (NULL: "unnamed").  0 or -EINVAL with err filled. */
+int sfs_profile_parse(const char *text, size_t len, const char *fname, const char *default_name,
+		      struct sfs_profile *out, char *err, size_t errlen);
+
+/* The directory shipped profiles are looked up in: $SECTORFS_PROFILE_DIR when set, else the
+ * installed one ($(datadir)/sectorfs/profiles); a build that is not installed falls back on
+ * the samples/profiles of its source tree. */
+const char *sfs_profile_dir(void);
+
+/* Load a profile by spec: a name without '/' is a shipped profile (DIR/NAME.json, DIR from
+ * sfs_profile_dir); anything else is a path, relative ones from dirfd (AT_FDCWD: the current
+ * directory).  0, or -errno (-ENOENT: no such profile, -EINVAL: a bad one) with err filled. */
+int sfs_profile_load(int dirfd, const char *spec, struct sfs_profile *out, char *err, size_t errlen);
+
+/* Serialise p as profile JSON (with source, when non-NULL) into a malloc'd string; NULL on ENOMEM. */
+char *sfs_profile_dump(const struct sfs_profile *p, const char *source);
+
+/* Service time in microseconds of a read or write of size bytes, from the curve. */
+double sfs_profile_service_us(const struct sfs_profile *p, bool write, uint64_t size);
+
+/* Number of physical sectors (0, 1 or 2) that [off, off+len) covers only in part. */
+unsigned sfs_model_partial_sectors(uint32_t pss, uint64_t off, uint64_t len);
+
+enum sfs_model_op { SFS_MODEL_READ, SFS_MODEL_WRITE, SFS_MODEL_FLUSH };
+
+/* One request, as the model prices it. */
+struct sfs_model_req {
+	enum sfs_model_op op;
+	uint64_t off, len;        /* read, write */
+	uint64_t zeroed;          /* write: bytes of first-written blocks zeroed around it */
+	bool offload;             /* ... zeroed with the drive's WRITE SAME */
+	uint32_t pss;             /* write: the physical sector; 0: the model's */
+};
+
+/* The clock (nanoseconds, monotonic) and a wait until a time on it. */
+struct sfs_model_clock {
+	uint64_t (*now)(void *arg);
+	void (*sleep_until)(void *arg, uint64_t t_ns);
+	void *arg;
+};
+
+struct sfs_model;
+
+/* A drive of profile p (copied) with physical sector pss; clk NULL: CLOCK_MONOTONIC and
+ * clock_nanosleep.  0 or -ENOMEM. */
+int sfs_model_new(const struct sfs_profile *p, uint32_t pss, const struct sfs_model_clock *clk,
+		  struct sfs_model **out);
+
+/* Free a model (NULL is fine). */
+void sfs_model_free(struct sfs_model *m);
+
+/* The profile in force. */
+const struct sfs_profile *sfs_model_profile(const struct sfs_model *m);
+
+/* The service time of rq in nanoseconds: transfer, plus read-modify-write and zeroing. */
+uint64_t sfs_model_cost_ns(const struct sfs_model *m, const struct sfs_model_req *rq);
+
+/* Queue rq, arrived at t0_ns, on the channel that frees first and return its model
+ * completion time.  Thread-safe. */
+uint64_t sfs_model_schedule(struct sfs_model *m, const struct sfs_model_req *rq, uint64_t t0_ns);
+
+/* Schedule rq (arrived at t0_ns) and wait until its completion time; returns the time waited
+ * in nanoseconds (0 when the request already took longer than the model says). */
+uint64_t sfs_model_complete(struct sfs_model *m, const struct sfs_model_req *rq, uint64_t t0_ns);
+
+#endif
