@@ -87,6 +87,10 @@
  * no lock; set and clear are serialised per block by the image's stripe
  * locks; grow runs with those locks held and keeps the old arrays until
  * close so that lock-free readers never see freed memory.
+ *
+ * Here: create, open (checks, salvage, upgrade), close and the bits; the
+ * flush, grow, shrink and flags are mapflush.c, the encoding of header and
+ * chunks mapfile.c (whose named offsets the fuzz seeds use too).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -98,45 +102,13 @@
 #include <unistd.h>
 
 #include "allocmap.h"
+#include "allocmap_impl.h"
 #include "crc32c.h"
+#include "fdio.h"
 #include "log.h"
 #include "mapfile.h"
 #include "tmpfile.h"
 
-#define MAP_HDR SFS_MAPFILE_HDR
-#define MAP_PAGE SFS_MAPFILE_PAGE
-#define PAGE_WORDS SFS_MAPFILE_PAGE_WORDS               /* 504 in memory per bitmap page */
-#define MAP_PAGE_BITS SFS_MAPFILE_PAGE_BITS             /* 32256 */
-
-struct old_arrays {
-	struct old_arrays *next;
-	uint64_t *words;
-	uint64_t *dirty;
-};
-
-struct snap_page {
-	uint64_t page;
-	unsigned char data[MAP_PAGE];     /* encoded: 8 chunks with their CRCs */
-};
-
-struct sfs_map {
-	int fd;
-	bool rdonly;                      /* SFS_MAP_RDONLY */
-	struct sfs_map_info info;
-	struct sfs_map_damage damage;     /* what the open found (and salvaged) */
-	uint64_t nblocks;
-	uint64_t npages;                  /* bitmap pages */
-	uint64_t *words;                  /* npages * PAGE_WORDS words */
-	uint64_t *dirty;                  /* one bit per page */
-	uint64_t count;                   /* allocated blocks, atomic */
-	pthread_mutex_t flush_lock;
-	struct snap_page *snap;
-	size_t nsnap;
-	struct old_arrays *old;
-	uint64_t *pend_words, *pend_dirty;   /* a prepared grow's arrays (NULL: same pages) */
-	uint64_t pend_size, pend_pages;      /* a prepared grow's size and page count */
-	bool pending;                        /* a grow is prepared */
-};
 
 /* ---- little helpers ---- */
 
@@ -145,13 +117,13 @@ uint32_t sfs_map_crc32c(const void *buf, size_t n)
 	return sfs_crc32c(0, buf, n);
 }
 
-static int write_header(struct sfs_map *m)
+int sfs_mapi_write_header(struct sfs_map *m)
 {
 	unsigned char h[MAP_HDR];
 	int rc;
 
 	sfs_mapfile_encode_header(&m->info, m->nblocks, h);
-	rc = sfs_mapfile_pwrite(m->fd, h, 512, 0);
+	rc = sfs_pwrite_all(m->fd, h, 512, 0);
 	if (rc == 0 && fdatasync(m->fd) < 0)
 		rc = -errno;
 	return rc;
@@ -159,7 +131,7 @@ static int write_header(struct sfs_map *m)
 
 /* ---- in memory ---- */
 
-static int alloc_arrays(uint64_t npages, uint64_t **words, uint64_t **dirty)
+int sfs_mapi_alloc_arrays(uint64_t npages, uint64_t **words, uint64_t **dirty)
 {
 	size_t wbytes = npages ? npages * PAGE_WORDS * sizeof(uint64_t) : 8;
 	size_t dwords = npages / 64 + 1;
@@ -184,7 +156,7 @@ static struct sfs_map *map_new(int fd, const struct sfs_map_info *info)
 	m->info = *info;
 	m->nblocks = sfs_geom_nblocks(&info->geom);
 	m->npages = sfs_mapfile_pages(SFS_MAPFILE_VERSION, m->nblocks);
-	if (alloc_arrays(m->npages, &m->words, &m->dirty) < 0) {
+	if (sfs_mapi_alloc_arrays(m->npages, &m->words, &m->dirty) < 0) {
 		free(m);
 		return NULL;
 	}
@@ -192,7 +164,7 @@ static struct sfs_map *map_new(int fd, const struct sfs_map_info *info)
 	return m;
 }
 
-static void drop_pending(struct sfs_map *m)
+void sfs_mapi_drop_pending(struct sfs_map *m)
 {
 	free(m->pend_words);
 	free(m->pend_dirty);
@@ -201,7 +173,7 @@ static void drop_pending(struct sfs_map *m)
 	m->pending = false;
 }
 
-static void mark_page_dirty(struct sfs_map *m, uint64_t page)
+void sfs_mapi_mark_page_dirty(struct sfs_map *m, uint64_t page)
 {
 	uint64_t *d = __atomic_load_n(&m->dirty, __ATOMIC_ACQUIRE);
 
@@ -210,7 +182,7 @@ static void mark_page_dirty(struct sfs_map *m, uint64_t page)
 
 static void mark_dirty(struct sfs_map *m, uint64_t blk)
 {
-	mark_page_dirty(m, blk / MAP_PAGE_BITS);
+	sfs_mapi_mark_page_dirty(m, blk / MAP_PAGE_BITS);
 }
 
 /* ---- create ---- */
@@ -302,22 +274,26 @@ static int upgrade(struct sfs_map *m, int dirfd, const char *fname)
 	return 0;
 }
 
-int sfs_map_open(int dirfd, const char *fname, unsigned flags, const struct sfs_log *log,
-		 struct sfs_map **out, char *err, size_t errlen)
+/* Open fname, check it is a regular file whose header is sound and whose size is what the
+ * header describes (dropping a grow's leftover pages read-write), and read the header: the fd,
+ * or -errno with err filled. */
+static int open_checked(int dirfd, const char *fname, bool ro, struct sfs_map_info *info, uint64_t *nblocks,
+			unsigned *version, char *err, size_t errlen)
 {
-	bool ro = flags & SFS_MAP_RDONLY;
 	unsigned char h[MAP_HDR];
-	struct sfs_map_info info;
-	struct sfs_map *m;
 	struct stat st;
-	uint64_t nblocks = 0, want, cnt = 0;
-	unsigned version = 0;
+	uint64_t want;
 	int fd, rc;
 
 	fd = openat(dirfd, fname, (ro ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return sfs_err(err, errlen, -errno, "%s: cannot open allocation map: %s", fname, strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) < 0) {
+		rc = -errno;
+		close(fd);
+		return sfs_err(err, errlen, rc, "%s: cannot stat allocation map: %s", fname, strerror(-rc));
+	}
+	if (!S_ISREG(st.st_mode)) {
 		close(fd);
 		return sfs_err(err, errlen, -EUCLEAN, "%s: allocation map is not a regular file", fname);
 	}
@@ -331,16 +307,16 @@ int sfs_map_open(int dirfd, const char *fname, unsigned flags, const struct sfs_
 		close(fd);
 		return sfs_err(err, errlen, rc, "%s: cannot read map header", fname);
 	}
-	rc = sfs_mapfile_check_header(h, fname, &info, &nblocks, &version, err, errlen);
+	rc = sfs_mapfile_check_header(h, fname, info, nblocks, version, err, errlen);
 	if (rc < 0) {
 		close(fd);
 		return rc;
 	}
-	want = MAP_HDR + sfs_mapfile_pages(version, nblocks) * MAP_PAGE;
+	want = MAP_HDR + sfs_mapfile_pages(*version, *nblocks) * MAP_PAGE;
 	if ((uint64_t)st.st_size > want) {
-		rc = sfs_mapfile_grow_leftover(fd, version, want, (uint64_t)st.st_size);
+		rc = sfs_mapfile_grow_leftover(fd, *version, want, (uint64_t)st.st_size);
 		/* read-write: drop them (a version-1 file is replaced below anyway) */
-		if (rc == 0 && !ro && version == SFS_MAPFILE_VERSION && ftruncate(fd, (off_t)want) < 0)
+		if (rc == 0 && !ro && *version == SFS_MAPFILE_VERSION && ftruncate(fd, (off_t)want) < 0)
 			rc = -errno;
 		if (rc < 0) {
 			close(fd);
@@ -356,6 +332,21 @@ int sfs_map_open(int dirfd, const char *fname, unsigned flags, const struct sfs_
 			       fname, (long long)st.st_size, (unsigned long long)want,
 			       (uint64_t)st.st_size < want ? "truncated" : "trailing data");
 	}
+	return fd;
+}
+
+int sfs_map_open(int dirfd, const char *fname, unsigned flags, const struct sfs_log *log,
+		 struct sfs_map **out, char *err, size_t errlen)
+{
+	bool ro = flags & SFS_MAP_RDONLY;
+	struct sfs_map_info info;
+	struct sfs_map *m;
+	uint64_t nblocks = 0, cnt = 0;
+	unsigned version = 0;
+	int fd = open_checked(dirfd, fname, ro, &info, &nblocks, &version, err, errlen), rc;
+
+	if (fd < 0)
+		return fd;
 	m = map_new(fd, &info);
 	if (!m) {
 		close(fd);
@@ -412,7 +403,7 @@ void sfs_map_close(struct sfs_map *m)
 		free(o->dirty);
 		free(o);
 	}
-	drop_pending(m);
+	sfs_mapi_drop_pending(m);
 	free(m->snap);
 	free(m->words);
 	free(m->dirty);
@@ -534,257 +525,4 @@ uint64_t sfs_map_next_set(const struct sfs_map *m, uint64_t from)
 uint64_t sfs_map_next_clear(const struct sfs_map *m, uint64_t from)
 {
 	return next_with(m, from, false);
-}
-
-/* ---- flush ---- */
-
-int sfs_map_flush_begin(struct sfs_map *m)
-{
-	uint64_t dwords = m->npages / 64 + 1, ndirty = 0, *taken;
-
-	if (m->rdonly)
-		return -EROFS;
-	pthread_mutex_lock(&m->flush_lock);
-	free(m->snap);
-	m->snap = NULL;
-	m->nsnap = 0;
-	/* Take the dirty set in one sweep: a page dirtied after its word was
-	 * taken stays dirty for the next flush. */
-	taken = malloc(dwords * sizeof(*taken));
-	if (!taken) {
-		pthread_mutex_unlock(&m->flush_lock);
-		return -ENOMEM;
-	}
-	for (uint64_t i = 0; i < dwords; i++) {
-		taken[i] = __atomic_exchange_n(&m->dirty[i], 0, __ATOMIC_ACQ_REL);
-		ndirty += (uint64_t)__builtin_popcountll(taken[i]);
-	}
-	if (ndirty)
-		m->snap = malloc(ndirty * sizeof(*m->snap));
-	if (ndirty && !m->snap) {
-		for (uint64_t i = 0; i < dwords; i++)
-			__atomic_fetch_or(&m->dirty[i], taken[i], __ATOMIC_RELEASE);
-		free(taken);
-		pthread_mutex_unlock(&m->flush_lock);
-		return -ENOMEM;
-	}
-	/* Each chunk's CRC is computed over the bytes encoded here, not over
-	 * memory that setters may change meanwhile. */
-	for (uint64_t i = 0; i < dwords; i++) {
-		for (uint64_t bits = taken[i]; bits; bits &= bits - 1) {
-			struct snap_page *sp = &m->snap[m->nsnap++];
-
-			sp->page = i * 64 + (uint64_t)__builtin_ctzll(bits);
-			sfs_mapfile_encode_page(m->words, sp->page, sp->data);
-		}
-	}
-	free(taken);
-	return 0;
-}
-
-int sfs_map_flush_end(struct sfs_map *m)
-{
-	int rc = 0;
-
-	for (size_t i = 0; i < m->nsnap && rc == 0; i++)
-		rc = sfs_mapfile_pwrite(m->fd, m->snap[i].data, MAP_PAGE,
-				(off_t)(MAP_HDR + m->snap[i].page * MAP_PAGE));
-	if (rc == 0 && m->nsnap && fdatasync(m->fd) < 0)
-		rc = -errno;
-	if (rc < 0) {
-		/* Nothing is known to be on disk: everything snapshotted is dirty again. */
-		for (size_t i = 0; i < m->nsnap; i++)
-			mark_page_dirty(m, m->snap[i].page);
-	}
-	free(m->snap);
-	m->snap = NULL;
-	m->nsnap = 0;
-	pthread_mutex_unlock(&m->flush_lock);
-	return rc;
-}
-
-int sfs_map_flush(struct sfs_map *m, int data_fd)
-{
-	int rc = sfs_map_flush_begin(m);
-
-	if (rc < 0)
-		return rc;
-	if (data_fd >= 0 && fdatasync(data_fd) < 0) {
-		rc = -errno;
-		for (size_t i = 0; i < m->nsnap; i++)
-			mark_page_dirty(m, m->snap[i].page);
-		m->nsnap = 0;
-		sfs_map_flush_end(m);
-		return rc;
-	}
-	return sfs_map_flush_end(m);
-}
-
-/* ---- grow / flags ---- */
-
-int sfs_map_grow_prepare(struct sfs_map *m, uint64_t new_size)
-{
-	struct sfs_geom g = m->info.geom;
-	uint64_t np;
-	int rc = 0;
-
-	if (m->rdonly)
-		return -EROFS;
-	if (new_size < g.size)
-		return -EINVAL;
-	g.size = new_size;
-	np = sfs_mapfile_pages(SFS_MAPFILE_VERSION, sfs_geom_nblocks(&g));
-	pthread_mutex_lock(&m->flush_lock);
-	drop_pending(m);
-	if (np != m->npages) {
-		rc = alloc_arrays(np, &m->pend_words, &m->pend_dirty);
-		if (rc == 0)
-			rc = sfs_mapfile_write_pages(m->fd, NULL, m->npages, np - m->npages);
-		if (rc == 0 && fdatasync(m->fd) < 0)
-			rc = -errno;
-		if (rc < 0) {
-			/* back to the length the header describes (an open would drop
-			 * the empty pages of a failed grow anyway) */
-			int trc = ftruncate(m->fd, (off_t)(MAP_HDR + m->npages * MAP_PAGE));
-
-			(void)trc;
-			drop_pending(m);
-			pthread_mutex_unlock(&m->flush_lock);
-			return rc;
-		}
-	}
-	m->pend_size = new_size;
-	m->pend_pages = np;
-	m->pending = true;
-	pthread_mutex_unlock(&m->flush_lock);
-	return 0;
-}
-
-int sfs_map_grow_commit(struct sfs_map *m, uint64_t new_size, uint32_t flags)
-{
-	struct sfs_map_info info = m->info;
-	unsigned char h[MAP_HDR];
-	struct old_arrays *o = NULL;
-	uint64_t nb;
-	int rc;
-
-	pthread_mutex_lock(&m->flush_lock);
-	if (!m->pending || m->pend_size != new_size) {
-		pthread_mutex_unlock(&m->flush_lock);
-		return -EINVAL;
-	}
-	if (m->pend_words && !(o = calloc(1, sizeof(*o)))) {
-		pthread_mutex_unlock(&m->flush_lock);
-		return -ENOMEM;
-	}
-	info.geom.size = new_size;
-	info.flags = flags;
-	nb = sfs_geom_nblocks(&info.geom);
-	sfs_mapfile_encode_header(&info, nb, h);
-	rc = sfs_mapfile_pwrite(m->fd, h, 512, 0);
-	if (rc == 0 && fdatasync(m->fd) < 0)
-		rc = -errno;
-	if (rc < 0) {
-		free(o);
-		pthread_mutex_unlock(&m->flush_lock);
-		return rc;
-	}
-	if (m->pend_words) {
-		memcpy(m->pend_words, m->words, m->npages * PAGE_WORDS * sizeof(uint64_t));
-		memcpy(m->pend_dirty, m->dirty, (m->npages / 64 + 1) * sizeof(uint64_t));
-		o->words = m->words;
-		o->dirty = m->dirty;
-		o->next = m->old;
-		m->old = o;
-		__atomic_store_n(&m->dirty, m->pend_dirty, __ATOMIC_RELEASE);
-		__atomic_store_n(&m->words, m->pend_words, __ATOMIC_RELEASE);
-		m->npages = m->pend_pages;
-		m->pend_words = m->pend_dirty = NULL;
-	}
-	m->info = info;
-	__atomic_store_n(&m->nblocks, nb, __ATOMIC_RELEASE);
-	drop_pending(m);
-	pthread_mutex_unlock(&m->flush_lock);
-	return 0;
-}
-
-int sfs_map_grow_abort(struct sfs_map *m)
-{
-	int rc;
-
-	if (m->rdonly)
-		return -EROFS;
-	pthread_mutex_lock(&m->flush_lock);
-	drop_pending(m);
-	/* a failed commit may have left the header in doubt: write the current one again */
-	rc = write_header(m);
-	if (ftruncate(m->fd, (off_t)(MAP_HDR + m->npages * MAP_PAGE)) < 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0 && fdatasync(m->fd) < 0)
-		rc = -errno;
-	pthread_mutex_unlock(&m->flush_lock);
-	return rc;
-}
-
-int sfs_map_grow(struct sfs_map *m, uint64_t new_size)
-{
-	int rc = sfs_map_grow_prepare(m, new_size);
-
-	if (rc == 0)
-		rc = sfs_map_grow_commit(m, new_size, m->info.flags);
-	if (rc < 0 && rc != -EROFS)
-		sfs_map_grow_abort(m);
-	return rc;
-}
-
-int sfs_map_shrink(struct sfs_map *m, uint64_t new_size)
-{
-	struct sfs_map_info info = m->info;
-	unsigned char h[MAP_HDR];
-	uint64_t nb, np;
-	int rc;
-
-	if (m->rdonly)
-		return -EROFS;
-	if (new_size > info.geom.size || new_size % info.geom.lss)
-		return -EINVAL;
-	info.geom.size = new_size;
-	nb = sfs_geom_nblocks(&info.geom);
-	if (sfs_map_next_set(m, nb) < sfs_map_nblocks(m))
-		return -EBUSY;
-	pthread_mutex_lock(&m->flush_lock);
-	/* the header is the commit point: the blocks it drops were never written */
-	sfs_mapfile_encode_header(&info, nb, h);
-	rc = sfs_mapfile_pwrite(m->fd, h, 512, 0);
-	if (rc == 0 && fdatasync(m->fd) < 0)
-		rc = -errno;
-	if (rc < 0) {
-		pthread_mutex_unlock(&m->flush_lock);
-		return rc;
-	}
-	m->info = info;
-	__atomic_store_n(&m->nblocks, nb, __ATOMIC_RELEASE);
-	np = sfs_mapfile_pages(SFS_MAPFILE_VERSION, nb);
-	/* pages past the new end are never written again: forget they were dirty */
-	for (uint64_t p = np; p < m->npages; p++)
-		__atomic_fetch_and(&m->dirty[p / 64], ~(1ull << (p % 64)), __ATOMIC_RELAXED);
-	m->npages = np;
-	/* what the header no longer describes: a later open would drop it anyway */
-	if (ftruncate(m->fd, (off_t)(MAP_HDR + np * MAP_PAGE)) < 0 || fdatasync(m->fd) < 0)
-		rc = -errno;
-	pthread_mutex_unlock(&m->flush_lock);
-	return rc;
-}
-
-int sfs_map_set_flags(struct sfs_map *m, uint32_t flags)
-{
-	int rc;
-
-	if (m->rdonly)
-		return -EROFS;
-	pthread_mutex_lock(&m->flush_lock);
-	m->info.flags = flags;
-	rc = write_header(m);
-	pthread_mutex_unlock(&m->flush_lock);
-	return rc;
 }

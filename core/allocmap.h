@@ -23,7 +23,6 @@
 
 #include "geometry.h"
 #include "log.h"
-#include "sidecar.h"
 
 struct sfs_map;
 

@@ -11,7 +11,9 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 #include "escape.h"
 
@@ -97,6 +99,29 @@ int sfs_escape_name(const char *name, bool ascii, char *buf, size_t len)
 	}
 	buf[o] = '\0';
 	return 0;
+}
+
+int sfs_escape_columns(const char *s, bool utf8)
+{
+	mbstate_t st;
+	wchar_t wc;
+	size_t n;
+	int cols = 0, w;
+
+	memset(&st, 0, sizeof(st));
+	while (*s) {
+		n = utf8 ? mbrtowc(&wc, s, MB_CUR_MAX, &st) : 1;
+		if (n == 0 || n == (size_t)-1 || n == (size_t)-2) {
+			memset(&st, 0, sizeof(st));
+			n = 1;
+			w = 1;
+		} else {
+			w = utf8 ? wcwidth(wc) : 1;
+		}
+		cols += w < 0 ? 1 : w;
+		s += n;
+	}
+	return cols;
 }
 
 int sfs_escape_label(const char *name, char *buf, size_t len)

@@ -36,6 +36,10 @@
  * escape). */
 int sfs_escape_name(const char *name, bool ascii, char *buf, size_t len);
 
+/* Terminal columns of an escaped name s: wcwidth in a UTF-8 locale (utf8; the caller has set
+ * the locale), else one per byte (ASCII). */
+int sfs_escape_columns(const char *s, bool utf8);
+
 /* Escape name as a Prometheus label value (the text between the quotes) into buf (len bytes,
  * NUL-terminated): a backslash, a double quote and a newline as \\, \" and \n, as the exposition
  * format requires; each byte that is not part of a valid UTF-8 sequence as "/xHH" (two lower-case

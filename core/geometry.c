@@ -14,8 +14,31 @@
  *  write                             [=======|===)  ENOSPC, nothing written
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "geometry.h"
+#include "log.h"
+#include "units.h"
+
+static const struct sector_format {
+	const char *name;
+	uint32_t lss, pss;
+} sector_formats[] = {
+	{ "512n", 512, 512 },
+	{ "512e", 512, 4096 },
+	{ "4kn", 4096, 4096 },
+};
+#define NSECTOR (sizeof(sector_formats) / sizeof(sector_formats[0]))
+
+static const char *const prov_names[] = {
+	[SFS_PROV_THIN] = "thin",
+	[SFS_PROV_ZEROEDTHICK] = "zeroedthick",
+	[SFS_PROV_EAGERZEROEDTHICK] = "eagerzeroedthick",
+};
+#define NPROV (sizeof(prov_names) / sizeof(prov_names[0]))
 
 static inline int misaligned(const struct sfs_geom *g, uint64_t off, uint64_t len)
 {
@@ -86,4 +109,118 @@ void sfs_geom_block_range(const struct sfs_geom *g, uint64_t blk, uint64_t *star
 	*end = *start + g->block_size;
 	if (*end > g->size)
 		*end = g->size;
+}
+
+const char *sfs_prov_name(enum sfs_prov p)
+{
+	return (unsigned)p < NPROV ? prov_names[p] : NULL;
+}
+
+int sfs_prov_parse(const char *s, enum sfs_prov *out)
+{
+	for (size_t i = 0; i < NPROV; i++)
+		if (strcmp(s, prov_names[i]) == 0) {
+			*out = (enum sfs_prov)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+enum sfs_grow_verdict sfs_geom_grow_verdict(const struct sfs_geom *g, uint64_t new_size)
+{
+	if (new_size < g->size)
+		return SFS_GROW_SHRINKS;
+	if (new_size > SFS_SIZE_MAX)
+		return SFS_GROW_TOO_LARGE;
+	if (new_size % g->lss)
+		return SFS_GROW_UNALIGNED;
+	return new_size == g->size ? SFS_GROW_SAME : SFS_GROW_YES;
+}
+
+int sfs_geom_grow_check(const struct sfs_geom *g, uint64_t new_size, char *why, size_t len)
+{
+	enum sfs_grow_verdict v = sfs_geom_grow_verdict(g, new_size);
+	unsigned long long n = new_size;
+
+	if (why && len)
+		why[0] = '\0';
+	if (v == SFS_GROW_YES || v == SFS_GROW_SAME)
+		return v == SFS_GROW_SAME;
+	if (why && v == SFS_GROW_SHRINKS)
+		snprintf(why, len, "cannot shrink from %llu to %llu bytes: a disk only grows",
+			 (unsigned long long)g->size, n);
+	else if (why && v == SFS_GROW_TOO_LARGE)
+		snprintf(why, len, "size %llu is larger than the maximum %llu (4 EiB)", n,
+			 (unsigned long long)SFS_SIZE_MAX);
+	else if (why)
+		snprintf(why, len, "size %llu is not a multiple of the logical sector size %u", n, g->lss);
+	return -EINVAL;
+}
+
+/*
+ * The rules between values, shared by the sidecar parser, sfs_sidecar_validate
+ * and the map header's check; messages name the file and the key.
+ * Sector sizes come in as 64-bit so the parser can check a JSON integer
+ * before narrowing it.
+ */
+static int check_sector(uint64_t v, const char *key, const char *fname,
+			char *err, size_t errlen)
+{
+	if (!sfs_is_pow2(v) || v < SFS_SECTOR_MIN || v > SFS_SECTOR_MAX)
+		return sfs_key_err(err, errlen, fname, key, -EINVAL,
+			       "%" PRIu64 " is not a power of two from %u to %u",
+			       v, SFS_SECTOR_MIN, SFS_SECTOR_MAX);
+	return 0;
+}
+
+int sfs_geom_validate(uint64_t size, uint64_t lss, uint64_t pss, uint64_t block, const char *fname,
+		      char *err, size_t errlen)
+{
+	int rc;
+
+	if ((rc = check_sector(lss, "logical_sector_size", fname, err, errlen)) ||
+	    (rc = check_sector(pss, "physical_sector_size", fname, err, errlen)))
+		return rc;
+	if (pss < lss)
+		return sfs_key_err(err, errlen, fname, "physical_sector_size", -EINVAL,
+			       "%" PRIu64 " is smaller than the logical sector size %" PRIu64,
+			       pss, lss);
+	if (size > SFS_SIZE_MAX)
+		return sfs_key_err(err, errlen, fname, "size", -EINVAL,
+			       "%" PRIu64 " is larger than the maximum %llu (4 EiB)",
+			       size, SFS_SIZE_MAX);
+	if (size % lss)
+		return sfs_key_err(err, errlen, fname, "size", -EINVAL,
+			       "%" PRIu64 " is not a multiple of the logical sector size %" PRIu64,
+			       size, lss);
+	if (!sfs_is_pow2(block))
+		return sfs_key_err(err, errlen, fname, "block_size", -EINVAL,
+			       "%" PRIu64 " is not a power of two", block);
+	if (block < pss)
+		return sfs_key_err(err, errlen, fname, "block_size", -EINVAL,
+			       "%" PRIu64 " is smaller than the physical sector size %" PRIu64,
+			       block, pss);
+	if (block > SFS_BLOCK_MAX)
+		return sfs_key_err(err, errlen, fname, "block_size", -EINVAL,
+			       "%" PRIu64 " is larger than the maximum 64M", block);
+	return 0;
+}
+
+int sfs_sector_parse(const char *s, uint32_t *lss, uint32_t *pss)
+{
+	for (size_t i = 0; i < NSECTOR; i++)
+		if (strcasecmp(s, sector_formats[i].name) == 0) {
+			*lss = sector_formats[i].lss;
+			*pss = sector_formats[i].pss;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+const char *sfs_sector_name(uint32_t lss, uint32_t pss)
+{
+	for (size_t i = 0; i < NSECTOR; i++)
+		if (sector_formats[i].lss == lss && sector_formats[i].pss == pss)
+			return sector_formats[i].name;
+	return NULL;
 }

@@ -25,6 +25,19 @@ struct sfs_geom {
 	uint64_t block_size;  /* allocation unit */
 };
 
+/* Provisioning modes, as vmkfstools names them. */
+enum sfs_prov {
+	SFS_PROV_THIN = 0,
+	SFS_PROV_ZEROEDTHICK = 1,
+	SFS_PROV_EAGERZEROEDTHICK = 2,
+};
+
+#define SFS_SECTOR_MIN 512u
+#define SFS_SECTOR_MAX 65536u
+#define SFS_BLOCK_MAX (64ull << 20)
+#define SFS_BLOCK_DEFAULT (1ull << 20)
+/* Largest disk size accepted: 2^62 bytes (4 EiB), so offsets never overflow off_t. */
+#define SFS_SIZE_MAX (1ull << 62)
 /* Alignment classes of the alignment histogram. */
 enum sfs_align_class {
 	SFS_ALIGN_512 = 0,   /* largest power of two dividing offset and length is 512 (or less) */
@@ -57,5 +70,41 @@ void sfs_geom_block_span(const struct sfs_geom *g, uint64_t off, uint64_t len,
 /* Byte range [*start, *end) of block blk, clipped to the disk size. */
 void sfs_geom_block_range(const struct sfs_geom *g, uint64_t blk,
 			  uint64_t *start, uint64_t *end);
+
+/* Name of a provisioning mode ("thin", "zeroedthick", "eagerzeroedthick"), NULL for another value. */
+const char *sfs_prov_name(enum sfs_prov p);
+
+/* Parse a provisioning mode name; 0 or -EINVAL. */
+int sfs_prov_parse(const char *s, enum sfs_prov *out);
+
+/* Parse "512n", "512e" or "4kn" (case-insensitive) into sector sizes; 0 or -EINVAL. */
+int sfs_sector_parse(const char *s, uint32_t *lss, uint32_t *pss);
+
+/* Name of a sector format ("512n", "512e", "4kn") or NULL when it has none. */
+const char *sfs_sector_name(uint32_t lss, uint32_t pss);
+
+/* The grow rule: what a disk of geometry g becoming new_size bytes is.  A disk only grows,
+ * to a multiple of its logical sector, at most SFS_SIZE_MAX. */
+enum sfs_grow_verdict {
+	SFS_GROW_YES = 0,        /* it grows */
+	SFS_GROW_SAME,           /* it is that size already */
+	SFS_GROW_SHRINKS,        /* smaller than it is */
+	SFS_GROW_TOO_LARGE,      /* past SFS_SIZE_MAX */
+	SFS_GROW_UNALIGNED,      /* not a multiple of the logical sector */
+};
+
+enum sfs_grow_verdict sfs_geom_grow_verdict(const struct sfs_geom *g, uint64_t new_size);
+
+/* The grow rule as a result: 0 (it grows), 1 (that size already) or -EINVAL (refused), with
+ * why refused in why (len bytes; why may be NULL), e.g. "size 1000 is not a multiple of the
+ * logical sector size 512". */
+int sfs_geom_grow_check(const struct sfs_geom *g, uint64_t new_size, char *why, size_t len);
+
+/* The geometry rules of the contract: sectors powers of two from 512 to 65536, physical >=
+ * logical, size a multiple of the logical sector and at most SFS_SIZE_MAX, block_size a power
+ * of two from the physical sector to 64M.  0 or -EINVAL with err naming fname, the key and the
+ * reason ("disk.json: key 'size': 1000 is not a multiple of the logical sector size 512"). */
+int sfs_geom_validate(uint64_t size, uint64_t lss, uint64_t pss, uint64_t block, const char *fname,
+		      char *err, size_t errlen);
 
 #endif

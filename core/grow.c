@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "grow.h"
+#include "names.h"
 #include "sidecar.h"
 #include "step.h"
 #include "store.h"
@@ -63,7 +64,7 @@ static int rewrite_sidecar_size(int store_fd, int state_fd, const char *name, ui
 	struct sfs_sidecar sc;
 	int rc;
 
-	snprintf(scname, sizeof(scname), "%s.json", name);
+	sfs_sidecar_name(scname, sizeof(scname), name);
 	rc = sfs_sidecar_load(store_fd, scname, &sc, err, sizeof(err));
 	if (rc < 0) {
 		sfs_logf(log, SFS_LOG_WARN, "%s", err);
@@ -87,10 +88,9 @@ int sfs_grow(int store_fd, int state_fd, struct sfs_image *im, uint64_t new_size
 	int rc, urc = 0;
 
 	g.size = sfs_image_capacity(im);       /* what backing file, map and sidecar have */
-	if (new_size % g.lss || new_size < g.size || new_size > SFS_SIZE_MAX)
-		return -EINVAL;
-	if (new_size == g.size)
-		return 0;
+	rc = sfs_geom_grow_check(&g, new_size, NULL, 0);
+	if (rc)
+		return rc < 0 ? rc : 0;
 	if ((rc = journal_name(name, jname, sizeof(jname))) < 0)
 		return rc;
 	if (fstat(sfs_image_fd(im), &st) < 0)
@@ -109,7 +109,7 @@ int sfs_grow(int store_fd, int state_fd, struct sfs_image *im, uint64_t new_size
 
 		sc = sfs_image_sidecar(im);
 		sc.size = new_size;
-		snprintf(scname, sizeof(scname), "%s.json", name);
+		sfs_sidecar_name(scname, sizeof(scname), name);
 		rc = sfs_sidecar_save(store_fd, scname, state_fd, &sc);
 		saved = rc == 0;
 		if (rc == 0)
@@ -261,7 +261,7 @@ int sfs_grow_recover(int store_fd, int state_fd, const char *name, const struct 
 		sfs_logf(log, SFS_LOG_WARN, "removed %s/%s: a damaged grow journal", SFS_STATE_DIR, jname);
 		return sfs_remove_durably(state_fd, jname);
 	}
-	snprintf(mapname, sizeof(mapname), "%s.map", name);
+	sfs_map_name(mapname, sizeof(mapname), name);
 	rc = sfs_map_open(state_fd, mapname, 0, log, &m, err, sizeof(err));
 	if (rc < 0) {
 		sfs_logf(log, SFS_LOG_ERR, "%s: cannot finish or undo an interrupted grow: %s", name, err);

@@ -130,10 +130,6 @@ void sfs_image_need_ranges(struct sfs_image *im);
 /* Make every write before it durable: data fdatasync, then the map. */
 int sfs_image_flush(struct sfs_image *im);
 
-/* sfs_image_flush when the image's descriptors are open (no pin needed); else 0: an image whose
- * descriptors were closed was flushed then. */
-int sfs_image_flush_open(struct sfs_image *im);
-
 /* Discard [off, off+len): thin frees whole blocks and zeroes partial ones, thick zeroes. */
 int sfs_image_discard(struct sfs_image *im, uint64_t off, uint64_t len);
 

@@ -21,11 +21,11 @@
 
 #include "fdcache.h"
 #include "image.h"
+#include "names.h"
 #include "rangelock.h"
 
 #define SFS_IMG_NSTRIPES 256
 #define SFS_IMG_ZEROBUF_MAX (1u << 20)
-#define SFS_IMG_MAP_SUFFIX ".map"
 #define SFS_IMG_BOUNCE_LEN (1u << 20)
 #define SFS_IMG_BOUNCE_ALIGN 4096u
 
@@ -81,6 +81,15 @@ struct sfs_image {
 };
 
 /* The geometry of the backing file and the map: size is the capacity. */
+/* The geometry the disk shows: size is the visible size (reads end there). */
+static inline struct sfs_geom sfs_img_vis_geom(const struct sfs_image *im)
+{
+	struct sfs_geom g = im->geom;
+
+	g.size = __atomic_load_n(&im->vsize, __ATOMIC_ACQUIRE);
+	return g;
+}
+
 static inline struct sfs_geom sfs_img_cur_geom(const struct sfs_image *im)
 {
 	struct sfs_geom g = im->geom;
@@ -95,6 +104,33 @@ void *sfs_img_zerobuf(void);
 
 /* Stop the zeroing thread, if any, and wait for it (image.c). */
 void sfs_img_zero_join(struct sfs_image *im);
+
+/* Hold the resident part as it is (no eviction, no reopen): true when it is there; unhold
+ * after, either way. */
+bool sfs_img_hold(const struct sfs_image *im);
+void sfs_img_unhold(const struct sfs_image *im);
+
+/* The image's stats, made at its first I/O; NULL without stats (or out of memory). */
+struct sfs_stats *sfs_img_stats_of(struct sfs_image *im);
+
+/* The backing file was written: the next flush (or the eviction) must sync it. */
+void sfs_img_mark_dirty(struct sfs_image *im);
+
+/* Read or write len bytes at off of the backing file, through the O_DIRECT descriptor when
+ * the transfer is aligned (bounced when buf is not), else the buffered one.  0 or -errno. */
+int sfs_img_back_read(struct sfs_image *im, void *buf, size_t len, uint64_t off);
+int sfs_img_back_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off);
+
+/* A write of a growing image reached end: the disk shows at least that much. */
+void sfs_img_extend_visible(struct sfs_image *im, uint64_t end);
+
+/* Make [off, off+len) of the backing file read as zeros (FALLOC_FL_ZERO_RANGE with zero
+ * offload, else zero buffers written).  0 or -errno. */
+int sfs_img_zero_backing(struct sfs_image *im, uint64_t off, uint64_t len);
+
+/* Allocate every block touching [off, off+len) of the capacity (zeroed, each under its stripe
+ * lock, as a first write does), for eager zeroing; no range lock.  0 or -errno. */
+int sfs_img_allocate_range(struct sfs_image *im, uint64_t off, uint64_t len);
 
 /* What the map records (resident: the map itself; else as last seen), safe without a pin. */
 void sfs_img_map_state(const struct sfs_image *im, struct sfs_map_info *mi, uint64_t *count,

@@ -29,7 +29,7 @@
  *
  * So an image nobody uses holds no descriptor and no bitmap: stat answers
  * from the sidecar, the header kept in memory and an fstatat of the
- * backing file by name (checked to be the same inode).
+ * backing file by name (checked to be the same inode; imgattr.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,7 +38,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -181,7 +180,7 @@ static int res_open(struct sfs_fdslot *s)
 		res_drop(im);
 		return rc;
 	}
-	snprintf(mapname, sizeof(mapname), "%s" SFS_IMG_MAP_SUFFIX, im->name);
+	sfs_map_name(mapname, sizeof(mapname), im->name);
 	rc = sfs_map_open(im->state_fd, mapname, 0, &im->log, &m, err, sizeof(err));
 	if (rc < 0) {
 		res_drop(im);
@@ -279,24 +278,6 @@ static void import_extents(struct sfs_image *im, uint64_t file_size)
 	}
 }
 
-static pthread_once_t zero_once = PTHREAD_ONCE_INIT;
-static void *zerobuf;
-
-static void zerobuf_init(void)
-{
-	/* Anonymous read-only memory: zeros, page-aligned for O_DIRECT, and not resident
-	 * (reads map the kernel's zero page); one for the whole process. */
-	zerobuf = mmap(NULL, SFS_IMG_ZEROBUF_MAX, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (zerobuf == MAP_FAILED)
-		zerobuf = NULL;
-}
-
-void *sfs_img_zerobuf(void)
-{
-	pthread_once(&zero_once, zerobuf_init);
-	return zerobuf;
-}
-
 static int image_alloc(const char *name, const struct sfs_sidecar *sc, unsigned flags,
 		       const struct sfs_log *log, struct sfs_image **out)
 {
@@ -338,26 +319,59 @@ static int reconcile(struct sfs_image *im, const char *name, char *err, size_t e
 {
 	const struct sfs_map_info *mi = sfs_map_info(im->map);
 	struct sfs_sidecar *sc = &im->sc;
+	unsigned diff = sfs_sidecar_diff(sc, &mi->geom, mi->prov);
 
-	if (mi->geom.lss != sc->lss || mi->geom.pss != sc->pss)
+	if (diff & SFS_DIFF_SECTOR)
 		return sfs_err(err, errlen, -EINVAL,
 			       "%s.json: key 'sector': the image was made with logical %u / physical %u "
 			       "sectors and its sector format never changes (sidecar says %u / %u)",
 			       name, mi->geom.lss, mi->geom.pss, sc->lss, sc->pss);
-	if (mi->prov != sc->prov)
+	if (diff & SFS_DIFF_PROV)
 		sfs_logf(&im->log, SFS_LOG_WARN, "%s: sidecar says provisioning %s, image is %s; keeping %s",
 			 name, sfs_prov_name(sc->prov), sfs_prov_name(mi->prov), sfs_prov_name(mi->prov));
-	if (mi->geom.block_size != sc->block_size)
+	if (diff & SFS_DIFF_BLOCK)
 		sfs_logf(&im->log, SFS_LOG_WARN, "%s: sidecar says block_size %llu, image has %llu; keeping %llu",
 			 name, (unsigned long long)sc->block_size, (unsigned long long)mi->geom.block_size,
 			 (unsigned long long)mi->geom.block_size);
-	if (mi->geom.size > sc->size)
+	if (diff & SFS_DIFF_SMALLER)
 		sfs_logf(&im->log, SFS_LOG_WARN, "%s: sidecar size %llu is smaller than the image (%llu); "
 			 "images never shrink, keeping %llu", name, (unsigned long long)sc->size,
 			 (unsigned long long)mi->geom.size, (unsigned long long)mi->geom.size);
 	sc->prov = mi->prov;
 	sc->block_size = mi->geom.block_size;
 	im->geom = mi->geom;
+	return 0;
+}
+
+/* The map of an existing backing file (st): opened and reconciled with the sidecar, or made
+ * for a raw file that has none (its data extents imported).  0 or -errno with err filled; the
+ * caller drops the resident part on failure. */
+static int open_map(struct sfs_image *im, int state_fd, const char *name, const char *mapname,
+		    const struct sfs_sidecar *sc, const struct sfs_map_info *mi, const struct stat *st,
+		    char *err, size_t errlen)
+{
+	int rc;
+
+	rc = sfs_map_open(state_fd, mapname, 0, &im->log, &im->map, err, errlen);
+	if (rc == 0)
+		return reconcile(im, name, err, errlen);
+	if (rc != -ENOENT)
+		return rc;
+	/* A raw file with a sidecar and no map: import it as it is. */
+	if ((uint64_t)st->st_size > sc->size)
+		return sfs_err(err, errlen, -EINVAL, "%s.json: key 'size': %llu is smaller than the "
+			       "existing backing file (%lld bytes)", name,
+			       (unsigned long long)sc->size, (long long)st->st_size);
+	rc = sfs_map_create(state_fd, mapname, mi, &im->map);
+	if (rc < 0)
+		return sfs_err(err, errlen, rc, "%s: cannot create map: %s", name, strerror(-rc));
+	import_extents(im, (uint64_t)st->st_size);
+	__atomic_store_n(&im->dirty, 1, __ATOMIC_RELEASE);
+	/* Thick images reserve all their space; holes in the raw file included. */
+	if (sc->prov != SFS_PROV_THIN && sc->size)
+		fallocate(im->fd, 0, 0, (off_t)sc->size);
+	sfs_logf(&im->log, SFS_LOG_INFO, "%s: imported existing backing file (%llu blocks hold data)",
+		 name, (unsigned long long)sfs_map_count(im->map));
 	return 0;
 }
 
@@ -371,7 +385,7 @@ static int first_open(struct sfs_image *im, int store_fd, int state_fd, const ch
 	bool fresh = false;
 	int rc;
 
-	snprintf(mapname, sizeof(mapname), "%s" SFS_IMG_MAP_SUFFIX, name);
+	sfs_map_name(mapname, sizeof(mapname), name);
 	/* O_NONBLOCK: a FIFO planted as the backing file must not hang the open */
 	im->fd = openat(store_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (im->fd < 0 && errno == ENOENT) {
@@ -393,7 +407,12 @@ static int first_open(struct sfs_image *im, int store_fd, int state_fd, const ch
 			return sfs_err(err, errlen, -EPERM, "%s: backing file is not a regular file; refused", name);
 		return sfs_err(err, errlen, rc, "%s: cannot open backing file: %s", name, strerror(-rc));
 	}
-	if (fstat(im->fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
+	if (fstat(im->fd, &st) < 0) {
+		rc = -errno;
+		res_drop(im);
+		return sfs_err(err, errlen, rc, "%s: cannot stat backing file: %s", name, strerror(-rc));
+	}
+	if (!S_ISREG(st.st_mode) || st.st_nlink != 1) {
 		res_drop(im);
 		return sfs_err(err, errlen, -EPERM, "%s: backing file is %s; refused", name,
 			       !S_ISREG(st.st_mode) ? "not a regular file" : "hard-linked elsewhere");
@@ -405,38 +424,9 @@ static int first_open(struct sfs_image *im, int store_fd, int state_fd, const ch
 		return sfs_err(err, errlen, rc, "%s: cannot open backing file: %s", name, strerror(-rc));
 	}
 
-	if (!fresh) {
-		rc = sfs_map_open(state_fd, mapname, 0, &im->log, &im->map, err, errlen);
-		if (rc == -ENOENT) {
-			/* A raw file with a sidecar and no map: import it as it is. */
-			if ((uint64_t)st.st_size > sc->size) {
-				res_drop(im);
-				return sfs_err(err, errlen, -EINVAL, "%s.json: key 'size': %llu is smaller than the "
-					       "existing backing file (%lld bytes)", name,
-					       (unsigned long long)sc->size, (long long)st.st_size);
-			}
-			rc = sfs_map_create(state_fd, mapname, &mi, &im->map);
-			if (rc < 0) {
-				res_drop(im);
-				return sfs_err(err, errlen, rc, "%s: cannot create map: %s", name, strerror(-rc));
-			}
-			import_extents(im, (uint64_t)st.st_size);
-			__atomic_store_n(&im->dirty, 1, __ATOMIC_RELEASE);
-			/* Thick images reserve all their space; holes in the raw file included. */
-			if (sc->prov != SFS_PROV_THIN && sc->size)
-				fallocate(im->fd, 0, 0, (off_t)sc->size);
-			sfs_logf(&im->log, SFS_LOG_INFO, "%s: imported existing backing file (%llu blocks hold data)",
-				 name, (unsigned long long)sfs_map_count(im->map));
-		} else if (rc < 0) {
-			res_drop(im);
-			return rc;
-		} else {
-			rc = reconcile(im, name, err, errlen);
-			if (rc < 0) {
-				res_drop(im);
-				return rc;
-			}
-		}
+	if (!fresh && (rc = open_map(im, state_fd, name, mapname, sc, &mi, &st, err, errlen)) < 0) {
+		res_drop(im);
+		return rc;
 	}
 
 	/* Backing shorter than the disk (a crash during grow, a copied file): extend it. */
@@ -571,14 +561,14 @@ bool sfs_image_resident(struct sfs_image *im)
 }
 
 /* Hold the resident part as it is (no eviction, no reopen): true when it is there. */
-static bool hold(const struct sfs_image *cim)
+bool sfs_img_hold(const struct sfs_image *cim)
 {
 	struct sfs_image *im = (struct sfs_image *)cim;   /* the slot's lock is not the image's state */
 
 	return !im->fdc || sfs_fdslot_lock(&im->slot);
 }
 
-static void unhold(const struct sfs_image *cim)
+void sfs_img_unhold(const struct sfs_image *cim)
 {
 	struct sfs_image *im = (struct sfs_image *)cim;
 
@@ -589,7 +579,7 @@ static void unhold(const struct sfs_image *cim)
 void sfs_img_map_state(const struct sfs_image *im, struct sfs_map_info *mi, uint64_t *count,
 		       uint64_t *nblocks)
 {
-	bool open = hold(im);
+	bool open = sfs_img_hold(im);
 
 	if (open && im->map) {
 		*mi = *sfs_map_info(im->map);
@@ -600,127 +590,5 @@ void sfs_img_map_state(const struct sfs_image *im, struct sfs_map_info *mi, uint
 		*count = im->map_count;
 		*nblocks = im->map_nblocks;
 	}
-	unhold(im);
-}
-
-int sfs_image_flush_open(struct sfs_image *im)
-{
-	bool open = hold(im);
-	int rc = open && im->map ? sfs_image_flush(im) : 0;
-
-	unhold(im);
-	return rc;
-}
-
-/* ---- identity, stat, attributes ---- */
-
-void sfs_image_identity(const struct sfs_image *im, dev_t *dev, ino_t *ino)
-{
-	*dev = im->dev;
-	*ino = im->ino;
-}
-
-int sfs_image_backing_stat(struct sfs_image *im, struct stat *st)
-{
-	if (fstatat(im->store_fd, im->name, st, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	return st->st_dev == im->dev && st->st_ino == im->ino ? 0 : -ESTALE;
-}
-
-bool sfs_image_backing_gone(struct sfs_image *im)
-{
-	struct stat st;
-	int rc = sfs_image_backing_stat(im, &st);
-
-	return rc == -ENOENT || rc == -ESTALE;
-}
-
-void sfs_image_stat_fill(const struct sfs_image *im, struct stat *st)
-{
-	st->st_size = (off_t)__atomic_load_n(&im->vsize, __ATOMIC_ACQUIRE);
-	st->st_blksize = (blksize_t)im->geom.pss;
-}
-
-int sfs_image_stat(struct sfs_image *im, struct stat *st)
-{
-	bool open = hold(im);
-	int rc = 0;
-
-	if (open && im->fd >= 0)
-		rc = fstat(im->fd, st) < 0 ? -errno : 0;
-	else
-		rc = sfs_image_backing_stat(im, st);
-	unhold(im);
-	if (rc == -ESTALE)
-		rc = -ENOENT;               /* another file under the name: not this image's */
-	if (rc == 0)
-		sfs_image_stat_fill(im, st);
-	return rc;
-}
-
-/* Pin, apply fn to the backing descriptor, unpin. */
-static int with_fd(struct sfs_image *im, int (*fn)(int fd, const void *arg), const void *arg)
-{
-	int rc = sfs_image_pin(im);
-
-	if (rc < 0)
-		return rc;
-	rc = fn(im->fd, arg) < 0 ? -errno : 0;
-	sfs_image_unpin(im);
-	return rc;
-}
-
-static int do_fchmod(int fd, const void *arg)
-{
-	return fchmod(fd, *(const mode_t *)arg);
-}
-
-static int do_fchown(int fd, const void *arg)
-{
-	const unsigned *ids = arg;
-
-	return fchown(fd, (uid_t)ids[0], (gid_t)ids[1]);
-}
-
-static int do_futimens(int fd, const void *arg)
-{
-	return futimens(fd, arg);
-}
-
-int sfs_image_chmod(struct sfs_image *im, mode_t mode)
-{
-	mode &= 07777;
-	return with_fd(im, do_fchmod, &mode);
-}
-
-int sfs_image_chown(struct sfs_image *im, uid_t uid, gid_t gid)
-{
-	unsigned ids[2] = { (unsigned)uid, (unsigned)gid };
-
-	return with_fd(im, do_fchown, ids);
-}
-
-int sfs_image_utimens(struct sfs_image *im, const struct timespec tv[2])
-{
-	return with_fd(im, do_futimens, tv);
-}
-
-const char *sfs_image_name(const struct sfs_image *im)
-{
-	return im->name;
-}
-
-int sfs_image_set_name(struct sfs_image *im, const char *name)
-{
-	if (strlen(name) >= sizeof(im->name))
-		return -ENAMETOOLONG;
-	hold(im);
-	snprintf(im->name, sizeof(im->name), "%s", name);
-	unhold(im);
-	return 0;
-}
-
-int sfs_image_fd(const struct sfs_image *im)
-{
-	return im->fd;
+	sfs_img_unhold(im);
 }

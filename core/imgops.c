@@ -29,8 +29,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "imgops.h"
 #include "log.h"
+#include "names.h"
 #include "tmpfile.h"
 
 #define CHUNK_BYTES (64ull << 20)      /* fill: progress granularity */
@@ -124,26 +126,6 @@ static bool next_extent(int fd, uint64_t pos, uint64_t end, bool *no_seek_data,
 	return true;
 }
 
-/* Read len bytes at off, zeros past the end of the file. */
-static int read_padded(int fd, char *buf, size_t len, uint64_t off)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t n = pread(fd, buf + got, len - got, (off_t)(off + got));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
-	memset(buf + got, 0, len - got);
-	return 0;
-}
-
 int sfs_image_import_raw(struct sfs_image *im, int src_fd, sfs_progress_fn fn, void *ctx)
 {
 	struct sfs_geom g = sfs_image_geom(im);
@@ -175,7 +157,7 @@ int sfs_image_import_raw(struct sfs_image *im, int src_fd, sfs_progress_fn fn, v
 			size_t n = e - s > COPY_BYTES ? COPY_BYTES : (size_t)(e - s);
 			ssize_t w;
 
-			rc = read_padded(src_fd, buf, n, s);
+			rc = sfs_pread_zerofill(src_fd, buf, n, s);
 			if (rc == 0) {
 				w = sfs_image_write(im, buf, n, s);
 				rc = w < 0 ? (int)w : 0;
@@ -207,7 +189,7 @@ int sfs_image_set_provisioning(struct sfs_image *im, int state_fd, enum sfs_prov
 	info.geom = sfs_image_geom(im);
 	info.prov = prov;
 	info.flags = flags;
-	snprintf(final, sizeof(final), "%s.map", name);
+	sfs_map_name(final, sizeof(final), name);
 	rc = sfs_image_flush(im);
 	if (rc < 0)
 		return sfs_err(err, errlen, rc, "%s: cannot flush before rewriting the map: %s", name,

@@ -40,3 +40,14 @@ int sfs_err(char *err, size_t errlen, int rc, const char *fmt, ...)
 	}
 	return rc;
 }
+
+int sfs_key_err(char *err, size_t errlen, const char *fname, const char *key, int rc, const char *fmt, ...)
+{
+	char reason[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	return sfs_err(err, errlen, rc, "%s: key '%s': %s", fname, key, reason);
+}

@@ -35,4 +35,9 @@ void sfs_log_stderr(void *ctx, int level, const char *msg);
 int sfs_err(char *err, size_t errlen, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/* "FNAME: key 'KEY': REASON" into err (if non-NULL); returns rc.  For the rules of a sidecar's
+ * keys, wherever they are checked. */
+int sfs_key_err(char *err, size_t errlen, const char *fname, const char *key, int rc, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+
 #endif

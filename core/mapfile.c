@@ -15,13 +15,12 @@
 #include <unistd.h>
 
 #include "crc32c.h"
+#include "fdio.h"
 #include "log.h"
 #include "mapfile.h"
 
-#define MAP_MAGIC "SFSMAP\0\1"
 #define MAP_HDR SFS_MAPFILE_HDR
 #define MAP_PAGE SFS_MAPFILE_PAGE
-#define MAP_HDR_CRC_OFF 56u
 #define CHUNK SFS_MAPFILE_CHUNK
 #define CHUNK_WORDS SFS_MAPFILE_CHUNK_WORDS
 #define CHUNK_DATA (CHUNK_WORDS * 8u)                 /* 504: then the CRC, then 4 zero bytes */
@@ -79,43 +78,13 @@ uint64_t sfs_mapfile_pages(unsigned version, uint64_t nblocks)
 	return (nblocks + bits - 1) / bits;
 }
 
-int sfs_mapfile_pwrite(int fd, const void *buf, size_t len, off_t off)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-		off += n;
-	}
-	return 0;
-}
-
 int sfs_mapfile_pread(int fd, void *buf, size_t len, off_t off)
 {
-	char *p = buf;
+	ssize_t n = sfs_pread_upto(fd, buf, len, off);
 
-	while (len) {
-		ssize_t n = pread(fd, p, len, off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -EUCLEAN;
-		p += n;
-		len -= (size_t)n;
-		off += n;
-	}
-	return 0;
+	if (n < 0)
+		return (int)n;
+	return (size_t)n < len ? -EUCLEAN : 0;
 }
 
 static bool all_zero(const unsigned char *p, size_t n)
@@ -172,7 +141,7 @@ int sfs_mapfile_write_pages(int fd, const uint64_t *words, uint64_t first, uint6
 
 		for (uint64_t i = 0; i < k; i++)
 			sfs_mapfile_encode_page(words, p + i, buf + i * MAP_PAGE);
-		rc = sfs_mapfile_pwrite(fd, buf, k * MAP_PAGE, (off_t)(MAP_HDR + p * MAP_PAGE));
+		rc = sfs_pwrite_all(fd, buf, k * MAP_PAGE, (off_t)(MAP_HDR + p * MAP_PAGE));
 	}
 	free(buf);
 	return rc;
@@ -183,50 +152,44 @@ int sfs_mapfile_write_pages(int fd, const uint64_t *words, uint64_t first, uint6
 void sfs_mapfile_encode_header(const struct sfs_map_info *info, uint64_t nblocks, unsigned char *h)
 {
 	memset(h, 0, MAP_HDR);
-	memcpy(h, MAP_MAGIC, 8);
-	put32(h + 8, SFS_MAPFILE_VERSION);
-	put32(h + 12, MAP_HDR);
-	put64(h + 16, info->geom.size);
-	put32(h + 24, info->geom.lss);
-	put32(h + 28, info->geom.pss);
-	put64(h + 32, info->geom.block_size);
-	put64(h + 40, nblocks);
-	put32(h + 48, (uint32_t)info->prov);
-	put32(h + 52, info->flags);
-	put32(h + MAP_HDR_CRC_OFF, sfs_crc32c(0, h, MAP_HDR_CRC_OFF));
+	memcpy(h, SFS_MAPFILE_MAGIC, 8);
+	put32(h + SFS_MAPFILE_OFF_VERSION, SFS_MAPFILE_VERSION);
+	put32(h + SFS_MAPFILE_OFF_HDRSIZE, MAP_HDR);
+	put64(h + SFS_MAPFILE_OFF_SIZE, info->geom.size);
+	put32(h + SFS_MAPFILE_OFF_LSS, info->geom.lss);
+	put32(h + SFS_MAPFILE_OFF_PSS, info->geom.pss);
+	put64(h + SFS_MAPFILE_OFF_BLOCK, info->geom.block_size);
+	put64(h + SFS_MAPFILE_OFF_NBLOCKS, nblocks);
+	put32(h + SFS_MAPFILE_OFF_PROV, (uint32_t)info->prov);
+	put32(h + SFS_MAPFILE_OFF_FLAGS, info->flags);
+	put32(h + SFS_MAPFILE_OFF_CRC, sfs_crc32c(0, h, SFS_MAPFILE_OFF_CRC));
 }
 
 int sfs_mapfile_check_header(const unsigned char *h, const char *fname, struct sfs_map_info *info,
 			     uint64_t *nblocks, unsigned *version, char *err, size_t errlen)
 {
-	struct sfs_sidecar sc;
 	char why[256];
 
-	if (memcmp(h, MAP_MAGIC, 8) != 0)
+	if (memcmp(h, SFS_MAPFILE_MAGIC, 8) != 0)
 		return sfs_err(err, errlen, -EUCLEAN, "%s: not a sectorfs allocation map (bad magic)", fname);
-	*version = get32(h + 8);
+	*version = get32(h + SFS_MAPFILE_OFF_VERSION);
 	if (*version != SFS_MAPFILE_VERSION && *version != SFS_MAPFILE_V1)
-		return sfs_err(err, errlen, -EUCLEAN, "%s: unsupported map version %u", fname, get32(h + 8));
-	if (get32(h + MAP_HDR_CRC_OFF) != sfs_crc32c(0, h, MAP_HDR_CRC_OFF))
+		return sfs_err(err, errlen, -EUCLEAN, "%s: unsupported map version %u", fname, get32(h + SFS_MAPFILE_OFF_VERSION));
+	if (get32(h + SFS_MAPFILE_OFF_CRC) != sfs_crc32c(0, h, SFS_MAPFILE_OFF_CRC))
 		return sfs_err(err, errlen, -EUCLEAN, "%s: map header checksum mismatch (corrupted)", fname);
-	if (get32(h + 12) != MAP_HDR)
-		return sfs_err(err, errlen, -EUCLEAN, "%s: bad map header size %u", fname, get32(h + 12));
-	info->geom.size = get64(h + 16);
-	info->geom.lss = get32(h + 24);
-	info->geom.pss = get32(h + 28);
-	info->geom.block_size = get64(h + 32);
-	info->prov = (enum sfs_prov)get32(h + 48);
-	info->flags = get32(h + 52);
-	*nblocks = get64(h + 40);
-	if (get32(h + 48) > SFS_PROV_EAGERZEROEDTHICK)
-		return sfs_err(err, errlen, -EUCLEAN, "%s: bad provisioning %u in map header", fname, get32(h + 48));
-	sfs_sidecar_defaults(&sc);
-	sc.size = info->geom.size;
-	sc.lss = info->geom.lss;
-	sc.pss = info->geom.pss;
-	sc.block_size = info->geom.block_size;
-	sc.prov = info->prov;
-	if (sfs_sidecar_validate(&sc, fname, why, sizeof(why)) < 0)
+	if (get32(h + SFS_MAPFILE_OFF_HDRSIZE) != MAP_HDR)
+		return sfs_err(err, errlen, -EUCLEAN, "%s: bad map header size %u", fname, get32(h + SFS_MAPFILE_OFF_HDRSIZE));
+	info->geom.size = get64(h + SFS_MAPFILE_OFF_SIZE);
+	info->geom.lss = get32(h + SFS_MAPFILE_OFF_LSS);
+	info->geom.pss = get32(h + SFS_MAPFILE_OFF_PSS);
+	info->geom.block_size = get64(h + SFS_MAPFILE_OFF_BLOCK);
+	info->prov = (enum sfs_prov)get32(h + SFS_MAPFILE_OFF_PROV);
+	info->flags = get32(h + SFS_MAPFILE_OFF_FLAGS);
+	*nblocks = get64(h + SFS_MAPFILE_OFF_NBLOCKS);
+	if (get32(h + SFS_MAPFILE_OFF_PROV) > SFS_PROV_EAGERZEROEDTHICK)
+		return sfs_err(err, errlen, -EUCLEAN, "%s: bad provisioning %u in map header", fname, get32(h + SFS_MAPFILE_OFF_PROV));
+	if (sfs_geom_validate(info->geom.size, info->geom.lss, info->geom.pss, info->geom.block_size, fname,
+			      why, sizeof(why)) < 0)
 		return sfs_err(err, errlen, -EUCLEAN, "bad geometry in map header: %s", why);
 	if (*nblocks != sfs_geom_nblocks(&info->geom))
 		return sfs_err(err, errlen, -EUCLEAN, "%s: map header block count %llu does not match its size",
@@ -240,7 +203,7 @@ int sfs_mapfile_write(int fd, const struct sfs_map_info *info, uint64_t nblocks,
 	int rc;
 
 	sfs_mapfile_encode_header(info, nblocks, h);
-	rc = sfs_mapfile_pwrite(fd, h, MAP_HDR, 0);
+	rc = sfs_pwrite_all(fd, h, MAP_HDR, 0);
 	if (rc == 0)
 		rc = sfs_mapfile_write_pages(fd, words, 0, sfs_mapfile_pages(SFS_MAPFILE_VERSION, nblocks));
 	return rc;

@@ -30,6 +30,22 @@
 #define SFS_MAPFILE_PAGE_CHUNKS (SFS_MAPFILE_PAGE / SFS_MAPFILE_CHUNK)                  /* 8 */
 #define SFS_MAPFILE_PAGE_WORDS (SFS_MAPFILE_PAGE_CHUNKS * SFS_MAPFILE_CHUNK_WORDS)      /* 504 */
 #define SFS_MAPFILE_PAGE_BITS (SFS_MAPFILE_PAGE_WORDS * 64ull)                          /* 32256 */
+#define SFS_MAPFILE_CHUNK_CRC_OFF (SFS_MAPFILE_CHUNK_WORDS * 8u)  /* 504: a chunk's CRC */
+
+/* The header, little-endian fields at these offsets (allocmap.c draws it); the CRC covers
+ * bytes [0, SFS_MAPFILE_OFF_CRC). */
+#define SFS_MAPFILE_MAGIC "SFSMAP\0\1"
+#define SFS_MAPFILE_OFF_MAGIC 0u       /* 8 bytes */
+#define SFS_MAPFILE_OFF_VERSION 8u     /* u32 */
+#define SFS_MAPFILE_OFF_HDRSIZE 12u    /* u32, SFS_MAPFILE_HDR */
+#define SFS_MAPFILE_OFF_SIZE 16u       /* u64, disk size */
+#define SFS_MAPFILE_OFF_LSS 24u        /* u32 */
+#define SFS_MAPFILE_OFF_PSS 28u        /* u32 */
+#define SFS_MAPFILE_OFF_BLOCK 32u      /* u64, block size */
+#define SFS_MAPFILE_OFF_NBLOCKS 40u    /* u64 */
+#define SFS_MAPFILE_OFF_PROV 48u       /* u32, enum sfs_prov */
+#define SFS_MAPFILE_OFF_FLAGS 52u      /* u32, SFS_MAP_F_* */
+#define SFS_MAPFILE_OFF_CRC 56u        /* u32, CRC32C of the bytes before it */
 
 /* Bitmap pages a map of version (1 or 2) needs for nblocks blocks. */
 uint64_t sfs_mapfile_pages(unsigned version, uint64_t nblocks);
@@ -72,9 +88,6 @@ int sfs_mapfile_read_v1(int fd, uint64_t npages1, uint64_t *words, uint64_t nwor
  * that covers it: version 1, whole pages of zeros; version 2, sectors each an encoded empty
  * chunk numbered on from the bitmap, or zeros?  0 (yes), 1 (no) or -errno.  Reads only. */
 int sfs_mapfile_grow_leftover(int fd, unsigned version, uint64_t want, uint64_t size);
-
-/* pwrite all of buf at off (retrying short writes and EINTR): 0 or -errno. */
-int sfs_mapfile_pwrite(int fd, const void *buf, size_t len, off_t off);
 
 /* pread exactly len bytes at off: 0, -errno, or -EUCLEAN at end of file. */
 int sfs_mapfile_pread(int fd, void *buf, size_t len, off_t off);

@@ -40,8 +40,7 @@ static void unescape(char *s)
 	*d = '\0';
 }
 
-/* "TYPE SOURCE" of the top mount at path (absolute, resolved) into buf; false when not found. */
-static bool mounted_there(const char *path, char *buf, size_t len)
+bool sfs_mount_lookup(const char *path, char *fstype, char *source, size_t len)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	char *line = NULL;
@@ -72,8 +71,9 @@ static bool mounted_there(const char *path, char *buf, size_t len)
 			continue;
 		if (src)
 			unescape(src);
-		snprintf(buf, len, "%s %s", type, src ? src : "");
-		found = true;
+		snprintf(fstype, len, "%s", type);
+		snprintf(source, len, "%s", src ? src : "");
+		found = true;                   /* the last one listed is the one on top */
 	}
 	free(line);
 	fclose(f);
@@ -99,7 +99,7 @@ static int is_mount_root(const char *path, const struct statx *stx)
 
 int sfs_mountpoint_check(const char *path, char *err, size_t errlen)
 {
-	char resolved[PATH_MAX], what[PATH_MAX + 64] = "";
+	char resolved[PATH_MAX], what[2 * PATH_MAX + 8] = "";
 	struct statx stx;
 	struct dirent *de;
 	DIR *d;
@@ -114,10 +114,10 @@ int sfs_mountpoint_check(const char *path, char *err, size_t errlen)
 		return sfs_err(err, errlen, rc, "%s: bad mount point: cannot look at its parent: %s", path,
 			       strerror(-rc));
 	if (rc) {
-		char fs[PATH_MAX + 32];
+		char type[PATH_MAX], src[PATH_MAX];
 
-		if (realpath(path, resolved) && mounted_there(resolved, fs, sizeof(fs)))
-			snprintf(what, sizeof(what), " (%s)", fs);
+		if (realpath(path, resolved) && sfs_mount_lookup(resolved, type, src, sizeof(src)))
+			snprintf(what, sizeof(what), " (%s %s)", type, src);
 		return sfs_err(err, errlen, -EBUSY, "%s: already a mount point%s, which a mount would hide",
 			       path, what);
 	}

@@ -10,6 +10,7 @@
 #ifndef SFS_MOUNTPOINT_H
 #define SFS_MOUNTPOINT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Check that path is an empty directory and not itself the root of a mount.  0, or with err
@@ -17,5 +18,9 @@
  * filesystem type and source when /proc/self/mountinfo has them), -ENOTDIR, or the -errno of
  * stat or of reading the directory ("bad mount point"). */
 int sfs_mountpoint_check(const char *path, char *err, size_t errlen);
+
+/* Is path (absolute, resolved) a mount point in /proc/self/mountinfo?  The filesystem type
+ * and source of the mount on top there into fstype and source (len bytes each). */
+bool sfs_mount_lookup(const char *path, char *fstype, char *source, size_t len);
 
 #endif

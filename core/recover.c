@@ -38,6 +38,7 @@
 
 #include "allocmap.h"
 #include "grow.h"
+#include "names.h"
 #include "recover.h"
 #include "sidecar.h"
 #include "store.h"
@@ -67,14 +68,14 @@ int sfs_move_image_files(int dirfd, int statefd, const char *from, const char *t
 {
 	char a[NAMEBUF], b[NAMEBUF];
 
-	snprintf(a, sizeof(a), "%s.map", from);
-	snprintf(b, sizeof(b), "%s.map", to);
+	sfs_map_name(a, sizeof(a), from);
+	sfs_map_name(b, sizeof(b), to);
 	if (renameat(statefd, a, statefd, b) < 0 && errno != ENOENT)
 		return -errno;
 	if (renameat(dirfd, from, dirfd, to) < 0 && errno != ENOENT)
 		return -errno;
-	snprintf(a, sizeof(a), "%s.json", from);
-	snprintf(b, sizeof(b), "%s.json", to);
+	sfs_sidecar_name(a, sizeof(a), from);
+	sfs_sidecar_name(b, sizeof(b), to);
 	if (renameat(dirfd, a, dirfd, b) < 0 && errno != ENOENT)
 		return -errno;
 	if (fsync(statefd) < 0 || fsync(dirfd) < 0)
@@ -151,7 +152,7 @@ static bool legacy_sidecar_tmp(struct ctx *c, const char *name)
 
 	if (name[0] == '.' || !legacy_tmp(name, ".json.tmp."))
 		return false;
-	snprintf(scname, sizeof(scname), "%s.json", name);
+	sfs_sidecar_name(scname, sizeof(scname), name);
 	if (fstatat(c->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return false;
 	return is_sidecar(c, name);
@@ -173,7 +174,7 @@ static void sweep(struct ctx *c)
 		if (sfs_tmp_is_ours(de->d_name))
 			remove_leftover(c, c->statefd, SFS_STATE_DIR "/", de->d_name,
 					"a temporary file left by an interrupted write");
-		else if (legacy_tmp(de->d_name, ".map.tmp.") || ends_with(de->d_name, ".map.new"))
+		else if (legacy_tmp(de->d_name, ".map.tmp.") || ends_with(de->d_name, SFS_MAP_NEW_SUFFIX))
 			remove_leftover(c, c->statefd, SFS_STATE_DIR "/", de->d_name,
 					"a temporary map left by an interrupted write");
 	}
@@ -263,7 +264,7 @@ static void remove_image_files(struct ctx *c, const char *name, const char *rec,
 	char mapname[NAMEBUF + 8];
 	int rc = 0;
 
-	snprintf(mapname, sizeof(mapname), "%s.map", name);
+	sfs_map_name(mapname, sizeof(mapname), name);
 	if (remove_backing && unlinkat(c->dirfd, name, 0) < 0 && errno != ENOENT)
 		rc = -errno;
 	if (rc == 0 && unlinkat(c->statefd, mapname, 0) < 0 && errno != ENOENT)
@@ -297,7 +298,7 @@ static void replay_unlink(struct ctx *c, const char *rec)
 		drop_record(c, rec, "a damaged unlink record");
 		return;
 	}
-	snprintf(scname, sizeof(scname), "%s.json", name);
+	sfs_sidecar_name(scname, sizeof(scname), name);
 	if (fstatat(c->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (!c->apply) {
 			sfs_logf(c->log, SFS_LOG_WARN, "%s: interrupted unlink that had not begun (the image stays)", name);
@@ -341,7 +342,7 @@ static void replay_create(struct ctx *c, const char *rec)
 		drop_record(c, rec, "a damaged create record");
 		return;
 	}
-	snprintf(scname, sizeof(scname), "%s.json", name);
+	sfs_sidecar_name(scname, sizeof(scname), name);
 	if (!c->apply) {
 		sfs_logf(c->log, SFS_LOG_WARN, "%s: interrupted create (%s at the next start)", name,
 			 fstatat(c->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0 ? "finished" : "undone");
@@ -383,8 +384,8 @@ static void replay_inflate(struct ctx *c, const char *rec)
 		sfs_logf(c->log, SFS_LOG_WARN, "%s: interrupted inflate (finished at the next start)", name);
 		return;
 	}
-	snprintf(scname, sizeof(scname), "%s.json", name);
-	snprintf(mapname, sizeof(mapname), "%s.map", name);
+	sfs_sidecar_name(scname, sizeof(scname), name);
+	sfs_map_name(mapname, sizeof(mapname), name);
 	rc = sfs_map_open(c->statefd, mapname, 0, c->log, &m, err, sizeof(err));
 	if (rc < 0) {
 		sfs_logf(c->log, SFS_LOG_ERR, "%s: cannot finish an interrupted inflate: %s", name, err);

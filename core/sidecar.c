@@ -4,7 +4,7 @@
  *
  * Parsing runs in two steps.  First each key of the object is read by its
  * handler in keys[] (type, syntax, names), in file order, so the first bad
- * key is the one reported.  Then check_geometry() applies the rules that
+ * key is the one reported.  Then sfs_geom_validate() (geometry.c) applies the rules that
  * relate values (powers of two, ranges, physical >= logical, size multiple
  * of the sector, block_size against the physical sector); it is the same
  * function sfs_sidecar_validate() uses, so each rule is written once.
@@ -36,23 +36,6 @@
 #include "tmpfile.h"
 #include "units.h"
 
-static const char *const prov_names[] = {
-	[SFS_PROV_THIN] = "thin",
-	[SFS_PROV_ZEROEDTHICK] = "zeroedthick",
-	[SFS_PROV_EAGERZEROEDTHICK] = "eagerzeroedthick",
-};
-#define NPROV (sizeof(prov_names) / sizeof(prov_names[0]))
-
-static const struct sector_format {
-	const char *name;
-	uint32_t lss, pss;
-} sector_formats[] = {
-	{ "512n", 512, 512 },
-	{ "512e", 512, 4096 },
-	{ "4kn", 4096, 4096 },
-};
-#define NSECTOR (sizeof(sector_formats) / sizeof(sector_formats[0]))
-
 void sfs_sidecar_defaults(struct sfs_sidecar *sc)
 {
 	*sc = (struct sfs_sidecar){
@@ -65,70 +48,18 @@ void sfs_sidecar_defaults(struct sfs_sidecar *sc)
 	};
 }
 
-const char *sfs_prov_name(enum sfs_prov p)
-{
-	return (unsigned)p < NPROV ? prov_names[p] : NULL;
-}
-
-int sfs_prov_parse(const char *s, enum sfs_prov *out)
-{
-	for (size_t i = 0; i < NPROV; i++)
-		if (strcmp(s, prov_names[i]) == 0) {
-			*out = (enum sfs_prov)i;
-			return 0;
-		}
-	return -EINVAL;
-}
-
-int sfs_sector_parse(const char *s, uint32_t *lss, uint32_t *pss)
-{
-	for (size_t i = 0; i < NSECTOR; i++)
-		if (strcasecmp(s, sector_formats[i].name) == 0) {
-			*lss = sector_formats[i].lss;
-			*pss = sector_formats[i].pss;
-			return 0;
-		}
-	return -EINVAL;
-}
-
 int sfs_sidecar_set(struct sfs_sidecar *sc, const char *key, const char *value)
 {
-	struct sfs_sidecar t = *sc;
-	int rc = -ENOENT;
+	struct sfs_sidecar_draft d;
+	int rc;
 
-	if (strcmp(key, "sector") == 0)
-		rc = sfs_sector_parse(value, &t.lss, &t.pss);
-	else if (strcmp(key, "provisioning") == 0)
-		rc = sfs_prov_parse(value, &t.prov);
-	else if (strcmp(key, "block_size") == 0)
-		rc = sfs_parse_size(value, &t.block_size) < 0 ? -EINVAL : 0;
-	if (rc == 0 && sfs_sidecar_validate(&t, "", NULL, 0) < 0)
-		rc = -EINVAL;
+	if (strcmp(key, "sector") && strcmp(key, "provisioning") && strcmp(key, "block_size"))
+		return -ENOENT;
+	sfs_sidecar_draft_init(&d, sc);
+	rc = sfs_sidecar_draft_set(&d, key, value, NULL, 0);
 	if (rc == 0)
-		*sc = t;
-	return rc;
-}
-
-const char *sfs_sector_name(uint32_t lss, uint32_t pss)
-{
-	for (size_t i = 0; i < NSECTOR; i++)
-		if (sector_formats[i].lss == lss && sector_formats[i].pss == pss)
-			return sector_formats[i].name;
-	return NULL;
-}
-
-/* "FNAME: key 'KEY': REASON" into err; returns rc. */
-__attribute__((format(printf, 6, 7)))
-static int key_err(char *err, size_t errlen, const char *fname, const char *key,
-		   int rc, const char *fmt, ...)
-{
-	char reason[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
-	va_end(ap);
-	return sfs_err(err, errlen, rc, "%s: key '%s': %s", fname, key, reason);
+		rc = sfs_sidecar_draft_done(&d, false, "", sc, NULL, 0);
+	return rc < 0 ? -EINVAL : 0;
 }
 
 /* "FNAME: strerror(e)" into err; returns -e. */
@@ -139,72 +70,38 @@ static int sys_err(char *err, size_t errlen, const char *fname, int e)
 	return sfs_err(err, errlen, -e, "%s: %s", fname, strerror_r(e, buf, sizeof(buf)));
 }
 
-/*
- * The rules between values, shared by the parser and sfs_sidecar_validate.
- * Sector sizes come in as 64-bit so the parser can check a JSON integer
- * before narrowing it.
- */
-static int check_sector(uint64_t v, const char *key, const char *fname,
-			char *err, size_t errlen)
-{
-	if (!sfs_is_pow2(v) || v < SFS_SECTOR_MIN || v > SFS_SECTOR_MAX)
-		return key_err(err, errlen, fname, key, -EINVAL,
-			       "%" PRIu64 " is not a power of two from %u to %u",
-			       v, SFS_SECTOR_MIN, SFS_SECTOR_MAX);
-	return 0;
-}
-
-static int check_geometry(uint64_t size, uint64_t lss, uint64_t pss, uint64_t block,
-			  const char *fname, char *err, size_t errlen)
-{
-	int rc;
-
-	if ((rc = check_sector(lss, "logical_sector_size", fname, err, errlen)) ||
-	    (rc = check_sector(pss, "physical_sector_size", fname, err, errlen)))
-		return rc;
-	if (pss < lss)
-		return key_err(err, errlen, fname, "physical_sector_size", -EINVAL,
-			       "%" PRIu64 " is smaller than the logical sector size %" PRIu64,
-			       pss, lss);
-	if (size > SFS_SIZE_MAX)
-		return key_err(err, errlen, fname, "size", -EINVAL,
-			       "%" PRIu64 " is larger than the maximum %llu (4 EiB)",
-			       size, SFS_SIZE_MAX);
-	if (size % lss)
-		return key_err(err, errlen, fname, "size", -EINVAL,
-			       "%" PRIu64 " is not a multiple of the logical sector size %" PRIu64,
-			       size, lss);
-	if (!sfs_is_pow2(block))
-		return key_err(err, errlen, fname, "block_size", -EINVAL,
-			       "%" PRIu64 " is not a power of two", block);
-	if (block < pss)
-		return key_err(err, errlen, fname, "block_size", -EINVAL,
-			       "%" PRIu64 " is smaller than the physical sector size %" PRIu64,
-			       block, pss);
-	if (block > SFS_BLOCK_MAX)
-		return key_err(err, errlen, fname, "block_size", -EINVAL,
-			       "%" PRIu64 " is larger than the maximum 64M", block);
-	return 0;
-}
-
 int sfs_sidecar_validate(const struct sfs_sidecar *sc, const char *fname,
 			 char *err, size_t errlen)
 {
 	if (!sfs_prov_name(sc->prov))
-		return key_err(err, errlen, fname, "provisioning", -EINVAL,
+		return sfs_key_err(err, errlen, fname, "provisioning", -EINVAL,
 			       "%d is not a provisioning mode", (int)sc->prov);
-	return check_geometry(sc->size, sc->lss, sc->pss, sc->block_size, fname, err, errlen);
+	return sfs_geom_validate(sc->size, sc->lss, sc->pss, sc->block_size, fname, err, errlen);
 }
 
-/* What the key handlers fill while the object is read. */
+/* What the key handlers fill: a draft, from a JSON object (text NULL) or from options (text
+ * the value of the key being set; messages then say "KEY=VALUE: REASON"). */
 struct parse {
 	const char *fname;
 	char *err;
 	size_t errlen;
-	struct sfs_sidecar sc;
-	uint64_t lss, pss;              /* 64-bit until checked */
-	bool have_size, have_sector, have_lss, have_pss;
+	const char *text;
+	struct sfs_sidecar_draft *d;
 };
+
+__attribute__((format(printf, 4, 5)))
+static int bad(const struct parse *p, const char *key, int rc, const char *fmt, ...)
+{
+	char reason[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	if (p->text)
+		return sfs_err(p->err, p->errlen, rc, "%s=%s: %s", key, p->text, reason);
+	return sfs_key_err(p->err, p->errlen, p->fname, key, rc, "%s", reason);
+}
 
 static const char *type_name(const json_t *v)
 {
@@ -221,14 +118,13 @@ static const char *type_name(const json_t *v)
 	return "an unknown type";
 }
 
-static int wrong_type(struct parse *p, const char *key, const json_t *v, const char *want)
+static int wrong_type(const struct parse *p, const char *key, const json_t *v, const char *want)
 {
-	return key_err(p->err, p->errlen, p->fname, key, -EINVAL,
-		       "expected %s, got %s", want, type_name(v));
+	return bad(p, key, -EINVAL, "expected %s, got %s", want, type_name(v));
 }
 
 /* A JSON integer >= 0. */
-static int get_uint(struct parse *p, const char *key, const json_t *v, uint64_t *out)
+static int get_uint(const struct parse *p, const char *key, const json_t *v, uint64_t *out)
 {
 	json_int_t i;
 
@@ -236,165 +132,249 @@ static int get_uint(struct parse *p, const char *key, const json_t *v, uint64_t 
 		return wrong_type(p, key, v, "an integer");
 	i = json_integer_value(v);
 	if (i < 0)
-		return key_err(p->err, p->errlen, p->fname, key, -EINVAL,
-			       "%" JSON_INTEGER_FORMAT " is negative", i);
+		return bad(p, key, -EINVAL, "%" JSON_INTEGER_FORMAT " is negative", i);
 	*out = (uint64_t)i;
 	return 0;
 }
 
-/* A JSON integer >= 0 or a size string ("8G"). */
-static int get_size(struct parse *p, const char *key, const json_t *v, uint64_t *out)
+/* A JSON integer >= 0 or a size string ("8G"); an option's text is a size string. */
+static int get_size(const struct parse *p, const char *key, const json_t *v, uint64_t *out)
 {
-	const char *s;
+	const char *s = p->text;
 	int rc;
 
-	if (json_is_integer(v))
+	if (!s && json_is_integer(v))
 		return get_uint(p, key, v, out);
-	if (!json_is_string(v))
+	if (!s && !json_is_string(v))
 		return wrong_type(p, key, v, "an integer or a size string");
-	s = json_string_value(v);
+	if (!s)
+		s = json_string_value(v);
 	rc = sfs_parse_size(s, out);
 	if (rc == -ERANGE)
-		return key_err(p->err, p->errlen, p->fname, key, rc,
-			       "'%s' is too large (more than 2^63-1 bytes)", s);
+		return bad(p, key, rc, "'%s' is too large (more than 2^63-1 bytes)", s);
 	if (rc)
-		return key_err(p->err, p->errlen, p->fname, key, rc,
-			       "'%s' is not a valid size (examples: 512, 4K, 1M, 8G, 2T)", s);
+		return bad(p, key, rc, "'%s' is not a valid size (examples: 512, 4K, 1M, 8G, 2T)", s);
 	return 0;
 }
 
-static int key_size(struct parse *p, const char *key, const json_t *v)
+/* A JSON string, or an option's text. */
+static int get_string(const struct parse *p, const char *key, const json_t *v, const char **out)
 {
-	p->have_size = true;
-	return get_size(p, key, v, &p->sc.size);
+	if (p->text) {
+		*out = p->text;
+		return 0;
+	}
+	if (!json_is_string(v))
+		return wrong_type(p, key, v, "a string");
+	*out = json_string_value(v);
+	return 0;
 }
 
-static int key_sector(struct parse *p, const char *key, const json_t *v)
+static int key_size(const struct parse *p, const char *key, const json_t *v)
+{
+	return get_size(p, key, v, &p->d->sc.size);
+}
+
+static int key_sector(const struct parse *p, const char *key, const json_t *v)
 {
 	uint32_t lss, pss;
+	const char *s = NULL;
+	int rc = get_string(p, key, v, &s);
 
-	if (!json_is_string(v))
-		return wrong_type(p, key, v, "a string");
-	if (sfs_sector_parse(json_string_value(v), &lss, &pss))
-		return key_err(p->err, p->errlen, p->fname, key, -EINVAL,
-			       "unknown sector format '%s' (expected 512n, 512e or 4kn)",
-			       json_string_value(v));
-	p->lss = lss;
-	p->pss = pss;
-	p->have_sector = true;
+	if (rc)
+		return rc;
+	if (sfs_sector_parse(s, &lss, &pss))
+		return bad(p, key, -EINVAL, "unknown sector format '%s' (expected 512n, 512e or 4kn)", s);
+	p->d->lss = lss;
+	p->d->pss = pss;
 	return 0;
 }
 
-static int key_lss(struct parse *p, const char *key, const json_t *v)
+static int key_lss(const struct parse *p, const char *key, const json_t *v)
 {
-	p->have_lss = true;
-	return get_uint(p, key, v, &p->lss);
+	return p->text ? get_size(p, key, v, &p->d->lss) : get_uint(p, key, v, &p->d->lss);
 }
 
-static int key_pss(struct parse *p, const char *key, const json_t *v)
+static int key_pss(const struct parse *p, const char *key, const json_t *v)
 {
-	p->have_pss = true;
-	return get_uint(p, key, v, &p->pss);
+	return p->text ? get_size(p, key, v, &p->d->pss) : get_uint(p, key, v, &p->d->pss);
 }
 
-static int key_provisioning(struct parse *p, const char *key, const json_t *v)
+static int key_provisioning(const struct parse *p, const char *key, const json_t *v)
 {
-	if (!json_is_string(v))
-		return wrong_type(p, key, v, "a string");
-	if (sfs_prov_parse(json_string_value(v), &p->sc.prov))
-		return key_err(p->err, p->errlen, p->fname, key, -EINVAL,
-			       "unknown provisioning mode '%s' (expected thin, zeroedthick or eagerzeroedthick)",
-			       json_string_value(v));
+	const char *s = NULL;
+	int rc = get_string(p, key, v, &s);
+
+	if (rc)
+		return rc;
+	if (sfs_prov_parse(s, &p->d->sc.prov))
+		return bad(p, key, -EINVAL,
+			   "unknown provisioning mode '%s' (expected thin, zeroedthick or eagerzeroedthick)", s);
 	return 0;
 }
 
-static int key_block_size(struct parse *p, const char *key, const json_t *v)
+static int key_block_size(const struct parse *p, const char *key, const json_t *v)
 {
-	return get_size(p, key, v, &p->sc.block_size);
+	return get_size(p, key, v, &p->d->sc.block_size);
 }
 
-static int key_zero_offload(struct parse *p, const char *key, const json_t *v)
+static int key_zero_offload(const struct parse *p, const char *key, const json_t *v)
 {
+	if (p->text && (strcmp(p->text, "true") == 0 || strcmp(p->text, "false") == 0)) {
+		p->d->sc.zero_offload = p->text[0] == 't';
+		return 0;
+	}
+	if (p->text)
+		return bad(p, key, -EINVAL, "expected true or false");
 	if (!json_is_boolean(v))
 		return wrong_type(p, key, v, "true or false");
-	p->sc.zero_offload = json_is_true(v);
+	p->d->sc.zero_offload = json_is_true(v);
 	return 0;
 }
 
-static int key_profile(struct parse *p, const char *key, const json_t *v)
+static int key_profile(const struct parse *p, const char *key, const json_t *v)
 {
-	if (!json_is_string(v))
-		return wrong_type(p, key, v, "a string");
-	if (!json_string_length(v) || json_string_length(v) >= sizeof(p->sc.profile) ||
-	    strlen(json_string_value(v)) != json_string_length(v))
-		return key_err(p->err, p->errlen, p->fname, key, -EINVAL,
-			       "expected a profile name or path of 1 to %zu bytes", sizeof(p->sc.profile) - 1);
-	snprintf(p->sc.profile, sizeof(p->sc.profile), "%s", json_string_value(v));
+	const char *s = NULL;
+	int rc;
+
+	if ((rc = get_string(p, key, v, &s)))
+		return rc;
+	if (!s[0] || strlen(s) >= sizeof(p->d->sc.profile) ||
+	    (!p->text && strlen(s) != json_string_length(v)))
+		return bad(p, key, -EINVAL, "expected a profile name or path of 1 to %zu bytes",
+			   sizeof(p->d->sc.profile) - 1);
+	snprintf(p->d->sc.profile, sizeof(p->d->sc.profile), "%s", s);
 	return 0;
 }
 
+/* The sidecar's keys: each read by its handler, from JSON or from an option's text. */
 static const struct key_handler {
 	const char *key;
-	int (*fn)(struct parse *p, const char *key, const json_t *v);
+	unsigned have;      /* SFS_HAVE_* it sets */
+	int (*fn)(const struct parse *p, const char *key, const json_t *v);
 } keys[] = {
-	{ "size", key_size },
-	{ "sector", key_sector },
-	{ "logical_sector_size", key_lss },
-	{ "physical_sector_size", key_pss },
-	{ "provisioning", key_provisioning },
-	{ "block_size", key_block_size },
-	{ "zero_offload", key_zero_offload },
-	{ "profile", key_profile },
+	{ "size", SFS_HAVE_SIZE, key_size },
+	{ "sector", SFS_HAVE_SECTOR, key_sector },
+	{ "logical_sector_size", SFS_HAVE_LSS, key_lss },
+	{ "physical_sector_size", SFS_HAVE_PSS, key_pss },
+	{ "provisioning", SFS_HAVE_PROV, key_provisioning },
+	{ "block_size", SFS_HAVE_BLOCK, key_block_size },
+	{ "zero_offload", SFS_HAVE_OFFLOAD, key_zero_offload },
+	{ "profile", SFS_HAVE_PROFILE, key_profile },
 };
+#define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
-static int read_keys(struct parse *p, json_t *root)
+static const struct key_handler *key_of(const char *key)
+{
+	for (size_t i = 0; i < NKEYS; i++)
+		if (strcmp(key, keys[i].key) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+static int read_key(const struct parse *p, const char *key, const json_t *v)
+{
+	const struct key_handler *k = key_of(key);
+	int rc;
+
+	if (!k)
+		return p->text ? sfs_err(p->err, p->errlen, -ENOENT, "%s: unknown key", key)
+			       : bad(p, key, -EINVAL, "unknown key");
+	rc = k->fn(p, key, v);
+	if (rc == 0)
+		p->d->have |= k->have;
+	return rc;
+}
+
+static int read_keys(const struct parse *p, json_t *root)
 {
 	const char *key;
 	json_t *v;
 	int rc;
 
-	json_object_foreach(root, key, v) {
-		size_t i;
-
-		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-			if (strcmp(key, keys[i].key) == 0)
-				break;
-		if (i == sizeof(keys) / sizeof(keys[0]))
-			return key_err(p->err, p->errlen, p->fname, key, -EINVAL, "unknown key");
-		if ((rc = keys[i].fn(p, key, v)))
+	json_object_foreach(root, key, v)
+		if ((rc = read_key(p, key, v)))
 			return rc;
+	return 0;
+}
+
+void sfs_sidecar_draft_init(struct sfs_sidecar_draft *d, const struct sfs_sidecar *from)
+{
+	if (from)
+		d->sc = *from;
+	else
+		sfs_sidecar_defaults(&d->sc);
+	d->lss = d->sc.lss;
+	d->pss = d->sc.pss;
+	d->have = 0;
+}
+
+int sfs_sidecar_draft_set(struct sfs_sidecar_draft *d, const char *key, const char *text, char *err,
+			  size_t errlen)
+{
+	struct parse p = { .fname = "", .err = err, .errlen = errlen, .text = text, .d = d };
+
+	return read_key(&p, key, NULL);
+}
+
+enum sfs_key_clash sfs_sidecar_draft_clash(const struct sfs_sidecar_draft *d)
+{
+	if ((d->have & SFS_HAVE_SECTOR) && (d->have & (SFS_HAVE_LSS | SFS_HAVE_PSS)))
+		return SFS_CLASH_SECTOR_AND_SIZES;
+	if (!(d->have & SFS_HAVE_LSS) != !(d->have & SFS_HAVE_PSS))
+		return SFS_CLASH_SIZES_APART;
+	return SFS_CLASH_NONE;
+}
+
+/* The rules on which keys go together. */
+static int check_keys(const struct sfs_sidecar_draft *d, bool need_size, const char *fname, char *err,
+		      size_t errlen)
+{
+	bool lss = d->have & SFS_HAVE_LSS;
+
+	if (need_size && !(d->have & SFS_HAVE_SIZE))
+		return sfs_key_err(err, errlen, fname, "size", -EINVAL, "missing (it is required)");
+	switch (sfs_sidecar_draft_clash(d)) {
+	case SFS_CLASH_SECTOR_AND_SIZES:
+		return sfs_key_err(err, errlen, fname, "sector", -EINVAL, "cannot be combined with %s",
+				   lss ? "logical_sector_size" : "physical_sector_size");
+	case SFS_CLASH_SIZES_APART:
+		return sfs_key_err(err, errlen, fname, lss ? "physical_sector_size" : "logical_sector_size",
+				   -EINVAL, "missing (logical_sector_size and physical_sector_size go together)");
+	case SFS_CLASH_NONE:
+		break;
 	}
 	return 0;
 }
 
-/* The rules on which keys go together. */
-static int check_keys(const struct parse *p)
+int sfs_sidecar_draft_done(const struct sfs_sidecar_draft *d, bool need_size, const char *fname,
+			   struct sfs_sidecar *out, char *err, size_t errlen)
 {
-	if (!p->have_size)
-		return key_err(p->err, p->errlen, p->fname, "size", -EINVAL,
-			       "missing (it is required)");
-	if (p->have_sector && (p->have_lss || p->have_pss))
-		return key_err(p->err, p->errlen, p->fname, "sector", -EINVAL,
-			       "cannot be combined with %s",
-			       p->have_lss ? "logical_sector_size" : "physical_sector_size");
-	if (p->have_lss != p->have_pss)
-		return key_err(p->err, p->errlen, p->fname,
-			       p->have_lss ? "physical_sector_size" : "logical_sector_size",
-			       -EINVAL, "missing (logical_sector_size and physical_sector_size go together)");
+	int rc = check_keys(d, need_size, fname, err, errlen);
+
+	if (rc == 0)
+		rc = sfs_geom_validate(d->sc.size, d->lss, d->pss, d->sc.block_size, fname, err, errlen);
+	if (rc == 0 && !sfs_prov_name(d->sc.prov))
+		rc = sfs_key_err(err, errlen, fname, "provisioning", -EINVAL, "%d is not a provisioning mode",
+				 (int)d->sc.prov);
+	if (rc)
+		return rc;
+	*out = d->sc;
+	out->lss = (uint32_t)d->lss;
+	out->pss = (uint32_t)d->pss;
 	return 0;
 }
 
 int sfs_sidecar_parse(const char *text, size_t len, const char *fname,
 		      struct sfs_sidecar *out, char *err, size_t errlen)
 {
-	struct parse p = { .fname = fname, .err = err, .errlen = errlen };
+	struct sfs_sidecar_draft d;
+	struct parse p = { .fname = fname, .err = err, .errlen = errlen, .d = &d };
 	json_error_t jerr;
 	json_t *root;
 	int rc;
 
-	sfs_sidecar_defaults(&p.sc);
-	p.lss = p.sc.lss;
-	p.pss = p.sc.pss;
+	sfs_sidecar_draft_init(&d, NULL);
 	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root)
 		return sfs_err(err, errlen,
@@ -404,15 +384,10 @@ int sfs_sidecar_parse(const char *text, size_t len, const char *fname,
 	if (!json_is_object(root))
 		rc = sfs_err(err, errlen, -EINVAL, "%s: the top level is %s, not a JSON object",
 			     fname, type_name(root));
-	else if (!(rc = read_keys(&p, root)) && !(rc = check_keys(&p)))
-		rc = check_geometry(p.sc.size, p.lss, p.pss, p.sc.block_size, fname, err, errlen);
+	else if (!(rc = read_keys(&p, root)))
+		rc = sfs_sidecar_draft_done(&d, true, fname, out, err, errlen);
 	json_decref(root);
-	if (rc)
-		return rc;
-	p.sc.lss = (uint32_t)p.lss;
-	p.sc.pss = (uint32_t)p.pss;
-	*out = p.sc;
-	return 0;
+	return rc;
 }
 
 int sfs_sidecar_load(int dirfd, const char *fname, struct sfs_sidecar *out,
@@ -569,4 +544,21 @@ int sfs_sidecar_save(int dirfd, const char *fname, int tmpdir, const struct sfs_
 	free(text);
 	close(pfd);
 	return rc;
+}
+
+unsigned sfs_sidecar_diff(const struct sfs_sidecar *sc, const struct sfs_geom *rec, enum sfs_prov rec_prov)
+{
+	unsigned d = 0;
+
+	if (sc->lss != rec->lss || sc->pss != rec->pss)
+		d |= SFS_DIFF_SECTOR;
+	if (sc->block_size != rec->block_size)
+		d |= SFS_DIFF_BLOCK;
+	if (sc->prov != rec_prov)
+		d |= SFS_DIFF_PROV;
+	if (sc->size < rec->size)
+		d |= SFS_DIFF_SMALLER;
+	else if (sc->size > rec->size)
+		d |= SFS_DIFF_LARGER;
+	return d;
 }

@@ -18,18 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum sfs_prov {
-	SFS_PROV_THIN = 0,
-	SFS_PROV_ZEROEDTHICK = 1,
-	SFS_PROV_EAGERZEROEDTHICK = 2,
-};
+#include "geometry.h"
 
-#define SFS_SECTOR_MIN 512u
-#define SFS_SECTOR_MAX 65536u
-#define SFS_BLOCK_MAX (64ull << 20)
-#define SFS_BLOCK_DEFAULT (1ull << 20)
-/* Largest disk size accepted: 2^62 bytes (4 EiB), so offsets never overflow off_t. */
-#define SFS_SIZE_MAX (1ull << 62)
 /* Largest sidecar file read; anything bigger is refused unread. */
 #define SFS_SIDECAR_MAX_BYTES 65536
 /* Longest profile name or path, NUL included. */
@@ -67,21 +57,59 @@ int sfs_sidecar_save(int dirfd, const char *fname, int tmpdir, const struct sfs_
 int sfs_sidecar_validate(const struct sfs_sidecar *sc, const char *fname,
 			 char *err, size_t errlen);
 
-/* Name of a provisioning mode ("thin", "zeroedthick", "eagerzeroedthick"). */
-const char *sfs_prov_name(enum sfs_prov p);
+/* A sidecar being made key by key, from options ("-o sector=4kn", "create -p thin"), with
+ * the key table and the rules the parser applies to a file. */
+#define SFS_HAVE_SIZE 1u
+#define SFS_HAVE_SECTOR 2u
+#define SFS_HAVE_LSS 4u
+#define SFS_HAVE_PSS 8u
+#define SFS_HAVE_PROV 16u
+#define SFS_HAVE_BLOCK 32u
+#define SFS_HAVE_OFFLOAD 64u
+#define SFS_HAVE_PROFILE 128u
 
-/* Parse a provisioning mode name; 0 or -EINVAL. */
-int sfs_prov_parse(const char *s, enum sfs_prov *out);
+struct sfs_sidecar_draft {
+	struct sfs_sidecar sc;
+	uint64_t lss, pss;      /* 64-bit until checked */
+	unsigned have;          /* SFS_HAVE_* of the keys set */
+};
 
-/* Parse "512n", "512e" or "4kn" (case-insensitive) into sector sizes; 0 or -EINVAL. */
-int sfs_sector_parse(const char *s, uint32_t *lss, uint32_t *pss);
+/* Start a draft from *from, or from the defaults when from is NULL. */
+void sfs_sidecar_draft_init(struct sfs_sidecar_draft *d, const struct sfs_sidecar *from);
+
+/* Set key (a sidecar key: size, sector, logical_sector_size, physical_sector_size,
+ * provisioning, block_size, zero_offload) from its text as an option gives it (sizes with
+ * K/M/G/T, true/false).  0; -ENOENT for an unknown key; -EINVAL/-ERANGE for a bad value, err
+ * saying "KEY=VALUE: REASON". */
+int sfs_sidecar_draft_set(struct sfs_sidecar_draft *d, const char *key, const char *text, char *err,
+			  size_t errlen);
+
+/* Which of the rules between keys the draft breaks: sector with explicit sizes, or one
+ * explicit size without the other. */
+enum sfs_key_clash { SFS_CLASH_NONE, SFS_CLASH_SECTOR_AND_SIZES, SFS_CLASH_SIZES_APART };
+enum sfs_key_clash sfs_sidecar_draft_clash(const struct sfs_sidecar_draft *d);
+
+/* Check the draft as a sidecar file is checked (size required when need_size, the key rules,
+ * the geometry) and give the sidecar in *out.  0 or -EINVAL, err naming fname and the key. */
+int sfs_sidecar_draft_done(const struct sfs_sidecar_draft *d, bool need_size, const char *fname,
+			   struct sfs_sidecar *out, char *err, size_t errlen);
 
 /* Set the format key ("sector", "provisioning", "block_size") of sc from its text value, as a
  * sidecar or -o option would say it; sc unchanged on error.  0, -ENOENT for another key,
  * -EINVAL for a bad value or a combination the rules refuse. */
 int sfs_sidecar_set(struct sfs_sidecar *sc, const char *key, const char *value);
 
-/* Name of a sector format ("512n", "512e", "4kn") or NULL when it has none. */
-const char *sfs_sector_name(uint32_t lss, uint32_t pss);
+/* What a sidecar says that differs from the geometry and provisioning an image records (its
+ * map header), a bit each; the recorded ones win (the daemon refuses another sector format and
+ * keeps the rest, sectorfs-img check reports each).  0 when they agree. */
+enum sfs_sidecar_diff {
+	SFS_DIFF_SECTOR = 1u << 0,    /* logical or physical sector size */
+	SFS_DIFF_BLOCK = 1u << 1,     /* block_size */
+	SFS_DIFF_PROV = 1u << 2,      /* provisioning */
+	SFS_DIFF_SMALLER = 1u << 3,   /* size below the recorded one (images never shrink) */
+	SFS_DIFF_LARGER = 1u << 4,    /* size above it (the image grows when next opened) */
+};
+
+unsigned sfs_sidecar_diff(const struct sfs_sidecar *sc, const struct sfs_geom *rec, enum sfs_prov rec_prov);
 
 #endif

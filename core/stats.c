@@ -59,6 +59,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "histogram.h"
 #include "stats.h"
 
 #define NSHARD 8
@@ -91,14 +93,6 @@ static uint64_t next_generation(void)
 
 static pthread_once_t origin_once = PTHREAD_ONCE_INIT;
 static uint64_t origin_start, origin_pid;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Counter i of a snapshot-shaped block of counters. */
 static uint64_t *slot(struct sfs_stats_snap *s, size_t i)
@@ -142,7 +136,7 @@ static void record_lat(struct sfs_stats_snap *c, enum sfs_lat_class cls, uint64_
 
 int sfs_stats_new(struct sfs_stats **out)
 {
-	return sfs_stats_new_at(next_generation(), now_ns(), out);
+	return sfs_stats_new_at(next_generation(), sfs_now_ns(), out);
 }
 
 int sfs_stats_new_at(uint64_t generation, uint64_t start_ns, struct sfs_stats **out)
@@ -165,13 +159,13 @@ uint64_t sfs_stats_next_generation(void)
 
 uint64_t sfs_stats_clock_ns(void)
 {
-	return now_ns();
+	return sfs_now_ns();
 }
 
 void sfs_stats_snapshot_empty(uint64_t generation, uint64_t start_ns, struct sfs_stats_snap *snap)
 {
 	memset(snap, 0, sizeof(*snap));
-	snap->elapsed_ns = now_ns() - start_ns;
+	snap->elapsed_ns = sfs_now_ns() - start_ns;
 	snap->reset_generation = generation;
 	sfs_stats_origin(&snap->daemon_start, &snap->daemon_pid);
 }
@@ -202,7 +196,7 @@ void sfs_stats_reset(struct sfs_stats *st)
 	sfs_recent_clear(&st->refused);
 	sfs_recent_clear(&st->rmw);
 	__atomic_store_n(&st->generation, next_generation(), __ATOMIC_RELAXED);
-	__atomic_store_n(&st->start_ns, now_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&st->start_ns, sfs_now_ns(), __ATOMIC_RELAXED);
 	__atomic_store_n(&st->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
@@ -347,7 +341,7 @@ void sfs_stats_snapshot(const struct sfs_stats *st, struct sfs_stats_snap *snap)
 		if (__atomic_load_n(&st->seq, __ATOMIC_RELAXED) == seq)
 			break;
 	}
-	snap->elapsed_ns = now_ns() - start;
+	snap->elapsed_ns = sfs_now_ns() - start;
 	snap->reset_generation = gen;
 	sfs_stats_origin(&snap->daemon_start, &snap->daemon_pid);
 }
@@ -418,24 +412,11 @@ unsigned sfs_stats_size_bucket(uint64_t len)
 
 unsigned sfs_stats_lat_bucket(uint64_t ns)
 {
-	unsigned k;
-	uint64_t b;
-
-	if (ns < SFS_LAT_SUB)
-		return (unsigned)ns;
-	k = 63 - (unsigned)__builtin_clzll(ns);
-	b = (uint64_t)(k - SFS_LAT_SUB_BITS + 1) * SFS_LAT_SUB +
-	    ((ns >> (k - SFS_LAT_SUB_BITS)) & (SFS_LAT_SUB - 1));
-	return b < SFS_LAT_NBUCKET ? (unsigned)b : SFS_LAT_NBUCKET - 1;
+	return sfs_hist_bucket(ns, SFS_LAT_SUB_BITS, SFS_LAT_NBUCKET);
 }
 
 /* b may be SFS_LAT_NBUCKET: the end of the last bucket's regular range. */
 uint64_t sfs_stats_lat_bucket_low(unsigned b)
 {
-	unsigned k;
-
-	if (b < SFS_LAT_SUB)
-		return b;
-	k = b / SFS_LAT_SUB + SFS_LAT_SUB_BITS - 1;
-	return (uint64_t)(SFS_LAT_SUB + b % SFS_LAT_SUB) << (k - SFS_LAT_SUB_BITS);
+	return sfs_hist_bucket_low(b, SFS_LAT_SUB_BITS);
 }

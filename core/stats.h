@@ -35,7 +35,6 @@
 
 #include "geometry.h"
 #include "recent.h"
-#include "sidecar.h"
 
 enum sfs_lat_class {
 	SFS_LAT_READ = 0,
@@ -196,5 +195,25 @@ int sfs_stats_render_text(const struct sfs_stats_snap *snap, const struct sfs_st
 /* Render the JSON file into a malloc'd NUL-terminated string; 0 or -ENOMEM. */
 int sfs_stats_render_json(const struct sfs_stats_snap *snap, const struct sfs_stats_info *info,
 			  char **out, size_t *len);
+
+/* The keys of the JSON file's histograms and latency classes (stats_render.c), which
+ * sfs_stats_parse_json reads back. */
+extern const char *const sfs_stats_size_labels[SFS_SIZE_NBUCKET];
+extern const char *const sfs_stats_align_labels[SFS_ALIGN_NCLASS];
+extern const char *const sfs_stats_lat_keys[SFS_LAT_NCLASS];
+
+/* What the JSON file of an image says, read back. */
+struct sfs_stats_parsed {
+	char name[1024];              /* "name": the image's name as UTF-8 ("?" when absent) */
+	uint64_t allocated_blocks, total_blocks;
+	struct sfs_stats_snap snap;   /* every counter and histogram; a latency class's sum_ns is
+				       * its mean (rounded to the ns) times its count */
+};
+
+/* Parse text (len bytes), a JSON file sfs_stats_render_json wrote, into *out.  0; -EPROTO when
+ * it has no reset_generation (a daemon older than this reader); -EINVAL when it is not JSON or
+ * lacks or mangles a key (err says which). */
+int sfs_stats_parse_json(const char *text, size_t len, struct sfs_stats_parsed *out, char *err,
+			 size_t errlen);
 
 #endif

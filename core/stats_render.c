@@ -38,13 +38,13 @@
 #define BAR_WIDTH 40
 #define TEXT_RECENT 5   /* rows of each recent table in the text file */
 
-static const char *const size_labels[SFS_SIZE_NBUCKET] = {
+const char *const sfs_stats_size_labels[SFS_SIZE_NBUCKET] = {
 	"512", "1K", "2K", "4K", "8K", "16K", "32K", "64K", "128K", "256K", "512K", ">=1M",
 };
 
-static const char *const align_labels[SFS_ALIGN_NCLASS] = { "512", "1K", "2K", ">=4K" };
+const char *const sfs_stats_align_labels[SFS_ALIGN_NCLASS] = { "512", "1K", "2K", ">=4K" };
 
-static const char *const lat_keys[SFS_LAT_NCLASS] = {
+const char *const sfs_stats_lat_keys[SFS_LAT_NCLASS] = {
 	"read", "write_overwrite", "write_first", "flush",
 };
 
@@ -268,20 +268,20 @@ int sfs_stats_render_json(const struct sfs_stats_snap *s, const struct sfs_stats
 	SET("zeroing", json_string(zeroing_names[info->zeroing]));
 	SETU("zeroing_done_bytes", info->zeroing_done);
 	SETU("zeroing_total_bytes", info->zeroing_total);
-	SET("size_histogram", json_counts(s->size_hist, size_labels, SFS_SIZE_NBUCKET));
-	SET("alignment_histogram", json_counts(s->align_hist, align_labels, SFS_ALIGN_NCLASS));
+	SET("size_histogram", json_counts(s->size_hist, sfs_stats_size_labels, SFS_SIZE_NBUCKET));
+	SET("alignment_histogram", json_counts(s->align_hist, sfs_stats_align_labels, SFS_ALIGN_NCLASS));
 	SETU("not_4k_aligned", not_4k_aligned(s));
 	SET("refused_recent", info->recent ? json_recent(info->recent->refused, info->recent->nrefused, true)
 					    : json_array());
 	SET("rmw_recent", info->recent ? json_recent(info->recent->rmw, info->recent->nrmw, false) : json_array());
 	for (unsigned c = 0; c < SFS_LAT_NCLASS; c++)
-		err |= json_object_set_new(lat, lat_keys[c], json_latency(s, c));
+		err |= json_object_set_new(lat, sfs_stats_lat_keys[c], json_latency(s, c));
 	SET("latency_us", lat);
 	if (info->profile) {
 		json_t *md = json_object();
 
 		for (unsigned c = 0; md && c < SFS_LAT_NCLASS; c++)
-			err |= json_object_set_new(md, lat_keys[c], json_real((double)s->model_delay_ns[c] / 1e3));
+			err |= json_object_set_new(md, sfs_stats_lat_keys[c], json_real((double)s->model_delay_ns[c] / 1e3));
 		SET("model_delay_us", md ? md : json_null());
 	}
 #undef SETU
@@ -334,7 +334,7 @@ static void text_latency(FILE *f, const struct sfs_stats_snap *s)
 			s->lat[c].max_ns, mean_ns(s, c),
 		};
 
-		fprintf(f, "%-16s %8" PRIu64, lat_keys[c], s->lat[c].count);
+		fprintf(f, "%-16s %8" PRIu64, sfs_stats_lat_keys[c], s->lat[c].count);
 		for (unsigned i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
 			if (s->lat[c].count)
 				fprintf(f, " %9.1f", v[i] / 1000.0);
@@ -468,7 +468,7 @@ int sfs_stats_render_text(const struct sfs_stats_snap *s, const struct sfs_stats
 		fprintf(f, "profile       %s (requests complete no earlier than it says)\n", info->profile);
 		fprintf(f, "model delay   ");
 		for (unsigned c = 0; c < SFS_LAT_NCLASS; c++)
-			fprintf(f, "%s%s %.0f us", c ? ", " : "", lat_keys[c], (double)s->model_delay_ns[c] / 1e3);
+			fprintf(f, "%s%s %.0f us", c ? ", " : "", sfs_stats_lat_keys[c], (double)s->model_delay_ns[c] / 1e3);
 		fputc('\n', f);
 	}
 	fprintf(f, "allocation    %" PRIu64 "/%" PRIu64 " blocks (%.1f%%)\n",
@@ -500,9 +500,9 @@ int sfs_stats_render_text(const struct sfs_stats_snap *s, const struct sfs_stats
 
 	text_latency(f, s);
 	fputc('\n', f);
-	text_histogram(f, "I/O size (reads and writes)", s->size_hist, size_labels, SFS_SIZE_NBUCKET);
+	text_histogram(f, "I/O size (reads and writes)", s->size_hist, sfs_stats_size_labels, SFS_SIZE_NBUCKET);
 	fputc('\n', f);
-	text_histogram(f, "alignment (every I/O, refused ones too)", s->align_hist, align_labels,
+	text_histogram(f, "alignment (every I/O, refused ones too)", s->align_hist, sfs_stats_align_labels,
 		       SFS_ALIGN_NCLASS);
 	fputc('\n', f);
 	text_verdict(f, s);

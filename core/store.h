@@ -31,10 +31,8 @@
 
 #include "image.h"
 #include "log.h"
+#include "names.h"
 #include "sidecar.h"
-
-#define SFS_STATE_DIR ".sectorfs"
-#define SFS_NAME_MAX 200
 
 struct sfs_store;
 
@@ -69,8 +67,16 @@ int sfs_store_set_holder(struct sfs_store *s, const char *holder);
 int sfs_store_holder(const char *dir, char *buf, size_t len);
 
 /* Look an image up by name (loading a sidecar added since); takes a reference, not a pin
- * (sfs_image_pin before I/O).  0, -ENOENT, or -EMFILE/-ENFILE/-ENOMEM when an image that is
- * not loaded yet cannot be for want of descriptors or memory. */
+ * (sfs_image_pin before I/O).  0, or why the image cannot be served, whole: the -errno of
+ * what failed (-ENOENT: no sidecar; -EINVAL, -EUCLEAN, -EPERM, -EIO... from the sidecar,
+ * map or backing file; -EMFILE/-ENFILE/-ENOMEM when the daemon ran out), with a message
+ * naming the file and the reason in err. */
+int sfs_store_lookup(struct sfs_store *s, const char *name, struct sfs_image **out, char *err,
+		     size_t errlen);
+
+/* sfs_store_lookup as the namespace sees it: an image that cannot be served is not there.
+ * 0, -ENOENT, or -EMFILE/-ENFILE/-ENOMEM when an image that is not loaded yet cannot be for
+ * want of descriptors or memory (the image may be fine). */
 int sfs_store_get(struct sfs_store *s, const char *name, struct sfs_image **out);
 
 /* stat of image name as sfs_image_stat gives it (size the disk's, st_blksize its physical
@@ -128,10 +134,6 @@ int sfs_store_list_range(struct sfs_store *s, size_t first, size_t max,
 
 /* Pick up sidecars added to the store directory since it was opened. */
 int sfs_store_rescan(struct sfs_store *s);
-
-/* Flush every image that has its descriptors open (the others have nothing unflushed);
- * returns the first error. */
-int sfs_store_flush_all(struct sfs_store *s);
 
 /* What a store serves, for the daemon's start-up report. */
 struct sfs_store_tally {

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "tmpfile.h"
 
 int sfs_tmp_create(int dirfd, char *name, size_t len, mode_t mode)
@@ -70,23 +71,11 @@ int sfs_write_file_atomic(int tmpdir, int todir, const char *to, const void *buf
 			  mode_t mode)
 {
 	char tmp[SFS_TMP_NAME_MAX];
-	const char *p = buf;
-	int fd = sfs_tmp_create(tmpdir, tmp, sizeof(tmp), mode), rc = 0;
+	int fd = sfs_tmp_create(tmpdir, tmp, sizeof(tmp), mode), rc;
 
 	if (fd < 0)
 		return fd;
-	while (len && rc == 0) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = -errno;
-			break;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
+	rc = sfs_pwrite_all(fd, buf, len, 0);
 	if (rc == 0)
 		rc = sfs_tmp_install(fd, tmpdir, tmp, todir, to);
 	else

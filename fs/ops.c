@@ -29,12 +29,9 @@
 #include <unistd.h>
 
 #include "metrics.h"
+#include "names.h"
 #include "ops.h"
 #include "xport.h"
-
-#define STATS_DIR ".stats"
-#define METRICS "metrics"
-#define XATTR_PREFIX "user.sectorfs."
 
 /* K_LONG: a name longer than any image may have (ENAMETOOLONG, not ENOENT). */
 enum kind { K_NONE, K_LONG, K_ROOT, K_STATSDIR, K_IMAGE, K_STATS_TEXT, K_STATS_JSON, K_METRICS };
@@ -61,23 +58,24 @@ static enum kind classify(const struct sfs_fs *fs, const char *path, char *name,
 
 	if (strcmp(path, "/") == 0)
 		return K_ROOT;
-	if (strncmp(p, STATS_DIR, sizeof(STATS_DIR) - 1) == 0 &&
-	    (p[sizeof(STATS_DIR) - 1] == '\0' || p[sizeof(STATS_DIR) - 1] == '/')) {
+	if (strncmp(p, SFS_STATS_DIR, sizeof(SFS_STATS_DIR) - 1) == 0 &&
+	    (p[sizeof(SFS_STATS_DIR) - 1] == '\0' || p[sizeof(SFS_STATS_DIR) - 1] == '/')) {
 		if (!fs->stats)
 			return K_NONE;
-		p += sizeof(STATS_DIR) - 1;
+		p += sizeof(SFS_STATS_DIR) - 1;
 		if (*p == '\0')
 			return K_STATSDIR;
 		p++;
 		if (strchr(p, '/'))
 			return K_NONE;
-		if (strcmp(p, METRICS) == 0)
+		if (strcmp(p, SFS_STATS_METRICS) == 0)
 			return K_METRICS;
 		n = strlen(p);
-		if (n > 5 && strcmp(p + n - 5, ".json") == 0) {
-			if (n - 5 >= len)
+		if (sfs_sidecar_image_len(p)) {
+			n = sfs_sidecar_image_len(p);
+			if (n >= len)
 				return K_LONG;
-			snprintf(name, len, "%.*s", (int)(n - 5), p);
+			snprintf(name, len, "%.*s", (int)n, p);
 			return K_STATS_JSON;
 		}
 		if (n >= len)
@@ -287,16 +285,16 @@ static int fill_one(void *ctx, const char *name)
 		stp = &st;
 	}
 	/* in .stats, the metrics file takes the place of an image's text file named so */
-	if (c->skip_name || (c->stats_dir && strcmp(name, METRICS) == 0)) {
+	if (c->skip_name || (c->stats_dir && strcmp(name, SFS_STATS_METRICS) == 0)) {
 		c->skip_name = false;
 		c->next++;
-	} else if (c->stats_dir && strcmp(name, METRICS) == 0) {
+	} else if (c->stats_dir && strcmp(name, SFS_STATS_METRICS) == 0) {
 		c->next++;              /* in .stats, the metrics file takes the place of NAME */
 	} else if (!fill_at(c, name, stp)) {
 		return 1;
 	}
 	if (c->stats_dir) {
-		snprintf(json, sizeof(json), "%s.json", name);
+		sfs_sidecar_name(json, sizeof(json), name);
 		if (stp)
 			stats_file_stat(K_STATS_JSON, stp);
 		if (!fill_at(c, json, stp))
@@ -314,7 +312,7 @@ static int sfs_readdir(const char *path, void *buf, fuse_fill_dir_t filler, off_
 	enum kind k = (enum kind)fi->fh;
 	struct fill_ctx c = { fs, buf, filler, k == K_STATSDIR, (flags & FUSE_READDIR_PLUS) != 0, false, 0,
 			      false };
-	const char *fixed[3] = { ".", "..", c.stats_dir ? METRICS : STATS_DIR };
+	const char *fixed[3] = { ".", "..", c.stats_dir ? SFS_STATS_METRICS : SFS_STATS_DIR };
 	off_t nfixed = (k == K_ROOT && fs->stats) || c.stats_dir ? 3 : 2, per = c.stats_dir ? 2 : 1;
 	size_t first;
 	int rc;
@@ -679,13 +677,20 @@ static int do_truncate(struct sfs_fs *fs, struct sfs_image *im, const void *arg)
 	if (size == cur)
 		return 0;
 	rc = sfs_store_resize(fs->store, im, size);
-	if (rc == -EINVAL && size < cur)
-		sfs_logf(fs->log, SFS_LOG_WARN, "%s: refusing to shrink from %llu to %llu bytes (a disk that "
-			 "holds data only grows)", sfs_image_name(im), (unsigned long long)cur,
-			 (unsigned long long)size);
-	else if (rc == -EINVAL)
-		sfs_logf(fs->log, SFS_LOG_WARN, "%s: size %llu is not a multiple of the logical sector %u",
-			 sfs_image_name(im), (unsigned long long)size, sfs_image_geom(im).lss);
+	if (rc == -EINVAL) {
+		struct sfs_geom g = sfs_image_geom(im);
+		char why[160];
+
+		/* a disk shrinks only when it holds nothing past the new end; else the grow rule says
+		 * why, or the store refused for a reason of its own */
+		if (size < cur)
+			snprintf(why, sizeof(why), "refusing to shrink from %llu to %llu bytes (a disk that "
+				 "holds data only grows)", (unsigned long long)cur, (unsigned long long)size);
+		else if (sfs_geom_grow_check(&g, size, why, sizeof(why)) >= 0)
+			snprintf(why, sizeof(why), "cannot grow to %llu bytes: %s", (unsigned long long)size,
+				 strerror(EINVAL));
+		sfs_logf(fs->log, SFS_LOG_WARN, "%s: %s", sfs_image_name(im), why);
+	}
 	return rc;
 }
 
@@ -816,9 +821,9 @@ static int xattr_value(struct sfs_image *im, const char *attr, char *buf, size_t
 {
 	struct sfs_sidecar sc = sfs_image_sidecar(im);
 
-	if (strncmp(attr, XATTR_PREFIX, sizeof(XATTR_PREFIX) - 1) != 0)
+	if (strncmp(attr, SFS_XATTR_PREFIX, sizeof(SFS_XATTR_PREFIX) - 1) != 0)
 		return -ENODATA;
-	attr += sizeof(XATTR_PREFIX) - 1;
+	attr += sizeof(SFS_XATTR_PREFIX) - 1;
 	if (strcmp(attr, "logical_sector_size") == 0)
 		return snprintf(buf, len, "%u", sc.lss);
 	if (strcmp(attr, "physical_sector_size") == 0)
@@ -860,14 +865,14 @@ static int sfs_getxattr(const char *path, const char *name, char *value, size_t 
 	struct xattr_req r = { name, value, size };
 
 	/* ls -l asks every file for security.selinux and system.posix_acl_access: none here */
-	if (strncmp(name, XATTR_PREFIX, sizeof(XATTR_PREFIX) - 1) != 0)
+	if (strncmp(name, SFS_XATTR_PREFIX, sizeof(SFS_XATTR_PREFIX) - 1) != 0)
 		return -ENODATA;
 	return with_image(path, NULL, do_getxattr, &r);
 }
 
 static const char xattr_list[] =
-	XATTR_PREFIX "logical_sector_size\0" XATTR_PREFIX "physical_sector_size\0"
-	XATTR_PREFIX "provisioning\0" XATTR_PREFIX "block_size\0" XATTR_PREFIX "sector";
+	SFS_XATTR_PREFIX "logical_sector_size\0" SFS_XATTR_PREFIX "physical_sector_size\0"
+	SFS_XATTR_PREFIX "provisioning\0" SFS_XATTR_PREFIX "block_size\0" SFS_XATTR_PREFIX "sector";
 
 static int do_listxattr(struct sfs_fs *fs, struct sfs_image *im, const void *arg)
 {
@@ -908,9 +913,9 @@ static int sfs_setxattr(const char *path, const char *name, const char *value, s
 {
 	struct xattr_set x;
 
-	if (strncmp(name, XATTR_PREFIX, sizeof(XATTR_PREFIX) - 1) != 0)
+	if (strncmp(name, SFS_XATTR_PREFIX, sizeof(SFS_XATTR_PREFIX) - 1) != 0)
 		return -ENOTSUP;
-	x.key = name + sizeof(XATTR_PREFIX) - 1;
+	x.key = name + sizeof(SFS_XATTR_PREFIX) - 1;
 	if (strcmp(x.key, "sector") && strcmp(x.key, "provisioning") && strcmp(x.key, "block_size"))
 		return -EPERM;
 	if (size >= sizeof(x.value))
@@ -923,7 +928,7 @@ static int sfs_setxattr(const char *path, const char *name, const char *value, s
 
 static int sfs_removexattr(const char *path, const char *name)
 {
-	return strncmp(name, XATTR_PREFIX, sizeof(XATTR_PREFIX) - 1) == 0 ? -EPERM : -ENOTSUP;
+	return strncmp(name, SFS_XATTR_PREFIX, sizeof(SFS_XATTR_PREFIX) - 1) == 0 ? -EPERM : -ENOTSUP;
 }
 
 static void *sfs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)

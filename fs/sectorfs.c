@@ -154,23 +154,20 @@ static int opt_proc(void *data, const char *arg, int key, struct fuse_args *outa
 /* Fill the defaults for new images from -o options; 0 or -EINVAL with a message printed. */
 static int parse_defaults(const struct options *o, struct sfs_sidecar *d)
 {
+	const struct { const char *key, *text; } set[] = {
+		{ "sector", o->sector }, { "provisioning", o->provisioning }, { "block_size", o->block_size },
+		{ "zero_offload", o->no_zero_offload ? "false" : NULL },
+	};
+	struct sfs_sidecar_draft dr;
 	char err[256];
 
-	sfs_sidecar_defaults(d);
-	if (o->sector && sfs_sector_parse(o->sector, &d->lss, &d->pss) < 0) {
-		fprintf(stderr, "sectorfs: -o sector=%s: expected 512n, 512e or 4kn\n", o->sector);
-		return -EINVAL;
+	sfs_sidecar_draft_init(&dr, NULL);
+	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++) {
+		if (set[i].text && sfs_sidecar_draft_set(&dr, set[i].key, set[i].text, err, sizeof(err)) < 0) {
+			fprintf(stderr, "sectorfs: -o %s\n", err);
+			return -EINVAL;
+		}
 	}
-	if (o->provisioning && sfs_prov_parse(o->provisioning, &d->prov) < 0) {
-		fprintf(stderr, "sectorfs: -o provisioning=%s: expected thin, zeroedthick or eagerzeroedthick\n",
-			o->provisioning);
-		return -EINVAL;
-	}
-	if (o->block_size && sfs_parse_size(o->block_size, &d->block_size) < 0) {
-		fprintf(stderr, "sectorfs: -o block_size=%s: not a size\n", o->block_size);
-		return -EINVAL;
-	}
-	d->zero_offload = !o->no_zero_offload;
 	if (o->profile) {
 		struct sfs_profile p;
 
@@ -182,12 +179,13 @@ static int parse_defaults(const struct options *o, struct sfs_sidecar *d)
 			fprintf(stderr, "sectorfs: -o profile=%s: %s\n", o->profile, err);
 			return -EINVAL;
 		}
-		snprintf(d->profile, sizeof(d->profile), "%s", o->profile);
 	}
-	if (sfs_sidecar_validate(d, "-o", err, sizeof(err)) < 0) {
+	if (sfs_sidecar_draft_done(&dr, false, "-o", d, err, sizeof(err)) < 0) {
 		fprintf(stderr, "sectorfs: %s\n", err);
 		return -EINVAL;
 	}
+	if (o->profile)
+		snprintf(d->profile, sizeof(d->profile), "%s", o->profile);
 	return 0;
 }
 

@@ -22,9 +22,7 @@
  * a UTF-8 locale), in a column as wide as the longest, counted in terminal
  * columns; --json rows name an image as its NAME.json does.
  * With --refused it prints instead, per image, the daemon's lists of the
- * last refused I/Os and the last read-modify-write writes (refused_recent
- * and rmw_recent of NAME.json), newest first, with the local time, the
- * operation, offset, length, error and the requesting process.
+ * last refused I/Os and the last read-modify-write writes (stat_refused.c).
  * Exit: 0 (also on SIGINT/SIGTERM), 1 on errors, 2 on usage errors or when
  * MNT is not a sectorfs mount with statistics.
  */
@@ -47,7 +45,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <wchar.h>
 
 #include <jansson.h>
 
@@ -55,14 +52,10 @@
 #include "config.h"
 #endif
 #include "escape.h"
+#include "names.h"
+#include "stat.h"
 #include "stats.h"
 
-#ifndef PACKAGE_VERSION
-#define PACKAGE_VERSION "unknown"
-#endif
-
-#define PROG "sectorfs-stat"
-#define MNT_TYPE "fuse.sectorfs"
 
 /* One image's snapshot, as parsed from NAME.json. */
 struct image {
@@ -85,11 +78,11 @@ struct row {
 };
 
 static volatile sig_atomic_t stop_flag;
-static const char *mnt;
-static bool opt_json, tty, utf8;
+const char *stat_mnt;
+bool stat_json, stat_utf8;
+static bool tty;
 
-static void die(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
-static void die(int rc, const char *fmt, ...)
+void stat_die(int rc, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -110,7 +103,7 @@ static void mount_type(const char *path, char *type, size_t len)
 	struct mntent *m;
 
 	if (!f)
-		die(1, "cannot read /proc/self/mounts: %s", strerror(errno));
+		stat_die(1, "cannot read /proc/self/mounts: %s", strerror(errno));
 	*type = '\0';
 	while ((m = getmntent(f)))      /* a later line mounts over an earlier one */
 		if (strcmp(m->mnt_dir, path) == 0)
@@ -118,95 +111,32 @@ static void mount_type(const char *path, char *type, size_t len)
 	endmntent(f);
 }
 
-/* Exit 2 with a clear message unless mnt is a sectorfs mount with statistics. */
+/* Exit 2 with a clear message unless stat_mnt is a sectorfs mount with statistics. */
 static void check_mount(void)
 {
 	char real[PATH_MAX], type[64], stats[PATH_MAX + 8];
 	struct stat st;
 
-	if (!realpath(mnt, real))
-		die(2, "%s: %s", mnt, strerror(errno));
+	if (!realpath(stat_mnt, real))
+		stat_die(2, "%s: %s", stat_mnt, strerror(errno));
 	mount_type(real, type, sizeof(type));
 	if (!*type)
-		die(2, "%s is not a sectorfs mount (not a mount point)", mnt);
-	if (strcmp(type, MNT_TYPE) != 0)
-		die(2, "%s is not a sectorfs mount (mount type %s, not " MNT_TYPE ")", mnt, type);
+		stat_die(2, "%s is not a sectorfs mount (not a mount point)", stat_mnt);
+	if (strcmp(type, SFS_FSTYPE) != 0)
+		stat_die(2, "%s is not a sectorfs mount (mount type %s, not " SFS_FSTYPE ")", stat_mnt, type);
 	snprintf(stats, sizeof(stats), "%s/.stats", real);
 	if (stat(stats, &st) == 0)
 		return;
 	if (errno == ENOENT)
-		die(2, "%s is a sectorfs mount without statistics: it was mounted with -o nostats", mnt);
-	die(2, "%s: %s", stats, strerror(errno));
+		stat_die(2, "%s is a sectorfs mount without statistics: it was mounted with -o nostats", stat_mnt);
+	stat_die(2, "%s: %s", stats, strerror(errno));
 }
 
 /* ---- reading the stats files ---- */
 
-static bool get_u64(json_t *o, const char *key, uint64_t *out)
-{
-	json_t *v = json_object_get(o, key);
-
-	*out = json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
-	return json_is_integer(v) && json_integer_value(v) >= 0;
-}
-
-static bool get_num(json_t *o, const char *key, double *out)
-{
-	json_t *v = json_object_get(o, key);
-
-	*out = json_number_value(v);
-	return json_is_number(v);
-}
-
-/* One latency class: count, mean and max (us), histogram of [lower_bound_us, count]. */
-static bool parse_lat(json_t *lat, const char *cls, struct sfs_stats_snap *s, enum sfs_lat_class c)
-{
-	json_t *o = json_object_get(lat, cls), *h = json_object_get(o, "histogram"), *e;
-	double mean, max;
-	size_t i;
-
-	if (!get_u64(o, "count", &s->lat[c].count) || !get_num(o, "mean", &mean) ||
-	    !get_num(o, "max", &max) || !json_is_array(h))
-		return false;
-	/* The mean is rounded to whole ns: the sum is exact to count/2 ns. */
-	s->lat[c].sum_ns = (uint64_t)llround(mean * 1000.0 * (double)s->lat[c].count);
-	s->lat[c].max_ns = (uint64_t)llround(max * 1000.0);
-	json_array_foreach(h, i, e) {
-		json_t *low = json_array_get(e, 0), *n = json_array_get(e, 1);
-
-		if (!json_is_number(low) || !json_is_integer(n) || json_integer_value(n) < 0)
-			return false;
-		s->lat[c].hist[sfs_stats_lat_bucket((uint64_t)llround(json_number_value(low) * 1000.0))] +=
-			(uint64_t)json_integer_value(n);
-	}
-	return true;
-}
-
-static bool parse_image(json_t *o, struct image *im)
-{
-	struct sfs_stats_snap *s = &im->s;
-	json_t *lat = json_object_get(o, "latency_us");
-	double el;
-
-	if (!get_num(o, "elapsed_seconds", &el) || !get_u64(o, "reads", &s->reads) ||
-	    !get_u64(o, "writes", &s->writes) || !get_u64(o, "bytes_read", &s->bytes_read) ||
-	    !get_u64(o, "bytes_written", &s->bytes_written) ||
-	    !get_u64(o, "first_writes", &s->first_writes) || !get_u64(o, "overwrites", &s->overwrites) ||
-	    !get_u64(o, "misaligned_rejected", &s->misaligned_rejected) ||
-	    !get_u64(o, "rmw_writes", &s->rmw_writes) ||
-	    !get_u64(o, "allocated_blocks", &im->alloc) || !get_u64(o, "total_blocks", &im->total) ||
-	    !get_u64(o, "reset_generation", &s->reset_generation) ||
-	    !get_u64(o, "daemon_start", &s->daemon_start) || !get_u64(o, "daemon_pid", &s->daemon_pid))
-		return false;
-	s->elapsed_ns = (uint64_t)llround(el * 1e9);
-	return parse_lat(lat, "read", s, SFS_LAT_READ) &&
-	       parse_lat(lat, "write_overwrite", s, SFS_LAT_WRITE_OVERWRITE) &&
-	       parse_lat(lat, "write_first", s, SFS_LAT_WRITE_FIRST);
-}
-
-/* Parse the whole of fd as JSON (NULL with err set if it is not), reading it in large reads: each
- * read of a stats file is a round trip to the daemon, queued behind the I/O it serves (jansson's
- * json_loadfd reads one byte at a time). */
-static json_t *read_json(int fd, const char *path, json_error_t *err)
+/* Read the whole of fd (its length in *lenp) in large reads: each read of a stats file is a
+ * round trip to the daemon, queued behind the I/O it serves. */
+const char *stat_read_all(int fd, const char *path, size_t *lenp)
 {
 	static char *buf;
 	static size_t cap;
@@ -217,72 +147,50 @@ static json_t *read_json(int fd, const char *path, json_error_t *err)
 		if (cap - len < 65536) {
 			cap = cap ? 2 * cap : 65536;
 			if (!(buf = realloc(buf, cap)))
-				die(1, "out of memory");
+				stat_die(1, "out of memory");
 		}
 		n = read(fd, buf + len, cap - len);
 		if (n == 0)
 			break;
 		if (n < 0 && errno != EINTR)
-			die(1, "%s: %s", path, strerror(errno));
+			stat_die(1, "%s: %s", path, strerror(errno));
 		if (n > 0)
 			len += (size_t)n;
 	}
-	return json_loadb(buf, len, 0, err);
-}
-
-/* Terminal columns of an escaped name: wcwidth in a UTF-8 locale, else one per byte (ASCII). */
-static int columns(const char *s)
-{
-	mbstate_t st;
-	wchar_t wc;
-	size_t n;
-	int cols = 0, w;
-
-	memset(&st, 0, sizeof(st));
-	while (*s) {
-		n = utf8 ? mbrtowc(&wc, s, MB_CUR_MAX, &st) : 1;
-		if (n == 0 || n == (size_t)-1 || n == (size_t)-2) {
-			memset(&st, 0, sizeof(st));
-			n = 1;
-			w = 1;
-		} else {
-			w = utf8 ? wcwidth(wc) : 1;
-		}
-		cols += w < 0 ? 1 : w;
-		s += n;
-	}
-	return cols;
+	*lenp = len;
+	return buf;
 }
 
 /* Read MNT/.stats/NAME.json into im: true, or false if the image has vanished; other errors exit 1. */
 static bool load_image(const char *name, struct image *im)
 {
-	char path[PATH_MAX];
-	json_error_t err;
-	json_t *o;
-	int fd;
+	static struct sfs_stats_parsed p;   /* large: keep it off the stack */
+	char path[PATH_MAX], err[256];
+	const char *text;
+	size_t len;
+	int fd, rc;
 
-	snprintf(path, sizeof(path), "%s/.stats/%s.json", mnt, name);
+	snprintf(path, sizeof(path), "%s/" SFS_STATS_DIR "/%s" SFS_SIDECAR_SUFFIX, stat_mnt, name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT)
 		return false;
 	if (fd < 0)
-		die(1, "%s: %s", path, strerror(errno));
-	o = read_json(fd, path, &err);
+		stat_die(1, "%s: %s", path, strerror(errno));
+	text = stat_read_all(fd, path, &len);
 	close(fd);
-	if (!o)
-		die(1, "%s: not valid JSON: %s", path, err.text);
+	rc = sfs_stats_parse_json(text, len, &p, err, sizeof(err));
+	if (rc == -EPROTO)
+		stat_die(1, "%s: no reset_generation: the daemon is older than " PROG " " PACKAGE_VERSION, path);
+	if (rc < 0)
+		stat_die(1, "%s: %s", path, err);
 	memset(im, 0, sizeof(*im));
 	snprintf(im->name, sizeof(im->name), "%s", name);
-	sfs_escape_name(name, !utf8, im->shown, sizeof(im->shown));
-	im->cols = columns(im->shown);
-	snprintf(im->json_name, sizeof(im->json_name), "%s",
-		 json_is_string(json_object_get(o, "name")) ? json_string_value(json_object_get(o, "name")) : "?");
-	if (!json_object_get(o, "reset_generation"))
-		die(1, "%s: no reset_generation: the daemon is older than " PROG " " PACKAGE_VERSION, path);
-	if (!parse_image(o, im))
-		die(1, "%s: missing or malformed statistics keys", path);
-	json_decref(o);
+	sfs_escape_name(name, !stat_utf8, im->shown, sizeof(im->shown));
+	im->cols = sfs_escape_columns(im->shown, stat_utf8);
+	snprintf(im->json_name, sizeof(im->json_name), "%.*s", (int)sizeof(im->json_name) - 1, p.name);
+	im->alloc = p.allocated_blocks;
+	im->total = p.total_blocks;
+	im->s = p.snap;
 	return true;
 }
 
@@ -303,13 +211,13 @@ static const struct image *find(const struct list *l, const char *name)
 }
 
 /* The image names of a "NAME.json" entry of .stats, if it is one we want. */
-static bool wanted(const char *entry, char *name, char **names, int nnames)
+bool stat_wanted(const char *entry, char *name, char **names, int nnames)
 {
-	size_t len = strlen(entry);
+	size_t len = sfs_sidecar_image_len(entry);
 
-	if (entry[0] == '.' || len <= 5 || strcmp(entry + len - 5, ".json") != 0)
+	if (entry[0] == '.' || !len)
 		return false;
-	snprintf(name, NAME_MAX + 1, "%.*s", (int)(len - 5), entry);
+	snprintf(name, NAME_MAX + 1, "%.*s", (int)len, entry);
 	for (int i = 0; i < nnames; i++)
 		if (strcmp(names[i], name) == 0)
 			return true;
@@ -323,21 +231,21 @@ static void load_all(struct list *l, char **names, int nnames)
 	struct dirent *d;
 	DIR *dir;
 
-	snprintf(path, sizeof(path), "%s/.stats", mnt);
+	snprintf(path, sizeof(path), "%s/.stats", stat_mnt);
 	if (!(dir = opendir(path)))
-		die(1, "%s: %s", path, strerror(errno));
+		stat_die(1, "%s: %s", path, strerror(errno));
 	for (l->n = 0; (errno = 0, d = readdir(dir));) {
-		if (!wanted(d->d_name, name, names, nnames))
+		if (!stat_wanted(d->d_name, name, names, nnames))
 			continue;
 		if (l->n == l->cap) {
 			l->cap = l->cap ? 2 * l->cap : 8;
 			if (!(l->v = realloc(l->v, l->cap * sizeof(*l->v))))
-				die(1, "out of memory");
+				stat_die(1, "out of memory");
 		}
 		l->n += load_image(name, &l->v[l->n]);
 	}
 	if (errno)
-		die(1, "%s: %s", path, strerror(errno));
+		stat_die(1, "%s: %s", path, strerror(errno));
 	closedir(dir);
 	qsort(l->v, l->n, sizeof(*l->v), by_name);
 }
@@ -521,173 +429,34 @@ static void report(const struct list *prev, const struct list *cur, unsigned seq
 	for (size_t i = 0; i < cur->n; i++)
 		if (cur->v[i].cols > w)
 			w = cur->v[i].cols;
-	if (!opt_json)
+	if (!stat_json)
 		text_header(w, prev ? interval : 0);
 	for (size_t i = 0; i < cur->n; i++) {
 		bool diffed = delta(find(prev, cur->v[i].name), &cur->v[i], &d);
 
 		make_row(&cur->v[i], &d, &r);
-		if (opt_json) {
+		if (stat_json) {
 			json_t *row = json_row(&cur->v[i], &d, &r);
 
 			if (!row || json_source(row, &cur->v[i], diffed) < 0 ||
 			    json_array_append_new(rows, row) < 0)
-				die(1, "cannot format the JSON report");
+				stat_die(1, "cannot format the JSON report");
 		} else {
 			text_row(w, &cur->v[i], &d, &r);
 		}
 	}
-	if (opt_json) {
+	if (stat_json) {
 		o = json_pack("{s:I, s:s, s:I, s:o}", "report", (json_int_t)seq,
 			      "kind", prev ? "interval" : "total", "time", (json_int_t)time(NULL), "images", rows);
 		if (!o || json_dumpf(o, stdout, JSON_COMPACT | JSON_REAL_PRECISION(10)) < 0)
-			die(1, "cannot format the JSON report");
+			stat_die(1, "cannot format the JSON report");
 		json_decref(o);
 	} else {
 		json_decref(rows);
 	}
 	putchar('\n');
 	if (fflush(stdout) != 0 || ferror(stdout))
-		die(1, "writing the report: %s", strerror(errno));
-}
-
-/* ---- --refused: the recent lists ---- */
-
-static int by_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* The image names that have a NAME.json in .stats (those of names if any), sorted; *n of them. */
-static char **stats_names(char **names, int nnames, size_t *n)
-{
-	char path[PATH_MAX], name[NAME_MAX + 1], **v = NULL;
-	size_t cap = 0;
-	struct dirent *d;
-	DIR *dir;
-
-	snprintf(path, sizeof(path), "%s/.stats", mnt);
-	if (!(dir = opendir(path)))
-		die(1, "%s: %s", path, strerror(errno));
-	for (*n = 0; (errno = 0, d = readdir(dir));) {
-		if (!wanted(d->d_name, name, names, nnames))
-			continue;
-		if (*n == cap && !(v = realloc(v, (cap = cap ? 2 * cap : 8) * sizeof(*v))))
-			die(1, "out of memory");
-		if (!(v[(*n)++] = strdup(name)))
-			die(1, "out of memory");
-	}
-	if (errno)
-		die(1, "%s: %s", path, strerror(errno));
-	closedir(dir);
-	qsort(v, *n, sizeof(*v), by_str);
-	return v;
-}
-
-/* MNT/.stats/NAME.json parsed (NULL if the image has vanished; other errors exit 1). */
-static json_t *load_json(const char *name)
-{
-	char path[PATH_MAX];
-	json_error_t err;
-	json_t *o;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/.stats/%s.json", mnt, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT)
-		return NULL;
-	if (fd < 0)
-		die(1, "%s: %s", path, strerror(errno));
-	o = read_json(fd, path, &err);
-	close(fd);
-	if (!o)
-		die(1, "%s: not valid JSON: %s", path, err.text);
-	if (!json_is_array(json_object_get(o, "refused_recent")) || !json_is_array(json_object_get(o, "rmw_recent")))
-		die(1, "%s: no refused_recent and rmw_recent: the daemon is older than " PROG " " PACKAGE_VERSION, path);
-	return o;
-}
-
-/* One recent list as a table: local time to the microsecond, op, offset, length, error, pid, command. */
-static void print_recent(const char *title, json_t *a, bool refused)
-{
-	size_t i;
-	json_t *e;
-
-	if (json_array_size(a) == 0) {
-		printf("  %s: none\n", title);
-		return;
-	}
-	printf("  %s (%zu, newest first)\n", title, json_array_size(a));
-	printf("    %-26s %-12s %14s %10s %-7s %8s  %s\n", "time", "op", "offset", "length",
-	       refused ? "error" : "", "pid", "command");
-	json_array_foreach(a, i, e) {
-		uint64_t ns = 0, off = 0, len = 0, pid = 0;
-		json_t *c = json_object_get(e, "comm"), *op = json_object_get(e, "op"), *er = json_object_get(e, "error");
-		char when[40], frac[16], comm[SFS_ESCAPED_SIZE(64)], spid[24];
-		time_t t;
-
-		get_u64(e, "time_ns", &ns);
-		get_u64(e, "offset", &off);
-		get_u64(e, "length", &len);
-		get_u64(e, "pid", &pid);
-		t = (time_t)(ns / 1000000000u);
-		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&t));
-		snprintf(frac, sizeof(frac), ".%06u", (unsigned)(ns % 1000000000u / 1000u));
-		strncat(when, frac, sizeof(when) - strlen(when) - 1);
-		if (!json_is_string(c) || !*json_string_value(c) ||
-		    sfs_escape_name(json_string_value(c), !utf8, comm, sizeof(comm)) < 0)
-			snprintf(comm, sizeof(comm), "-");
-		if (pid)
-			snprintf(spid, sizeof(spid), "%" PRIu64, pid);
-		else
-			snprintf(spid, sizeof(spid), "-");
-		printf("    %-26s %-12s %14" PRIu64 " %10" PRIu64 " %-7s %8s  %s\n", when,
-		       json_is_string(op) ? json_string_value(op) : "?", off, len,
-		       refused && json_is_string(er) ? json_string_value(er) : "", spid, comm);
-	}
-}
-
-/* sectorfs-stat --refused: each image's recent lists, or one JSON object of them all. */
-static int refused_report(char **names, int nnames)
-{
-	size_t n;
-	char **v = stats_names(names, nnames, &n);
-	json_t *all = json_array(), *o;
-	char shown[SFS_ESCAPED_SIZE(NAME_MAX)];
-
-	for (int i = 0; i < nnames; i++)
-		if (!bsearch(&names[i], v, n, sizeof(*v), by_str))
-			die(1, "%s: no image named '%s' (no %s/.stats/%s.json)", mnt, names[i], mnt, names[i]);
-	for (size_t i = 0; i < n; i++) {
-		if (!(o = load_json(v[i])))
-			continue;        /* gone meanwhile */
-		if (opt_json) {
-			if (json_array_append_new(all, json_pack("{s:O, s:O, s:O}", "image", json_object_get(o, "name"),
-								 "refused_recent", json_object_get(o, "refused_recent"),
-								 "rmw_recent", json_object_get(o, "rmw_recent"))) < 0)
-				die(1, "cannot format the JSON report");
-		} else {
-			sfs_escape_name(v[i], !utf8, shown, sizeof(shown));
-			printf("%s%s\n", i ? "\n" : "", shown);
-			print_recent("refused I/Os", json_object_get(o, "refused_recent"), true);
-			print_recent("read-modify-write writes", json_object_get(o, "rmw_recent"), false);
-		}
-		json_decref(o);
-		free(v[i]);
-	}
-	free(v);
-	if (opt_json) {
-		o = json_pack("{s:o}", "images", all);
-		if (!o || json_dumpf(o, stdout, JSON_COMPACT) < 0)
-			die(1, "cannot format the JSON report");
-		putchar('\n');
-		json_decref(o);
-	} else {
-		json_decref(all);
-	}
-	if (fflush(stdout) != 0 || ferror(stdout))
-		die(1, "writing the report: %s", strerror(errno));
-	return 0;
+		stat_die(1, "writing the report: %s", strerror(errno));
 }
 
 /* ---- command line and the main loop ---- */
@@ -714,7 +483,7 @@ static void sleep_until(const struct timespec *t)
 
 	while (!stop_flag && (rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, t, NULL)) != 0)
 		if (rc != EINTR)
-			die(1, "clock_nanosleep: %s", strerror(rc));
+			stat_die(1, "clock_nanosleep: %s", strerror(rc));
 }
 
 static void add_seconds(struct timespec *t, double secs)
@@ -755,7 +524,7 @@ static double parse_positive(char opt, const char *s, bool integer)
 	errno = 0;
 	v = integer ? (double)strtol(s, &end, 10) : strtod(s, &end);
 	if (errno || end == s || *end || !(v > 0) || v > 1e9)
-		die(2, "-%c %s: expected a positive %s", opt, s, integer ? "integer" : "number of seconds");
+		stat_die(2, "-%c %s: expected a positive %s", opt, s, integer ? "integer" : "number of seconds");
 	return v;
 }
 
@@ -777,7 +546,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'i': interval = parse_positive('i', optarg, false); break;
 		case 'c': count = parse_positive('c', optarg, true); break;
-		case 'j': opt_json = true; break;
+		case 'j': stat_json = true; break;
 		case 'r': refused = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': puts(PROG " " PACKAGE_VERSION); return 0;
@@ -789,22 +558,22 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (count > 0 && interval == 0)
-		die(2, "-c needs -i");
+		stat_die(2, "-c needs -i");
 	if (refused && interval > 0)
-		die(2, "--refused shows the lists once: no -i or -c");
-	mnt = argv[optind++];
+		stat_die(2, "--refused shows the lists once: no -i or -c");
+	stat_mnt = argv[optind++];
 	tty = isatty(STDOUT_FILENO);
 	setlocale(LC_CTYPE, "");           /* for the widths of names only; numbers stay in C */
-	utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+	stat_utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
 	check_mount();
 	if (refused)
-		return refused_report(argv + optind, argc - optind);
+		return stat_refused(argv + optind, argc - optind);
 	install_signals();
 
 	load_all(cur, argv + optind, argc - optind);
 	for (int i = optind; i < argc; i++)
 		if (!find(cur, argv[i]))
-			die(1, "%s: no image named '%s' (no %s/.stats/%s.json)", mnt, argv[i], mnt, argv[i]);
+			stat_die(1, "%s: no image named '%s' (no %s/.stats/%s.json)", stat_mnt, argv[i], stat_mnt, argv[i]);
 	report(NULL, cur, 1, interval);
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (unsigned n = 2; interval > 0 && (count == 0 || n <= count) && !stop_flag; n++) {

@@ -423,7 +423,7 @@ void tool_progress_start(struct tool_progress *p, FILE *f, uint64_t after_ns)
 	memset(p, 0, sizeof(*p));
 	p->f = f;
 	p->tty = isatty(fileno(f));
-	p->t0 = tool_now_ns();
+	p->t0 = sfs_now_ns();
 	p->after_ns = after_ns;
 }
 
@@ -444,7 +444,7 @@ static void put_line(struct tool_progress *p, uint64_t now, const char *erase, c
 
 void tool_progress_draw(struct tool_progress *p, const char *fmt, ...)
 {
-	uint64_t now = tool_now_ns();
+	uint64_t now = sfs_now_ns();
 	char text[512];
 	va_list ap;
 
@@ -511,7 +511,7 @@ int tool_progress_bar_cb(void *ctx, uint64_t done, uint64_t total)
 	p->done = done;
 	p->total = total;
 	if (p->tty) {
-		now = tool_now_ns();
+		now = sfs_now_ns();
 		if (due(p, now, done >= total))
 			draw_bar(p, now);
 	}
@@ -522,7 +522,7 @@ void tool_progress_bar_end(struct tool_progress *p)
 {
 	if (p->tty && p->drawn) {
 		if (!tool_interrupted && p->done >= p->total)
-			draw_bar(p, tool_now_ns());
+			draw_bar(p, sfs_now_ns());
 		fputc('\n', p->f);
 		fflush(p->f);
 	}
@@ -548,12 +548,4 @@ void tool_catch_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-}
-
-uint64_t tool_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }

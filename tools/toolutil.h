@@ -38,6 +38,8 @@
 
 #include <jansson.h>
 
+#include "clock.h"
+
 #define TOOL_MAX_OPTS 16        /* options a command takes, --help not counted */
 #define TOOL_MAX_ARGS 4         /* positional arguments a command takes */
 
@@ -210,7 +212,5 @@ extern volatile sig_atomic_t tool_interrupted;
 /* Catch SIGINT, SIGTERM and SIGHUP into tool_interrupted (system calls restart). */
 void tool_catch_signals(void);
 
-/* CLOCK_MONOTONIC in nanoseconds. */
-uint64_t tool_now_ns(void);
 
 #endif

@@ -43,12 +43,14 @@
 
 #include "allocmap.h"
 #include "crc32c.h"
+#include "mapfile.h"
 
-#define HDR 4096u
-#define CRC_OFF 56u
-#define PAGE 4096u
-#define CHUNK 512u
-#define CHUNK_DATA 504u
+/* the map file's layout, named where its codec names it */
+#define HDR SFS_MAPFILE_HDR
+#define CRC_OFF SFS_MAPFILE_OFF_CRC
+#define PAGE SFS_MAPFILE_PAGE
+#define CHUNK SFS_MAPFILE_CHUNK
+#define CHUNK_DATA SFS_MAPFILE_CHUNK_CRC_OFF
 
 static char work[64];
 static int work_fd = -1;
@@ -190,17 +192,17 @@ static void variant(const char *name, const struct blob *b, size_t len,
 }
 
 static void e_magic(unsigned char *h) { h[3] = 'X'; }
-static void e_version(unsigned char *h) { put32(h + 8, 3); }
+static void e_version(unsigned char *h) { put32(h + SFS_MAPFILE_OFF_VERSION, 3); }
 static void e_crc(unsigned char *h) { h[CRC_OFF] ^= 0x01; }
-static void e_hdrsize(unsigned char *h) { put32(h + 12, 512); }
-static void e_prov(unsigned char *h) { put32(h + 48, 3); }
-static void e_nblocks(unsigned char *h) { put64(h + 40, 18); }
-static void e_lss(unsigned char *h) { put32(h + 24, 1000); }
-static void e_pss_small(unsigned char *h) { put32(h + 24, 4096); put32(h + 28, 512); }
-static void e_block_big(unsigned char *h) { put64(h + 32, 128ull << 20); }
-static void e_block_small(unsigned char *h) { put64(h + 32, 256); }
-static void e_size_odd(unsigned char *h) { put64(h + 16, 16 * 65536 + 32768 + 100); }
-static void e_size_huge(unsigned char *h) { put64(h + 16, 1ull << 63); }
+static void e_hdrsize(unsigned char *h) { put32(h + SFS_MAPFILE_OFF_HDRSIZE, 512); }
+static void e_prov(unsigned char *h) { put32(h + SFS_MAPFILE_OFF_PROV, 3); }
+static void e_nblocks(unsigned char *h) { put64(h + SFS_MAPFILE_OFF_NBLOCKS, 18); }
+static void e_lss(unsigned char *h) { put32(h + SFS_MAPFILE_OFF_LSS, 1000); }
+static void e_pss_small(unsigned char *h) { put32(h + SFS_MAPFILE_OFF_LSS, 4096); put32(h + SFS_MAPFILE_OFF_PSS, 512); }
+static void e_block_big(unsigned char *h) { put64(h + SFS_MAPFILE_OFF_BLOCK, 128ull << 20); }
+static void e_block_small(unsigned char *h) { put64(h + SFS_MAPFILE_OFF_BLOCK, 256); }
+static void e_size_odd(unsigned char *h) { put64(h + SFS_MAPFILE_OFF_SIZE, 16 * 65536 + 32768 + 100); }
+static void e_size_huge(unsigned char *h) { put64(h + SFS_MAPFILE_OFF_SIZE, 1ull << 63); }
 /* Blocks 0..16 are the map's; set every bit after them in the first bytes. */
 static void e_junk_bits(unsigned char *h) { h[HDR + 2] |= 0xfe; memset(h + HDR + 3, 0xff, 64); fix_chunk(h, 0); }
 /* ... and in a chunk past the last block (17 blocks: chunk 0 holds them all) */
@@ -214,7 +216,7 @@ static void e_chunk_moved(unsigned char *h) { memcpy(h + HDR + 3 * CHUNK, h + HD
 /* The version-1 file holding the bits of version-2 map b (with extra zero bytes after). */
 static struct blob v1_of(const struct blob *b, size_t extra)
 {
-	uint64_t nb = get64(b->p + 40), pages = (nb + 32767) / 32768, nchunks = (b->len - HDR) / CHUNK;
+	uint64_t nb = get64(b->p + SFS_MAPFILE_OFF_NBLOCKS), pages = (nb + 32767) / 32768, nchunks = (b->len - HDR) / CHUNK;
 	struct blob v;
 
 	v.len = HDR + pages * PAGE + extra;
@@ -222,7 +224,7 @@ static struct blob v1_of(const struct blob *b, size_t extra)
 	if (!v.p)
 		die("v1");
 	memcpy(v.p, b->p, HDR);
-	put32(v.p + 8, 1);
+	put32(v.p + SFS_MAPFILE_OFF_VERSION, 1);
 	fix_crc(v.p);
 	for (uint64_t c = 0; c < nchunks; c++)
 		for (unsigned i = 0; i < CHUNK_DATA && HDR + c * CHUNK_DATA + i < HDR + pages * PAGE; i++)

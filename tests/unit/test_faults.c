@@ -35,7 +35,12 @@
  *     reading zeros or data some write put there - never anything else;
  *   - the map's grow steps: a failed prepare leaves the file as it was, a
  *     failed commit leaves the map in memory as it was and its abort the
- *     file, which opens with the old size and grows later.
+ *     file, which opens with the old size and grows later;
+ *   - a failing fstat of the backing file or of the map fails the open with
+ *     its errno (not -EPERM or -EUCLEAN, which say the file is wrong);
+ *   - a pwrite that writes nothing without setting errno (a short write)
+ *     is -EIO for an image write, a journal or record (sfs_write_file_atomic)
+ *     and the lock file's holder, never a success.
  *
  * SFS_FAULTS_TRACE=1 prints each call made to fail.
  *
@@ -62,6 +67,8 @@
 #include "image.h"
 #include "sidecar.h"
 #include "stats.h"
+#include "store.h"
+#include "tmpfile.h"
 #include "tmpstore.h"
 
 #define KiB 1024ull
@@ -146,8 +153,22 @@ typedef ssize_t (*pread_t)(int, void *, size_t, off64_t);
 typedef int (*fallocate_t)(int, int, off64_t, off64_t);
 typedef int (*fdatasync_t)(int);
 
+/* The next short_writes pwrites write nothing and return 0 with errno 0 (outside the plan). */
+static unsigned short_writes;
+
+static bool short_now(void)
+{
+	if (!short_writes)
+		return false;
+	short_writes--;
+	errno = 0;
+	return true;
+}
+
 ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 {
+	if (short_now())
+		return 0;
 	return fault_now(F_PWRITE, fd) ? -1 : REAL(pwrite_t, pwrite64)(fd, buf, n, off);
 }
 
@@ -174,6 +195,8 @@ int fault_fallocate(int fd, int mode, off_t off, off_t len) __asm__("fallocate")
 
 ssize_t fault_pwrite(int fd, const void *buf, size_t n, off_t off)
 {
+	if (short_now())
+		return 0;
 	return fault_now(F_PWRITE, fd) ? -1 : REAL(pwrite_t, pwrite)(fd, buf, n, off);
 }
 
@@ -187,6 +210,36 @@ int fault_fallocate(int fd, int mode, off_t off, off_t len)
 	return fault_now(F_FALLOCATE, fd) ? -1 : REAL(fallocate_t, fallocate)(fd, mode, off, len);
 }
 
+/* fstat, outside the plan (the sweeps fail the four above): the next fstat_fails calls fail
+ * with fstat_err.  Both names, as for the others. */
+static unsigned fstat_fails;
+static int fstat_err;
+
+typedef int (*fstat_t)(int, void *);
+
+int fault_fstat64(int fd, void *st) __asm__("fstat64");
+int fault_fstat(int fd, void *st) __asm__("fstat");
+
+int fault_fstat64(int fd, void *st)
+{
+	if (fstat_fails) {
+		fstat_fails--;
+		errno = fstat_err;
+		return -1;
+	}
+	return REAL(fstat_t, fstat64)(fd, st);
+}
+
+int fault_fstat(int fd, void *st)
+{
+	if (fstat_fails) {
+		fstat_fails--;
+		errno = fstat_err;
+		return -1;
+	}
+	return REAL(fstat_t, fstat)(fd, st);
+}
+
 /* ---- fixture and helpers ---- */
 
 static struct tmpstore ts;
@@ -196,6 +249,7 @@ static struct sfs_log lg;
 static void setup(void)
 {
 	fault_off();
+	short_writes = fstat_fails = 0;
 	tmpstore_make(&ts, "faults", true);
 	logcap_init(&cap);
 	lg = logcap_sink(&cap);
@@ -204,6 +258,7 @@ static void setup(void)
 static void teardown(void)
 {
 	fault_off();
+	short_writes = fstat_fails = 0;
 	tmpstore_destroy(&ts);
 }
 
@@ -809,4 +864,52 @@ ParameterizedTest(struct mcase *c, faults, map_grow_steps_fail_cleanly)
 	cr_expect_eq(sfs_map_nblocks(m), 2 * 32256 + 100);
 	cr_expect(sfs_map_test(m, 42));
 	sfs_map_close(m);
+}
+
+/* ---- errors travel whole ---- */
+
+Test(faults, open_reports_failed_fstat)
+{
+	struct sfs_sidecar sc = sidecar(SFS_PROV_THIN, 4 * BS, true);
+	struct sfs_image *im = open_ok(NAME, &sc);
+	struct sfs_map *m = NULL;
+	char err[512] = "";
+
+	cr_assert_eq(sfs_image_close(im), 0);
+	im = NULL;
+	fstat_err = EIO;
+	fstat_fails = 1;
+	cr_expect_eq(try_open(NAME, &sc, &im, err, sizeof(err)), -EIO, "%s", err);
+	cr_expect(strstr(err, "stat"), "says what failed: %s", err);
+	fstat_fails = 1;
+	cr_expect_eq(sfs_map_open(ts.statefd, NAME ".map", SFS_MAP_RDONLY, NULL, &m, err, sizeof(err)), -EIO,
+		     "%s", err);
+	cr_expect(strstr(err, "stat"), "says what failed: %s", err);
+	fstat_fails = 0;
+	im = open_ok(NAME, &sc);
+	cr_assert_eq(sfs_image_close(im), 0);
+}
+
+Test(faults, short_write_is_eio)
+{
+	struct sfs_sidecar sc = sidecar(SFS_PROV_THIN, 4 * BS, true);
+	struct sfs_store_opts o = { .lazy = true };
+	struct sfs_image *im = open_ok(NAME, &sc);
+	struct sfs_store *s = NULL;
+	char err[512], buf[64];
+
+	cr_assert_eq(write_val(im, 0, BS, 0x11), (ssize_t)BS);
+	short_writes = 1;
+	cr_expect_eq(write_val(im, 0, 4 * KiB, 0x22), -EIO, "an overwrite that writes nothing");
+	cr_assert_eq(sfs_image_close(im), 0);
+	short_writes = 1;
+	cr_expect_eq(sfs_write_file_atomic(ts.statefd, ts.statefd, "rec", "x\n", 2, 0600), -EIO);
+	cr_expect_eq(sfs_read_small_file(ts.statefd, "rec", buf, sizeof(buf)), -ENOENT, "nothing installed");
+	sfs_sidecar_defaults(&o.defaults);
+	o.log = lg;
+	o.holder = "before";
+	cr_assert_eq(sfs_store_open(ts.path, &o, &s, err, sizeof(err)), 0, "%s", err);
+	short_writes = 1;
+	cr_expect_eq(sfs_store_set_holder(s, "after"), -EIO, "a lock file left empty");
+	cr_expect_eq(sfs_store_close(s), 0);
 }

@@ -350,3 +350,25 @@ Test(blocks, span_and_range_agree)
 			  (unsigned long long)s, (unsigned long long)e);
 	}
 }
+
+/* ---- the grow rule: one function, and the reason it gives ---- */
+
+Test(grow_rule, verdicts_and_reasons)
+{
+	struct sfs_geom g = { 16 * 4096, 4096, 4096, 65536 };
+	char why[160];
+
+	cr_expect_eq(sfs_geom_grow_verdict(&g, 32 * 4096), SFS_GROW_YES);
+	cr_expect_eq(sfs_geom_grow_check(&g, 32 * 4096, why, sizeof(why)), 0);
+	cr_expect_str_empty(why);
+	cr_expect_eq(sfs_geom_grow_check(&g, 16 * 4096, why, sizeof(why)), 1, "the same size");
+	cr_expect_eq(sfs_geom_grow_verdict(&g, 8 * 4096), SFS_GROW_SHRINKS);
+	cr_expect_eq(sfs_geom_grow_check(&g, 8 * 4096, why, sizeof(why)), -EINVAL);
+	cr_expect_str_eq(why, "cannot shrink from 65536 to 32768 bytes: a disk only grows");
+	cr_expect_eq(sfs_geom_grow_verdict(&g, 32 * 4096 + 512), SFS_GROW_UNALIGNED);
+	cr_expect_eq(sfs_geom_grow_check(&g, 32 * 4096 + 512, why, sizeof(why)), -EINVAL);
+	cr_expect_str_eq(why, "size 131584 is not a multiple of the logical sector size 4096");
+	cr_expect_eq(sfs_geom_grow_verdict(&g, SFS_SIZE_MAX + 4096), SFS_GROW_TOO_LARGE);
+	cr_expect_eq(sfs_geom_grow_check(&g, SFS_SIZE_MAX + 4096, NULL, 0), -EINVAL);
+	cr_expect_eq(sfs_geom_grow_check(&g, SFS_SIZE_MAX, NULL, 0), 0, "the largest size grows");
+}

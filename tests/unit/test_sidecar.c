@@ -761,6 +761,65 @@ Test(save, temporary_file_in_tmpdir_and_no_file_ever_reused)
 	close(sub);
 }
 
+/* ---- the sidecar against the recorded geometry: one comparison for daemon and tools ---- */
+
+Test(diff, says_what_differs)
+{
+	struct sfs_geom rec = { 1 << 20, 4096, 4096, 65536 };
+	struct sfs_sidecar sc;
+
+	sfs_sidecar_defaults(&sc);
+	sc.size = rec.size;
+	sc.lss = sc.pss = 4096;
+	sc.block_size = 65536;
+	sc.prov = SFS_PROV_ZEROEDTHICK;
+	cr_expect_eq(sfs_sidecar_diff(&sc, &rec, SFS_PROV_ZEROEDTHICK), 0u);
+	cr_expect_eq(sfs_sidecar_diff(&sc, &rec, SFS_PROV_THIN), (unsigned)SFS_DIFF_PROV);
+	sc.pss = 8192;
+	sc.block_size = 1 << 20;
+	sc.size = rec.size / 2;
+	cr_expect_eq(sfs_sidecar_diff(&sc, &rec, SFS_PROV_ZEROEDTHICK),
+		     (unsigned)(SFS_DIFF_SECTOR | SFS_DIFF_BLOCK | SFS_DIFF_SMALLER));
+	sc.pss = 4096;
+	sc.block_size = 65536;
+	sc.size = rec.size * 2;
+	cr_expect_eq(sfs_sidecar_diff(&sc, &rec, SFS_PROV_ZEROEDTHICK), (unsigned)SFS_DIFF_LARGER);
+}
+
+/* ---- options through the key table: the rules of a file, the words of an option ---- */
+
+Test(draft, options_set_keys_as_a_sidecar_would)
+{
+	struct sfs_sidecar_draft d;
+	struct sfs_sidecar sc;
+	char err[256];
+
+	sfs_sidecar_draft_init(&d, NULL);
+	cr_expect_eq(sfs_sidecar_draft_set(&d, "sector", "4kn", err, sizeof(err)), 0);
+	cr_expect_eq(sfs_sidecar_draft_set(&d, "provisioning", "zeroedthick", err, sizeof(err)), 0);
+	cr_expect_eq(sfs_sidecar_draft_set(&d, "block_size", "64K", err, sizeof(err)), 0);
+	cr_expect_eq(sfs_sidecar_draft_set(&d, "zero_offload", "false", err, sizeof(err)), 0);
+	cr_assert_eq(sfs_sidecar_draft_done(&d, false, "-o", &sc, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(sc.lss, 4096);
+	cr_expect_eq(sc.pss, 4096);
+	cr_expect_eq(sc.prov, SFS_PROV_ZEROEDTHICK);
+	cr_expect_eq(sc.block_size, 65536);
+	cr_expect(!sc.zero_offload);
+	cr_expect_eq(sfs_sidecar_draft_set(&d, "sector", "999n", err, sizeof(err)), -EINVAL);
+	cr_expect_str_eq(err, "sector=999n: unknown sector format '999n' (expected 512n, 512e or 4kn)");
+	cr_expect_eq(sfs_sidecar_draft_set(&d, "colour", "red", err, sizeof(err)), -ENOENT);
+	cr_expect_eq(sfs_sidecar_draft_set(&d, "block_size", "3K", err, sizeof(err)), 0, "a size...");
+	cr_expect_eq(sfs_sidecar_draft_done(&d, false, "-o", &sc, err, sizeof(err)), -EINVAL);
+	cr_expect_str_eq(err, "-o: key 'block_size': 3072 is not a power of two", "...checked as a file's");
+	cr_expect_eq(sfs_sidecar_draft_done(&d, true, "x.json", &sc, err, sizeof(err)), -EINVAL);
+	cr_expect_str_eq(err, "x.json: key 'size': missing (it is required)");
+	sfs_sidecar_draft_init(&d, NULL);
+	cr_expect_eq(sfs_sidecar_draft_set(&d, "logical_sector_size", "4K", err, sizeof(err)), 0);
+	cr_expect_eq(sfs_sidecar_draft_clash(&d), SFS_CLASH_SIZES_APART);
+	cr_expect_eq(sfs_sidecar_draft_set(&d, "sector", "512e", err, sizeof(err)), 0);
+	cr_expect_eq(sfs_sidecar_draft_clash(&d), SFS_CLASH_SECTOR_AND_SIZES);
+}
+
 Test(parse, profile_key)
 {
 	struct sfs_sidecar sc, back;

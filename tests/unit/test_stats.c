@@ -19,6 +19,7 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 
+#include "histogram.h"
 #include "stats.h"
 
 #define MiB (1024ull * 1024)
@@ -836,4 +837,55 @@ Test(stats_render, text_verdict_not_4kn_and_empty)
 	cr_assert_not_null(strstr(out, "0/0 blocks (0.0%)"), "%s", out);
 	cr_assert_not_null(strstr(out, "write_first             0         -"), "%s", out);
 	free(out);
+}
+
+/* Rendered, then parsed back: every counter and histogram as it was, each latency sum to the
+ * ns its mean keeps (count/2 at most); a file of an older daemon and a mangled one refused. */
+Test(stats_render, json_round_trip)
+{
+	static struct sfs_stats_snap s;
+	static struct sfs_stats_parsed p;
+	struct sfs_stats_info info = test_info();
+	char *out = NULL, err[256];
+	size_t len = 0;
+
+	sample_snap(&s, true);
+	cr_assert_eq(sfs_stats_render_json(&s, &info, &out, &len), 0);
+	cr_assert_eq(sfs_stats_parse_json(out, len, &p, err, sizeof(err)), 0, "%s", err);
+	cr_expect_str_eq(p.name, info.name);
+	cr_expect_eq(p.allocated_blocks, info.allocated_blocks);
+	cr_expect_eq(p.total_blocks, info.total_blocks);
+	for (unsigned c = 0; c < SFS_LAT_NCLASS; c++) {
+		uint64_t a = p.snap.lat[c].sum_ns, b = s.lat[c].sum_ns;
+
+		cr_expect(a - b <= s.lat[c].count / 2 + 1 || b - a <= s.lat[c].count / 2 + 1,
+			  "class %u: sum %llu back as %llu", c, (unsigned long long)b, (unsigned long long)a);
+		p.snap.lat[c].sum_ns = s.lat[c].sum_ns;
+	}
+	cr_expect(memcmp(&p.snap, &s, sizeof(s)) == 0, "the snapshot comes back whole");
+	free(out);
+	cr_expect_eq(sfs_stats_parse_json("{\"reads\": 1}", 12, &p, err, sizeof(err)), -EPROTO);
+	cr_expect_eq(sfs_stats_parse_json("{\"reset_generation\": 1}", 23, &p, err, sizeof(err)), -EINVAL);
+	cr_expect(strstr(err, "reads"), "names the key: %s", err);
+	cr_expect_eq(sfs_stats_parse_json("nope", 4, &p, err, sizeof(err)), -EINVAL);
+}
+
+/* The histogram core shares with sectorfs-bench: every value lies in its bucket, for the
+ * stats' 16 and the benchmark's 32 sub-buckets, and the midpoint is within 1/2^(s+1). */
+Test(histogram, value_in_its_bucket_for_both_resolutions)
+{
+	for (unsigned s = 4; s <= 5; s++) {
+		for (uint64_t v = 0; v < (1ull << 40); v = v < 200 ? v + 1 : v + v / 7 + 3) {
+			unsigned b = sfs_hist_bucket(v, s, 100000);
+			uint64_t lo = sfs_hist_bucket_low(b, s), hi = sfs_hist_bucket_low(b + 1, s);
+			uint64_t mid = sfs_hist_bucket_mid(b, s);
+
+			cr_assert(lo <= v && v < hi, "s=%u v=%llu in [%llu, %llu)", s, (unsigned long long)v,
+				  (unsigned long long)lo, (unsigned long long)hi);
+			cr_assert((mid > v ? mid - v : v - mid) <= (v >> (s + 1)) + 1, "s=%u v=%llu mid %llu", s,
+				  (unsigned long long)v, (unsigned long long)mid);
+		}
+		cr_expect_eq(sfs_hist_bucket(UINT64_MAX, s, 7), 6u, "the last bucket holds the rest");
+	}
+	cr_expect_eq(sfs_hist_bucket(UINT64_MAX, 5, 1920), 1919u, "1920 buckets cover uint64_t at s=5");
 }

@@ -536,6 +536,28 @@ Test(store, get_and_put)
 	cr_expect_eq(sfs_store_close(s), 0);
 }
 
+/* A lookup says why an image is not served, whole: the errno of what failed and a message
+ * naming the file and the reason; sfs_store_get, the namespace's view, says it is not there. */
+Test(store, lookup_says_why)
+{
+	struct sfs_store *s;
+	struct sfs_image *im = NULL;
+	char err[512];
+
+	tmp_write_sidecar(ts.fd, "bad", "{\"size\": \"1M\", \"sektor\": \"4kn\"}");
+	tmp_write_sidecar(ts.fd, "odd", "{\"size\": 1000, \"sector\": \"4kn\"}");
+	s = open_store();
+	cr_expect_eq(sfs_store_lookup(s, "bad", &im, err, sizeof(err)), -EINVAL);
+	cr_expect(strstr(err, "bad.json") && strstr(err, "sektor"), "names file and key: %s", err);
+	cr_expect_eq(sfs_store_lookup(s, "odd", &im, err, sizeof(err)), -EINVAL);
+	cr_expect(strstr(err, "odd.json") && strstr(err, "size"), "names file and key: %s", err);
+	cr_expect_eq(sfs_store_lookup(s, "nope", &im, err, sizeof(err)), -ENOENT);
+	cr_expect(strstr(err, "nope.json"), "names the missing sidecar: %s", err);
+	cr_expect_eq(sfs_store_get(s, "bad", &im), -ENOENT);
+	cr_expect_null(im);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
 /* ---- unlink ---- */
 
 Test(store, unlink)
@@ -922,7 +944,8 @@ Test(store, flush_all_makes_maps_durable)
 	im = get(s, "b");
 	put_bytes(im, 5 * 64 * KiB, 1);
 	sfs_store_put(s, im);
-	cr_expect_eq(sfs_store_flush_all(s), 0);
+	/* every image flushed, through the public API: the store's close */
+	cr_expect_eq(sfs_store_close(s), 0);
 	fd = state_fd();
 	cr_assert_eq(sfs_map_open(fd, "a.map", SFS_MAP_RDONLY, NULL, &m, err, sizeof(err)), 0, "%s", err);
 	cr_expect(sfs_map_test(m, 3));
@@ -931,7 +954,6 @@ Test(store, flush_all_makes_maps_durable)
 	cr_expect(sfs_map_test(m, 5));
 	sfs_map_close(m);
 	close(fd);
-	cr_expect_eq(sfs_store_close(s), 0);
 }
 
 Test(store, close_flushes)

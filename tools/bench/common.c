@@ -15,17 +15,21 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 #include <linux/fs.h>
 
 #include "common.h"
+#include "names.h"
 #include "units.h"
 
 /* ---- for people ---- */
@@ -124,8 +128,8 @@ int bench_disk_open(struct bench_disk *d, const char *path, int flags)
 		d->sector_from = "BLKSSZGET";
 	} else if (S_ISREG(st.st_mode)) {
 		d->size = (uint64_t)st.st_size;
-		d->logical = xattr_uint(d->fd, "user.sectorfs.logical_sector_size");
-		d->physical = xattr_uint(d->fd, "user.sectorfs.physical_sector_size");
+		d->logical = xattr_uint(d->fd, SFS_XATTR_PREFIX "logical_sector_size");
+		d->physical = xattr_uint(d->fd, SFS_XATTR_PREFIX "physical_sector_size");
 		d->sector_from = "xattr";
 		if (!d->logical) {
 			d->logical = 512;
@@ -193,4 +197,78 @@ int bench_json_print(json_t *o)
 	int rc = tool_print_json(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
 
 	return fflush(stdout) == 0 ? rc : 1;
+}
+
+void bench_exec_daemon(char *const argv[], const char *log, bool truncate, unsigned long nofile)
+{
+	int fd;
+
+	setpgid(0, 0);
+	if (nofile) {
+		struct rlimit rl = { nofile, nofile };
+
+		if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+			_exit(126);
+	}
+	fd = open(log, O_WRONLY | O_CREAT | (truncate ? O_TRUNC : O_APPEND) | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+	}
+	fd = open("/dev/null", O_RDONLY);
+	if (fd >= 0)
+		dup2(fd, STDIN_FILENO);
+	execvp(argv[0], argv);
+	fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+void bench_show_log(const char *log, unsigned tail)
+{
+	char line[1024], (*lines)[1024] = tail ? calloc(tail, sizeof(*lines)) : NULL;
+	unsigned long n = 0;
+	FILE *f = fopen(log, "re");
+
+	if (!f || (tail && !lines)) {
+		if (f)
+			fclose(f);
+		free(lines);
+		return;
+	}
+	while (fgets(tail ? lines[n % tail] : line, sizeof(line), f)) {
+		if (!tail)
+			fprintf(stderr, "  daemon: %s", line);
+		n++;
+	}
+	fclose(f);
+	if (tail && n > tail)
+		fprintf(stderr, "  daemon: (%lu lines before)\n", n - tail);
+	for (unsigned long i = tail && n > tail ? n - tail : 0; tail && i < n; i++)
+		fprintf(stderr, "  daemon: %s", lines[i % tail]);
+	free(lines);
+}
+
+int bench_reap_daemon(pid_t pid, double secs, const char *log, unsigned tail)
+{
+	struct timespec step = { 0, 50 * 1000000L };
+	int status = 0;
+	pid_t got = 0;
+
+	for (double waited = 0; waited < secs && got == 0; waited += 0.05) {
+		got = waitpid(pid, &status, WNOHANG);
+		if (got == 0)
+			nanosleep(&step, NULL);
+	}
+	if (got == 0) {
+		tool_error("the daemon (pid %ld) still runs %.0f s after the unmount; killing it", (long)pid, secs);
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		return -1;
+	}
+	if (got > 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+		tool_error("the daemon exited badly after the unmount:");
+		bench_show_log(log, tail);
+		return -1;
+	}
+	return 0;
 }

@@ -36,6 +36,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -102,6 +103,21 @@ struct bench_target {
 /* The tool's open_target and close_target (toolutil.h). */
 int bench_target_open(struct tool_item *item);
 int bench_target_close(struct tool_item *item, int rc);
+
+/* ---- daemons started for a run (testbed.c, scale_daemon.c) ---- */
+
+/* In a forked child: a process group of its own (Ctrl-C at the terminal is ours), at most
+ * nofile descriptors when > 0 (exit 126 if refused), output to log (appended, or truncated
+ * first), input from /dev/null, then exec argv (exit 127 when it cannot). */
+void bench_exec_daemon(char *const argv[], const char *log, bool truncate, unsigned long nofile)
+	__attribute__((noreturn));
+
+/* Lines of log on stderr as "  daemon: LINE": its last tail lines (0: all of it). */
+void bench_show_log(const char *log, unsigned tail);
+
+/* Wait up to secs for daemon pid to exit after its unmount: 0 when it exited 0; -1 (printed,
+ * its log shown as bench_show_log(log, tail)) when it exited badly or had to be killed. */
+int bench_reap_daemon(pid_t pid, double secs, const char *log, unsigned tail);
 
 /* ---- output ---- */
 

@@ -2,7 +2,7 @@
 /*
  * hist.c - the latency histogram of sectorfs-bench (hist.h).
  *
- * Log-linear, as HdrHistogram is: values below 64 ns have a bucket each,
+ * Log-linear, core's (histogram.h): values below 64 ns have a bucket each,
  * above that every power of two is cut into 32 buckets, so a percentile
  * is off by at most 1/64 of the value.  Count, sum (mean) and max are
  * exact.  1920 buckets cover all of uint64_t.
@@ -11,29 +11,7 @@
 
 #include "common.h"
 #include "hist.h"
-
-static unsigned bucket_of(uint64_t v)
-{
-	unsigned e;
-
-	if (v < 2 * BENCH_HIST_SUB)
-		return (unsigned)v;
-	e = 63u - (unsigned)__builtin_clzll(v);                 /* >= 6 */
-	return (e - 5) * BENCH_HIST_SUB + (unsigned)(v >> (e - 5));
-}
-
-/* The middle of bucket i. */
-static double bucket_mid(unsigned i)
-{
-	unsigned shift;
-	uint64_t m;
-
-	if (i < 2 * BENCH_HIST_SUB)
-		return i;
-	shift = i / BENCH_HIST_SUB - 1;
-	m = i % BENCH_HIST_SUB + BENCH_HIST_SUB;
-	return ((double)m + 0.5) * (double)(1ull << shift);
-}
+#include "histogram.h"
 
 void bench_hist_init(struct bench_hist *h)
 {
@@ -42,9 +20,7 @@ void bench_hist_init(struct bench_hist *h)
 
 void bench_hist_add(struct bench_hist *h, uint64_t ns)
 {
-	unsigned i = bucket_of(ns);
-
-	h->b[i < BENCH_HIST_BUCKETS ? i : BENCH_HIST_BUCKETS - 1]++;
+	h->b[sfs_hist_bucket(ns, BENCH_HIST_SUB_BITS, BENCH_HIST_BUCKETS)]++;
 	if (!h->count || ns < h->min)
 		h->min = ns;
 	if (ns > h->max)
@@ -85,7 +61,7 @@ double bench_hist_pct_us(const struct bench_hist *h, double p)
 	for (unsigned i = 0; i < BENCH_HIST_BUCKETS; i++) {
 		seen += h->b[i];
 		if (seen >= want) {
-			v = bucket_mid(i);
+			v = (double)sfs_hist_bucket_mid(i, BENCH_HIST_SUB_BITS);
 			/* never outside what was seen */
 			if (v > (double)h->max)
 				v = (double)h->max;

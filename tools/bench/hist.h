@@ -10,7 +10,8 @@
 
 #include <jansson.h>
 
-#define BENCH_HIST_SUB 32                     /* buckets per power of two */
+#define BENCH_HIST_SUB_BITS 5
+#define BENCH_HIST_SUB (1u << BENCH_HIST_SUB_BITS)   /* buckets per power of two */
 #define BENCH_HIST_BUCKETS (60 * BENCH_HIST_SUB)
 
 struct bench_hist {

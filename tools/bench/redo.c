@@ -161,7 +161,7 @@ static void client(struct redo *s, struct bench_run *r, unsigned idx)
 
 	while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
 		len = draw(&s->dist, &seed);
-		t0 = tool_now_ns();
+		t0 = sfs_now_ns();
 		pthread_mutex_lock(&s->lock);
 		if (s->failed || s->writer_gone) {
 			pthread_mutex_unlock(&s->lock);
@@ -183,7 +183,7 @@ static void client(struct redo *s, struct bench_run *r, unsigned idx)
 		pthread_mutex_unlock(&s->lock);
 		if (!ok)
 			break;
-		bench_hist_add(&s->commit_lat[idx], tool_now_ns() - t0);
+		bench_hist_add(&s->commit_lat[idx], sfs_now_ns() - t0);
 	}
 	pthread_mutex_lock(&s->lock);
 	s->active--;
@@ -219,12 +219,12 @@ static void log_writer(struct redo *s, struct bench_run *r)
 		wlen = (len + s->res.block - 1) / s->res.block * s->res.block;
 		memset(buf + len, 0, wlen - len);                   /* pad the last block */
 		off = s->head + wlen > s->res.log_size ? 0 : s->head;
-		t0 = tool_now_ns();
+		t0 = sfs_now_ns();
 		n = pwrite(s->res.d->fd, buf, wlen, (off_t)off);
 		err = n < 0 ? errno : (uint64_t)n != wlen ? EIO : 0;
 		if (!err && fdatasync(s->res.d->fd) < 0)
 			err = errno;
-		t1 = tool_now_ns();
+		t1 = sfs_now_ns();
 
 		pthread_mutex_lock(&s->lock);
 		if (err) {
@@ -259,7 +259,7 @@ static void redo_worker(struct bench_run *r, unsigned idx, void *arg)
 static void redo_tick(struct bench_run *r, void *arg)
 {
 	struct redo *s = arg;
-	double secs = (double)(tool_now_ns() - r->t0) / 1e9;
+	double secs = (double)(sfs_now_ns() - r->t0) / 1e9;
 	uint64_t commits, writes;
 
 	pthread_mutex_lock(&s->lock);

@@ -35,7 +35,7 @@ static void *trampoline(void *p)
 		pthread_cond_wait(&r->gate, &r->lock);
 	pthread_mutex_unlock(&r->lock);
 	r->worker(r, s->idx, r->arg);
-	end = tool_now_ns();
+	end = sfs_now_ns();
 	prev = atomic_load(&r->t_end);
 	while (end > prev && !atomic_compare_exchange_weak(&r->t_end, &prev, end))
 		;
@@ -91,11 +91,11 @@ static void watch(struct bench_run *r)
 	struct timespec ts;
 
 	pthread_mutex_lock(&r->lock);
-	r->t0 = tool_now_ns();
+	r->t0 = sfs_now_ns();
 	r->go = true;
 	pthread_cond_broadcast(&r->gate);
 	while (atomic_load(&r->running) > 0) {
-		now = tool_now_ns();
+		now = sfs_now_ns();
 		if (tool_interrupted && !atomic_load(&r->stop)) {
 			r->interrupted = true;
 			atomic_store(&r->stop, true);

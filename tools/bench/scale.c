@@ -35,6 +35,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -48,12 +49,10 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "scale.h"
 #include "testbed.h"
 #include "units.h"
 
-#define FUSE_MAGIC 0x65735546
-#define LOAD_IMAGES 8
-#define MAX_REPEAT 50
 
 static const char help[] =
 	"Make a store of N thin 4kn images (sidecars; the first mount makes the files),\n"
@@ -79,266 +78,11 @@ static const char help[] =
 	"  --json             one JSON object with every figure\n"
 	"  -h, --help         this help\n";
 
-struct daemon_run {
-	char store[PATH_MAX], mnt[PATH_MAX + 8], pidfile[PATH_MAX + 8], log[PATH_MAX + 8];
-	pid_t pid;
-};
-
-struct sample {
-	long rss_kib, threads;
-};
-
-struct scale {
-	char daemon[PATH_MAX];
-	char dir[PATH_MAX - 64];
-	unsigned long images, nofile, repeat;
-	uint64_t size;
-	double load_s, after_s, cmp_s;
-	bool json, keep, have_fio;
-	struct daemon_run big, one;
-	/* results */
-	double ready_first, ready_later, ls1, ls2;
-	long rss_first, fds_first, rss_later, fds_later, rss_one, rss_idle, fds_idle;
-	long threads_idle, peak_rss, peak_threads, rss_end, rss_after, listed;
-	double load_read_iops, load_write_iops;
-	double iops_big[MAX_REPEAT], iops_one[MAX_REPEAT];
-	unsigned ncmp;
-};
-
-static double now_s(void)
-{
-	return (double)tool_now_ns() / 1e9;
-}
-
-static void sleep_s(double s)
-{
-	struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR && !tool_interrupted)
-		;
-}
-
-/* A field of /proc/PID/status ("VmRSS", "Threads"): its number, -1 when unreadable. */
-static long proc_status(pid_t pid, const char *key)
-{
-	char path[64], line[256];
-	size_t kl = strlen(key);
-	long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-	if (!(f = fopen(path, "re")))
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, key, kl) == 0 && line[kl] == ':')
-			v = strtol(line + kl + 1, NULL, 10);
-	fclose(f);
-	return v;
-}
-
-/* The names in directory path not starting with '.', or -1 when it cannot be read. */
-static long count_names(const char *path)
-{
-	struct dirent *de;
-	long n = 0;
-	DIR *d;
-
-	if (!(d = opendir(path)))
-		return -1;
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
-
-static long proc_fds(pid_t pid)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), "/proc/%ld/fd", (long)pid);
-	return count_names(path);
-}
-
-/* Run argv with stdout (and stderr unless keep_err) to /dev/null or out; its exit status or -1. */
-static int run(char *const argv[], const char *out)
-{
-	pid_t pid = fork();
-	int st;
-
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int fd = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-		if (fd >= 0) {
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
-		}
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static bool mounted(const char *mnt)
-{
-	struct statfs sf;
-
-	return statfs(mnt, &sf) == 0 && sf.f_type == FUSE_MAGIC;
-}
-
-#define LOG_TAIL 10
-
-/* The last LOG_TAIL lines of the daemon's log on stderr (a store of thousands of images may
- * have logged a line for each). */
-static void show_log(const struct daemon_run *d)
-{
-	char lines[LOG_TAIL][1024];
-	unsigned long n = 0;
-	FILE *f = fopen(d->log, "re");
-
-	if (!f)
-		return;
-	while (fgets(lines[n % LOG_TAIL], sizeof(lines[0]), f))
-		n++;
-	fclose(f);
-	if (n > LOG_TAIL)
-		fprintf(stderr, "  daemon: (%lu lines before)\n", n - LOG_TAIL);
-	for (unsigned long i = n > LOG_TAIL ? n - LOG_TAIL : 0; i < n; i++)
-		fprintf(stderr, "  daemon: %s", lines[i % LOG_TAIL]);
-}
-
-/* Start the daemon on d (under nofile when > 0); the seconds until the mount was ready, or
- * -1 (printed). */
-static double start_daemon(struct scale *sc, struct daemon_run *d)
-{
-	char opt[PATH_MAX + 16];
-	double t0 = now_s();
-	struct stat st;
-	int status;
-
-	unlink(d->pidfile);
-	snprintf(opt, sizeof(opt), "pidfile=%s", d->pidfile);
-	d->pid = fork();
-	if (d->pid < 0) {
-		d->pid = 0;
-		tool_error("cannot start the daemon: %s", strerror(errno));
-		return -1;
-	}
-	if (d->pid == 0) {
-		char *argv[] = { sc->daemon, (char *)"-f", (char *)"-o", opt, d->store, d->mnt, NULL };
-		int fd;
-
-		setpgid(0, 0);                  /* Ctrl-C at the terminal is for us */
-		if (sc->nofile) {
-			struct rlimit rl = { sc->nofile, sc->nofile };
-
-			if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-				_exit(126);
-		}
-		fd = open(d->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-		if (fd >= 0) {
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
-		}
-		fd = open("/dev/null", O_RDONLY);
-		if (fd >= 0)
-			dup2(fd, STDIN_FILENO);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	while (!tool_interrupted) {
-		if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
-			d->pid = 0;
-			tool_error("the daemon %s exited before its mount of %s was ready:", sc->daemon, d->store);
-			show_log(d);
-			return -1;
-		}
-		if (stat(d->pidfile, &st) == 0 && st.st_size > 0 && mounted(d->mnt))
-			return now_s() - t0;
-		if (now_s() - t0 > 1800) {
-			tool_error("the mount of %s was not ready after 30 minutes", d->store);
-			return -1;
-		}
-		sleep_s(0.005);
-	}
-	return -1;
-}
-
-static int stop_daemon(struct daemon_run *d)
-{
-	char *argv[] = { (char *)"fusermount3", (char *)"-u", d->mnt, NULL };
-	int status, rc = 0;
-	pid_t got = 0;
-
-	if (!d->pid)
-		return 0;
-	for (int i = 0; i < 50 && run(argv, NULL) != 0; i++)
-		sleep_s(0.1);              /* busy: a file of ours may still be closing */
-	for (int i = 0; i < 1200 && got == 0; i++) {
-		got = waitpid(d->pid, &status, WNOHANG);
-		if (got == 0)
-			sleep_s(0.05);
-	}
-	if (got == 0) {
-		tool_error("the daemon (pid %ld) still runs 60 s after the unmount; killing it", (long)d->pid);
-		kill(d->pid, SIGKILL);
-		waitpid(d->pid, &status, 0);
-		rc = -1;
-	} else if (got > 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
-		tool_error("the daemon exited badly after the unmount:");
-		show_log(d);
-		rc = -1;
-	}
-	d->pid = 0;
-	return rc;
-}
-
-static int make_store(struct scale *sc, struct daemon_run *d, const char *tag, unsigned long n)
-{
-	char path[PATH_MAX + 64], json[128];
-	int len = snprintf(json, sizeof(json), "{ \"size\": %llu, \"sector\": \"4kn\", \"provisioning\": \"thin\" }\n",
-			   (unsigned long long)sc->size);
-
-	snprintf(d->store, sizeof(d->store), "%s/%s", sc->dir, tag);
-	snprintf(d->mnt, sizeof(d->mnt), "%s/%s.mnt", sc->dir, tag);
-	snprintf(d->pidfile, sizeof(d->pidfile), "%s/%s.pid", sc->dir, tag);
-	snprintf(d->log, sizeof(d->log), "%s/%s.log", sc->dir, tag);
-	if (mkdir(d->store, 0755) < 0 || mkdir(d->mnt, 0755) < 0) {
-		tool_error("%s: %s", d->store, strerror(errno));
-		return -1;
-	}
-	for (unsigned long i = 0; i < n && !tool_interrupted; i++) {
-		int fd;
-
-		snprintf(path, sizeof(path), "%s/d%05lu.json", d->store, i);
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (fd < 0 || write(fd, json, (size_t)len) != len || close(fd) < 0) {
-			tool_error("%s: %s", path, strerror(errno));
-			return -1;
-		}
-	}
-	return tool_interrupted ? -1 : 0;
-}
-
-/* The wall time of `ls -l MNT` (output dropped), or -1. */
-static double time_ls(const struct daemon_run *d)
-{
-	char *argv[] = { (char *)"ls", (char *)"-l", (char *)d->mnt, NULL };
-	double t0 = now_s();
-
-	return run(argv, NULL) == 0 ? now_s() - t0 : -1;
-}
-
 static bool have(const char *cmd)
 {
 	char *argv[] = { (char *)cmd, (char *)"--version", NULL };
 
-	return run(argv, NULL) == 0;
+	return scale_run(argv, NULL) == 0;
 }
 
 /* The read and write IOPS summed over the jobs of fio's JSON output in path. */
@@ -399,10 +143,10 @@ static int load(struct scale *sc)
 		execvp(argv[0], argv);
 		_exit(127);
 	}
-	t0 = now_s();
+	t0 = scale_now_s();
 	sc->peak_rss = sc->peak_threads = 0;
 	while (waitpid(pid, &st, WNOHANG) == 0) {
-		long r = proc_status(sc->big.pid, "VmRSS"), t = proc_status(sc->big.pid, "Threads");
+		long r = scale_proc_status(sc->big.pid, "VmRSS"), t = scale_proc_status(sc->big.pid, "Threads");
 
 		if (r > sc->peak_rss)
 			sc->peak_rss = r;
@@ -411,8 +155,8 @@ static int load(struct scale *sc)
 		if (tool_interrupted)
 			kill(pid, SIGTERM);
 		if (!tool_interrupted && isatty(STDERR_FILENO))
-			fprintf(stderr, "\rload: %.0f of %.0f s, RSS %ld MiB ", now_s() - t0, sc->load_s, r / 1024);
-		sleep_s(0.1);
+			fprintf(stderr, "\rload: %.0f of %.0f s, RSS %ld MiB ", scale_now_s() - t0, sc->load_s, r / 1024);
+		scale_sleep_s(0.1);
 	}
 	if (isatty(STDERR_FILENO))
 		fprintf(stderr, "\r%40s\r", "");
@@ -422,9 +166,9 @@ static int load(struct scale *sc)
 		tool_error("fio failed (job %s)", job);
 		return -1;
 	}
-	sc->rss_end = proc_status(sc->big.pid, "VmRSS");
-	sleep_s(sc->after_s);
-	sc->rss_after = proc_status(sc->big.pid, "VmRSS");
+	sc->rss_end = scale_proc_status(sc->big.pid, "VmRSS");
+	scale_sleep_s(sc->after_s);
+	sc->rss_after = scale_proc_status(sc->big.pid, "VmRSS");
 	return fio_iops(out, &sc->load_read_iops, &sc->load_write_iops);
 }
 
@@ -443,36 +187,9 @@ static double qd1_reads(struct scale *sc, const char *path)
 	snprintf(outopt, sizeof(outopt), "--output=%s", out);
 	snprintf(rt, sizeof(rt), "--runtime=%.0f", sc->cmp_s);
 	snprintf(sz, sizeof(sz), "--size=%llu", (unsigned long long)sc->size);
-	if (run(argv, NULL) != 0 || fio_iops(out, &rd, &wr) < 0)
+	if (scale_run(argv, NULL) != 0 || fio_iops(out, &rd, &wr) < 0)
 		return -1;
 	return rd;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(const double *v, unsigned n)
-{
-	double s[MAX_REPEAT];
-
-	if (n == 0)
-		return NAN;
-	memcpy(s, v, n * sizeof(*v));
-	qsort(s, n, sizeof(*s), cmp_double);
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
-
-static double ratio_median(const struct scale *sc)
-{
-	double r[MAX_REPEAT];
-
-	for (unsigned i = 0; i < sc->ncmp; i++)
-		r[i] = sc->iops_big[i] / sc->iops_one[i];
-	return median(r, sc->ncmp);
 }
 
 /* Step 4: the same reads on an image of the big store and on a store of one, interleaved. */
@@ -504,31 +221,31 @@ static int compare(struct scale *sc)
 
 static int measure(struct scale *sc)
 {
-	if (make_store(sc, &sc->big, "store", sc->images) < 0 || make_store(sc, &sc->one, "one", 1) < 0)
+	if (scale_make_store(sc, &sc->big, "store", sc->images) < 0 || scale_make_store(sc, &sc->one, "one", 1) < 0)
 		return -1;
 	/* 1: the first mount makes every backing file and map */
-	if ((sc->ready_first = start_daemon(sc, &sc->big)) < 0)
+	if ((sc->ready_first = scale_start_daemon(sc, &sc->big)) < 0)
 		return -1;
-	sc->rss_first = proc_status(sc->big.pid, "VmRSS");
-	sc->fds_first = proc_fds(sc->big.pid);
-	if (stop_daemon(&sc->big) < 0)
+	sc->rss_first = scale_proc_status(sc->big.pid, "VmRSS");
+	sc->fds_first = scale_proc_fds(sc->big.pid);
+	if (scale_stop_daemon(&sc->big) < 0)
 		return -1;
 	/* 2: a later mount */
-	if ((sc->ready_later = start_daemon(sc, &sc->big)) < 0)
+	if ((sc->ready_later = scale_start_daemon(sc, &sc->big)) < 0)
 		return -1;
-	sc->rss_later = proc_status(sc->big.pid, "VmRSS");
-	sc->fds_later = proc_fds(sc->big.pid);
-	if (start_daemon(sc, &sc->one) < 0)
+	sc->rss_later = scale_proc_status(sc->big.pid, "VmRSS");
+	sc->fds_later = scale_proc_fds(sc->big.pid);
+	if (scale_start_daemon(sc, &sc->one) < 0)
 		return -1;
-	sc->rss_one = proc_status(sc->one.pid, "VmRSS");
-	sc->ls1 = time_ls(&sc->big);
-	sleep_s(1.2);                     /* the attributes the first ls -l got expire (1 s) */
-	sc->ls2 = time_ls(&sc->big);
-	sc->listed = count_names(sc->big.mnt);   /* the images MNT lists */
-	sleep_s(3);                       /* the quiet mount gives back what the listing took */
-	sc->rss_idle = proc_status(sc->big.pid, "VmRSS");
-	sc->fds_idle = proc_fds(sc->big.pid);
-	sc->threads_idle = proc_status(sc->big.pid, "Threads");
+	sc->rss_one = scale_proc_status(sc->one.pid, "VmRSS");
+	sc->ls1 = scale_time_ls(&sc->big);
+	scale_sleep_s(1.2);                     /* the attributes the first ls -l got expire (1 s) */
+	sc->ls2 = scale_time_ls(&sc->big);
+	sc->listed = scale_count_names(sc->big.mnt);   /* the images MNT lists */
+	scale_sleep_s(3);                       /* the quiet mount gives back what the listing took */
+	sc->rss_idle = scale_proc_status(sc->big.pid, "VmRSS");
+	sc->fds_idle = scale_proc_fds(sc->big.pid);
+	sc->threads_idle = scale_proc_status(sc->big.pid, "Threads");
 	if (sc->ls1 < 0 || sc->ls2 < 0) {
 		tool_error("ls -l %s failed", sc->big.mnt);
 		return -1;
@@ -544,102 +261,17 @@ static int measure(struct scale *sc)
 	return 0;
 }
 
-static void report_text(const struct scale *sc)
-{
-	double per = sc->images > 1 ? (double)(sc->rss_idle - sc->rss_one) * 1024.0 / (double)(sc->images - 1) : 0;
-	char size[32];
-
-	sfs_format_human(sc->size, size, sizeof(size));
-	printf("store: %lu thin 4kn images of %s", sc->images, size);
-	if (sc->nofile)
-		printf(", daemon under a descriptor limit of %lu", sc->nofile);
-	printf("\n");
-	printf("images listed         %8ld of %lu%s\n", sc->listed, sc->images,
-	       sc->listed == (long)sc->images ? "" : "  (NOT ALL SERVED: see the daemon's log with --keep)");
-	printf("ready, first mount    %8.2f s   (making every backing file and map)\n", sc->ready_first);
-	printf("ready, later mount    %8.2f s\n", sc->ready_later);
-	printf("RSS, first mount      %8.1f MiB  descriptors %ld\n", sc->rss_first / 1024.0, sc->fds_first);
-	printf("RSS, later mount      %8.1f MiB  descriptors %ld\n", sc->rss_later / 1024.0, sc->fds_later);
-	printf("RSS idle, after ls -l %8.1f MiB  descriptors %ld, %ld threads\n", sc->rss_idle / 1024.0,
-	       sc->fds_idle, sc->threads_idle);
-	printf("RSS per image         %8.0f B    (against a store of one image: %.1f MiB)\n", per,
-	       sc->rss_one / 1024.0);
-	printf("ls -l MNT             %8.2f s   first, %.2f s again\n", sc->ls1, sc->ls2);
-	if (sc->have_fio && sc->load_s > 0) {
-		long bound = 128 + 2 * sc->peak_threads;
-
-		printf("load, %.0f s           %8.0f read + %.0f write IOPS over %d images (4K/64K/1M, QD 4 each)\n",
-		       sc->load_s, sc->load_read_iops, sc->load_write_iops,
-		       sc->images < LOAD_IMAGES ? (int)sc->images : LOAD_IMAGES);
-		printf("RSS peak under load   %8.1f MiB  (%ld threads; bound 128 + 2 x threads = %ld MiB: %s)\n",
-		       sc->peak_rss / 1024.0, sc->peak_threads, bound, sc->peak_rss <= bound * 1024 ? "within" : "OVER");
-		printf("RSS as the load ends  %8.1f MiB\n", sc->rss_end / 1024.0);
-		printf("RSS %.0f s after it     %8.1f MiB  (%+.1f MiB against idle)\n", sc->after_s,
-		       sc->rss_after / 1024.0, (sc->rss_after - sc->rss_idle) / 1024.0);
-	}
-	if (sc->ncmp) {
-		printf("4K randread QD1       %8.0f IOPS on an image of this store, %.0f on a store of one\n",
-		       median(sc->iops_big, sc->ncmp), median(sc->iops_one, sc->ncmp));
-		printf("                      ratio %.3f (median of %u interleaved repeats:", ratio_median(sc), sc->ncmp);
-		for (unsigned i = 0; i < sc->ncmp; i++)
-			printf(" %.3f", sc->iops_big[i] / sc->iops_one[i]);
-		printf(")\n");
-	}
-}
-
-static int report_json(const struct scale *sc)
-{
-	json_t *o = json_object(), *a = json_array(), *b = json_array();
-
-	for (unsigned i = 0; i < sc->ncmp; i++) {
-		json_array_append_new(a, json_real(sc->iops_big[i]));
-		json_array_append_new(b, json_real(sc->iops_one[i]));
-	}
-	json_object_set_new(o, "images", json_integer((json_int_t)sc->images));
-	json_object_set_new(o, "image_size", json_integer((json_int_t)sc->size));
-	json_object_set_new(o, "nofile", json_integer((json_int_t)sc->nofile));
-	json_object_set_new(o, "images_listed", json_integer(sc->listed));
-	json_object_set_new(o, "ready_first_s", bench_jreal(sc->ready_first));
-	json_object_set_new(o, "ready_later_s", bench_jreal(sc->ready_later));
-	json_object_set_new(o, "rss_first_kib", json_integer(sc->rss_first));
-	json_object_set_new(o, "fds_first", json_integer(sc->fds_first));
-	json_object_set_new(o, "rss_later_kib", json_integer(sc->rss_later));
-	json_object_set_new(o, "fds_later", json_integer(sc->fds_later));
-	json_object_set_new(o, "rss_idle_kib", json_integer(sc->rss_idle));
-	json_object_set_new(o, "fds_idle", json_integer(sc->fds_idle));
-	json_object_set_new(o, "rss_one_image_kib", json_integer(sc->rss_one));
-	json_object_set_new(o, "rss_per_image_bytes",
-			    bench_jreal(sc->images > 1 ? (double)(sc->rss_idle - sc->rss_one) * 1024.0 /
-							 (double)(sc->images - 1) : NAN));
-	json_object_set_new(o, "ls_l_s", bench_jreal(sc->ls1));
-	json_object_set_new(o, "ls_l_again_s", bench_jreal(sc->ls2));
-	if (sc->have_fio && sc->load_s > 0) {
-		json_object_set_new(o, "load_seconds", bench_jreal(sc->load_s));
-		json_object_set_new(o, "load_read_iops", bench_jreal(sc->load_read_iops));
-		json_object_set_new(o, "load_write_iops", bench_jreal(sc->load_write_iops));
-		json_object_set_new(o, "rss_peak_kib", json_integer(sc->peak_rss));
-		json_object_set_new(o, "threads_peak", json_integer(sc->peak_threads));
-		json_object_set_new(o, "rss_load_end_kib", json_integer(sc->rss_end));
-		json_object_set_new(o, "after_seconds", bench_jreal(sc->after_s));
-		json_object_set_new(o, "rss_after_kib", json_integer(sc->rss_after));
-	}
-	json_object_set_new(o, "qd1_iops_store", a);
-	json_object_set_new(o, "qd1_iops_one", b);
-	json_object_set_new(o, "qd1_ratio_median", bench_jreal(sc->ncmp ? ratio_median(sc) : NAN));
-	return bench_json_print(o);
-}
-
 static int cleanup(struct scale *sc)
 {
 	int rc = 0;
 
-	if (stop_daemon(&sc->big) < 0)
+	if (scale_stop_daemon(&sc->big) < 0)
 		rc = -1;
-	if (stop_daemon(&sc->one) < 0)
+	if (scale_stop_daemon(&sc->one) < 0)
 		rc = -1;
 	if (!sc->dir[0])
 		return rc;
-	if (mounted(sc->big.mnt) || mounted(sc->one.mnt)) {
+	if (scale_mounted(sc->big.mnt) || scale_mounted(sc->one.mnt)) {
 		tool_error("a mount is left in %s: not removed", sc->dir);
 		return -1;
 	}
@@ -729,7 +361,7 @@ static int exec_scale(const struct tool_cmd *self, struct tool_item *item)
 	}
 	tool_catch_signals();
 	if (measure(sc) == 0) {
-		rc = sc->json ? report_json(sc) : (report_text(sc), 0);
+		rc = sc->json ? scale_report_json(sc) : (scale_report_text(sc), 0);
 	} else if (tool_interrupted) {
 		rc = BENCH_EXIT_INTERRUPTED;
 	}

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "run.h"
 #include "sweep.h"
 #include "units.h"
@@ -92,12 +93,12 @@ static void sweep_worker(struct bench_run *r, unsigned idx, void *arg)
 	ssize_t n;
 
 	while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
-		t0 = tool_now_ns();
+		t0 = sfs_now_ns();
 		if (t->write)
 			n = pwrite(s->fd, w->buf, t->xfer, (off_t)off);
 		else
 			n = pread(s->fd, w->buf, t->xfer, (off_t)off);
-		t1 = tool_now_ns();
+		t1 = sfs_now_ns();
 		if (n < 0) {
 			w->err = errno;
 			atomic_store(&r->stop, true);   /* one refusal decides the test */
@@ -116,7 +117,7 @@ static void sweep_tick(struct bench_run *r, void *arg)
 {
 	struct sweep *s = arg;
 	uint64_t bytes = 0;
-	double secs = (double)(tool_now_ns() - r->t0) / 1e9;
+	double secs = (double)(sfs_now_ns() - r->t0) / 1e9;
 	char sz[32];
 
 	for (unsigned i = 0; i < s->cur->threads; i++)
@@ -255,16 +256,16 @@ static int plan(struct sweep *s, bool ronly, bool wonly)
  * writes are not allowed or fail. */
 static double measure_flush(struct sweep *s)
 {
-	uint64_t t_end = tool_now_ns() + (uint64_t)(s->res.seconds * 1e9), sum = 0, t0;
+	uint64_t t_end = sfs_now_ns() + (uint64_t)(s->res.seconds * 1e9), sum = 0, t0;
 	unsigned n = 0;
 
-	while (n < 32 && tool_now_ns() < t_end) {
+	while (n < 32 && sfs_now_ns() < t_end) {
 		if (pwrite(s->fd, s->w[0].buf, CHAN_XFER, 0) != (ssize_t)CHAN_XFER)
 			return 0;
-		t0 = tool_now_ns();
+		t0 = sfs_now_ns();
 		if (fdatasync(s->fd) < 0)
 			return 0;
-		sum += tool_now_ns() - t0;
+		sum += sfs_now_ns() - t0;
 		n++;
 	}
 	return n ? (double)sum / n / 1e3 : 0;

@@ -24,61 +24,9 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "mountpoint.h"
+#include "names.h"
 #include "testbed.h"
-
-/* Undo mountinfo's octal escapes (\040 for a space) in place. */
-static void unescape(char *s)
-{
-	char *d = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*d++ = *s;
-		}
-	}
-	*d = '\0';
-}
-
-/* Is path (absolute, resolved) a mount point?  Its fstype and source into the buffers. */
-static bool mount_lookup(const char *path, char *fstype, char *source, size_t len)
-{
-	char line[3 * PATH_MAX], *f[10], *sep, *save;
-	FILE *mi = fopen("/proc/self/mountinfo", "re");
-	bool found = false;
-	int n;
-
-	if (!mi)
-		return false;
-	while (fgets(line, sizeof(line), mi)) {
-		/* id parent maj:min root MOUNTPOINT options [optional...] - FSTYPE SOURCE superopts */
-		if (!(sep = strstr(line, " - ")))
-			continue;
-		*sep = '\0';
-		n = 0;
-		for (char *t = strtok_r(line, " ", &save); t && n < 5; t = strtok_r(NULL, " ", &save))
-			f[n++] = t;
-		if (n < 5)
-			continue;
-		unescape(f[4]);
-		if (strcmp(f[4], path) != 0)
-			continue;
-		n = 0;
-		for (char *t = strtok_r(sep + 3, " \n", &save); t && n < 2; t = strtok_r(NULL, " \n", &save))
-			f[n++] = t;
-		if (n < 2)
-			continue;
-		unescape(f[1]);
-		snprintf(fstype, len, "%s", f[0]);
-		snprintf(source, len, "%s", f[1]);
-		found = true;                   /* the last one listed is the one on top */
-	}
-	fclose(mi);
-	return found;
-}
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
@@ -92,15 +40,10 @@ int testbed_rm_tree(const char *path)
 
 static void show_log(const struct testbed *tb)
 {
-	char path[PATH_MAX + 16], line[1024];
-	FILE *f;
+	char path[PATH_MAX + 16];
 
 	snprintf(path, sizeof(path), "%s/daemon.log", tb->tmp);
-	if (!(f = fopen(path, "re")))
-		return;
-	while (fgets(line, sizeof(line), f))
-		fprintf(stderr, "  daemon: %s", line);
-	fclose(f);
+	bench_show_log(path, 0);
 }
 
 void testbed_find_daemon(char *out, size_t len, const char *given)
@@ -162,7 +105,7 @@ static int start_daemon(struct testbed *tb)
 {
 	char pidfile[PATH_MAX + 8], logf[PATH_MAX + 16], opt[PATH_MAX + 16], fstype[64], src[PATH_MAX];
 	struct stat st;
-	int status, fd;
+	int status;
 
 	snprintf(pidfile, sizeof(pidfile), "%s/pid", tb->tmp);
 	snprintf(logf, sizeof(logf), "%s/daemon.log", tb->tmp);
@@ -184,18 +127,7 @@ static int start_daemon(struct testbed *tb)
 			argv[7] = tb->mnt;
 		}
 
-		setpgid(0, 0);                  /* Ctrl-C at the terminal is for us, not for it */
-		fd = open(logf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd >= 0) {
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
-		}
-		fd = open("/dev/null", O_RDONLY);
-		if (fd >= 0)
-			dup2(fd, STDIN_FILENO);
-		execvp(argv[0], argv);
-		fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
+		bench_exec_daemon(argv, logf, true, 0);
 	}
 	for (int i = 0; i < 200; i++) {            /* 20 s */
 		if (waitpid(tb->daemon, &status, WNOHANG) == tb->daemon) {
@@ -207,7 +139,7 @@ static int start_daemon(struct testbed *tb)
 			return -1;
 		}
 		if (stat(pidfile, &st) == 0 && st.st_size > 0 &&
-		    mount_lookup(tb->mnt, fstype, src, sizeof(src)))
+		    sfs_mount_lookup(tb->mnt, fstype, src, sizeof(src)))
 			return 0;
 		sleep_ms(100);
 	}
@@ -218,32 +150,18 @@ static int start_daemon(struct testbed *tb)
 
 static int stop_daemon(struct testbed *tb)
 {
-	char *argv[] = { (char *)"fusermount3", (char *)"-u", tb->mnt, NULL };
-	int status = 0, rc = 0;
-	pid_t got = 0;
+	char *argv[] = { (char *)"fusermount3", (char *)"-u", tb->mnt, NULL }, logf[PATH_MAX + 16];
+	int rc = 0;
 
+	snprintf(logf, sizeof(logf), "%s/daemon.log", tb->tmp);
 	if (run_cmd(argv) != 0) {
 		tool_error("fusermount3 -u %s failed; stopping the daemon (pid %ld) with SIGTERM",
 			   tb->mnt, (long)tb->daemon);
 		kill(tb->daemon, SIGTERM);
 		rc = -1;
 	}
-	for (int i = 0; i < 600 && got == 0; i++) {    /* 30 s */
-		got = waitpid(tb->daemon, &status, WNOHANG);
-		if (got == 0)
-			sleep_ms(50);
-	}
-	if (got == 0) {
-		tool_error("the daemon (pid %ld) still runs 30 s after the unmount; killing it",
-			   (long)tb->daemon);
-		kill(tb->daemon, SIGKILL);
-		waitpid(tb->daemon, &status, 0);
+	if (bench_reap_daemon(tb->daemon, 30, logf, 0) < 0)
 		rc = -1;
-	} else if (got > 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
-		tool_error("the daemon exited badly after the unmount:");
-		show_log(tb);
-		rc = -1;
-	}
 	tb->daemon = 0;
 	return rc;
 }
@@ -257,7 +175,7 @@ static int store_of_mount(struct testbed *tb, const char *mnt)
 		tool_error("%s: %s", mnt, strerror(errno));
 		return -1;
 	}
-	if (!mount_lookup(tb->mnt, fstype, src, sizeof(src)) || strcmp(fstype, "fuse.sectorfs") != 0 ||
+	if (!sfs_mount_lookup(tb->mnt, fstype, src, sizeof(src)) || strcmp(fstype, SFS_FSTYPE) != 0 ||
 	    strncmp(src, "sectorfs:", 9) != 0) {
 		tool_error("%s is not a sectorfs mount point", mnt);
 		return -1;
@@ -325,7 +243,7 @@ int testbed_declare(struct testbed *tb, const char *name, const char *json)
 		tool_error("%s already exists: remove it or use another store", path);
 		return -1;
 	}
-	snprintf(path, sizeof(path), "%s/%s.json", tb->store, name);
+	snprintf(path, sizeof(path), "%s/%s" SFS_SIDECAR_SUFFIX, tb->store, name);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		tool_error(errno == EEXIST ? "%s already exists: remove it or use another store" : "%s: %s",
@@ -371,7 +289,7 @@ json_t *testbed_stats(const struct testbed *tb, const char *name)
 	json_error_t e;
 	json_t *j;
 
-	snprintf(path, sizeof(path), "%s/.stats/%s.json", tb->mnt, name);
+	snprintf(path, sizeof(path), "%s/" SFS_STATS_DIR "/%s" SFS_SIDECAR_SUFFIX, tb->mnt, name);
 	if (!(j = json_load_file(path, 0, &e)))
 		tool_error("cannot read %s: %s%s", path, e.text,
 			   access(path, F_OK) < 0 ? " (a mount made with -o nostats has no statistics)" : "");
@@ -389,7 +307,7 @@ int testbed_close(struct testbed *tb)
 		if ((tb->daemon || !tb->tmp[0]) && unlink(path) == 0)
 			continue;
 		/* no mount (the daemon never came up): the sidecar is all there is */
-		snprintf(path, sizeof(path), "%s/%s.json", tb->store, tb->names[i]);
+		snprintf(path, sizeof(path), "%s/%s" SFS_SIDECAR_SUFFIX, tb->store, tb->names[i]);
 		if (unlink(path) < 0 && errno != ENOENT) {
 			tool_error("cannot remove %s: %s", path, strerror(errno));
 			rc = -1;
@@ -402,7 +320,7 @@ int testbed_close(struct testbed *tb)
 		if (testbed_rm_tree(path) < 0)
 			rc = -1;
 	}
-	if (tb->tmp[0] && mount_lookup(tb->mnt, fstype, src, sizeof(src))) {
+	if (tb->tmp[0] && sfs_mount_lookup(tb->mnt, fstype, src, sizeof(src))) {
 		tool_error("%s is still mounted: leaving %s in place", tb->mnt, tb->tmp);
 		return -1;
 	}

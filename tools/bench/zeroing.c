@@ -105,7 +105,7 @@ static void zeroing_worker(struct bench_run *r, unsigned idx, void *arg)
 	ssize_t n;
 
 	while (off < z->res.size && !atomic_load_explicit(&r->stop, memory_order_relaxed)) {
-		t0 = tool_now_ns();
+		t0 = sfs_now_ns();
 		n = pwrite(z->fd, z->buf, z->res.xfer, (off_t)off);
 		if (n != (ssize_t)z->res.xfer) {
 			z->err = n < 0 ? errno : EIO;
@@ -113,7 +113,7 @@ static void zeroing_worker(struct bench_run *r, unsigned idx, void *arg)
 				res->bytes += (uint64_t)n;
 			return;
 		}
-		t0 = tool_now_ns() - t0;
+		t0 = sfs_now_ns() - t0;
 		bench_hist_add(&res->lat, t0);
 		if (off % z->res.block == 0 || off / z->res.block != (off + z->res.xfer - 1) / z->res.block) {
 			bench_hist_add(&res->lat_new, t0);

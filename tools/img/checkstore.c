@@ -139,23 +139,25 @@ static int collect(const char *store, int dfd, struct name_list *l)
 
 		if (de->d_name[0] == '.')
 			continue;
-		if (n > 5 && strcmp(de->d_name + n - 5, ".json") == 0) {
+		if (sfs_sidecar_image_len(de->d_name)) {
 			char name[NAME_MAX + 1];
 
-			snprintf(name, sizeof(name), "%.*s", (int)(n - 5), de->d_name);
-			if (sfs_name_valid(name) == 0 && add_name(l, name, n - 5) < 0)
+			n = sfs_sidecar_image_len(de->d_name);
+			snprintf(name, sizeof(name), "%.*s", (int)n, de->d_name);
+			if (sfs_name_valid(name) == 0 && add_name(l, name, n) < 0)
 				break;
-		} else if (!exists(dfd, de->d_name, ".json") && !(sfd >= 0 && exists(sfd, de->d_name, ".map"))) {
+		} else if (!exists(dfd, de->d_name, SFS_SIDECAR_SUFFIX) &&
+			   !(sfd >= 0 && exists(sfd, de->d_name, SFS_MAP_SUFFIX))) {
 			printf("%s/%s: note: not an image (no sidecar, no map); left alone\n", store, de->d_name);
 		}
 	}
 	closedir(d);
 	if (sfd >= 0 && (d = fdopendir(sfd))) {
 		while ((de = readdir(d))) {
-			size_t n = strlen(de->d_name);
+			size_t n = strlen(de->d_name), k = sizeof(SFS_MAP_SUFFIX) - 1;
 
-			if (de->d_name[0] != '.' && n > 4 && strcmp(de->d_name + n - 4, ".map") == 0 &&
-			    add_name(l, de->d_name, n - 4) < 0)
+			if (de->d_name[0] != '.' && n > k && strcmp(de->d_name + n - k, SFS_MAP_SUFFIX) == 0 &&
+			    add_name(l, de->d_name, n - k) < 0)
 				break;
 		}
 		closedir(d);

@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
+#include "names.h"
 #include "toolutil.h"
 #include "allocmap.h"
 #include "image.h"
@@ -68,10 +69,9 @@ int img_refuse_if_served(const struct img_ref *ref);
 struct img_session {
 	const struct img_ref *ref;
 	struct sfs_store *store;       /* NULL when not open */
-	struct sfs_image *im;          /* from sfs_store_get, or NULL */
+	struct sfs_image *im;          /* from sfs_store_lookup, or NULL */
 	int store_fd, state_fd;
 	bool quiet;                    /* IMG_S_QUIET */
-	char lasterr[1024];            /* last core error about this image */
 };
 
 #define IMG_S_GET 1u        /* also get the image */

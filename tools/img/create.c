@@ -56,13 +56,13 @@ static const char *existing_file(const struct img_ref *ref, char *buf, size_t le
 {
 	struct stat st;
 
-	snprintf(buf, len, "%s/%s.json", ref->store, ref->name);
+	snprintf(buf, len, "%s/%s" SFS_SIDECAR_SUFFIX, ref->store, ref->name);
 	if (lstat(buf, &st) == 0)
 		return buf;
 	snprintf(buf, len, "%s/%s", ref->store, ref->name);
 	if (lstat(buf, &st) == 0)
 		return buf;
-	snprintf(buf, len, "%s/%s/%s.map", ref->store, SFS_STATE_DIR, ref->name);
+	snprintf(buf, len, "%s/" SFS_STATE_DIR "/%s" SFS_MAP_SUFFIX, ref->store, ref->name);
 	if (lstat(buf, &st) == 0)
 		return buf;
 	return NULL;
@@ -83,10 +83,10 @@ static void remove_image(struct img_session *ss)
 {
 	char f[SFS_NAME_MAX + 16];
 
-	snprintf(f, sizeof(f), "%s.json", ss->ref->name);
+	sfs_sidecar_name(f, sizeof(f), ss->ref->name);
 	unlinkat(ss->store_fd, f, 0);
 	unlinkat(ss->store_fd, ss->ref->name, 0);
-	snprintf(f, sizeof(f), "%s.map", ss->ref->name);
+	sfs_map_name(f, sizeof(f), ss->ref->name);
 	unlinkat(ss->state_fd, f, 0);
 	fsync(ss->state_fd);
 	fsync(ss->store_fd);
@@ -265,35 +265,47 @@ static int check_create(const struct tool_cmd *self, struct tool_item *item)
 {
 	const struct tool_value *o = item->opt, *lss = &o[CREATE_LOGICAL], *pss = &o[CREATE_PHYSICAL];
 	struct sfs_sidecar *sc = item->data;
+	struct sfs_sidecar_draft d;
 
-	sfs_sidecar_defaults(sc);
+	sfs_sidecar_draft_init(&d, NULL);
 	for (const struct tool_value *v = lss; v <= pss; v++)
 		if (v->set && v->n > SFS_SECTOR_MAX)
 			return tool_usage_error(self, "%s %s: a sector size is a power of two from %u to %u",
 						v == lss ? "--logical" : "--physical", v->arg, SFS_SECTOR_MIN,
 						SFS_SECTOR_MAX);
-	if (o[CREATE_PROV].set && sfs_prov_parse(o[CREATE_PROV].arg, &sc->prov) < 0)
+	if (o[CREATE_PROV].set && sfs_sidecar_draft_set(&d, "provisioning", o[CREATE_PROV].arg, NULL, 0) < 0)
 		return tool_usage_error(self, "unknown provisioning '%s': use thin, zeroedthick or "
 					"eagerzeroedthick", o[CREATE_PROV].arg);
 	if (!o[CREATE_SIZE].set && !o[CREATE_FROM].set)
 		return tool_usage_error(self, "missing -s SIZE");
-	if (o[CREATE_FORMAT].set && (lss->set || pss->set))
+	/* the sidecar's keys, set as its key table reads them; the rules between them are its */
+	if (o[CREATE_FORMAT].set)
+		d.have |= SFS_HAVE_SECTOR;
+	if (lss->set)
+		sfs_sidecar_draft_set(&d, "logical_sector_size", lss->arg, NULL, 0);
+	if (pss->set)
+		sfs_sidecar_draft_set(&d, "physical_sector_size", pss->arg, NULL, 0);
+	switch (sfs_sidecar_draft_clash(&d)) {
+	case SFS_CLASH_SECTOR_AND_SIZES:
 		return tool_usage_error(self, "-f and --logical/--physical exclude each other");
-	if (lss->set != pss->set)
+	case SFS_CLASH_SIZES_APART:
 		return tool_usage_error(self, "--logical and --physical go together");
-	if (o[CREATE_FORMAT].set && sfs_sector_parse(o[CREATE_FORMAT].arg, &sc->lss, &sc->pss) < 0)
+	case SFS_CLASH_NONE:
+		break;
+	}
+	if (o[CREATE_FORMAT].set && sfs_sidecar_draft_set(&d, "sector", o[CREATE_FORMAT].arg, NULL, 0) < 0)
 		return tool_usage_error(self, "unknown sector format '%s': use 512n, 512e or 4kn, or "
 					"--logical and --physical", o[CREATE_FORMAT].arg);
-	if (lss->set) {
-		sc->lss = (uint32_t)lss->n;
-		sc->pss = (uint32_t)pss->n;
-	}
 	if (o[CREATE_SIZE].set)
-		sc->size = o[CREATE_SIZE].n;
+		sfs_sidecar_draft_set(&d, "size", o[CREATE_SIZE].arg, NULL, 0);
 	if (o[CREATE_BLOCK].set)
-		sc->block_size = o[CREATE_BLOCK].n;
+		sfs_sidecar_draft_set(&d, "block_size", o[CREATE_BLOCK].arg, NULL, 0);
 	if (o[CREATE_NO_OFFLOAD].set)
-		sc->zero_offload = false;
+		sfs_sidecar_draft_set(&d, "zero_offload", "false", NULL, 0);
+	/* validated, with the name of the sidecar in the messages, once --from gives the size */
+	*sc = d.sc;
+	sc->lss = (uint32_t)d.lss;
+	sc->pss = (uint32_t)d.pss;
 	return 0;
 }
 
@@ -302,7 +314,7 @@ static int validate(const struct img_ref *ref, const struct sfs_sidecar *sc)
 {
 	char fname[PATH_MAX + 8], err[1024];
 
-	snprintf(fname, sizeof(fname), "%s.json", ref->path);
+	sfs_sidecar_name(fname, sizeof(fname), ref->path);
 	if (sfs_sidecar_validate(sc, fname, err, sizeof(err)) == 0)
 		return 0;
 	tool_error("cannot create %s: %s", ref->path, err);

@@ -43,23 +43,24 @@ static void compare(const struct img_view *v, struct img_diag *d)
 {
 	const struct sfs_map_info *mi = sfs_map_info(v->map);
 	const struct sfs_sidecar *sc = &v->sc;
+	unsigned diff = sfs_sidecar_diff(sc, &mi->geom, mi->prov);
 	char a[64], b[64];
 
-	if (sc->lss != mi->geom.lss || sc->pss != mi->geom.pss)
+	if (diff & SFS_DIFF_SECTOR)
 		add(d, P_SECTOR, "sidecar says sector %s but the image was made with %s; "
 		    "the sector format never changes", img_check_sector_text(sc->lss, sc->pss, a, sizeof(a)),
 		    img_check_sector_text(mi->geom.lss, mi->geom.pss, b, sizeof(b)));
-	if (sc->block_size != mi->geom.block_size)
+	if (diff & SFS_DIFF_BLOCK)
 		add(d, P_BLOCK, "sidecar says block_size %llu but the image has %llu",
 		    (unsigned long long)sc->block_size, (unsigned long long)mi->geom.block_size);
-	if (sc->prov != mi->prov)
+	if (diff & SFS_DIFF_PROV)
 		add(d, P_PROV, "sidecar says provisioning %s but the image is %s%s", sfs_prov_name(sc->prov),
 		    sfs_prov_name(mi->prov), sc->prov == SFS_PROV_EAGERZEROEDTHICK ?
 		    " ('" IMG_PROG " inflate' converts it)" : "");
-	if (sc->size < mi->geom.size)
+	if (diff & SFS_DIFF_SMALLER)
 		add(d, P_SIZE, "sidecar size %llu is smaller than the image (%llu bytes); images never shrink",
 		    (unsigned long long)sc->size, (unsigned long long)mi->geom.size);
-	else if (sc->size > mi->geom.size)
+	else if (diff & SFS_DIFF_LARGER)
 		snprintf(d->note, sizeof(d->note), "sidecar size %llu is larger than the image (%llu "
 			 "bytes): it grows when next opened", (unsigned long long)sc->size,
 			 (unsigned long long)mi->geom.size);

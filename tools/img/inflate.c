@@ -49,7 +49,7 @@ static int inflate(struct img_session *ss)
 		char fname[SFS_NAME_MAX + 8];
 
 		/* The sidecar may still say the old mode (a crash after the map was rewritten). */
-		snprintf(fname, sizeof(fname), "%s.json", ss->ref->name);
+		sfs_sidecar_name(fname, sizeof(fname), ss->ref->name);
 		if (sfs_sidecar_load(ss->store_fd, fname, &file, NULL, 0) == 0 &&
 		    file.prov != SFS_PROV_EAGERZEROEDTHICK && img_save_sidecar(ss, &sc) < 0)
 			return 1;

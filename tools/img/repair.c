@@ -32,7 +32,7 @@ static void salvage(struct img_session *ss, const struct img_ref *r)
 	struct sfs_map *m = NULL;
 	int bfd, rc;
 
-	snprintf(fname, sizeof(fname), "%s.map", r->name);
+	sfs_map_name(fname, sizeof(fname), r->name);
 	bfd = openat(ss->store_fd, r->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (bfd < 0) {
 		tool_error("%s: cannot open the backing file: %s", r->path, strerror(errno));
@@ -64,7 +64,7 @@ static bool move_corrupt_map(struct img_session *ss, const struct img_ref *r)
 {
 	char a[SFS_NAME_MAX + 16], b[SFS_NAME_MAX + 32];
 
-	snprintf(a, sizeof(a), "%s.map", r->name);
+	sfs_map_name(a, sizeof(a), r->name);
 	snprintf(b, sizeof(b), "%s.map.corrupt", r->name);
 	if (renameat(ss->state_fd, a, ss->state_fd, b) < 0) {
 		tool_error("%s/%s/%s: cannot move aside: %s", r->store, SFS_STATE_DIR, a, strerror(errno));
@@ -103,10 +103,11 @@ static void reopen(struct img_session *ss, const struct img_diag *d)
 {
 	const struct img_ref *r = ss->ref;
 
-	if (sfs_store_get(ss->store, r->name, &ss->im) < 0) {
+	char err[1024];
+
+	if (sfs_store_lookup(ss->store, r->name, &ss->im, err, sizeof(err)) < 0) {
 		ss->im = NULL;
-		tool_error("%s: cannot open the image to repair it: %s", r->path,
-			   ss->lasterr[0] ? ss->lasterr : "unknown error");
+		tool_error("%s: cannot open the image to repair it: %s", r->path, err);
 		return;
 	}
 	if (d->has[P_MAP_MISSING] || d->has[P_MAP_BAD])

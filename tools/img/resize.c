@@ -43,20 +43,17 @@ static int check_resize(const struct tool_cmd *self, struct tool_item *item)
 static int grow(struct img_session *ss, struct sfs_geom g, uint64_t size)
 {
 	const char *path = ss->ref->path;
-	char a[64], b[64];
+	char a[64], b[64], why[160];
 	int rc;
 
-	if (size < g.size)
+	rc = sfs_geom_grow_check(&g, size, why, sizeof(why));
+	if (sfs_geom_grow_verdict(&g, size) == SFS_GROW_SHRINKS)   /* the sizes as the tool writes them */
 		tool_error("%s: cannot shrink from %s to %s: images only grow", path,
 			   tool_fmt_size(g.size, TOOL_SIZE_EXACT, a, sizeof(a)),
 			   tool_fmt_size(size, TOOL_SIZE_EXACT, b, sizeof(b)));
-	else if (size > SFS_SIZE_MAX)
-		tool_error("%s: size %llu is larger than the maximum %llu (4 EiB)", path,
-			   (unsigned long long)size, (unsigned long long)SFS_SIZE_MAX);
-	else if (size % g.lss)
-		tool_error("%s: size %llu is not a multiple of the logical sector size %u", path,
-			   (unsigned long long)size, g.lss);
-	else if (size == g.size)
+	else if (rc < 0)
+		tool_error("%s: %s", path, why);
+	else if (rc == 1)
 		return 1;
 	else if ((rc = sfs_store_resize(ss->store, ss->im, size)) < 0)
 		tool_error("%s: cannot grow to %s: %s", path,

@@ -6,9 +6,9 @@
  * A session is the store opened with sfs_store_open(): that takes the
  * store lock, so a daemon cannot start serving the store while a command
  * changes it, and a command cannot run while a daemon serves it.  The
- * core logs through a sink that keeps only what concerns the image being
- * worked on: warnings are shown, the last error is kept to explain why
- * the image could not be opened.  The store is opened lazily: only the
+ * core logs through a sink that shows the warnings that concern the image
+ * being worked on; why the image could not be opened comes back whole
+ * from sfs_store_lookup().  The store is opened lazily: only the
  * image asked for is loaded, the others are left as they are.
  */
 #include <errno.h>
@@ -35,22 +35,13 @@ static bool mentions(const char *msg, const char *name)
 	return false;
 }
 
+/* Warnings about the image are shown; errors come back from the call that failed. */
 static void session_log(void *ctx, int level, const char *msg)
 {
 	struct img_session *ss = ctx;
-	const char *tail = " (image not served)";
-	size_t n;
 
-	if (!mentions(msg, ss->ref->name))
-		return;
-	if (level == SFS_LOG_WARN && !ss->quiet) {
+	if (level == SFS_LOG_WARN && !ss->quiet && mentions(msg, ss->ref->name))
 		tool_error("warning: %s", msg);
-	} else if (level == SFS_LOG_ERR) {
-		snprintf(ss->lasterr, sizeof(ss->lasterr), "%s", msg);
-		n = strlen(ss->lasterr);
-		if (n > strlen(tail) && strcmp(ss->lasterr + n - strlen(tail), tail) == 0)
-			ss->lasterr[n - strlen(tail)] = '\0';
-	}
 }
 
 struct sfs_log img_session_log(struct img_session *ss)
@@ -94,16 +85,14 @@ int img_session_open(struct img_session *ss, const struct img_ref *ref, const ch
 	}
 	if (!(flags & IMG_S_GET))
 		return 0;
-	rc = sfs_store_get(ss->store, ref->name, &ss->im);
+	rc = sfs_store_lookup(ss->store, ref->name, &ss->im, err, sizeof(err));
 	if (rc < 0) {
-		snprintf(scname, sizeof(scname), "%s.json", ref->name);
-		if (ss->lasterr[0])
-			tool_error("%s: cannot open image: %s (see '" IMG_PROG " check %s')", ref->path,
-				   ss->lasterr, ref->path);
-		else if (fstatat(ss->store_fd, scname, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		sfs_sidecar_name(scname, sizeof(scname), ref->name);
+		if (fstatat(ss->store_fd, scname, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			tool_error("%s: no such image (no sidecar %s in %s)", ref->path, scname, ref->store);
 		else
-			tool_error("%s: cannot open image: %s", ref->path, strerror(-rc));
+			tool_error("%s: cannot open image: %s (see '" IMG_PROG " check %s')", ref->path,
+				   err, ref->path);
 		ss->im = NULL;
 		img_session_close(ss);
 		return -1;
@@ -136,7 +125,7 @@ int img_save_sidecar(struct img_session *ss, const struct sfs_sidecar *sc)
 	char scname[SFS_NAME_MAX + 8];
 	int rc;
 
-	snprintf(scname, sizeof(scname), "%s.json", ss->ref->name);
+	sfs_sidecar_name(scname, sizeof(scname), ss->ref->name);
 	rc = sfs_sidecar_save(ss->store_fd, scname, ss->state_fd, sc);
 	if (rc < 0) {
 		tool_error("%s/%s: cannot write sidecar: %s", ss->ref->store, scname, strerror(-rc));

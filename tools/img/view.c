@@ -63,14 +63,14 @@ int img_view_open(struct img_view *v, const struct img_ref *ref)
 	}
 	v->state_fd = openat(v->store_fd, SFS_STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-	snprintf(fname, sizeof(fname), "%s.json", ref->name);
+	sfs_sidecar_name(fname, sizeof(fname), ref->name);
 	v->sc_present = fstatat(v->store_fd, fname, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	v->sc_rc = -ENOENT;
 	if (v->sc_present)
 		v->sc_rc = sfs_sidecar_load(v->store_fd, fname, &v->sc, v->sc_err, sizeof(v->sc_err));
 
 	v->served = img_served(ref->store, v->holder, sizeof(v->holder));
-	snprintf(fname, sizeof(fname), "%s.map", ref->name);
+	sfs_map_name(fname, sizeof(fname), ref->name);
 	v->map_rc = -ENOENT;
 	if (v->state_fd >= 0)
 		open_map(v, fname);
@@ -138,8 +138,7 @@ int img_view_image(struct img_view *v, struct sfs_map_info *mi, bool *created)
 	}
 	*mi = *sfs_map_info(v->map);
 	*created = true;
-	if (mi->geom.lss != v->sc.lss || mi->geom.pss != v->sc.pss || mi->geom.size > v->sc.size ||
-	    mi->geom.block_size != v->sc.block_size || mi->prov != v->sc.prov)
+	if (sfs_sidecar_diff(&v->sc, &mi->geom, mi->prov) & ~SFS_DIFF_LARGER)
 		tool_error("warning: %s: the sidecar disagrees with the recorded geometry; showing the "
 			   "recorded one (see '" IMG_PROG " check %s')", r->path, r->path);
 	return 0;
@@ -149,7 +148,7 @@ const char *img_view_damage_text(const struct img_view *v, char *buf, size_t len
 {
 	char fname[SFS_NAME_MAX + 8];
 
-	snprintf(fname, sizeof(fname), "%s.map", v->ref->name);
+	sfs_map_name(fname, sizeof(fname), v->ref->name);
 	sfs_map_damage_text(fname, sfs_map_damage(v->map), buf, len);
 	return buf;
 }

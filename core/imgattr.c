@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * imgattr.c - what an image is and shows (image.h): its geometry and
+ * sidecar, map and stats, identity, the stat of the disk, the backing
+ * file's mode, owner and times, and its name.
+ *
+ * The stat of an image that holds no descriptor answers from the sidecar,
+ * the map header kept in memory and an fstatat of the backing file by
+ * name (imgopen.c); everything else here reads the image's state.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "image_impl.h"
+#include "model.h"
+
+/* ---- identity, stat, attributes ---- */
+
+void sfs_image_identity(const struct sfs_image *im, dev_t *dev, ino_t *ino)
+{
+	*dev = im->dev;
+	*ino = im->ino;
+}
+
+int sfs_image_backing_stat(struct sfs_image *im, struct stat *st)
+{
+	if (fstatat(im->store_fd, im->name, st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	return st->st_dev == im->dev && st->st_ino == im->ino ? 0 : -ESTALE;
+}
+
+bool sfs_image_backing_gone(struct sfs_image *im)
+{
+	struct stat st;
+	int rc = sfs_image_backing_stat(im, &st);
+
+	return rc == -ENOENT || rc == -ESTALE;
+}
+
+void sfs_image_stat_fill(const struct sfs_image *im, struct stat *st)
+{
+	st->st_size = (off_t)__atomic_load_n(&im->vsize, __ATOMIC_ACQUIRE);
+	st->st_blksize = (blksize_t)im->geom.pss;
+}
+
+int sfs_image_stat(struct sfs_image *im, struct stat *st)
+{
+	bool open = sfs_img_hold(im);
+	int rc = 0;
+
+	if (open && im->fd >= 0)
+		rc = fstat(im->fd, st) < 0 ? -errno : 0;
+	else
+		rc = sfs_image_backing_stat(im, st);
+	sfs_img_unhold(im);
+	if (rc == -ESTALE)
+		rc = -ENOENT;               /* another file under the name: not this image's */
+	if (rc == 0)
+		sfs_image_stat_fill(im, st);
+	return rc;
+}
+
+/* Pin, apply fn to the backing descriptor, unpin. */
+static int with_fd(struct sfs_image *im, int (*fn)(int fd, const void *arg), const void *arg)
+{
+	int rc = sfs_image_pin(im);
+
+	if (rc < 0)
+		return rc;
+	rc = fn(im->fd, arg) < 0 ? -errno : 0;
+	sfs_image_unpin(im);
+	return rc;
+}
+
+static int do_fchmod(int fd, const void *arg)
+{
+	return fchmod(fd, *(const mode_t *)arg);
+}
+
+static int do_fchown(int fd, const void *arg)
+{
+	const unsigned *ids = arg;
+
+	return fchown(fd, (uid_t)ids[0], (gid_t)ids[1]);
+}
+
+static int do_futimens(int fd, const void *arg)
+{
+	return futimens(fd, arg);
+}
+
+int sfs_image_chmod(struct sfs_image *im, mode_t mode)
+{
+	mode &= 07777;
+	return with_fd(im, do_fchmod, &mode);
+}
+
+int sfs_image_chown(struct sfs_image *im, uid_t uid, gid_t gid)
+{
+	unsigned ids[2] = { (unsigned)uid, (unsigned)gid };
+
+	return with_fd(im, do_fchown, ids);
+}
+
+int sfs_image_utimens(struct sfs_image *im, const struct timespec tv[2])
+{
+	return with_fd(im, do_futimens, tv);
+}
+
+const char *sfs_image_name(const struct sfs_image *im)
+{
+	return im->name;
+}
+
+int sfs_image_set_name(struct sfs_image *im, const char *name)
+{
+	if (strlen(name) >= sizeof(im->name))
+		return -ENAMETOOLONG;
+	sfs_img_hold(im);
+	snprintf(im->name, sizeof(im->name), "%s", name);
+	sfs_img_unhold(im);
+	return 0;
+}
+
+int sfs_image_fd(const struct sfs_image *im)
+{
+	return im->fd;
+}
+
+/* ---- accessors ---- */
+
+struct sfs_geom sfs_image_geom(const struct sfs_image *im)
+{
+	return sfs_img_vis_geom(im);
+}
+
+struct sfs_sidecar sfs_image_sidecar(const struct sfs_image *im)
+{
+	struct sfs_sidecar sc = im->sc;
+
+	sc.size = __atomic_load_n(&im->geom.size, __ATOMIC_ACQUIRE);
+	return sc;
+}
+
+struct sfs_map *sfs_image_map(struct sfs_image *im)
+{
+	return im->map;
+}
+
+struct sfs_stats *sfs_image_stats(struct sfs_image *im)
+{
+	return sfs_img_stats_of(im);
+}
+
+void sfs_image_stats_snapshot(struct sfs_image *im, struct sfs_stats_snap *snap)
+{
+	struct sfs_stats *st = __atomic_load_n(&im->stats, __ATOMIC_ACQUIRE);
+
+	if (st)
+		sfs_stats_snapshot(st, snap);
+	else
+		sfs_stats_snapshot_empty(im->stats_gen, im->stats_t0, snap);
+}
+
+void sfs_image_stats_recent(struct sfs_image *im, struct sfs_stats_recent *out)
+{
+	struct sfs_stats *st = __atomic_load_n(&im->stats, __ATOMIC_ACQUIRE);
+
+	if (st) {
+		sfs_stats_recent(st, out);
+	} else {
+		out->nrefused = 0;
+		out->nrmw = 0;
+	}
+}
+
+bool sfs_image_has_stats(const struct sfs_image *im)
+{
+	return __atomic_load_n(&im->stats, __ATOMIC_ACQUIRE) != NULL;
+}
+
+void sfs_image_stats_info(const struct sfs_image *im, struct sfs_stats_info *info)
+{
+	struct sfs_map_info mi;
+
+	memset(info, 0, sizeof(*info));
+	info->name = im->name;
+	info->geom = sfs_img_vis_geom(im);
+	info->prov = im->sc.prov;
+	info->zero_offload = im->sc.zero_offload;
+	info->direct = sfs_image_direct(im);
+	info->profile = im->model ? sfs_model_profile(im->model)->name : NULL;
+	sfs_img_map_state(im, &mi, &info->allocated_blocks, &info->total_blocks);
+	info->zeroing = sfs_image_zeroing(im, &info->zeroing_done, &info->zeroing_total, &info->zeroing_err);
+}
+
+bool sfs_image_direct(const struct sfs_image *im)
+{
+	return im->fdc ? im->direct : im->dfd >= 0;
+}
+
+struct sfs_rangelock *sfs_image_rangelock(struct sfs_image *im)
+{
+	return __atomic_load_n(&im->ranged, __ATOMIC_SEQ_CST) ? im->rl : NULL;
+}

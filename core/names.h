@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * names.h - the names of an image's files and of the mount's interface.
+ *
+ * An image NAME is three files: the backing file STORE/NAME, its sidecar
+ * STORE/NAME.json and its allocation map STORE/.sectorfs/NAME.map
+ * (NAME.map.new is what older versions left of a map being rewritten).  The mount
+ * shows MNT/NAME, the stats under MNT/.stats/, the geometry as
+ * user.sectorfs.* xattrs, and is listed in /proc/self/mounts as
+ * fuse.sectorfs.  Every part of sectorfs spells these names from here.
+ */
+#ifndef SFS_NAMES_H
+#define SFS_NAMES_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#define SFS_STATE_DIR ".sectorfs"         /* STORE/.sectorfs: maps, journals, the lock */
+#define SFS_NAME_MAX 200                  /* longest image name */
+#define SFS_SIDECAR_SUFFIX ".json"
+#define SFS_MAP_SUFFIX ".map"
+#define SFS_MAP_NEW_SUFFIX ".map.new"
+/* a buffer for NAME and any of the suffixes above */
+#define SFS_FILE_NAME_LEN (SFS_NAME_MAX + 16)
+
+#define SFS_STATS_DIR ".stats"            /* MNT/.stats/NAME, NAME.json, metrics */
+#define SFS_STATS_METRICS "metrics"       /* MNT/.stats/metrics: every image, Prometheus text */
+#define SFS_XATTR_PREFIX "user.sectorfs."
+#define SFS_FSTYPE "fuse.sectorfs"
+
+/* NAME.json into buf (len bytes); buf. */
+static inline char *sfs_sidecar_name(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s" SFS_SIDECAR_SUFFIX, name);
+	return buf;
+}
+
+/* NAME.map into buf (len bytes); buf. */
+static inline char *sfs_map_name(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s" SFS_MAP_SUFFIX, name);
+	return buf;
+}
+
+/* Is fname a sidecar's name (NAME.json, NAME not empty)?  The length of NAME, else 0. */
+static inline size_t sfs_sidecar_image_len(const char *fname)
+{
+	size_t n = strlen(fname), k = sizeof(SFS_SIDECAR_SUFFIX) - 1;
+
+	return n > k && strcmp(fname + n - k, SFS_SIDECAR_SUFFIX) == 0 ? n - k : 0;
+}
+
+#endif

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * storenames.c - changing the namespace: create, unlink and rename.
+ *
+ * Each is ordered, around an intent record, so that a crash leaves the
+ * name as before or as after (store.c draws the order; recover.c finishes
+ * or undoes what a crash interrupted).  A name held by a file of the
+ * user's, or by an image that is refused, is never overwritten.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fdcache.h"
+#include "fdio.h"
+#include "grow.h"
+#include "recover.h"
+#include "step.h"
+#include "store_impl.h"
+#include "tmpfile.h"
+
+/* ---- changes ---- */
+
+/* Is name held by a file that is not a served image's: 0 when free or served, else -EEXIST
+ * with why logged (what for: "create", "rename onto"). */
+static int held_by_other(struct sfs_store *s, const char *name, const char *what)
+{
+	char scname[SFS_NAME_MAX + 8];
+	struct stat st;
+	bool sc, bk;
+
+	if (sfs_st_find(s, name, NULL))
+		return 0;
+	sfs_sidecar_name(scname, sizeof(scname), name);
+	sc = fstatat(s->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	bk = fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	if (!sc && !bk)
+		return 0;
+	sfs_logf(&s->opts.log, SFS_LOG_WARN, "%s: cannot %s it: %s in the store is not a served image (%s); "
+		 "left alone", name, what, sc ? scname : name,
+		 sc ? "its sidecar is refused, see the earlier message" :
+		 "a file put there by hand, or an image whose sidecar was removed");
+	return -EEXIST;
+}
+
+int sfs_store_create(struct sfs_store *s, const char *name, struct sfs_image **out)
+{
+	char scname[SFS_NAME_MAX + 8], mapname[SFS_NAME_MAX + 8], err[512];
+	struct sfs_sidecar sc = s->opts.defaults;
+	struct sfs_image *im = NULL;
+	struct file_id id;
+	int rc;
+
+	if (sfs_name_valid(name) < 0)
+		return -EINVAL;
+	sc.size = 0;
+	sfs_sidecar_name(scname, sizeof(scname), name);
+	sfs_map_name(mapname, sizeof(mapname), name);
+	pthread_mutex_lock(&s->lock);
+	if (sfs_st_find(s, name, NULL)) {
+		pthread_mutex_unlock(&s->lock);
+		return -EEXIST;
+	}
+	rc = held_by_other(s, name, "create");
+	if (rc < 0) {
+		pthread_mutex_unlock(&s->lock);
+		return rc;
+	}
+	/* 1: the sidecar declares the image (the commit point) */
+	rc = sfs_sidecar_save(s->dirfd, scname, s->statefd, &sc);
+	if (rc == 0)
+		rc = sfs_step("create", 1);
+	/* 2: map and backing file */
+	if (rc == 0) {
+		rc = sfs_image_open_in(s->fdc, s->dirfd, s->statefd, name, &sc, sfs_st_image_flags(s), &s->opts.log,
+				       &im, err, sizeof(err));
+		if (rc < 0)
+			sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s", err);
+	}
+	if (rc == 0)
+		rc = sfs_step("create", 2);
+	if (rc == 0)
+		rc = sfs_st_sidecar_id(s, name, &id);
+	if (rc == 0)
+		rc = sfs_st_insert(s, name, im, 2, &sc, &id);   /* the table's reference and the caller's */
+	if (rc < 0) {
+		/* undo, the sidecar last: a crash in between leaves a declared image */
+		if (im) {
+			sfs_image_close(im);
+			unlinkat(s->dirfd, name, 0);
+			unlinkat(s->statefd, mapname, 0);
+			fsync(s->statefd);
+			fsync(s->dirfd);
+		}
+		sfs_remove_durably(s->dirfd, scname);
+		pthread_mutex_unlock(&s->lock);
+		return rc;
+	}
+	sfs_image_unpin(im);           /* idle, open: its creator is about to use it */
+	*out = im;
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+int sfs_store_unlink(struct sfs_store *s, const char *name)
+{
+	char scname[SFS_NAME_MAX + 8], mapname[SFS_NAME_MAX + 8], rec[SFS_NAME_MAX + 16], text[96];
+	struct entry *e;
+	dev_t dev;
+	ino_t ino;
+	int rc = 0;
+
+	pthread_mutex_lock(&s->lock);
+	e = sfs_st_find(s, name, NULL);
+	if (e && sfs_st_prune_if_gone(s, e))
+		e = NULL;
+	if (!e) {
+		pthread_mutex_unlock(&s->lock);
+		return -ENOENT;
+	}
+	sfs_sidecar_name(scname, sizeof(scname), name);
+	sfs_map_name(mapname, sizeof(mapname), name);
+	snprintf(rec, sizeof(rec), "%s" SFS_UNLINK_SUFFIX, name);
+	/* 1: the intent, naming the backing file by inode (prune_if_gone found it there) */
+	sfs_image_identity(e->im, &dev, &ino);
+	snprintf(text, sizeof(text), "unlink %llu %llu\n", (unsigned long long)dev, (unsigned long long)ino);
+	rc = sfs_intent_put(s->statefd, name, SFS_UNLINK_SUFFIX, text);
+	if (rc == 0)
+		rc = sfs_step("unlink", 1);
+	/* 2: the sidecar goes: the commit point */
+	if (rc == 0 && (unlinkat(s->dirfd, scname, 0) < 0 || fsync(s->dirfd) < 0))
+		rc = -errno;
+	if (rc < 0) {
+		sfs_remove_durably(s->statefd, rec);
+		pthread_mutex_unlock(&s->lock);
+		return rc;
+	}
+	rc = sfs_step("unlink", 2);
+	/* 3: backing file and map; 4: the intent */
+	if (rc == 0 && unlinkat(s->dirfd, name, 0) < 0 && errno != ENOENT)
+		rc = -errno;
+	if (rc == 0 && unlinkat(s->statefd, mapname, 0) < 0 && errno != ENOENT)
+		rc = -errno;
+	if (rc == 0 && (fsync(s->dirfd) < 0 || fsync(s->statefd) < 0))
+		rc = -errno;
+	if (rc == 0)
+		rc = sfs_step("unlink", 3);
+	if (rc == 0)
+		rc = sfs_remove_durably(s->statefd, rec);
+	if (rc < 0)
+		sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s: unlinked, but its files are not all removed (%s); "
+			 "the next start of the store finishes it", name, strerror(-rc));
+	sfs_st_remove_entry(s, e);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool noreplace)
+{
+	char journal[2 * (SFS_NAME_MAX + 1)];
+	struct entry *e, *t, moved;
+	size_t jl;
+	int rc;
+
+	if (sfs_name_valid(to) < 0)
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	e = sfs_st_find(s, from, NULL);
+	if (e && sfs_st_prune_if_gone(s, e))
+		e = NULL;
+	if (!e) {
+		pthread_mutex_unlock(&s->lock);
+		return -ENOENT;
+	}
+	if (strcmp(from, to) == 0) {
+		pthread_mutex_unlock(&s->lock);
+		return 0;
+	}
+	t = sfs_st_find(s, to, NULL);
+	if (t && sfs_st_prune_if_gone(s, t))
+		t = NULL;
+	if (t && noreplace) {
+		pthread_mutex_unlock(&s->lock);
+		return -EEXIST;
+	}
+	/* Only a served image is replaced; a file of the user's, or a refused image, never. */
+	rc = t ? 0 : held_by_other(s, to, "rename onto");
+	if (rc < 0) {
+		pthread_mutex_unlock(&s->lock);
+		return rc;
+	}
+	/* 1: the intent; 2: map, backing file, sidecar; 3: the intent goes */
+	jl = (size_t)snprintf(journal, sizeof(journal), "%s%c%s", from, '\0', to) + 1;
+	rc = sfs_write_file_atomic(s->statefd, s->statefd, SFS_RENAME_JOURNAL, journal, jl, 0600);
+	if (rc == 0)
+		rc = sfs_step("rename", 1);
+	if (rc < 0) {
+		sfs_remove_durably(s->statefd, SFS_RENAME_JOURNAL);
+		pthread_mutex_unlock(&s->lock);
+		return rc;
+	}
+	rc = sfs_move_image_files(s->dirfd, s->statefd, from, to);
+	if (rc < 0) {
+		/* Stopped part way: the intent stays, and the next start finishes the move.
+		 * Until then the names are served as they were. */
+		sfs_logf(&s->opts.log, SFS_LOG_ERR, "rename of %s to %s failed part way (%s); the next start "
+			 "of the store finishes it", from, to, strerror(-rc));
+		pthread_mutex_unlock(&s->lock);
+		return rc;
+	}
+	/* Moved: the rename is done, whatever removing the intent says (a leftover
+	 * intent finds nothing to move). */
+	rc = sfs_step("rename", 2);
+	if (rc == 0)
+		rc = sfs_remove_durably(s->statefd, SFS_RENAME_JOURNAL);
+	if (t)
+		sfs_st_remove_entry(s, t);
+	moved = sfs_st_take_out(s, sfs_st_find(s, from, NULL));
+	snprintf(moved.name, sizeof(moved.name), "%s", to);
+	sfs_image_set_name(moved.im, to);
+	if (sfs_st_put_in(s, &moved) < 0 && rc == 0)
+		rc = -ENOMEM;
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}

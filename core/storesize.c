@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * storesize.c - the size and format of served images: grow, make room, settle, resize.
+ *
+ * A growing image (one created through the mount and being written by its
+ * creator) has room reserved ahead of its writes, grown as they need it
+ * and given back at fsync and close (grow.h's sfs_trim); other images
+ * grow by a truncate or a resize, all or nothing (sfs_grow).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fdcache.h"
+#include "fdio.h"
+#include "grow.h"
+#include "recover.h"
+#include "step.h"
+#include "store_impl.h"
+#include "tmpfile.h"
+
+/* Grow im's capacity to at least end (store lock held); with ahead, some room past it too. */
+static int grow_locked(struct sfs_store *s, struct entry *e, struct sfs_image *im, uint64_t end, bool ahead)
+{
+	struct sfs_geom g = sfs_image_geom(im);
+	uint64_t cap = sfs_image_capacity(im), want = end, step;
+	int rc;
+
+	if (end <= cap)
+		return 0;
+	if (ahead) {
+		/* a quarter more each time, from 1 MiB to 256 MiB: few grows for a long copy */
+		step = cap / 4 < (1ull << 20) ? 1ull << 20 : cap / 4 > (256ull << 20) ? 256ull << 20 : cap / 4;
+		if (want < cap + step)
+			want = cap + step;
+		want = (want + g.block_size - 1) / g.block_size * g.block_size;
+		if (want > SFS_SIZE_MAX)
+			want = end;
+	}
+	if (!e) {
+		/* An unlinked or replaced image has no files in the store any more. */
+		return sfs_image_grow(im, want);
+	}
+	rc = sfs_grow(s->dirfd, s->statefd, im, want, true, &s->opts.log);
+	if (rc == -ENOSPC && want > end)            /* no room ahead: just what the write needs */
+		rc = sfs_grow(s->dirfd, s->statefd, im, end, true, &s->opts.log);
+	/* the sidecar is now the store's: remember what it says */
+	if (sfs_image_capacity(im) > cap) {
+		e->declared = sfs_image_sidecar(im);
+		sfs_st_sidecar_id(s, e->name, &e->scid);
+	}
+	return rc;
+}
+
+/* The table's entry of im, when im is what its name serves (store lock held); else NULL. */
+static struct entry *entry_of(struct sfs_store *s, struct sfs_image *im)
+{
+	struct entry *e = sfs_st_find(s, sfs_image_name(im), NULL);
+
+	return e && e->im == im ? e : NULL;
+}
+
+static int sfs_store_make_room_pinned(struct sfs_store *s, struct sfs_image *im, uint64_t end)
+{
+	int rc;
+
+	if (!sfs_image_growing(im))
+		return -EINVAL;
+	pthread_mutex_lock(&s->lock);
+	rc = grow_locked(s, entry_of(s, im), im, end, true);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+int sfs_store_make_room(struct sfs_store *s, struct sfs_image *im, uint64_t end)
+{
+	int rc = sfs_image_pin(im);
+
+	if (rc < 0)
+		return rc;
+	rc = sfs_store_make_room_pinned(s, im, end);
+	sfs_image_unpin(im);
+	return rc;
+}
+
+ssize_t sfs_store_write_growing(struct sfs_store *s, struct sfs_image *im, const void *buf, size_t len,
+				uint64_t off, bool direct)
+{
+	ssize_t (*write)(struct sfs_image *, const void *, size_t, uint64_t) =
+		direct ? sfs_image_write : sfs_image_write_any;
+	ssize_t n = write(im, buf, len, off);
+
+	/* past the capacity: room, then once more (a concurrent trim may have taken it back) */
+	for (int i = 0; i < 3 && n == -ENOSPC && sfs_image_growing(im) && off + len >= off; i++) {
+		int rc = sfs_store_make_room(s, im, off + len);
+
+		if (rc < 0)
+			return rc;
+		n = write(im, buf, len, off);
+	}
+	return n;
+}
+
+static int sfs_store_settle_pinned(struct sfs_store *s, struct sfs_image *im, bool done)
+{
+	struct entry *e;
+	int rc = 0;
+
+	pthread_mutex_lock(&s->lock);
+	e = entry_of(s, im);
+	if (e && sfs_image_growing(im)) {
+		rc = sfs_trim(s->dirfd, s->statefd, im, sfs_image_geom(im).size, &s->opts.log);
+		if (rc == -EAGAIN)      /* a write went further meanwhile: the next settle */
+			rc = 0;
+		e->declared = sfs_image_sidecar(im);
+		sfs_st_sidecar_id(s, e->name, &e->scid);
+	}
+	if (done)
+		sfs_image_set_growing(im, false);
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+int sfs_store_settle(struct sfs_store *s, struct sfs_image *im, bool done)
+{
+	int rc = sfs_image_pin(im);
+
+	if (rc < 0) {
+		if (done)
+			sfs_image_set_growing(im, false);
+		return rc;
+	}
+	rc = sfs_store_settle_pinned(s, im, done);
+	sfs_image_unpin(im);
+	return rc;
+}
+
+static int sfs_store_set_format_pinned(struct sfs_store *s, struct sfs_image *im, const char *key, const char *value)
+{
+	char scname[SFS_NAME_MAX + 8], mapname[SFS_NAME_MAX + 8];
+	struct sfs_sidecar sc;
+	struct entry *e;
+	int rc;
+
+	pthread_mutex_lock(&s->lock);
+	e = entry_of(s, im);
+	rc = !e ? -ENOENT : !sfs_image_growing(im) || sfs_image_capacity(im) ||
+			    sfs_map_count(sfs_image_map(im)) ? -EBUSY : 0;
+	if (rc == 0) {
+		sc = e->declared;
+		sc.size = 0;
+		rc = sfs_sidecar_set(&sc, key, value);
+		if (rc == -ENOENT)
+			rc = -EPERM;
+	}
+	if (rc < 0) {
+		pthread_mutex_unlock(&s->lock);
+		return rc;
+	}
+	sfs_sidecar_name(scname, sizeof(scname), e->name);
+	sfs_map_name(mapname, sizeof(mapname), e->name);
+	/* 1: the old map goes (a backing file without one is imported as the sidecar says);
+	 * 2: the sidecar says the new format (the commit); 3: the new map */
+	rc = unlinkat(s->statefd, mapname, 0) < 0 && errno != ENOENT ? -errno : sfs_fsync_dir(s->statefd);
+	if (rc == 0)
+		rc = sfs_sidecar_save(s->dirfd, scname, s->statefd, &sc);
+	if (rc == 0)
+		rc = sfs_image_reformat(im, s->statefd, &sc);
+	if (rc == 0) {
+		e->declared = sc;
+		sfs_st_sidecar_id(s, e->name, &e->scid);
+	} else {
+		sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s: cannot set %s to %s: %s", e->name, key, value,
+			 strerror(-rc));
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+int sfs_store_set_format(struct sfs_store *s, struct sfs_image *im, const char *key, const char *value)
+{
+	int rc = sfs_image_pin(im);
+
+	if (rc < 0)
+		return rc;
+	rc = sfs_store_set_format_pinned(s, im, key, value);
+	sfs_image_unpin(im);
+	return rc;
+}
+
+static int sfs_store_resize_pinned(struct sfs_store *s, struct sfs_image *im, uint64_t new_size)
+{
+	struct entry *e;
+	int rc;
+
+	if (new_size < sfs_image_geom(im).size && !sfs_image_growing(im)) {
+		/* a disk that holds no data past new_size (nothing, or zeros) may shrink: nothing
+		 * is lost (qemu-img create and convert truncate a file to 0 before they size it) */
+		pthread_mutex_lock(&s->lock);
+		e = entry_of(s, im);
+		rc = e ? sfs_trim(s->dirfd, s->statefd, im, new_size, &s->opts.log) : -EINVAL;
+		if (e && sfs_image_capacity(im) == new_size) {
+			e->declared = sfs_image_sidecar(im);
+			sfs_st_sidecar_id(s, e->name, &e->scid);
+		}
+		pthread_mutex_unlock(&s->lock);
+		return rc == -EBUSY ? -EINVAL : rc;
+	}
+	pthread_mutex_lock(&s->lock);
+	/* decided under the lock: the creator's close (settle, which clears growing under it)
+	 * comes asynchronously and may run while another open of the image truncates it */
+	if (sfs_image_growing(im)) {
+		/* the creator's truncate: room if needed, then the disk shows new_size */
+		struct sfs_geom g = sfs_image_geom(im);
+
+		if (sfs_geom_grow_check(&g, new_size, NULL, 0) < 0)
+			rc = -EINVAL;
+		else
+			rc = grow_locked(s, entry_of(s, im), im, new_size, false);
+		if (rc == 0)
+			rc = sfs_image_show_size(im, new_size);
+		pthread_mutex_unlock(&s->lock);
+		return rc;
+	}
+	e = sfs_st_find(s, sfs_image_name(im), NULL);
+	if (e && e->im == im) {
+		rc = sfs_grow(s->dirfd, s->statefd, im, new_size, true, &s->opts.log);
+		/* the sidecar is now the store's: remember what it says */
+		if (sfs_image_geom(im).size == new_size) {
+			e->declared = sfs_image_sidecar(im);
+			sfs_st_sidecar_id(s, e->name, &e->scid);
+		}
+	} else {
+		/* An unlinked or replaced image has no files in the store any more. */
+		rc = sfs_image_grow(im, new_size);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+int sfs_store_resize(struct sfs_store *s, struct sfs_image *im, uint64_t new_size)
+{
+	int rc = sfs_image_pin(im);
+
+	if (rc < 0)
+		return rc;
+	rc = sfs_store_resize_pinned(s, im, new_size);
+	sfs_image_unpin(im);
+	return rc;
+}
