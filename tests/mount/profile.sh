@@ -32,6 +32,10 @@
 requires_fuse
 requires_cmd fio python3 mount
 IMG_TOOL="$top_builddir/tools/sectorfs-img"
+# Under AddressSanitizer the FUSE path outside the daemon's model sleeps is the sanitizer's: fio's
+# figures are then not held to 70%, the daemon's own latencies still to 10% of the model
+ASAN=
+command -v ldd >/dev/null 2>&1 && ldd "$SECTORFS" 2>/dev/null | grep -q 'libasan' && ASAN=1
 # the store on a tmpfs and the backing I/O buffered: the host's disk (shared, busy) stays out
 mount -t tmpfs -o size=512m tmpfs "$STORE" || skip "cannot mount a tmpfs"
 on_exit unmount_store
@@ -80,7 +84,7 @@ check_iops() {
 	local what=$1 got=$2 want=$3
 	if within "$got" "$want" 10; then
 		pass "$what: $got IOPS (model: $want; the daemon's median $4 us, the model's $5 us)"
-	elif within "$4" "$5" 10 && within "$got" "$want" 30; then
+	elif within "$4" "$5" 10 && { [ -n "$ASAN" ] || within "$got" "$want" 30; }; then
 		pass "$what: $got IOPS, model $want: the daemon holds each request $4 us (the model: $5 us); this machine adds the rest outside the daemon (the wake-ups of a busy host)"
 	else
 		fail "$what: $got IOPS, want $want within 10%; the daemon's median $4 us, the model's $5 us"
