@@ -526,3 +526,27 @@ uint64_t sfs_map_next_clear(const struct sfs_map *m, uint64_t from)
 {
 	return next_with(m, from, false);
 }
+
+uint64_t sfs_blocks_bytes(const struct sfs_geom *g, uint64_t first, uint64_t end)
+{
+	uint64_t s0, e0, s1, e1;
+
+	if (end <= first)
+		return 0;
+	sfs_geom_block_range(g, first, &s0, &e0);
+	sfs_geom_block_range(g, end - 1, &s1, &e1);
+	return e1 - s0;
+}
+
+uint64_t sfs_allocated_bytes(const struct sfs_map *m, const struct sfs_geom *g)
+{
+	uint64_t nb = sfs_map_nblocks(m), bytes = 0;
+
+	for (uint64_t b = sfs_map_next_set(m, 0); b < nb;) {
+		uint64_t e = sfs_map_next_clear(m, b);
+
+		bytes += sfs_blocks_bytes(g, b, e);
+		b = e < nb ? sfs_map_next_set(m, e) : nb;
+	}
+	return bytes;
+}

@@ -162,4 +162,16 @@ uint32_t sfs_map_crc32c(const void *buf, size_t n);
 /* Set header flags and rewrite the header durably.  0 or -errno (-EROFS: SFS_MAP_RDONLY). */
 int sfs_map_set_flags(struct sfs_map *m, uint32_t flags);
 
+/* Record provisioning prov and flags in the header, rewritten in place and made durable (its
+ * first sector, CRC included: a crash leaves the old header or the new, never the bitmap
+ * touched).  0; -EINVAL for no mode; -EROFS (SFS_MAP_RDONLY); -errno (the header as before in
+ * memory). */
+int sfs_map_set_prov(struct sfs_map *m, enum sfs_prov prov, uint32_t flags);
+
+/* Bytes covered by blocks [first, end) of g (the last block of the disk may be partial). */
+uint64_t sfs_blocks_bytes(const struct sfs_geom *g, uint64_t first, uint64_t end);
+
+/* Bytes of the disk of geometry g held by the allocated blocks of m. */
+uint64_t sfs_allocated_bytes(const struct sfs_map *m, const struct sfs_geom *g);
+
 #endif

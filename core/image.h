@@ -166,6 +166,29 @@ int sfs_image_grow_abort(struct sfs_image *im, uint64_t old_len);
  * other modes or when already zeroed.  0 or -errno (progress kept). */
 int sfs_image_finish_zeroing(struct sfs_image *im);
 
+/* Progress of a long operation: bytes done of total.  A non-zero return cancels the operation,
+ * which then returns -ECANCELED. */
+typedef int (*sfs_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+
+/* Any mode: zero and mark every block not yet allocated, as the eager zeroing does (the same
+ * loop), fn (may be NULL) called after each step with the bytes done of those clear at the
+ * start; then flush (an eagerzeroedthick image is also recorded zeroed).  Data already
+ * written is not touched.  0, -ECANCELED (what was done flushed: a valid image with more
+ * blocks allocated) or -errno. */
+int sfs_image_fill(struct sfs_image *im, sfs_progress_fn fn, void *ctx);
+
+/* Every block allocated (sfs_image_fill): record the image eagerzeroedthick and zeroed in its
+ * map header, rewritten in place (allocmap.h, sfs_map_set_prov), and serve it as one.  The
+ * sidecar is the caller's.  0, -EAGAIN when a block is not allocated, or -errno. */
+int sfs_image_make_eager(struct sfs_image *im);
+
+/* Copy the data extents of the raw file src_fd (SEEK_DATA/SEEK_HOLE) into the image at the
+ * same offsets, through sfs_image_write: extents are widened to whole logical sectors, bytes
+ * past the end of src read as zeros, holes are not written and stay unallocated.  The file
+ * must fit in the disk (-EFBIG otherwise).  A filesystem without SEEK_DATA is copied whole.
+ * Then flush.  0, -ECANCELED (fn's) or -errno. */
+int sfs_image_import_raw(struct sfs_image *im, int src_fd, sfs_progress_fn fn, void *ctx);
+
 /* Eagerzeroedthick not yet all zeroed (after open or a grow): opened SFS_IMAGE_ZERO_BG, start
  * the image's zeroing thread, or have the running one take in the blocks a grow added, and
  * return at once; else zero now (sfs_image_finish_zeroing).  No-op for other modes, when

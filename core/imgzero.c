@@ -15,6 +15,11 @@
  * holds while it commits new clear blocks.  The thread keeps the image
  * pinned while it runs.  Close stops it at its next step (ZERO_STEP) and
  * joins it.
+ *
+ * The tools run the same loop in the foreground with a progress callback
+ * (sfs_image_fill), on images of any mode: inflating one, or making an
+ * eagerzeroedthick one, is a fill, then sfs_image_make_eager, which
+ * records the mode in the map header in place (allocmap.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,9 +56,10 @@ static void unlock_stripes(struct sfs_image *im)
 		pthread_mutex_unlock(&im->stripe[i]);
 }
 
-/* Every block is allocated: make the bits durable, then record the image zeroed, under all
- * the stripe locks so that a grow cannot commit clear blocks in between.  0 when recorded, 1
- * when clear blocks are there again (a grow came first), or -errno. */
+/* Every block is allocated: make the bits durable, then record the image eagerzeroedthick and
+ * zeroed in the map header (in place), under all the stripe locks so that a grow cannot commit
+ * clear blocks in between.  0 when recorded, 1 when clear blocks are there again (a grow came
+ * first), or -errno. */
 static int mark_zeroed(struct sfs_image *im)
 {
 	int rc = sfs_map_flush(im->map, im->fd);
@@ -64,61 +70,105 @@ static int mark_zeroed(struct sfs_image *im)
 	if (sfs_map_next_clear(im->map, 0) < sfs_map_nblocks(im->map))
 		rc = 1;
 	else
-		rc = sfs_map_set_flags(im->map, sfs_map_info(im->map)->flags | SFS_MAP_F_ZEROED);
+		rc = sfs_map_set_prov(im->map, SFS_PROV_EAGERZEROEDTHICK,
+				      sfs_map_info(im->map)->flags | SFS_MAP_F_ZEROED);
+	if (rc == 0)
+		im->sc.prov = SFS_PROV_EAGERZEROEDTHICK;
 	unlock_stripes(im);
 	return rc;
 }
 
-/* Zero and mark every clear block, ZERO_STEP at a time, the map flushed every EAGER_CHUNK, then
- * record the image zeroed.  stoppable: return -ECANCELED (map flushed) once zero_stop is set.
- * 0, or -errno with the progress made kept in memory. */
-static int zero_blocks(struct sfs_image *im, bool stoppable)
+/* Flush the map; then -ECANCELED, or the flush's -errno. */
+static int stop_zeroing(struct sfs_image *im)
 {
-	uint64_t b = 0, since_flush = 0;
+	int rc = sfs_map_flush(im->map, im->fd);
+
+	return rc < 0 ? rc : -ECANCELED;
+}
+
+/* The one zeroing loop: zero and mark every clear block, ZERO_STEP at a time, the map flushed
+ * every EAGER_CHUNK, fn (may be NULL) told after each step the bytes done of those clear at the
+ * start.  Then an eagerzeroedthick image is recorded zeroed (once more if a grow added clear
+ * blocks), another one flushed.  -ECANCELED (map flushed) once zero_stop is set (stoppable) or
+ * fn returns non-zero; 0, or -errno with the progress made kept in memory. */
+static int zero_blocks(struct sfs_image *im, bool stoppable, sfs_progress_fn fn, void *ctx)
+{
+	struct sfs_geom g0 = sfs_img_cur_geom(im);
+	uint64_t b = 0, since_flush = 0, done = 0, total;
 	int rc;
 
-	if (im->sc.prov != SFS_PROV_EAGERZEROEDTHICK || (sfs_map_info(im->map)->flags & SFS_MAP_F_ZEROED))
+	if (sfs_map_info(im->map)->flags & SFS_MAP_F_ZEROED)
 		return 0;
+	total = sfs_blocks_bytes(&g0, 0, sfs_map_nblocks(im->map)) - sfs_allocated_bytes(im->map, &g0);
+	if (fn && fn(ctx, 0, total))
+		return -ECANCELED;
 	for (;;) {
 		struct sfs_geom g = sfs_img_cur_geom(im);
-		uint64_t nb = sfs_map_nblocks(im->map), per = ZERO_STEP / g.block_size, e, s0, e0, s1, e1;
+		uint64_t nb = sfs_map_nblocks(im->map), per = ZERO_STEP / g.block_size, e, s0, e0, len;
 
 		b = sfs_map_next_clear(im->map, b);
 		if (b >= nb) {
+			if (im->sc.prov != SFS_PROV_EAGERZEROEDTHICK)
+				return sfs_image_flush(im);
 			rc = mark_zeroed(im);
 			if (rc <= 0)
 				return rc;
 			b = 0;                       /* a grow added blocks: once more */
 			continue;
 		}
-		if (stoppable && __atomic_load_n(&im->zero_stop, __ATOMIC_ACQUIRE)) {
-			rc = sfs_map_flush(im->map, im->fd);
-			return rc < 0 ? rc : -ECANCELED;
-		}
+		if (stoppable && __atomic_load_n(&im->zero_stop, __ATOMIC_ACQUIRE))
+			return stop_zeroing(im);
 		e = sfs_map_next_set(im->map, b);
 		if (per == 0)
 			per = 1;
 		if (e - b > per)
 			e = b + per;
 		sfs_geom_block_range(&g, b, &s0, &e0);
-		sfs_geom_block_range(&g, e - 1, &s1, &e1);
-		rc = sfs_img_allocate_range(im, s0, e1 - s0);
+		len = sfs_blocks_bytes(&g, b, e);
+		rc = sfs_img_allocate_range(im, s0, len);
 		if (rc < 0)
 			return rc;
-		since_flush += e1 - s0;
+		done += len;
+		since_flush += len;
 		if (since_flush >= EAGER_CHUNK) {
 			rc = sfs_map_flush(im->map, im->fd);
 			if (rc < 0)
 				return rc;
 			since_flush = 0;
 		}
+		if (fn && fn(ctx, done < total ? done : total, total))
+			return stop_zeroing(im);
 		b = e;
 	}
 }
 
 int sfs_image_finish_zeroing(struct sfs_image *im)
 {
-	return zero_blocks(im, false);
+	if (im->sc.prov != SFS_PROV_EAGERZEROEDTHICK)
+		return 0;
+	return zero_blocks(im, false, NULL, NULL);
+}
+
+int sfs_image_fill(struct sfs_image *im, sfs_progress_fn fn, void *ctx)
+{
+	int rc = sfs_image_pin(im);
+
+	if (rc < 0)
+		return rc;
+	rc = zero_blocks(im, false, fn, ctx);
+	sfs_image_unpin(im);
+	return rc;
+}
+
+int sfs_image_make_eager(struct sfs_image *im)
+{
+	int rc = sfs_image_pin(im);
+
+	if (rc < 0)
+		return rc;
+	rc = mark_zeroed(im);
+	sfs_image_unpin(im);
+	return rc == 1 ? -EAGAIN : rc;
 }
 
 /* Bytes of the disk zeroed (or written) so far, count blocks allocated, and the disk size. */
@@ -139,7 +189,7 @@ static void *zero_thread(void *arg)
 	int rc;
 
 	for (;;) {
-		rc = zero_blocks(im, true);
+		rc = zero_blocks(im, true, NULL, NULL);
 		pthread_mutex_lock(&im->zero_lk);
 		if (rc == 0 && im->zero_again && !__atomic_load_n(&im->zero_stop, __ATOMIC_ACQUIRE)) {
 			im->zero_again = false;

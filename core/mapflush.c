@@ -268,15 +268,28 @@ int sfs_map_shrink(struct sfs_map *m, uint64_t new_size)
 	return rc;
 }
 
-int sfs_map_set_flags(struct sfs_map *m, uint32_t flags)
+int sfs_map_set_prov(struct sfs_map *m, enum sfs_prov prov, uint32_t flags)
 {
+	struct sfs_map_info was;
 	int rc;
 
 	if (m->rdonly)
 		return -EROFS;
+	if (prov != SFS_PROV_THIN && prov != SFS_PROV_ZEROEDTHICK && prov != SFS_PROV_EAGERZEROEDTHICK)
+		return -EINVAL;
 	pthread_mutex_lock(&m->flush_lock);
+	was = m->info;
+	m->info.prov = prov;
 	m->info.flags = flags;
+	/* one sector with its CRC, written in place: a crash leaves the old header or the new */
 	rc = sfs_mapi_write_header(m);
+	if (rc < 0)
+		m->info = was;
 	pthread_mutex_unlock(&m->flush_lock);
 	return rc;
+}
+
+int sfs_map_set_flags(struct sfs_map *m, uint32_t flags)
+{
+	return sfs_map_set_prov(m, m->info.prov, flags);
 }

@@ -93,6 +93,31 @@ int sfs_store_create(struct sfs_store *s, const char *name, struct sfs_image **o
 /* Remove an image: sidecar, backing file and map. */
 int sfs_store_unlink(struct sfs_store *s, const char *name);
 
+/* Progress of sfs_store_make_image and sfs_store_inflate, phase by phase ("copying", "zeroing"). */
+struct sfs_store_progress {
+	int (*phase)(void *ctx, const char *name);   /* a phase starts; NULL: the data is in place,
+	                                                the commit comes; non-zero cancels */
+	sfs_progress_fn fn;                          /* within a phase (may be NULL) */
+	void *ctx;                                   /* for both */
+};
+
+/* Make image name from sidecar sc (validated), for the tools (storemake.c draws the order):
+ * backing file and map, the raw file src_fd copied in when >= 0 (sfs_image_import_raw),
+ * eagerzeroedthick zeroed now, then the sidecar (the commit point), under an intent record so
+ * that a crash part way is undone at the next open.  Nothing existing is overwritten.  pr may
+ * be NULL.  0; -ECANCELED or -errno (-EEXIST: a file of the image is there) with nothing left
+ * behind and err saying what failed (without the image's name). */
+int sfs_store_make_image(struct sfs_store *s, const char *name, const struct sfs_sidecar *sc, int src_fd,
+			 const struct sfs_store_progress *pr, char *err, size_t errlen);
+
+/* Convert im (thin or zeroedthick) to eagerzeroedthick, for the tools: every block not yet
+ * written zeroed (data kept), then the map header, then the sidecar (storemake.c).  0; 1 when
+ * it already was (its sidecar made to say so, if a crash left it saying another mode);
+ * -ECANCELED with the image valid in its old mode (more blocks allocated); -errno with err
+ * saying what failed (past the map's commit, the next open finishes the sidecar). */
+int sfs_store_inflate(struct sfs_store *s, struct sfs_image *im, const struct sfs_store_progress *pr,
+		      char *err, size_t errlen);
+
 /* Rename an image with its sidecar and map (journalled); replaces the target unless noreplace. */
 int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool noreplace);
 

@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_imgops.c - unit tests of core/imgops.c, without a mount.
+ * test_imgops.c - unit tests of the whole-image operations of core
+ * (sfs_image_fill and sfs_image_make_eager in imgzero.c,
+ * sfs_image_import_raw in imgimport.c, sfs_blocks_bytes in allocmap.c),
+ * without a mount.
  *
  * Fill: every clear block ends allocated and zero, written data stays,
  * progress ends at done == total, a cancel from the callback gives
  * -ECANCELED.  Import: the data extents of a sparse raw file are copied
  * and marked, its holes stay clear, a file bigger than the disk is
- * -EFBIG, a tail shorter than a sector is padded with zeros.  Changing
- * the provisioning: the new map header says the new mode and flags, keeps
- * the bits, and the image opens again with it.
+ * -EFBIG, a tail shorter than a sector is padded with zeros.  Making an
+ * image eagerzeroedthick: the map header, rewritten in place (the same
+ * file), says the new mode and flags, keeps the bits, and the image opens
+ * again with it; it is refused while a block is clear.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +22,9 @@
 
 #include <criterion/criterion.h>
 
-#include "imgops.h"
+#include <sys/stat.h>
+
+#include "image.h"
 #include "tmpstore.h"
 
 #define K 1024ull
@@ -159,19 +165,24 @@ Test(imgops, import_keeps_data_and_holes)
 	cr_expect_eq(sfs_image_close(im), 0);
 }
 
-Test(imgops, set_provisioning_rewrites_the_map_header)
+Test(imgops, make_eager_rewrites_the_map_header_in_place)
 {
 	struct sfs_image *im = open_image("d", 8 * BS, 512, SFS_PROV_ZEROEDTHICK);
 	struct sfs_map *m;
+	struct stat before, after;
 	char buf[4096], err[512];
 
 	memset(buf, 0x5a, sizeof(buf));
 	cr_assert_eq(sfs_image_write(im, buf, sizeof(buf), 2 * BS), (ssize_t)sizeof(buf));
+	cr_expect_eq(sfs_image_make_eager(im), -EAGAIN, "blocks are clear");
+	cr_assert_eq(fstatat(st.statefd, "d.map", &before, 0), 0);
 	cr_assert_eq(sfs_image_fill(im, NULL, NULL), 0);
-	cr_assert_eq(sfs_image_set_provisioning(im, st.statefd, SFS_PROV_EAGERZEROEDTHICK,
-						SFS_MAP_F_ZEROED, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(sfs_image_make_eager(im), 0);
+	cr_expect_eq(sfs_image_sidecar(im).prov, SFS_PROV_EAGERZEROEDTHICK, "served as eagerzeroedthick");
 	cr_expect_eq(sfs_image_close(im), 0);
 	cr_expect_eq(count_tmp(st.statefd), 0);
+	cr_assert_eq(fstatat(st.statefd, "d.map", &after, 0), 0);
+	cr_expect_eq(after.st_ino, before.st_ino, "the map was replaced, not rewritten in place");
 	cr_assert_eq(sfs_map_open(st.statefd, "d.map", SFS_MAP_RDONLY, NULL, &m, err, sizeof(err)), 0, "%s", err);
 	cr_expect_eq(sfs_map_info(m)->prov, SFS_PROV_EAGERZEROEDTHICK);
 	cr_expect_eq(sfs_map_info(m)->flags, SFS_MAP_F_ZEROED);

@@ -35,7 +35,6 @@
 #include "toolutil.h"
 #include "allocmap.h"
 #include "image.h"
-#include "imgops.h"
 #include "sidecar.h"
 #include "store.h"
 
@@ -94,6 +93,19 @@ int img_save_sidecar(struct img_session *ss, const struct sfs_sidecar *sc);
 
 /* Write the intent record .sectorfs/NAME<suffix> holding text (recover.h); 0 or -1 (printed). */
 int img_session_intent(struct img_session *ss, const char *suffix, const char *text);
+
+/* The progress of a store operation (sfs_store_progress): a bar per phase on stdout, the last
+ * one ended when the data is in place; a phase does not start once interrupted. */
+struct img_bars {
+	struct tool_progress p;        /* first: the ctx tool_progress_bar_cb gets */
+	bool on;
+};
+
+/* The sfs_store_progress of b (zeroed by the caller); img_bars_end after the call. */
+struct sfs_store_progress img_bars_progress(struct img_bars *b);
+
+/* End the bar still drawn, if any. */
+void img_bars_end(struct img_bars *b);
 
 /* ---- looking at an image: on-disk state, no lock (view.c) ---- */
 

@@ -2,24 +2,18 @@
 /*
  * create.c - sectorfs-img create: a new image, its sidecar and its map.
  *
- * The sidecar, which declares the image, comes last, once the data is in
- * place; before anything an intent record .sectorfs/NAME.create is
- * written (recover.h), and rewritten with the backing file's inode once it
- * exists, so that a crash part way is undone at the next start of the
- * store instead of leaving files no sidecar declares.  The image is made
- * by sfs_image_open() from a validated sidecar, so the backing file and
- * the map are exactly what the daemon would have made:
- *
- *   thin / zeroedthick     sfs_image_open (sparse, or space reserved)
- *   eagerzeroedthick       opened as zeroedthick, every block zeroed by
- *                          sfs_image_fill with a progress bar, then the
- *                          map header says eagerzeroedthick + ZEROED
- *   --from RAWFILE         the data extents of RAWFILE copied in first
- *                          (sfs_image_import_raw); holes stay unallocated
+ * This file checks the options, the store and RAWFILE, and prints; the
+ * image is made by the store (sfs_store_make_image, core/storemake.c),
+ * which orders the files around an intent record so that a crash part way
+ * is undone at the next start, and the sidecar, which declares the image,
+ * comes last.  The backing file and the map are exactly what the daemon
+ * would have made; eagerzeroedthick is zeroed now and --from RAWFILE
+ * copies the data extents of RAWFILE in first (holes stay unallocated),
+ * each with a progress bar.
  *
  * The store lock is held throughout.  An existing sidecar, backing file
- * or map is never overwritten.  On any failure, and on Ctrl-C, the three
- * files and the record are removed: no half-made image is left behind.
+ * or map is never overwritten.  On any failure, and on Ctrl-C, the store
+ * removes the three files and the record: no half-made image is left.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,7 +22,6 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "recover.h"
 #include "units.h"
 
 static const char create_help[] =
@@ -78,108 +71,23 @@ static int refuse_existing(const struct img_ref *ref)
 	return -1;
 }
 
-/* Remove whatever of the image was made. */
-static void remove_image(struct img_session *ss)
-{
-	char f[SFS_NAME_MAX + 16];
-
-	sfs_sidecar_name(f, sizeof(f), ss->ref->name);
-	unlinkat(ss->store_fd, f, 0);
-	unlinkat(ss->store_fd, ss->ref->name, 0);
-	sfs_map_name(f, sizeof(f), ss->ref->name);
-	unlinkat(ss->state_fd, f, 0);
-	fsync(ss->state_fd);
-	fsync(ss->store_fd);
-	sfs_intent_drop(ss->state_fd, ss->ref->name, SFS_CREATE_SUFFIX);
-}
-
-/* Open the new image (eagerzeroedthick as zeroedthick: fill_image zeroes it) under an intent
- * record, rewritten to name its backing file; NULL (printed) when that fails. */
-static struct sfs_image *start_image(struct img_session *ss, const struct sfs_sidecar *sc)
-{
-	struct sfs_sidecar osc = *sc;
-	struct sfs_log log = img_session_log(ss);
-	struct sfs_image *im = NULL;
-	char err[1024], rec[64];
-	struct stat st;
-
-	if (sc->prov == SFS_PROV_EAGERZEROEDTHICK)
-		osc.prov = SFS_PROV_ZEROEDTHICK;
-	if (img_session_intent(ss, SFS_CREATE_SUFFIX, "create\n") < 0)
-		return NULL;
-	if (sfs_image_open(ss->store_fd, ss->state_fd, ss->ref->name, &osc, false, &log, &im,
-			   err, sizeof(err)) < 0) {
-		tool_error("%s: %s", ss->ref->path, err);
-		return NULL;
-	}
-	if (fstat(sfs_image_fd(im), &st) < 0) {
-		tool_error("%s/%s: cannot write: %s", ss->ref->store, SFS_STATE_DIR, strerror(errno));
-		sfs_image_close(im);
-		return NULL;
-	}
-	snprintf(rec, sizeof(rec), "create %llu %llu\n", (unsigned long long)st.st_dev,
-		 (unsigned long long)st.st_ino);
-	if (img_session_intent(ss, SFS_CREATE_SUFFIX, rec) < 0) {
-		sfs_image_close(im);
-		return NULL;
-	}
-	return im;
-}
-
-/* Copy src_fd in (when >= 0), then zero the rest of an eagerzeroedthick image and say so in
- * its map, each with a progress bar: 0, -ECANCELED, or another -errno (printed). */
-static int fill_image(struct img_session *ss, struct sfs_image *im, const struct sfs_sidecar *sc,
-		      int src_fd)
-{
-	struct tool_progress p;
-	char err[1024];
-	int rc = 0;
-
-	if (src_fd >= 0 && !tool_interrupted) {
-		tool_progress_bar_start(&p, "copying");
-		rc = sfs_image_import_raw(im, src_fd, tool_progress_bar_cb, &p);
-		tool_progress_bar_end(&p);
-		if (rc < 0 && rc != -ECANCELED)
-			tool_error("%s: copying the raw file failed: %s", ss->ref->path, strerror(-rc));
-	}
-	if (rc < 0 || sc->prov != SFS_PROV_EAGERZEROEDTHICK || tool_interrupted)
-		return rc;
-	tool_progress_bar_start(&p, "zeroing");
-	rc = sfs_image_fill(im, tool_progress_bar_cb, &p);
-	tool_progress_bar_end(&p);
-	if (rc < 0 && rc != -ECANCELED)
-		tool_error("%s: zeroing failed: %s", ss->ref->path, strerror(-rc));
-	if (rc < 0)
-		return rc;
-	rc = sfs_image_set_provisioning(im, ss->state_fd, SFS_PROV_EAGERZEROEDTHICK,
-					sfs_map_info(sfs_image_map(im))->flags | SFS_MAP_F_ZEROED,
-					err, sizeof(err));
-	if (rc < 0)
-		tool_error("%s", err);
-	return rc;
-}
-
-/* Make the image, its sidecar last; 0, -ECANCELED when interrupted, -1 when failed (printed). */
+/* Make the image through the store, its sidecar last; 0, -ECANCELED when interrupted, -1 when
+ * failed (printed).  Nothing is left of it unless it is whole. */
 static int make_image(struct img_session *ss, const struct sfs_sidecar *sc, int src_fd)
 {
-	struct sfs_image *im = start_image(ss, sc);
-	int rc;
+	struct img_bars b = { .on = false };
+	struct sfs_store_progress pr = img_bars_progress(&b);
+	char err[1024];
+	int rc = sfs_store_make_image(ss->store, ss->ref->name, sc, src_fd, &pr, err, sizeof(err));
 
-	if (!im)
+	img_bars_end(&b);
+	if (rc == -ECANCELED)
+		return rc;
+	if (rc < 0) {
+		tool_error("%s: %s", ss->ref->path, err);
 		return -1;
-	rc = fill_image(ss, im, sc, src_fd);
-	if (sfs_image_close(im) < 0 && rc == 0) {
-		tool_error("%s: flushing the new image failed", ss->ref->path);
-		rc = -EIO;
 	}
-	if (rc == 0 && tool_interrupted)
-		rc = -ECANCELED;
-	if (rc == 0 && img_save_sidecar(ss, sc) < 0)
-		rc = -EIO;
-	if (rc == 0 && sfs_intent_drop(ss->state_fd, ss->ref->name, SFS_CREATE_SUFFIX) < 0)
-		tool_error("%s: cannot remove %s/%s.create (the image is whole; the next start removes it)",
-			   ss->ref->path, SFS_STATE_DIR, ss->ref->name);
-	return rc == 0 ? 0 : rc == -ECANCELED ? -ECANCELED : -1;
+	return 0;
 }
 
 /* The container format whose signature starts buf (n bytes), or NULL: a disk image that is
@@ -364,8 +272,6 @@ static int exec_create(const struct tool_cmd *self, struct tool_item *item)
 	}
 	tool_catch_signals();
 	rc = make_image(&ss, sc, src_fd);
-	if (rc < 0)
-		remove_image(&ss);
 	if (src_fd >= 0)
 		close(src_fd);
 	if (img_session_close(&ss) < 0 && rc == 0)

@@ -3,24 +3,20 @@
  * inflate.c - sectorfs-img inflate: thin or zeroedthick to
  * eagerzeroedthick, as vmkfstools --inflatedisk / --eagerzero do.
  *
- *   1. every unallocated block is zeroed and marked (sfs_image_fill, with
- *      a progress bar): data already written is not touched;
- *   2. the map header is rewritten to say eagerzeroedthick + ZEROED
- *      (sfs_image_set_provisioning: new map, then rename);
- *   3. the sidecar is rewritten with the new provisioning.
- *
- * A crash or Ctrl-C during 1 leaves a valid image of the old mode with
- * more blocks allocated; running inflate again finishes the job.  Steps 2
- * and 3 are bracketed by an intent record, .sectorfs/NAME.inflate
- * (recover.h): after a crash between them the next start of the store
- * rewrites the sidecar to say what the map says.
+ * The store does it (sfs_store_inflate, core/storemake.c): every
+ * unallocated block zeroed and marked, with a progress bar (data already
+ * written is not touched), then the map header rewritten in place to say
+ * eagerzeroedthick + ZEROED, then the sidecar, the last two under an
+ * intent record.  A crash or Ctrl-C during the zeroing leaves a valid
+ * image of the old mode with more blocks allocated; running inflate again
+ * finishes the job.  After a crash past the map the next start of the
+ * store rewrites the sidecar to say what the map says.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common.h"
-#include "recover.h"
 #include "units.h"
 
 static const char inflate_help[] =
@@ -34,32 +30,22 @@ static const char inflate_help[] =
 static int inflate(struct img_session *ss)
 {
 	struct sfs_map *m = sfs_image_map(ss->im);
-	const struct sfs_map_info *mi = sfs_map_info(m);
-	struct sfs_sidecar sc = sfs_image_sidecar(ss->im);
-	enum sfs_prov was = mi->prov;
+	enum sfs_prov was = sfs_map_info(m)->prov;
 	struct sfs_geom g = sfs_image_geom(ss->im);
 	uint64_t before = sfs_map_count(m), nb = sfs_map_nblocks(m);
 	uint64_t before_bytes = sfs_allocated_bytes(m, &g);
-	struct tool_progress p;
+	struct img_bars b = { .on = false };
+	struct sfs_store_progress pr = img_bars_progress(&b);
 	char err[1024], human[32];
 	int rc;
 
-	if (was == SFS_PROV_EAGERZEROEDTHICK && (mi->flags & SFS_MAP_F_ZEROED)) {
-		struct sfs_sidecar file;
-		char fname[SFS_NAME_MAX + 8];
-
-		/* The sidecar may still say the old mode (a crash after the map was rewritten). */
-		sfs_sidecar_name(fname, sizeof(fname), ss->ref->name);
-		if (sfs_sidecar_load(ss->store_fd, fname, &file, NULL, 0) == 0 &&
-		    file.prov != SFS_PROV_EAGERZEROEDTHICK && img_save_sidecar(ss, &sc) < 0)
-			return 1;
+	tool_catch_signals();
+	rc = sfs_store_inflate(ss->store, ss->im, &pr, err, sizeof(err));
+	img_bars_end(&b);
+	if (rc == 1) {
 		printf("%s: already eagerzeroedthick\n", ss->ref->path);
 		return 0;
 	}
-	tool_catch_signals();
-	tool_progress_bar_start(&p, "zeroing");
-	rc = sfs_image_fill(ss->im, tool_progress_bar_cb, &p);
-	tool_progress_bar_end(&p);
 	if (rc == -ECANCELED) {
 		tool_error("inflate interrupted: %s is still %s, %llu of %llu blocks allocated; "
 			   "run inflate again to finish", ss->ref->path, sfs_prov_name(was),
@@ -67,22 +53,9 @@ static int inflate(struct img_session *ss)
 		return 130;
 	}
 	if (rc < 0) {
-		tool_error("%s: zeroing failed: %s", ss->ref->path, strerror(-rc));
+		tool_error("%s: %s", ss->ref->path, err);
 		return 1;
 	}
-	if (img_session_intent(ss, SFS_INFLATE_SUFFIX, "inflate\n") < 0)
-		return 1;
-	rc = sfs_image_set_provisioning(ss->im, ss->state_fd, SFS_PROV_EAGERZEROEDTHICK,
-					mi->flags | SFS_MAP_F_ZEROED, err, sizeof(err));
-	if (rc < 0) {
-		tool_error("%s", err);
-		sfs_intent_drop(ss->state_fd, ss->ref->name, SFS_INFLATE_SUFFIX);
-		return 1;
-	}
-	sc.prov = SFS_PROV_EAGERZEROEDTHICK;
-	if (img_save_sidecar(ss, &sc) < 0)
-		return 1;      /* the record stays: the next start rewrites the sidecar */
-	sfs_intent_drop(ss->state_fd, ss->ref->name, SFS_INFLATE_SUFFIX);
 	sfs_format_human(sfs_blocks_bytes(&g, 0, nb) - before_bytes, human, sizeof(human));
 	printf("inflated %s: %s -> eagerzeroedthick, %llu of %llu blocks zeroed now (%s)\n",
 	       ss->ref->path, sfs_prov_name(was), (unsigned long long)(nb - before),

@@ -142,3 +142,29 @@ int img_session_intent(struct img_session *ss, const char *suffix, const char *t
 		tool_error("%s/%s: cannot write: %s", ss->ref->store, SFS_STATE_DIR, strerror(-rc));
 	return rc < 0 ? -1 : 0;
 }
+
+void img_bars_end(struct img_bars *b)
+{
+	if (b->on)
+		tool_progress_bar_end(&b->p);
+	b->on = false;
+}
+
+static int bars_phase(void *ctx, const char *name)
+{
+	struct img_bars *b = ctx;
+
+	img_bars_end(b);
+	if (name && !tool_interrupted) {
+		tool_progress_bar_start(&b->p, name);
+		b->on = true;
+	}
+	return tool_interrupted != 0;
+}
+
+struct sfs_store_progress img_bars_progress(struct img_bars *b)
+{
+	struct sfs_store_progress pr = { bars_phase, tool_progress_bar_cb, b };
+
+	return pr;
+}
