@@ -2,8 +2,9 @@
 /*
  * test_steps.c - every multi-file operation of the store cut at every step.
  *
- * Create, grow, rename (onto a free name and onto an image) and unlink
- * call sfs_step() between their steps (core/step.h).  For each operation
+ * Create, grow, rename (onto a free name and onto an image), unlink, and
+ * the tools' make (a raw file copied in, eagerzeroedthick zeroed) and
+ * inflate call sfs_step() between their steps (core/step.h).  For each operation
  * and each step n this test
  *   - fails the operation after step n (the hook returns -EIO): the call
  *     returns -EIO and the store is as before the operation, or as after
@@ -16,7 +17,8 @@
  *     intent record, every sidecar saying its map's size, every backing
  *     file at least that long, a failed grow's extension and reservation
  *     given back.
- * Grows run for each provisioning mode.
+ * Grows, makes and inflates run for each provisioning mode (inflate for
+ * those it converts).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -218,6 +221,8 @@ static void expect_clean(const char *names, const char *what)
 	cr_assert_geq(sfd, 0);
 	cr_expect(!state_has_suffix(".grow", found, sizeof(found)), "%s: %s left", what, found);
 	cr_expect(!state_has_suffix(".unlink", found, sizeof(found)), "%s: %s left", what, found);
+	cr_expect(!state_has_suffix(".create", found, sizeof(found)), "%s: %s left", what, found);
+	cr_expect(!state_has_suffix(".inflate", found, sizeof(found)), "%s: %s left", what, found);
 	cr_expect_eq(count_tmp(ts.fd), 0, "%s: temporary file in the store", what);
 	snprintf(copy, sizeof(copy), "%s", names);
 	for (char *n = strtok_r(copy, " ", &save); n; n = strtok_r(NULL, " ", &save)) {
@@ -374,6 +379,75 @@ static void expect_trim(struct sfs_store *s, bool after, const char *what)
 	sfs_store_put(s, im);
 }
 
+/* The mode of the images of the cut running now. */
+static enum sfs_prov cur_prov;
+
+/* The mode image name has: its map's, and the one it is served with. */
+static void expect_prov(struct sfs_store *s, const char *name, enum sfs_prov prov, const char *what)
+{
+	struct sfs_image *im = get(s, name);
+	const struct sfs_map_info *mi = sfs_map_info(sfs_image_map(im));
+
+	cr_expect_eq(mi->prov, prov, "%s: %s's map says mode %d, expected %d", what, name, mi->prov, prov);
+	cr_expect_eq(sfs_image_sidecar(im).prov, prov, "%s: %s served as mode %d, expected %d", what, name,
+		     sfs_image_sidecar(im).prov, prov);
+	if (prov == SFS_PROV_EAGERZEROEDTHICK)
+		cr_expect(mi->flags & SFS_MAP_F_ZEROED, "%s: %s not recorded zeroed", what, name);
+	sfs_store_put(s, im);
+}
+
+/* Image c (1 MiB 4kn, cur_prov) made from a raw file holding 0x63 at 0 and 512K. */
+static int run_make(struct sfs_store *s)
+{
+	struct sfs_sidecar sc;
+	unsigned char buf[4096];
+	char err[512] = "";
+	int fd = memfd_create("raw", 0), rc;
+
+	cr_assert_geq(fd, 0);
+	memset(buf, 0x63, sizeof(buf));
+	cr_assert_eq(ftruncate(fd, SIZE), 0);
+	cr_assert_eq(pwrite(fd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
+	cr_assert_eq(pwrite(fd, buf, sizeof(buf), 512 * KiB), (ssize_t)sizeof(buf));
+	sfs_sidecar_defaults(&sc);
+	sc.size = SIZE;
+	sc.lss = sc.pss = 4096;
+	sc.block_size = 64 * KiB;
+	sc.prov = cur_prov;
+	rc = sfs_store_make_image(s, "c", &sc, fd, NULL, err, sizeof(err));
+	close(fd);
+	return rc;
+}
+
+static void expect_make(struct sfs_store *s, bool after, const char *what)
+{
+	expect_image(s, "a", SIZE, 0x61, what);
+	if (after) {
+		expect_image(s, "c", SIZE, 0x63, what);
+		expect_prov(s, "c", cur_prov, what);
+	} else {
+		cr_expect(!tmp_exists(ts.fd, "c") && !tmp_exists(ts.fd, "c.json"), "%s: files of c left", what);
+	}
+}
+
+static int run_inflate(struct sfs_store *s)
+{
+	struct sfs_image *im = get(s, "a");
+	char err[512] = "";
+	int rc = sfs_store_inflate(s, im, NULL, err, sizeof(err));
+
+	sfs_store_put(s, im);
+	return rc;
+}
+
+static void expect_inflate(struct sfs_store *s, bool after, const char *what)
+{
+	expect_image(s, "a", SIZE, 0x61, what);
+	expect_image(s, "b", SIZE, 0x62, what);
+	expect_prov(s, "a", after ? SFS_PROV_EAGERZEROEDTHICK : cur_prov, what);
+	expect_prov(s, "b", cur_prov, what);
+}
+
 static const struct op ops[] = {
 	{ "trim", 3, 2, 2, run_trim, "a b c", "a b c", expect_trim },
 	{ "create", 2, 99, 1, run_create, "a b", "a b c", expect_create },
@@ -381,6 +455,8 @@ static const struct op ops[] = {
 	{ "rename", 2, 2, 1, run_rename_free, "a b", "b c", expect_rename_free },
 	{ "rename", 2, 2, 1, run_rename_replace, "a b", "b", expect_rename_replace },
 	{ "unlink", 3, 2, 2, run_unlink, "a b", "b", expect_unlink },
+	{ "make", 4, 99, 4, run_make, "a b", "a b c", expect_make },
+	{ "inflate", 4, 3, 3, run_inflate, "a b", "a b", expect_inflate },
 };
 
 static void cut(const struct op *op, int n, enum mode mode, enum sfs_prov prov)
@@ -392,6 +468,7 @@ static void cut(const struct op *op, int n, enum mode mode, enum sfs_prov prov)
 	snprintf(what, sizeof(what), "%s (%s) %s after step %d", op->name, op->before == op->after ? "" :
 		 op->after, mode == FAIL ? "failing" : "crashing", n);
 	make_images(prov);
+	cur_prov = prov;
 	logcap_clear(&cap);
 	hook_op = op->name;
 	hook_n = n;
@@ -439,7 +516,11 @@ ParameterizedTest(enum sfs_prov *prov, steps, every_step)
 {
 	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
 		/* the namespace operations do not depend on the mode: once is enough */
-		if (*prov != SFS_PROV_THIN && strcmp(ops[i].name, "grow") != 0 && strcmp(ops[i].name, "trim") != 0)
+		if (*prov != SFS_PROV_THIN && strcmp(ops[i].name, "grow") != 0 && strcmp(ops[i].name, "trim") != 0 &&
+		    strcmp(ops[i].name, "make") != 0 && strcmp(ops[i].name, "inflate") != 0)
+			continue;
+		/* an eagerzeroedthick image is inflated already: no step */
+		if (*prov == SFS_PROV_EAGERZEROEDTHICK && strcmp(ops[i].name, "inflate") == 0)
 			continue;
 		for (int n = 1; n <= ops[i].steps; n++) {
 			cut(&ops[i], n, FAIL, *prov);
