@@ -283,8 +283,4 @@ int sfs_image_fd(const struct sfs_image *im);
 /* True when the image's backing I/O is O_DIRECT (aligned transfers). */
 bool sfs_image_direct(const struct sfs_image *im);
 
-/* The range lock every request takes, or NULL when every transfer is
- * O_DIRECT and none is taken (for tests; decided at open). */
-struct sfs_rangelock *sfs_image_rangelock(struct sfs_image *im);
-
 #endif

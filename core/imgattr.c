@@ -202,8 +202,3 @@ bool sfs_image_direct(const struct sfs_image *im)
 {
 	return im->fdc ? im->direct : im->dfd >= 0;
 }
-
-struct sfs_rangelock *sfs_image_rangelock(struct sfs_image *im)
-{
-	return __atomic_load_n(&im->ranged, __ATOMIC_SEQ_CST) ? im->rl : NULL;
-}

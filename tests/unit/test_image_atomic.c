@@ -6,19 +6,114 @@
  * With buffered backing I/O (SFS_IMAGE_BUFFERED) a reader racing a writer
  * of one sector (512n, 4kn; 512e in logical and in whole physical
  * sectors, read in logical ones) sees the old or the new contents, never
- * a mix, over 200,000 reads.  The range lock that gives it is taken where
- * a transfer can go through the page cache and not where every transfer
- * is O_DIRECT; and through it, with a range held by the test: a read
- * waits for a writer of its range, writes, discards, write-zeroes and
- * allocations wait for a reader, and requests beside the held range go
- * on, beside it and beside the request waiting for it.  Each test gets
- * its own store directory (mkdtemp).
+ * a mix, over 200,000 reads.  The range lock that gives it is seen from
+ * outside, through a gate this file puts in the backing I/O (it defines
+ * pread and pwrite, as test_faults.c does, and holds one call at a chosen
+ * offset until the test opens the gate), so that a request sits in the
+ * middle of its transfer:
+ *   - where a transfer can go through the page cache, a read of a sector
+ *     whose write is held waits for it; where every transfer is O_DIRECT
+ *     it does not (no range lock is taken);
+ *   - a read waits for a held writer of its range; writes, discards,
+ *     write-zeroes and allocations wait for a held reader; requests beside
+ *     the held range go on, beside it and beside the request waiting for
+ *     it; and the read after the wait sees the held write.
+ * Each test gets its own store directory (mkdtemp).
  */
+#include <dlfcn.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
 
 #include "image_fixture.h"
-#include "rangelock.h"
+
+/* ---- the gate in the backing I/O ---- */
+
+static struct {
+	pthread_mutex_t lk;
+	pthread_cond_t cv;
+	char armed;             /* 'r': hold the next pread, 'w': the next pwrite, covering at; 0: none */
+	uint64_t at;
+	bool held;              /* a call is held */
+	bool open;              /* and may go on */
+} gate = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, false, false };
+
+/* Hold the next pread ('r') or pwrite ('w') whose range covers byte at. */
+static void gate_arm(char which, uint64_t at)
+{
+	pthread_mutex_lock(&gate.lk);
+	gate.armed = which;
+	gate.at = at;
+	gate.held = gate.open = false;
+	pthread_mutex_unlock(&gate.lk);
+}
+
+/* Wait (up to 10 s) until a call is held. */
+static bool gate_until_held(void)
+{
+	for (int i = 0; i < 10000; i++) {
+		bool h;
+
+		pthread_mutex_lock(&gate.lk);
+		h = gate.held;
+		pthread_mutex_unlock(&gate.lk);
+		if (h)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+static void gate_open(void)
+{
+	pthread_mutex_lock(&gate.lk);
+	gate.open = true;
+	pthread_cond_broadcast(&gate.cv);
+	pthread_mutex_unlock(&gate.lk);
+}
+
+/* A pread or pwrite of n bytes at off passes here first. */
+static void gate_pass(char which, size_t n, off_t off)
+{
+	pthread_mutex_lock(&gate.lk);
+	if (gate.armed == which && (uint64_t)off <= gate.at && gate.at < (uint64_t)off + n) {
+		gate.armed = 0;
+		gate.held = true;
+		pthread_cond_broadcast(&gate.cv);
+		while (!gate.open)
+			pthread_cond_wait(&gate.cv, &gate.lk);
+	}
+	pthread_mutex_unlock(&gate.lk);
+}
+
+/* Under -D_FILE_OFFSET_BITS=64 (as core is built) the calls are to pread64 and pwrite64. */
+static void *libc_fn(const char *name)
+{
+	void *p = dlsym(RTLD_NEXT, name);
+
+	if (!p)
+		abort();
+	return p;
+}
+
+ssize_t pread64(int fd, void *buf, size_t n, off_t off)
+{
+	static ssize_t (*real)(int, void *, size_t, off_t);
+
+	if (!real)
+		real = (ssize_t (*)(int, void *, size_t, off_t))libc_fn("pread64");
+	gate_pass('r', n, off);
+	return real(fd, buf, n, off);
+}
+
+ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
+{
+	static ssize_t (*real)(int, const void *, size_t, off_t);
+
+	if (!real)
+		real = (ssize_t (*)(int, const void *, size_t, off_t))libc_fn("pwrite64");
+	gate_pass('w', n, off);
+	return real(fd, buf, n, off);
+}
 
 /* ---- the race ---- */
 
@@ -123,35 +218,7 @@ static unsigned dio_offset_align(void)
 	return a;
 }
 
-Test(image, range_lock_only_where_a_transfer_can_be_buffered)
-{
-	static const uint32_t sec[3][2] = { { 512, 512 }, { 512, 4096 }, { 4096, 4096 } };
-
-	for (int i = 0; i < 3; i++) {
-		struct sfs_sidecar sc = sidecar(SFS_PROV_THIN, sec[i][0], sec[i][1], SIZE, BS, true);
-		const char *d = sfs_sector_name(sec[i][0], sec[i][1]);
-		struct sfs_image *im = open_flags(&sc, SFS_IMAGE_STATS | SFS_IMAGE_BUFFERED);
-		unsigned align;
-
-		cr_expect_not_null(sfs_image_rangelock(im), "%s, buffered: no range lock", d);
-		cr_assert_eq(sfs_image_close(im), 0);
-		im = open_flags(&sc, SFS_IMAGE_STATS);
-		align = dio_offset_align();
-		if (!sfs_image_direct(im))
-			cr_expect_not_null(sfs_image_rangelock(im), "%s, no O_DIRECT here: no range lock", d);
-		else if (sec[i][0] % align)
-			cr_expect_not_null(sfs_image_rangelock(im),
-					   "%s on a filesystem with %u-byte direct I/O: no range lock", d, align);
-		else
-			cr_expect_null(sfs_image_rangelock(im), "%s, every transfer O_DIRECT (%u-byte alignment): "
-				       "requests take a range lock they do not need", d, align);
-		cr_assert_eq(sfs_image_close(im), 0);
-		cr_assert_eq(unlinkat(ts.fd, NAME, 0), 0);
-		cr_assert_eq(unlinkat(ts.statefd, NAME ".map", 0), 0);
-	}
-}
-
-/* A request in a thread of its own, made while the test holds a range. */
+/* A request in a thread of its own, made while the gate holds another one. */
 enum op { OP_READ, OP_WRITE, OP_DISCARD, OP_ZERO, OP_ALLOC };
 
 struct call {
@@ -160,7 +227,7 @@ struct call {
 	uint64_t off;
 	size_t len;
 	unsigned char *buf;
-	atomic_int done;
+	atomic_int started, done;
 	long rc;
 	pthread_t th;
 };
@@ -169,6 +236,7 @@ static void *call_main(void *arg)
 {
 	struct call *c = arg;
 
+	atomic_store(&c->started, 1);
 	switch (c->op) {
 	case OP_READ: c->rc = sfs_image_read(c->im, c->buf, c->len, c->off); break;
 	case OP_WRITE: c->rc = sfs_image_write(c->im, c->buf, c->len, c->off); break;
@@ -180,18 +248,77 @@ static void *call_main(void *arg)
 	return NULL;
 }
 
-/* Wait (up to 10 s) until n requests wait in rl. */
-static bool until_waiting(struct sfs_rangelock *rl, unsigned n)
+static void call_start(struct call *c)
 {
-	for (int i = 0; i < 10000; i++) {
-		unsigned h, w;
+	cr_assert_eq(pthread_create(&c->th, NULL, call_main, c), 0);
+	while (!atomic_load(&c->started))
+		usleep(100);
+}
 
-		sfs_rangelock_count(rl, &h, &w);
-		if (w == n)
+/* Does c end within ms milliseconds? */
+static bool call_ends_within(struct call *c, int ms)
+{
+	for (int i = 0; i < ms; i++) {
+		if (atomic_load(&c->done))
 			return true;
 		usleep(1000);
 	}
-	return false;
+	return atomic_load(&c->done);
+}
+
+/* With the write of one logical sector at off held in its transfer, does a read of it wait? */
+static bool read_waits_for_a_held_write(struct sfs_image *im, uint32_t lss, uint64_t off)
+{
+	unsigned char *w = malloc(lss), *r = malloc(lss);
+	struct call a = { .im = im, .op = OP_WRITE, .off = off, .len = lss, .buf = w };
+	struct call b = { .im = im, .op = OP_READ, .off = off, .len = lss, .buf = r };
+	bool waited;
+
+	cr_assert(w && r);
+	memset(w, 0x3c, lss);
+	cr_assert_eq(sfs_image_write(im, w, lss, off), (ssize_t)lss, "the block allocated first");
+	gate_arm('w', off);
+	call_start(&a);
+	cr_assert(gate_until_held(), "the write did not reach the backing file");
+	call_start(&b);
+	waited = !call_ends_within(&b, 200);
+	gate_open();
+	pthread_join(a.th, NULL);
+	pthread_join(b.th, NULL);
+	cr_expect_eq(a.rc, (long)lss);
+	cr_expect_eq(b.rc, (long)lss);
+	free(w);
+	free(r);
+	return waited;
+}
+
+Test(image, range_lock_only_where_a_transfer_can_be_buffered)
+{
+	static const uint32_t sec[3][2] = { { 512, 512 }, { 512, 4096 }, { 4096, 4096 } };
+
+	for (int i = 0; i < 3; i++) {
+		struct sfs_sidecar sc = sidecar(SFS_PROV_THIN, sec[i][0], sec[i][1], SIZE, BS, true);
+		const char *d = sfs_sector_name(sec[i][0], sec[i][1]);
+		struct sfs_image *im = open_flags(&sc, SFS_IMAGE_STATS | SFS_IMAGE_BUFFERED);
+		unsigned align;
+		bool waited;
+
+		cr_expect(read_waits_for_a_held_write(im, sec[i][0], 2 * BS), "%s, buffered: no range lock", d);
+		cr_assert_eq(sfs_image_close(im), 0);
+		im = open_flags(&sc, SFS_IMAGE_STATS);
+		align = dio_offset_align();
+		waited = read_waits_for_a_held_write(im, sec[i][0], 2 * BS);
+		if (!sfs_image_direct(im))
+			cr_expect(waited, "%s, no O_DIRECT here: no range lock", d);
+		else if (sec[i][0] % align)
+			cr_expect(waited, "%s on a filesystem with %u-byte direct I/O: no range lock", d, align);
+		else
+			cr_expect(!waited, "%s, every transfer O_DIRECT (%u-byte alignment): "
+				  "requests take a range lock they do not need", d, align);
+		cr_assert_eq(sfs_image_close(im), 0);
+		cr_assert_eq(unlinkat(ts.fd, NAME, 0), 0);
+		cr_assert_eq(unlinkat(ts.statefd, NAME ".map", 0), 0);
+	}
 }
 
 static const char *op_name(enum op op)
@@ -205,34 +332,40 @@ Test(image, buffered_requests_wait_for_a_conflicting_range)
 {
 	struct sfs_sidecar sc = sidecar(SFS_PROV_THIN, 512, 4096, SIZE, BS, true);
 	struct sfs_image *im = open_flags(&sc, SFS_IMAGE_STATS | SFS_IMAGE_BUFFERED);
-	struct sfs_rangelock *rl = sfs_image_rangelock(im);
 	unsigned char *model = new_model(SIZE);
-	const uint64_t off = 2 * BS + 4096;           /* the test holds [off + 512, off + 1024) */
-	unsigned char other[512];
+	const uint64_t off = 2 * BS + 4096;           /* the held request covers [off + 512, off + 1024) */
+	unsigned char other[512], held_buf[512];
 
-	cr_assert_not_null(rl);
 	put(im, model, 0, 4 * BS, 1);
 	for (enum op op = OP_READ; op <= OP_ALLOC; op++) {
 		struct call c = { .im = im, .op = op, .off = off, .len = 4096 };
-		struct sfs_range held;
+		/* a read waits for a writer; everything else for a reader */
+		struct call h = { .im = im, .op = op == OP_READ ? OP_WRITE : OP_READ, .off = off + 512,
+				  .len = 512, .buf = held_buf };
 
 		c.buf = malloc(c.len);
 		cr_assert_not_null(c.buf);
 		fill(c.buf, c.len, off, 10 + op);
-		/* a read waits for a writer; everything else for a reader */
-		cr_assert_eq(sfs_rangelock_lock(rl, &held, off + 512, 512, op == OP_READ), 0);
-		cr_assert_eq(pthread_create(&c.th, NULL, call_main, &c), 0);
-		cr_assert(until_waiting(rl, 1), "%s of a held range did not wait for it", op_name(op));
-		usleep(20000);
-		cr_expect_eq(atomic_load(&c.done), 0, "%s returned while the range was held", op_name(op));
+		fill(held_buf, sizeof(held_buf), off + 512, 30 + op);
+		gate_arm(h.op == OP_WRITE ? 'w' : 'r', off + 512);
+		call_start(&h);
+		cr_assert(gate_until_held(), "%s: the held request did not reach the backing file", op_name(op));
+		call_start(&c);
+		cr_expect(!call_ends_within(&c, 50), "%s returned while the range was held", op_name(op));
 		/* beside the held range and the waiting request: a write and reads go on */
 		put(im, model, off + 4096, 512, 20 + op);
 		cr_expect_eq(sfs_image_read(im, other, 512, off - 512), 512, "a read beside the held range");
 		cr_expect_eq(sfs_image_read(im, other, 512, off + 4096), 512, "a read beside the held range");
 		cr_expect_eq(first_diff(other, model + off + 4096, 512), 512);
-		sfs_rangelock_unlock(rl, &held);
+		gate_open();
+		pthread_join(h.th, NULL);
 		pthread_join(c.th, NULL);
 		cr_expect(atomic_load(&c.done));
+		cr_expect_eq(h.rc, 512, "the held %s: %ld", op_name(h.op), h.rc);
+		if (h.op == OP_WRITE)
+			memcpy(model + off + 512, held_buf, sizeof(held_buf));
+		else
+			cr_expect_eq(first_diff(held_buf, model + off + 512, 512), 512, "the held read");
 		cr_expect_eq(c.rc, op <= OP_WRITE ? 4096 : 0, "%s: %ld", op_name(op), c.rc);
 		if (op == OP_WRITE)
 			memcpy(model + off, c.buf, c.len);

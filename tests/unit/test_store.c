@@ -11,7 +11,8 @@
  * noreplace, the journal), an interrupted rename finished at open, resize
  * rewriting the sidecar (and only the sidecar of the image's current name:
  * not for an unlinked or replaced image still held open), a damaged map
- * refused with a message, sorted listing, rescan and flush_all, the tally
+ * refused with a message, sorted listing, rescan, every map made durable
+ * by the close, the tally
  * of served and refused images.  Messages
  * are captured with the log sink of tmpstore.h.  Each test gets its own
  * mkdtemp store, removed by the fixture.
@@ -927,7 +928,7 @@ Test(store, rescan_picks_up_new_sidecars)
 	cr_expect_eq(sfs_store_close(s), 0);
 }
 
-Test(store, flush_all_makes_maps_durable)
+Test(store, close_makes_every_map_durable)
 {
 	struct sfs_store *s;
 	struct sfs_image *im;
