@@ -2,8 +2,9 @@
 /*
  * step.h - the steps of the store's multi-file operations, for tests.
  *
- * Create, grow, rename and unlink each change several files in a fixed
- * order (written down in store.c and grow.c).  Between two steps they call
+ * Create, grow, rename and unlink, and the tools' make and inflate, each
+ * change several files in a fixed order (written down in store.c, grow.c
+ * and storemake.c).  Between two steps they call
  * sfs_step(op, n); when a test has set sfs_step_hook, a non-zero return
  * (a negative errno) makes the operation fail right there, as if step n
  * had failed, and a hook that never returns (_exit in a forked child)
