@@ -153,10 +153,10 @@ int sfs_image_fill(struct sfs_image *im, sfs_progress_fn fn, void *ctx)
 {
 	int rc = sfs_image_pin(im);
 
-	if (rc < 0)
-		return rc;
-	rc = zero_blocks(im, false, fn, ctx);
-	sfs_image_unpin(im);
+	if (rc == 0) {
+		rc = zero_blocks(im, false, fn, ctx);
+		sfs_image_unpin(im);
+	}
 	return rc;
 }
 
@@ -164,10 +164,10 @@ int sfs_image_make_eager(struct sfs_image *im)
 {
 	int rc = sfs_image_pin(im);
 
-	if (rc < 0)
-		return rc;
-	rc = mark_zeroed(im);
-	sfs_image_unpin(im);
+	if (rc == 0) {
+		rc = mark_zeroed(im);
+		sfs_image_unpin(im);
+	}
 	return rc == 1 ? -EAGAIN : rc;
 }
 

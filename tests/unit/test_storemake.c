@@ -42,17 +42,11 @@
 
 static struct tmpstore ts;
 static struct logcap cap;
-static struct sfs_store_opts opts;
 
 static void setup(void)
 {
 	tmpstore_make(&ts, "storemake", true);
 	logcap_init(&cap);
-	memset(&opts, 0, sizeof(opts));
-	sfs_sidecar_defaults(&opts.defaults);
-	opts.log = logcap_sink(&cap);
-	opts.holder = "test_storemake";
-	opts.lazy = true;
 }
 
 static void teardown(void)
@@ -64,12 +58,15 @@ TestSuite(storemake, .init = setup, .fini = teardown, .timeout = 30);
 
 /* ---- helpers ---- */
 
+/* The store, opened lazily (as the tools open it), its log captured. */
 static struct sfs_store *open_store(void)
 {
+	struct sfs_store_opts o = { .log = logcap_sink(&cap), .holder = "test_storemake", .lazy = true };
 	struct sfs_store *s = NULL;
 	char err[1024] = "";
 
-	cr_assert_eq(sfs_store_open(ts.path, &opts, &s, err, sizeof(err)), 0, "open: %s", err);
+	sfs_sidecar_defaults(&o.defaults);
+	cr_assert_eq(sfs_store_open(ts.path, &o, &s, err, sizeof(err)), 0, "open: %s", err);
 	return s;
 }
 
@@ -138,16 +135,15 @@ static struct sfs_image *get(struct sfs_store *s, const char *name)
 	return im;
 }
 
+/* The 4 KiB at off of im all read v. */
 static void expect_bytes(struct sfs_image *im, uint64_t off, int v, const char *what)
 {
-	unsigned char buf[4096];
-	size_t i = 0;
+	unsigned char got[4096], want[4096];
 
-	cr_assert_eq(sfs_image_read(im, buf, sizeof(buf), off), (ssize_t)sizeof(buf), "%s", what);
-	while (i < sizeof(buf) && buf[i] == v)
-		i++;
-	cr_expect_eq(i, sizeof(buf), "%s: byte %llu is 0x%02x, expected 0x%02x", what,
-		     (unsigned long long)(off + i), i < sizeof(buf) ? buf[i] : 0, v);
+	memset(want, v, sizeof(want));
+	cr_assert_eq(sfs_image_read(im, got, sizeof(got), off), (ssize_t)sizeof(got), "%s", what);
+	cr_expect_eq(memcmp(got, want, sizeof(got)), 0, "%s: the 4 KiB at %llu do not all read 0x%02x", what,
+		     (unsigned long long)off, v);
 }
 
 /* Nothing of image name in the store: no file, no record, no temporary file. */
