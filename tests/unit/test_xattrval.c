@@ -41,23 +41,27 @@ static void expect_value(const struct sfs_sidecar *sc, const char *name, const c
 
 Test(xattrval, values_of_each_format)
 {
-	struct sfs_sidecar n512 = sidecar(512, 512, SFS_PROV_THIN, 1 << 20);
-	struct sfs_sidecar e512 = sidecar(512, 4096, SFS_PROV_ZEROEDTHICK, 64 << 20);
-	struct sfs_sidecar k4 = sidecar(4096, 4096, SFS_PROV_EAGERZEROEDTHICK, 4096);
+	static const struct {
+		uint32_t lss, pss;
+		enum sfs_prov prov;
+		uint64_t block;
+		const char *want[5];   /* the values of keys[] */
+	} formats[] = {
+		{ 512, 512, SFS_PROV_THIN, 1 << 20, { "512", "512", "512n", "thin", "1048576" } },
+		{ 512, 4096, SFS_PROV_ZEROEDTHICK, 64 << 20, { "512", "4096", "512e", "zeroedthick", "67108864" } },
+		{ 4096, 4096, SFS_PROV_EAGERZEROEDTHICK, 4096, { "4096", "4096", "4kn", "eagerzeroedthick", "4096" } },
+	};
+	static const char *const keys[5] = {
+		SFS_XATTR_PREFIX "logical_sector_size", SFS_XATTR_PREFIX "physical_sector_size",
+		SFS_XATTR_PREFIX "sector", SFS_XATTR_PREFIX "provisioning", SFS_XATTR_PREFIX "block_size",
+	};
 
-	expect_value(&n512, SFS_XATTR_PREFIX "logical_sector_size", "512");
-	expect_value(&n512, SFS_XATTR_PREFIX "physical_sector_size", "512");
-	expect_value(&n512, SFS_XATTR_PREFIX "sector", "512n");
-	expect_value(&n512, SFS_XATTR_PREFIX "provisioning", "thin");
-	expect_value(&n512, SFS_XATTR_PREFIX "block_size", "1048576");
-	expect_value(&e512, SFS_XATTR_PREFIX "physical_sector_size", "4096");
-	expect_value(&e512, SFS_XATTR_PREFIX "sector", "512e");
-	expect_value(&e512, SFS_XATTR_PREFIX "provisioning", "zeroedthick");
-	expect_value(&e512, SFS_XATTR_PREFIX "block_size", "67108864");
-	expect_value(&k4, SFS_XATTR_PREFIX "logical_sector_size", "4096");
-	expect_value(&k4, SFS_XATTR_PREFIX "sector", "4kn");
-	expect_value(&k4, SFS_XATTR_PREFIX "provisioning", "eagerzeroedthick");
-	expect_value(&k4, SFS_XATTR_PREFIX "block_size", "4096");
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+		struct sfs_sidecar sc = sidecar(formats[i].lss, formats[i].pss, formats[i].prov, formats[i].block);
+
+		for (size_t k = 0; k < 5; k++)
+			expect_value(&sc, keys[k], formats[i].want[k]);
+	}
 }
 
 Test(xattrval, a_sector_pair_without_a_name_has_no_sector)
