@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xattr.c - the user.sectorfs.* attributes of an image: its format for
+ * scripts (core/xattrval.h renders the values), and setting the format of
+ * an image just created, before it holds anything (the store checks
+ * that).  Other attributes: none on read (ls -l asks every file for
+ * security.selinux and system.posix_acl_access), ENOTSUP on write.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "ops_impl.h"
+#include "xattrval.h"
+
+struct xattr_req {
+	const char *name;
+	char *value;
+	size_t size;
+};
+
+static int do_getxattr(struct sfs_fs *fs, struct sfs_image *im, const void *arg)
+{
+	const struct xattr_req *r = arg;
+	struct sfs_sidecar sc;
+	char v[SFS_XATTR_VALUE_MAX];
+	int n;
+
+	if (!im)
+		return -ENODATA;
+	sc = sfs_image_sidecar(im);
+	n = sfs_xattr_value(&sc, r->name, v, sizeof(v));
+	if (n < 0 || r->size == 0)
+		return n;
+	if ((size_t)n > r->size)
+		return -ERANGE;
+	memcpy(r->value, v, (size_t)n);
+	return n;
+}
+
+int sfs_getxattr(const char *path, const char *name, char *value, size_t size)
+{
+	struct xattr_req r = { name, value, size };
+
+	/* ls -l asks every file for security.selinux and system.posix_acl_access: none here */
+	if (!sfs_xattr_key(name))
+		return -ENODATA;
+	return sfs_with_image(path, NULL, do_getxattr, &r);
+}
+
+static int do_listxattr(struct sfs_fs *fs, struct sfs_image *im, const void *arg)
+{
+	const struct xattr_req *r = arg;
+	size_t len;
+	const char *names = sfs_xattr_names(&len);
+
+	if (!im)
+		return 0;
+	if (r->size == 0)
+		return (int)len;
+	if (r->size < len)
+		return -ERANGE;
+	memcpy(r->value, names, len);
+	return (int)len;
+}
+
+int sfs_listxattr(const char *path, char *list, size_t size)
+{
+	struct xattr_req r = { NULL, list, size };
+
+	return sfs_with_image(path, NULL, do_listxattr, &r);
+}
+
+struct xattr_set {
+	const char *key;      /* after the prefix */
+	char value[SFS_XATTR_VALUE_MAX];
+};
+
+static int do_setxattr(struct sfs_fs *fs, struct sfs_image *im, const void *arg)
+{
+	const struct xattr_set *x = arg;
+
+	return im ? sfs_store_set_format(fs->store, im, x->key, x->value) : -EPERM;
+}
+
+/* The format of an image just created, before it holds anything: user.sectorfs.sector,
+ * .provisioning and .block_size (the geometry xattrs stay read-only). */
+int sfs_setxattr(const char *path, const char *name, const char *value, size_t size, int flags)
+{
+	struct xattr_set x;
+
+	x.key = sfs_xattr_key(name);
+	if (!x.key)
+		return -ENOTSUP;
+	if (!sfs_xattr_settable(x.key))
+		return -EPERM;
+	if (sfs_xattr_parse(value, size, x.value, sizeof(x.value)) < 0)
+		return -EINVAL;
+	return sfs_with_image(path, NULL, do_setxattr, &x);
+}
+
+int sfs_removexattr(const char *path, const char *name)
+{
+	return sfs_xattr_key(name) ? -EPERM : -ENOTSUP;
+}
