@@ -370,13 +370,7 @@ static int exec_scale(const struct tool_cmd *self, struct tool_item *item)
 	return rc;
 }
 
-const struct tool_cmd bench_cmd_scale = {
-	.name = "scale",
-	.usage = "[--images N] [options]",
-	.summary = "start-up time, memory and descriptors of a store of many images, idle and under load",
-	.help = help,
-	.opts = scale_opts,
-	.data_size = sizeof(struct scale),
-	.check = check_scale,
-	.exec = exec_scale,
-};
+TOOL_CMD(bench_cmd_scale, "scale", "[--images N] [options]",
+	 "start-up time, memory and descriptors of a store of many images, idle and under load",
+	 .help = help, .opts = scale_opts, .data_size = sizeof(struct scale), .check = check_scale,
+	 .exec = exec_scale);
