@@ -82,7 +82,7 @@ static bool have(const char *cmd)
 {
 	char *argv[] = { (char *)cmd, (char *)"--version", NULL };
 
-	return scale_run(argv, NULL) == 0;
+	return bench_run_cmd(argv, NULL, "/dev/null") == 0;
 }
 
 /* The read and write IOPS summed over the jobs of fio's JSON output in path. */
@@ -187,7 +187,7 @@ static double qd1_reads(struct scale *sc, const char *path)
 	snprintf(outopt, sizeof(outopt), "--output=%s", out);
 	snprintf(rt, sizeof(rt), "--runtime=%.0f", sc->cmp_s);
 	snprintf(sz, sizeof(sz), "--size=%llu", (unsigned long long)sc->size);
-	if (scale_run(argv, NULL) != 0 || fio_iops(out, &rd, &wr) < 0)
+	if (bench_run_cmd(argv, NULL, "/dev/null") != 0 || fio_iops(out, &rd, &wr) < 0)
 		return -1;
 	return rd;
 }
