@@ -225,8 +225,9 @@ static inline void logcap_clear(struct logcap *c)
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* Number of captured messages containing every one of the (up to 3) non-NULL needles. */
-static inline unsigned logcap_lines(struct logcap *c, const char *n1, const char *n2, const char *n3)
+/* Number of captured messages (lines) for which match(line, arg) is true. */
+static inline unsigned logcap_count(struct logcap *c, bool (*match)(const char *, const void *),
+				    const void *arg)
 {
 	unsigned hits = 0;
 	char *line, *save = NULL, *copy;
@@ -236,27 +237,39 @@ static inline unsigned logcap_lines(struct logcap *c, const char *n1, const char
 	pthread_mutex_unlock(&c->lock);
 	cr_assert_not_null(copy);
 	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if ((!n1 || strstr(line, n1)) && (!n2 || strstr(line, n2)) && (!n3 || strstr(line, n3)))
+		if (match(line, arg))
 			hits++;
 	free(copy);
 	return hits;
 }
 
+static inline bool logcap_has_all(const char *line, const void *arg)
+{
+	const char *const *n = arg;
+
+	for (int i = 0; i < 3; i++)
+		if (n[i] && !strstr(line, n[i]))
+			return false;
+	return true;
+}
+
+/* Number of captured messages containing every one of the (up to 3) non-NULL needles. */
+static inline unsigned logcap_lines(struct logcap *c, const char *n1, const char *n2, const char *n3)
+{
+	const char *n[3] = { n1, n2, n3 };
+
+	return logcap_count(c, logcap_has_all, n);
+}
+
+static inline bool logcap_at_most(const char *line, const void *arg)
+{
+	return atoi(line) <= *(const int *)arg && strchr(line, '|');
+}
+
 /* Number of captured messages of level at most level (SFS_LOG_ERR = 0 is the most severe). */
 static inline unsigned logcap_level_lines(struct logcap *c, int level)
 {
-	unsigned hits = 0;
-	char *line, *save = NULL, *copy;
-
-	pthread_mutex_lock(&c->lock);
-	copy = strdup(c->buf);
-	pthread_mutex_unlock(&c->lock);
-	cr_assert_not_null(copy);
-	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if (atoi(line) <= level && strchr(line, '|'))
-			hits++;
-	free(copy);
-	return hits;
+	return logcap_count(c, logcap_at_most, &level);
 }
 
 #endif
