@@ -46,16 +46,11 @@ static void setup(void)
 {
 	tmpstore_make(&ts, "store", false);
 	logcap_init(&cap);
-	memset(&opts, 0, sizeof(opts));
-	sfs_sidecar_defaults(&opts.defaults);
-	opts.defaults.lss = 4096;
-	opts.defaults.pss = 4096;
+	tmpstore_opts(&opts, &cap, HOLDER);
 	opts.defaults.prov = SFS_PROV_ZEROEDTHICK;
 	opts.defaults.block_size = 128 * KiB;
 	opts.defaults.zero_offload = false;
 	opts.stats = true;
-	opts.log = logcap_sink(&cap);
-	opts.holder = HOLDER;
 }
 
 static void teardown(void)

@@ -27,6 +27,8 @@
 #include <criterion/criterion.h>
 
 #include "log.h"
+#include "sidecar.h"
+#include "store.h"
 
 #define TMP_STATE_DIR ".sectorfs"
 
@@ -270,6 +272,18 @@ static inline bool logcap_at_most(const char *line, const void *arg)
 static inline unsigned logcap_level_lines(struct logcap *c, int level)
 {
 	return logcap_count(c, logcap_at_most, &level);
+}
+
+/* Store options for a test: zeroed, the sidecar defaults with 4096-byte sectors, the log
+ * into cap, the lock's holder text holder. */
+static inline void tmpstore_opts(struct sfs_store_opts *o, struct logcap *cap, const char *holder)
+{
+	memset(o, 0, sizeof(*o));
+	sfs_sidecar_defaults(&o->defaults);
+	o->defaults.lss = 4096;
+	o->defaults.pss = 4096;
+	o->log = logcap_sink(cap);
+	o->holder = holder;
 }
 
 #endif
