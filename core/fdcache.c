@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "dlist.h"
 #include "fdcache.h"
 
 enum { CLOSED, OPEN, CLOSING };
@@ -74,27 +75,14 @@ static void unlist(struct sfs_fdcache *c, struct sfs_fdslot *s)
 {
 	if (!s->listed)
 		return;
-	if (s->prev)
-		s->prev->next = s->next;
-	else
-		c->head = s->next;
-	if (s->next)
-		s->next->prev = s->prev;
-	else
-		c->tail = s->prev;
+	SFS_DLIST_REMOVE(c->head, c->tail, s);
 	s->prev = s->next = NULL;
 	s->listed = false;
 }
 
 static void list_head(struct sfs_fdcache *c, struct sfs_fdslot *s)
 {
-	s->prev = NULL;
-	s->next = c->head;
-	if (c->head)
-		c->head->prev = s;
-	else
-		c->tail = s;
-	c->head = s;
+	SFS_DLIST_PUSH_FRONT(c->head, c->tail, s);
 	s->listed = true;
 }
 
