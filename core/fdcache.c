@@ -220,10 +220,7 @@ int sfs_fdslot_pin(struct sfs_fdslot *s)
 	if (open)
 		return 0;
 	pthread_mutex_lock(&s->lk);              /* an evictor closing s holds it */
-	pthread_mutex_lock(&c->mu);
-	open = s->state == OPEN;                 /* another pin may have opened it */
-	pthread_mutex_unlock(&c->mu);
-	if (!open) {
+	if (!sfs_fdslot_is_open(s)) {            /* another pin may have opened it */
 		rc = open_slot(s);
 		pthread_mutex_lock(&c->mu);
 		if (rc >= 0) {
@@ -265,13 +262,8 @@ void sfs_fdslot_unpin(struct sfs_fdslot *s, bool close_now)
 
 bool sfs_fdslot_lock(struct sfs_fdslot *s)
 {
-	bool open;
-
 	pthread_mutex_lock(&s->lk);
-	pthread_mutex_lock(&s->cache->mu);
-	open = s->state == OPEN;
-	pthread_mutex_unlock(&s->cache->mu);
-	return open;
+	return sfs_fdslot_is_open(s);
 }
 
 void sfs_fdslot_unlock(struct sfs_fdslot *s)

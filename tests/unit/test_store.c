@@ -926,8 +926,7 @@ Test(store, flush_all_makes_maps_durable)
 {
 	struct sfs_store *s;
 	struct sfs_image *im;
-	struct sfs_map *m = NULL;
-	char err[256] = "";
+	struct sfs_map *m;
 	int fd;
 
 	tmp_write_sidecar(ts.fd, "a", GOOD);
@@ -942,10 +941,10 @@ Test(store, flush_all_makes_maps_durable)
 	/* every image flushed, through the public API: the store's close */
 	cr_expect_eq(sfs_store_close(s), 0);
 	fd = state_fd();
-	cr_assert_eq(sfs_map_open(fd, "a.map", SFS_MAP_RDONLY, NULL, &m, err, sizeof(err)), 0, "%s", err);
+	m = tmp_map_open_ro(fd, "a.map");
 	cr_expect(sfs_map_test(m, 3));
 	sfs_map_close(m);
-	cr_assert_eq(sfs_map_open(fd, "b.map", SFS_MAP_RDONLY, NULL, &m, err, sizeof(err)), 0, "%s", err);
+	m = tmp_map_open_ro(fd, "b.map");
 	cr_expect(sfs_map_test(m, 5));
 	sfs_map_close(m);
 	close(fd);

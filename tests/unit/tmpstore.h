@@ -26,6 +26,7 @@
 
 #include <criterion/criterion.h>
 
+#include "allocmap.h"
 #include "log.h"
 #include "sidecar.h"
 #include "store.h"
@@ -284,6 +285,17 @@ static inline void tmpstore_opts(struct sfs_store_opts *o, struct logcap *cap, c
 	o->defaults.pss = 4096;
 	o->log = logcap_sink(cap);
 	o->holder = holder;
+}
+
+/* The map name in the state directory statefd, opened read-only (the test fails when it
+ * cannot be). */
+static inline struct sfs_map *tmp_map_open_ro(int statefd, const char *name)
+{
+	struct sfs_map *m = NULL;
+	char err[256] = "";
+
+	cr_assert_eq(sfs_map_open(statefd, name, SFS_MAP_RDONLY, NULL, &m, err, sizeof(err)), 0, "%s", err);
+	return m;
 }
 
 #endif
