@@ -18,6 +18,23 @@ _sectorfs_add()
 	done
 }
 
+# _sectorfs_command COMMANDS...: set cmd (the caller's) to the command word of the line, the
+# first that is no option; when there is none yet, complete $cur as an option of the tool or
+# one of COMMANDS and return 1.
+_sectorfs_command()
+{
+	local i
+	cmd=""
+	for ((i = 1; i < COMP_CWORD; i++)); do
+		case ${COMP_WORDS[i]} in
+		-*) ;;
+		*) cmd=${COMP_WORDS[i]}; return 0 ;;
+		esac
+	done
+	if [[ $cur == -* ]]; then _sectorfs_add -h --help -V --version; else _sectorfs_add "$@"; fi
+	return 1
+}
+
 # _sectorfs_images: complete $cur as STORE/NAME: the images of the store
 # directory it names (NAME for every NAME.json there), and directories.
 _sectorfs_images()
@@ -116,22 +133,9 @@ _sectorfs()
 _sectorfs_img()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-	local cmds="create info check resize inflate map" cmd="" i
+	local cmd
 	COMPREPLY=()
-	for ((i = 1; i < COMP_CWORD; i++)); do
-		case ${COMP_WORDS[i]} in
-		-*) ;;
-		*) cmd=${COMP_WORDS[i]}; break ;;
-		esac
-	done
-	if [[ -z $cmd ]]; then
-		if [[ $cur == -* ]]; then
-			_sectorfs_add -h --help -V --version
-		else
-			_sectorfs_add $cmds
-		fi
-		return 0
-	fi
+	_sectorfs_command create info check resize inflate map || return 0
 	case $cmd in
 	create)
 		case $prev in
@@ -198,18 +202,9 @@ _sectorfs_stat()
 
 _sectorfs_bench()
 {
-	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} cmd="" i
+	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} cmd
 	COMPREPLY=()
-	for ((i = 1; i < COMP_CWORD; i++)); do
-		case ${COMP_WORDS[i]} in
-		-*) ;;
-		*) cmd=${COMP_WORDS[i]}; break ;;
-		esac
-	done
-	if [[ -z $cmd ]]; then
-		if [[ $cur == -* ]]; then _sectorfs_add -h --help -V --version; else _sectorfs_add sweep zeroing redo scale; fi
-		return 0
-	fi
+	_sectorfs_command sweep zeroing redo scale || return 0
 	case $prev in
 	--store|--mount) _sectorfs_dirs; return 0 ;;
 	--daemon|--profile-out|--compare|--floor|--svg) _sectorfs_files; return 0 ;;

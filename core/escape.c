@@ -55,7 +55,66 @@ static char short_escape(unsigned char c)
 	return p ? to[p - from] : 0;
 }
 
-int sfs_escape_name(const char *name, bool ascii, char *buf, size_t len)
+/* The ls -b form of the character at p into esc (16 bytes): its length, with *n the bytes of
+ * the name it stands for. */
+static size_t escape_name_char(const unsigned char *p, bool ascii, char *esc, size_t *n)
+{
+	size_t k = 0;
+	uint32_t cp;
+
+	*n = utf8_seq(p, &cp);
+	if (ascii && *n > 1)
+		*n = 0;
+	if (*n > 0 && cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp <= 0x9f) &&
+	    !short_escape(*p)) {
+		memcpy(esc, p, *n);           /* printable: as it is */
+		return *n;
+	}
+	if (*n == 1 && short_escape(*p)) {
+		esc[0] = '\\';
+		esc[1] = short_escape(*p);
+		return 2;
+	}
+	if (*n == 0)
+		*n = 1;                       /* a stray byte, escaped on its own */
+	for (size_t i = 0; i < *n; i++) {
+		esc[k++] = '\\';
+		esc[k++] = (char)('0' + (p[i] >> 6));
+		esc[k++] = (char)('0' + ((p[i] >> 3) & 7));
+		esc[k++] = (char)('0' + (p[i] & 7));
+	}
+	return k;
+}
+
+/* The Prometheus label form of the character at p into esc: as escape_name_char. */
+static size_t escape_label_char(const unsigned char *p, bool ascii, char *esc, size_t *n)
+{
+	static const char hex[] = "0123456789abcdef";
+	uint32_t cp;
+
+	(void)ascii;
+	*n = utf8_seq(p, &cp);
+	if (*n == 0) {                        /* not UTF-8: /xHH */
+		esc[0] = '/';
+		esc[1] = 'x';
+		esc[2] = hex[*p >> 4];
+		esc[3] = hex[*p & 15];
+		*n = 1;
+		return 4;
+	}
+	if (*p == '\\' || *p == '"' || *p == '\n') {
+		esc[0] = '\\';
+		esc[1] = *p == '\n' ? 'n' : (char)*p;
+		return 2;
+	}
+	memcpy(esc, p, *n);
+	return *n;
+}
+
+/* name into buf (len bytes), each character as one_char escapes it: 0, or -ENOSPC with buf
+ * holding what fitted. */
+static int escape_all(const char *name, bool ascii, char *buf, size_t len,
+		      size_t (*one_char)(const unsigned char *, bool, char *, size_t *))
 {
 	const unsigned char *p = (const unsigned char *)name;
 	size_t o = 0;
@@ -64,31 +123,8 @@ int sfs_escape_name(const char *name, bool ascii, char *buf, size_t len)
 		return -ENOSPC;
 	while (*p) {
 		char esc[16];
-		size_t n, k;
-		uint32_t cp;
+		size_t n, k = one_char(p, ascii, esc, &n);
 
-		n = utf8_seq(p, &cp);
-		if (ascii && n > 1)
-			n = 0;
-		if (n > 0 && cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp <= 0x9f) &&
-		    !short_escape(*p)) {
-			memcpy(esc, p, n);            /* printable: as it is */
-			k = n;
-		} else if (n == 1 && short_escape(*p)) {
-			esc[0] = '\\';
-			esc[1] = short_escape(*p);
-			k = 2;
-		} else {
-			if (n == 0)
-				n = 1;                /* a stray byte, escaped on its own */
-			k = 0;
-			for (size_t i = 0; i < n; i++) {
-				esc[k++] = '\\';
-				esc[k++] = (char)('0' + (p[i] >> 6));
-				esc[k++] = (char)('0' + ((p[i] >> 3) & 7));
-				esc[k++] = (char)('0' + (p[i] & 7));
-			}
-		}
 		if (o + k + 1 > len) {
 			buf[o] = '\0';
 			return -ENOSPC;
@@ -99,6 +135,11 @@ int sfs_escape_name(const char *name, bool ascii, char *buf, size_t len)
 	}
 	buf[o] = '\0';
 	return 0;
+}
+
+int sfs_escape_name(const char *name, bool ascii, char *buf, size_t len)
+{
+	return escape_all(name, ascii, buf, len, escape_name_char);
 }
 
 int sfs_escape_columns(const char *s, bool utf8)
@@ -126,41 +167,5 @@ int sfs_escape_columns(const char *s, bool utf8)
 
 int sfs_escape_label(const char *name, char *buf, size_t len)
 {
-	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p = (const unsigned char *)name;
-	size_t o = 0;
-
-	if (len == 0)
-		return -ENOSPC;
-	while (*p) {
-		char esc[4];
-		size_t n, k;
-		uint32_t cp;
-
-		n = utf8_seq(p, &cp);
-		if (n == 0) {                     /* not UTF-8: /xHH */
-			esc[0] = '/';
-			esc[1] = 'x';
-			esc[2] = hex[*p >> 4];
-			esc[3] = hex[*p & 15];
-			k = 4;
-			n = 1;
-		} else if (*p == '\\' || *p == '"' || *p == '\n') {
-			esc[0] = '\\';
-			esc[1] = *p == '\n' ? 'n' : (char)*p;
-			k = 2;
-		} else {
-			memcpy(esc, p, n);
-			k = n;
-		}
-		if (o + k + 1 > len) {
-			buf[o] = '\0';
-			return -ENOSPC;
-		}
-		memcpy(buf + o, esc, k);
-		o += k;
-		p += n;
-	}
-	buf[o] = '\0';
-	return 0;
+	return escape_all(name, false, buf, len, escape_label_char);
 }

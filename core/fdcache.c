@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "dlist.h"
 #include "fdcache.h"
 
 enum { CLOSED, OPEN, CLOSING };
@@ -74,27 +75,14 @@ static void unlist(struct sfs_fdcache *c, struct sfs_fdslot *s)
 {
 	if (!s->listed)
 		return;
-	if (s->prev)
-		s->prev->next = s->next;
-	else
-		c->head = s->next;
-	if (s->next)
-		s->next->prev = s->prev;
-	else
-		c->tail = s->prev;
+	SFS_DLIST_REMOVE(c->head, c->tail, s);
 	s->prev = s->next = NULL;
 	s->listed = false;
 }
 
 static void list_head(struct sfs_fdcache *c, struct sfs_fdslot *s)
 {
-	s->prev = NULL;
-	s->next = c->head;
-	if (c->head)
-		c->head->prev = s;
-	else
-		c->tail = s;
-	c->head = s;
+	SFS_DLIST_PUSH_FRONT(c->head, c->tail, s);
 	s->listed = true;
 }
 
@@ -232,10 +220,7 @@ int sfs_fdslot_pin(struct sfs_fdslot *s)
 	if (open)
 		return 0;
 	pthread_mutex_lock(&s->lk);              /* an evictor closing s holds it */
-	pthread_mutex_lock(&c->mu);
-	open = s->state == OPEN;                 /* another pin may have opened it */
-	pthread_mutex_unlock(&c->mu);
-	if (!open) {
+	if (!sfs_fdslot_is_open(s)) {            /* another pin may have opened it */
 		rc = open_slot(s);
 		pthread_mutex_lock(&c->mu);
 		if (rc >= 0) {
@@ -277,13 +262,8 @@ void sfs_fdslot_unpin(struct sfs_fdslot *s, bool close_now)
 
 bool sfs_fdslot_lock(struct sfs_fdslot *s)
 {
-	bool open;
-
 	pthread_mutex_lock(&s->lk);
-	pthread_mutex_lock(&s->cache->mu);
-	open = s->state == OPEN;
-	pthread_mutex_unlock(&s->cache->mu);
-	return open;
+	return sfs_fdslot_is_open(s);
 }
 
 void sfs_fdslot_unlock(struct sfs_fdslot *s)

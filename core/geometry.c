@@ -173,18 +173,27 @@ static int check_sector(uint64_t v, const char *key, const char *fname,
 	return 0;
 }
 
+/* v, the value of key, is not smaller than floor, the what of the geometry: 0, or -EINVAL with
+ * the message in err. */
+static int check_not_below(uint64_t v, uint64_t floor, const char *key, const char *what,
+			   const char *fname, char *err, size_t errlen)
+{
+	if (v < floor)
+		return sfs_key_err(err, errlen, fname, key, -EINVAL,
+			       "%" PRIu64 " is smaller than the %s %" PRIu64, v, what, floor);
+	return 0;
+}
+
 int sfs_geom_validate(uint64_t size, uint64_t lss, uint64_t pss, uint64_t block, const char *fname,
 		      char *err, size_t errlen)
 {
 	int rc;
 
 	if ((rc = check_sector(lss, "logical_sector_size", fname, err, errlen)) ||
-	    (rc = check_sector(pss, "physical_sector_size", fname, err, errlen)))
+	    (rc = check_sector(pss, "physical_sector_size", fname, err, errlen)) ||
+	    (rc = check_not_below(pss, lss, "physical_sector_size", "logical sector size", fname,
+				  err, errlen)))
 		return rc;
-	if (pss < lss)
-		return sfs_key_err(err, errlen, fname, "physical_sector_size", -EINVAL,
-			       "%" PRIu64 " is smaller than the logical sector size %" PRIu64,
-			       pss, lss);
 	if (size > SFS_SIZE_MAX)
 		return sfs_key_err(err, errlen, fname, "size", -EINVAL,
 			       "%" PRIu64 " is larger than the maximum %llu (4 EiB)",
@@ -196,10 +205,9 @@ int sfs_geom_validate(uint64_t size, uint64_t lss, uint64_t pss, uint64_t block,
 	if (!sfs_is_pow2(block))
 		return sfs_key_err(err, errlen, fname, "block_size", -EINVAL,
 			       "%" PRIu64 " is not a power of two", block);
-	if (block < pss)
-		return sfs_key_err(err, errlen, fname, "block_size", -EINVAL,
-			       "%" PRIu64 " is smaller than the physical sector size %" PRIu64,
-			       block, pss);
+	if ((rc = check_not_below(block, pss, "block_size", "physical sector size", fname, err,
+				  errlen)))
+		return rc;
 	if (block > SFS_BLOCK_MAX)
 		return sfs_key_err(err, errlen, fname, "block_size", -EINVAL,
 			       "%" PRIu64 " is larger than the maximum 64M", block);

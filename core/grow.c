@@ -76,6 +76,12 @@ static int rewrite_sidecar_size(int store_fd, int state_fd, const char *name, ui
 	return sfs_sidecar_save(store_fd, scname, state_fd, &sc);
 }
 
+/* rc; when it is 0, what crash point n of a grow says (step.h). */
+static int grow_step(int rc, int n)
+{
+	return rc == 0 ? sfs_step("grow", n) : rc;
+}
+
 int sfs_grow(int store_fd, int state_fd, struct sfs_image *im, uint64_t new_size, bool save_sidecar,
 	     const struct sfs_log *log)
 {
@@ -97,13 +103,9 @@ int sfs_grow(int store_fd, int state_fd, struct sfs_image *im, uint64_t new_size
 		return -errno;
 	snprintf(text, sizeof(text), "grow %" PRIu64 " %" PRIu64 " %" PRIu64 " %d\n", g.size, new_size,
 		 (uint64_t)st.st_size, save_sidecar);
-	rc = sfs_write_file_atomic(state_fd, state_fd, jname, text, strlen(text), 0600);
+	rc = grow_step(sfs_write_file_atomic(state_fd, state_fd, jname, text, strlen(text), 0600), 1);
 	if (rc == 0)
-		rc = sfs_step("grow", 1);
-	if (rc == 0)
-		rc = sfs_image_grow_prepare(im, new_size);
-	if (rc == 0)
-		rc = sfs_step("grow", 2);
+		rc = grow_step(sfs_image_grow_prepare(im, new_size), 2);
 	if (rc == 0 && save_sidecar) {
 		char scname[NAMEBUF];
 
@@ -112,13 +114,10 @@ int sfs_grow(int store_fd, int state_fd, struct sfs_image *im, uint64_t new_size
 		sfs_sidecar_name(scname, sizeof(scname), name);
 		rc = sfs_sidecar_save(store_fd, scname, state_fd, &sc);
 		saved = rc == 0;
-		if (rc == 0)
-			rc = sfs_step("grow", 3);
+		rc = grow_step(rc, 3);
 	}
 	if (rc == 0)
-		rc = sfs_image_grow_commit(im, new_size);
-	if (rc == 0)
-		rc = sfs_step("grow", 4);
+		rc = grow_step(sfs_image_grow_commit(im, new_size), 4);
 	if (rc < 0 && sfs_image_capacity(im) == new_size) {
 		/* failed after the commit (only a test can make it): the grow stands */
 		sfs_remove_durably(state_fd, jname);

@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <stddef.h>
 
+#include "dlist.h"
 #include "rangelock.h"
 
 static bool conflicts(const struct sfs_range *a, const struct sfs_range *b)
@@ -46,13 +47,7 @@ static bool blocked(const struct sfs_rangelock *rl, const struct sfs_range *r)
 
 static void append(struct sfs_rangelock *rl, struct sfs_range *r)
 {
-	r->next = NULL;
-	r->prev = rl->tail;
-	if (rl->tail)
-		rl->tail->next = r;
-	else
-		rl->head = r;
-	rl->tail = r;
+	SFS_DLIST_PUSH_BACK(rl->head, rl->tail, r);
 }
 
 static int set_range(struct sfs_range *r, uint64_t off, uint64_t len, bool excl)
@@ -134,14 +129,7 @@ void sfs_rangelock_unlock(struct sfs_rangelock *rl, struct sfs_range *r)
 
 	pthread_mutex_lock(&rl->mu);
 	after = r->next;
-	if (r->prev)
-		r->prev->next = r->next;
-	else
-		rl->head = r->next;
-	if (r->next)
-		r->next->prev = r->prev;
-	else
-		rl->tail = r->prev;
+	SFS_DLIST_REMOVE(rl->head, rl->tail, r);
 	rl->held--;
 	/* Only waiters after r that overlap it were blocked by it. */
 	for (struct sfs_range *w = after; w && rl->waiting; w = w->next) {

@@ -158,18 +158,27 @@ static bool legacy_sidecar_tmp(struct ctx *c, const char *name)
 	return is_sidecar(c, name);
 }
 
-static void sweep(struct ctx *c)
+/* The directory dirfd, to read; NULL with the errno noted in c when it cannot be opened. */
+static DIR *open_dir(struct ctx *c, int dirfd)
 {
-	int fd = openat(c->statefd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *de;
 
 	if (!d) {
+		note_rc(c, -errno);
 		if (fd >= 0)
 			close(fd);
-		note_rc(c, -errno);
-		return;
 	}
+	return d;
+}
+
+static void sweep(struct ctx *c)
+{
+	DIR *d = open_dir(c, c->statefd);
+	struct dirent *de;
+
+	if (!d)
+		return;
 	while ((de = readdir(d))) {
 		if (sfs_tmp_is_ours(de->d_name))
 			remove_leftover(c, c->statefd, SFS_STATE_DIR "/", de->d_name,
@@ -179,14 +188,8 @@ static void sweep(struct ctx *c)
 					"a temporary map left by an interrupted write");
 	}
 	closedir(d);
-	fd = openat(c->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		note_rc(c, -errno);
+	if (!(d = open_dir(c, c->dirfd)))
 		return;
-	}
 	while ((de = readdir(d)))
 		if (legacy_sidecar_tmp(c, de->d_name) || (sfs_tmp_is_ours(de->d_name) && is_sidecar(c, de->d_name)))
 			remove_leftover(c, c->dirfd, "", de->d_name,
@@ -432,18 +435,13 @@ static void replay_grow(struct ctx *c, const char *rec)
 /* Call fn for every name in the state directory ending in suffix. */
 static void each_record(struct ctx *c, const char *suffix, void (*fn)(struct ctx *, const char *))
 {
-	int fd = openat(c->statefd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	DIR *d = open_dir(c, c->statefd);
 	struct dirent *de;
 	char (*names)[NAME_MAX + 1] = NULL;
 	size_t n = 0, cap = 0;
 
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		note_rc(c, -errno);
+	if (!d)
 		return;
-	}
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.' || !ends_with(de->d_name, suffix))
 			continue;

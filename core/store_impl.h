@@ -113,6 +113,10 @@ bool sfs_st_prune_if_gone_stat(struct sfs_store *s, struct entry *e, struct stat
 /* sfs_st_prune_if_gone_stat without the stat. */
 bool sfs_st_prune_if_gone(struct sfs_store *s, struct entry *e);
 
+/* The entry of name whose files are still there (one that has gone is pruned), or NULL (store
+ * lock held). */
+struct entry *sfs_st_find_live(struct sfs_store *s, const char *name);
+
 /* Load every sidecar of the store not in the table yet.  The new names are loaded in sorted
  * order, so that each goes in at the end of a table filled from empty (a first scan of
  * thousands of images moves no entry). */

@@ -119,10 +119,7 @@ int sfs_store_unlink(struct sfs_store *s, const char *name)
 	int rc = 0;
 
 	pthread_mutex_lock(&s->lock);
-	e = sfs_st_find(s, name, NULL);
-	if (e && sfs_st_prune_if_gone(s, e))
-		e = NULL;
-	if (!e) {
+	if (!(e = sfs_st_find_live(s, name))) {
 		pthread_mutex_unlock(&s->lock);
 		return -ENOENT;
 	}
@@ -173,10 +170,7 @@ int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool
 	if (sfs_name_valid(to) < 0)
 		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
-	e = sfs_st_find(s, from, NULL);
-	if (e && sfs_st_prune_if_gone(s, e))
-		e = NULL;
-	if (!e) {
+	if (!(e = sfs_st_find_live(s, from))) {
 		pthread_mutex_unlock(&s->lock);
 		return -ENOENT;
 	}
@@ -184,9 +178,7 @@ int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool
 		pthread_mutex_unlock(&s->lock);
 		return 0;
 	}
-	t = sfs_st_find(s, to, NULL);
-	if (t && sfs_st_prune_if_gone(s, t))
-		t = NULL;
+	t = sfs_st_find_live(s, to);
 	if (t && noreplace) {
 		pthread_mutex_unlock(&s->lock);
 		return -EEXIST;

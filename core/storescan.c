@@ -243,6 +243,13 @@ bool sfs_st_prune_if_gone(struct sfs_store *s, struct entry *e)
 	return sfs_st_prune_if_gone_stat(s, e, &bst);
 }
 
+struct entry *sfs_st_find_live(struct sfs_store *s, const char *name)
+{
+	struct entry *e = sfs_st_find(s, name, NULL);
+
+	return e && !sfs_st_prune_if_gone(s, e) ? e : NULL;
+}
+
 static int cmp_name(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);

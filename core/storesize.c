@@ -80,15 +80,23 @@ static int sfs_store_make_room_pinned(struct sfs_store *s, struct sfs_image *im,
 	return rc;
 }
 
-int sfs_store_make_room(struct sfs_store *s, struct sfs_image *im, uint64_t end)
+/* fn(s, im, v) with im pinned for the call (its descriptors open): fn's result, or the pin's
+ * error. */
+static int pinned_call(int (*fn)(struct sfs_store *, struct sfs_image *, uint64_t),
+		       struct sfs_store *s, struct sfs_image *im, uint64_t v)
 {
 	int rc = sfs_image_pin(im);
 
 	if (rc < 0)
 		return rc;
-	rc = sfs_store_make_room_pinned(s, im, end);
+	rc = fn(s, im, v);
 	sfs_image_unpin(im);
 	return rc;
+}
+
+int sfs_store_make_room(struct sfs_store *s, struct sfs_image *im, uint64_t end)
+{
+	return pinned_call(sfs_store_make_room_pinned, s, im, end);
 }
 
 ssize_t sfs_store_write_growing(struct sfs_store *s, struct sfs_image *im, const void *buf, size_t len,
@@ -248,11 +256,5 @@ static int sfs_store_resize_pinned(struct sfs_store *s, struct sfs_image *im, ui
 
 int sfs_store_resize(struct sfs_store *s, struct sfs_image *im, uint64_t new_size)
 {
-	int rc = sfs_image_pin(im);
-
-	if (rc < 0)
-		return rc;
-	rc = sfs_store_resize_pinned(s, im, new_size);
-	sfs_image_unpin(im);
-	return rc;
+	return pinned_call(sfs_store_resize_pinned, s, im, new_size);
 }

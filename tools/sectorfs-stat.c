@@ -132,34 +132,7 @@ static void check_mount(void)
 	stat_die(2, "%s: %s", stats, strerror(errno));
 }
 
-/* ---- reading the stats files ---- */
-
-/* Read the whole of fd (its length in *lenp) in large reads: each read of a stats file is a
- * round trip to the daemon, queued behind the I/O it serves. */
-const char *stat_read_all(int fd, const char *path, size_t *lenp)
-{
-	static char *buf;
-	static size_t cap;
-	size_t len = 0;
-	ssize_t n;
-
-	for (;;) {
-		if (cap - len < 65536) {
-			cap = cap ? 2 * cap : 65536;
-			if (!(buf = realloc(buf, cap)))
-				stat_die(1, "out of memory");
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n == 0)
-			break;
-		if (n < 0 && errno != EINTR)
-			stat_die(1, "%s: %s", path, strerror(errno));
-		if (n > 0)
-			len += (size_t)n;
-	}
-	*lenp = len;
-	return buf;
-}
+/* ---- reading the stats files (stat_read.c) ---- */
 
 /* Read MNT/.stats/NAME.json into im: true, or false if the image has vanished; other errors exit 1. */
 static bool load_image(const char *name, struct image *im)
@@ -168,16 +141,10 @@ static bool load_image(const char *name, struct image *im)
 	char path[PATH_MAX], err[256];
 	const char *text;
 	size_t len;
-	int fd, rc;
+	int rc;
 
-	snprintf(path, sizeof(path), "%s/" SFS_STATS_DIR "/%s" SFS_SIDECAR_SUFFIX, stat_mnt, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT)
+	if (!(text = stat_read_image(name, path, sizeof(path), &len)))
 		return false;
-	if (fd < 0)
-		stat_die(1, "%s: %s", path, strerror(errno));
-	text = stat_read_all(fd, path, &len);
-	close(fd);
 	rc = sfs_stats_parse_json(text, len, &p, err, sizeof(err));
 	if (rc == -EPROTO)
 		stat_die(1, "%s: no reset_generation: the daemon is older than " PROG " " PACKAGE_VERSION, path);

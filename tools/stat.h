@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * stat.h - what sectorfs-stat.c (the iostat-like view) shares with
- * stat_refused.c (--refused, the recent lists).
+ * stat_refused.c (--refused, the recent lists) and stat_read.c (reading
+ * the stats files).
  */
 #ifndef SFS_TOOL_STAT_H
 #define SFS_TOOL_STAT_H
@@ -29,9 +30,10 @@ void stat_die(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3),
  * of names (any when nnames is 0). */
 bool stat_wanted(const char *entry, char *name, char **names, int nnames);
 
-/* Read the whole of fd (path for messages; its length in *lenp) into a buffer reused by the
- * next call; errors exit 1. */
-const char *stat_read_all(int fd, const char *path, size_t *lenp);
+/* Read the whole of MNT/.stats/NAME.json (its path into path, len bytes, for messages; its
+ * length in *lenp) into a buffer reused by the next call: NULL when the image has vanished;
+ * other errors exit 1. */
+const char *stat_read_image(const char *name, char *path, size_t len, size_t *lenp);
 
 /* sectorfs-stat --refused MNT [NAME...]: each image's recent lists, or one JSON object of them
  * all.  0; errors exit 1. */

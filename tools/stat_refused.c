@@ -65,16 +65,9 @@ static json_t *load_json(const char *name)
 	const char *text;
 	size_t len;
 	json_t *o;
-	int fd;
 
-	snprintf(path, sizeof(path), "%s/" SFS_STATS_DIR "/%s" SFS_SIDECAR_SUFFIX, stat_mnt, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT)
+	if (!(text = stat_read_image(name, path, sizeof(path), &len)))
 		return NULL;
-	if (fd < 0)
-		stat_die(1, "%s: %s", path, strerror(errno));
-	text = stat_read_all(fd, path, &len);
-	close(fd);
 	o = json_loadb(text, len, 0, &err);
 	if (!o)
 		stat_die(1, "%s: not valid JSON: %s", path, err.text);

@@ -354,15 +354,17 @@ static void usage(const struct tool *t, FILE *f)
 {
 	int w = 0;
 
-	for (size_t i = 0; i < t->ncmds; i++)
+	for (size_t i = 0; t->cmds[i]; i++)
 		if ((int)strlen(t->cmds[i]->name) > w)
 			w = (int)strlen(t->cmds[i]->name);
 	fprintf(f, "%s\ncommands:\n", t->intro);
-	for (size_t i = 0; i < t->ncmds; i++)
+	for (size_t i = 0; t->cmds[i]; i++)
 		fprintf(f, "  %-*s  %s\n", w, t->cmds[i]->name, t->cmds[i]->summary);
 	fprintf(f, "\noptions:\n"
 		"  -h, --help     this help\n"
-		"  -V, --version  print the version\n\n%s", t->outro);
+		"  -V, --version  print the version\n\n%s"
+		"Run '%s COMMAND --help' for the options of a command; see %s(1).\n",
+		t->outro, t->prog, t->prog);
 }
 
 int tool_main(const struct tool *t, int argc, char **argv)
@@ -383,7 +385,7 @@ int tool_main(const struct tool *t, int argc, char **argv)
 		printf("%s %s\n", t->prog, PACKAGE_VERSION);
 		return 0;
 	}
-	for (size_t i = 0; i < t->ncmds; i++) {
+	for (size_t i = 0; t->cmds[i]; i++) {
 		if (strcmp(t->cmds[i]->name, name) != 0)
 			continue;
 		if (help) {

@@ -100,14 +100,20 @@ struct tool_cmd {
 	int (*exec)(const struct tool_cmd *self, struct tool_item *item);
 };
 
+/* Define the command VAR: its name, its usage and its summary (what the tool's --help
+ * lists), then, as designated initializers, the fields it sets of the others. */
+#define TOOL_CMD(var, name_, usage_, summary_, ...) \
+	const struct tool_cmd var = { .name = (name_), .usage = (usage_), .summary = (summary_), \
+				      __VA_ARGS__ }
+
 /* A tool: its commands, the text around their list in --help, and its targets. */
 struct tool {
 	const char *prog;
 	const char *intro;      /* before "commands:" */
-	const char *outro;      /* after the list of commands and options */
+	const char *outro;      /* after the list of commands and options, before the
+				 * pointer to "PROG COMMAND --help" and PROG(1) */
 	const char *size_example;   /* in the message for an invalid size: "8G" */
-	const struct tool_cmd *const *cmds;
-	size_t ncmds;
+	const struct tool_cmd *const *cmds;     /* ended by NULL */
 	size_t target_size;     /* of the struct item->target points to */
 	/* Open item->cmd->target (not 0) into item->target, zeroed memory of target_size
 	 * bytes: 0, or the exit status (printed). */

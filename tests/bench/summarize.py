@@ -166,39 +166,37 @@ def cmd_report(runs_tsv, meta_json, out_dir):
             s["iops_runs"] = [round(r["iops"], 1) for r in sorted(rs, key=lambda r: r["repeat"])]
         summary.append(s)
 
+    def by_repeat(w, t):
+        return {r["repeat"]: r for r in runs if r["ok"] and r["workload"] == w and r["target"] == t}
+
+    def compare(out, w, num, den, head, key):
+        """Append to out, after the (name, value) pairs of head, the median over the repeats of
+        target num's IOPS / target den's for workload w as key, when some repeat has both."""
+        a, b = by_repeat(w, num), by_repeat(w, den)
+        ratios = [a[k]["iops"] / b[k]["iops"] for k in a if k in b and b[k]["iops"]]
+        if ratios:
+            out.append(dict(head + [(key, statistics.median(ratios)),
+                                    ("per_repeat", [round(x, 3) for x in ratios])]))
+
     # stats on/off: sfs-4kn / sfs-4kn-nostats per repeat, median (and base-4kn / base-4kn-nostats)
     stats_cmp = []
     for d in ("sfs", "base"):
         for w in WORKLOAD_ORDER:
-            on = {r["repeat"]: r for r in runs if r["ok"] and r["workload"] == w and r["target"] == d + "-4kn"}
-            off = {r["repeat"]: r for r in runs if r["ok"] and r["workload"] == w
-                   and r["target"] == d + "-4kn-nostats"}
-            ratios = [on[k]["iops"] / off[k]["iops"] for k in on if k in off and off[k]["iops"]]
-            if ratios:
-                stats_cmp.append({"daemon": d, "workload": w, "stats_on_over_off": statistics.median(ratios),
-                                  "per_repeat": [round(x, 3) for x in ratios]})
+            compare(stats_cmp, w, d + "-4kn", d + "-4kn-nostats", [("daemon", d), ("workload", w)],
+                    "stats_on_over_off")
 
     # the two transports: sfs-X-uring / sfs-X (/dev/fuse) per repeat, median
     xport_cmp = []
     for w in WORKLOAD_ORDER:
         for t in ("sfs-4kn", "sfs-512e", "sfs-floor"):
-            dev = {r["repeat"]: r for r in runs if r["ok"] and r["workload"] == w and r["target"] == t}
-            ring = {r["repeat"]: r for r in runs if r["ok"] and r["workload"] == w and r["target"] == t + "-uring"}
-            ratios = [ring[k]["iops"] / dev[k]["iops"] for k in ring if k in dev and dev[k]["iops"]]
-            if ratios:
-                xport_cmp.append({"workload": w, "target": t, "uring_over_dev": statistics.median(ratios),
-                                  "per_repeat": [round(x, 3) for x in ratios]})
+            compare(xport_cmp, w, t + "-uring", t, [("workload", w), ("target", t)], "uring_over_dev")
 
     # this daemon / the BASELINE daemon: sfs-X / base-X per repeat, median
     base_cmp = []
     for w in WORKLOAD_ORDER:
         for t in ("4kn", "4kn-buffered", "4kn-nostats", "512e"):
-            new = {r["repeat"]: r for r in runs if r["ok"] and r["workload"] == w and r["target"] == "sfs-" + t}
-            old = {r["repeat"]: r for r in runs if r["ok"] and r["workload"] == w and r["target"] == "base-" + t}
-            ratios = [new[k]["iops"] / old[k]["iops"] for k in new if k in old and old[k]["iops"]]
-            if ratios:
-                base_cmp.append({"workload": w, "target": "sfs-" + t, "over_base": statistics.median(ratios),
-                                 "per_repeat": [round(x, 3) for x in ratios]})
+            compare(base_cmp, w, "sfs-" + t, "base-" + t, [("workload", w), ("target", "sfs-" + t)],
+                    "over_base")
 
     lines = []
     lines.append("sectorfs benchmark: %s, repeats %s, runtime %s s/job, image %s, fio %s, kernel %s"

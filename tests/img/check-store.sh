@@ -11,20 +11,7 @@
 #    left alone by --repair (the data may be wanted);
 #  - the user's files are never touched.
 # Needs no mount.
-. "$(dirname "$0")/../mount/lib.sh"
-
-IMGT="$top_builddir/tools/sectorfs-img"
-[ -x "$IMGT" ] || fail "not built: $IMGT"
-
-img() {
-	local want=$1 rc=0
-	shift
-	"$IMGT" "$@" >"$T/out" 2>"$T/err" || rc=$?
-	[ "$rc" -eq "$want" ] ||
-		fail "sectorfs-img $* exited $rc, expected $want; stdout: $(cat "$T/out") stderr: $(cat "$T/err")"
-}
-out_has() { grep -qF -- "$1" "$T/out" || fail "stdout lacks '$1'; got: $(cat "$T/out")"; }
-out_lacks() { ! grep -qF -- "$1" "$T/out" || fail "stdout has '$1'; got: $(cat "$T/out")"; }
+. "$(dirname "$0")/lib.sh"
 
 img 0 create -s 1M -f 4kn "$STORE/a"
 img 0 create -s 2M -p zeroedthick "$STORE/b"

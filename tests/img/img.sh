@@ -21,27 +21,10 @@
 #    the holder; info and map still work.
 # The parts that need no mount always run; without FUSE the rest is skipped
 # and the test exits 77.
-. "$(dirname "$0")/../mount/lib.sh"
+. "$(dirname "$0")/lib.sh"
 
-IMGT="$top_builddir/tools/sectorfs-img"
-[ -x "$IMGT" ] || fail "not built: $IMGT"
 M=$((1024 * 1024))
 
-# img RC ARGS...: run sectorfs-img ARGS, require exit status RC.
-# stdout goes to $T/out, stderr to $T/err.
-img() {
-	local want=$1 rc=0
-	shift
-	"$IMGT" "$@" >"$T/out" 2>"$T/err" || rc=$?
-	[ "$rc" -eq "$want" ] ||
-		fail "sectorfs-img $* exited $rc, expected $want; stdout: $(cat "$T/out") stderr: $(cat "$T/err")"
-}
-# out_is LINE / err_is LINE: the last run printed exactly this line.
-out_is() { grep -qxF -- "$1" "$T/out" || fail "stdout lacks the line '$1'; got: $(cat "$T/out")"; }
-err_is() { grep -qxF -- "$1" "$T/err" || fail "stderr lacks the line '$1'; got: $(cat "$T/err")"; }
-# out_has TEXT / err_has TEXT: ... or contains this text.
-out_has() { grep -qF -- "$1" "$T/out" || fail "stdout lacks '$1'; got: $(cat "$T/out")"; }
-err_has() { grep -qF -- "$1" "$T/err" || fail "stderr lacks '$1'; got: $(cat "$T/err")"; }
 # jv KEY: a top-level scalar of the JSON object in $T/out.
 jv() {
 	sed -n -e "s/^  \"$1\": \"\(.*\)\",\{0,1\}\$/\1/p" -e "s/^  \"$1\": \([^\",]*\),\{0,1\}\$/\1/p" "$T/out" | head -n1

@@ -145,14 +145,20 @@ grep -qF "cannot write pid file" "$T/bad.out" || fail "-o pidfile=\$T/nodir/pid:
 pass "fails after mounting (pid file in a missing directory): exit $rc, unmounted, gone: $(head -n1 "$T/bad.out" | sed "s|$T|\$T|g")"
 bad_start "bogus_option" "$MNT2" -o bogus_option "$STORE" "$MNT2"
 
+# start_logged WHAT N: a background start that must exit 0 with its stderr in $T/start.err
+# (fail: "start WHAT exited ..."), then check_serving N.
+start_logged() {
+	rm -f "$PIDF"
+	rc=0
+	timeout 30 "$SECTORFS" -o pidfile="$PIDF" "$STORE" "$MNT" 2>"$T/start.err" || rc=$?
+	[ -s "$PIDF" ] && DPID=$(cat "$PIDF")
+	[ $rc -eq 0 ] || fail "start $1 exited $rc: $(cat "$T/start.err")"
+	check_serving "$2" "$DPID"
+}
+
 # ---- a bad sidecar, started in the background: its error on stderr ----
 echo '{"size": "1M", "sector": "512x"}' > "$STORE/bad.json"
-rm -f "$PIDF"
-rc=0
-timeout 30 "$SECTORFS" -o pidfile="$PIDF" "$STORE" "$MNT" 2>"$T/start.err" || rc=$?
-[ -s "$PIDF" ] && DPID=$(cat "$PIDF")
-[ $rc -eq 0 ] || fail "start with a bad sidecar exited $rc: $(cat "$T/start.err")"
-check_serving "bad sidecar" "$DPID"
+start_logged "with a bad sidecar" "bad sidecar"
 [ ! -e "$MNT/bad" ] || fail "image of the bad sidecar is served"
 lines=$(grep -F bad.json "$T/start.err")
 [ "$(printf '%s\n' "$lines" | grep -c 512x)" -eq 1 ] ||
@@ -165,12 +171,7 @@ rm -f "$STORE/bad.json"
 touch "$STORE/.sectorfs/.tmp.4242.1"
 printf 'grow 4194304 8388608 4194304 1\n' > "$STORE/.sectorfs/a.grow"
 truncate -s 8M "$STORE/a"
-rm -f "$PIDF"
-rc=0
-timeout 30 "$SECTORFS" -o pidfile="$PIDF" "$STORE" "$MNT" 2>"$T/start.err" || rc=$?
-[ -s "$PIDF" ] && DPID=$(cat "$PIDF")
-[ $rc -eq 0 ] || fail "start after a crash exited $rc: $(cat "$T/start.err")"
-check_serving "after a crash" "$DPID"
+start_logged "after a crash" "after a crash"
 grep -qF "removed .sectorfs/.tmp.4242.1: a temporary file left by an interrupted write" "$T/start.err" ||
 	fail "the removed temporary file is not reported on stderr: $(cat "$T/start.err")"
 grep -qF "a: undid an interrupted grow from 4194304 to 8388608 bytes" "$T/start.err" ||

@@ -249,25 +249,29 @@ static inline void write_v1_map(const struct sfs_map_info *mi, const uint64_t *s
 	free(f);
 }
 
-/* Rewrite the header with a field changed and a correct CRC. */
-static inline void rewrite_header_u32(unsigned off, uint32_t v)
+/* Rewrite the header with the field of width bytes (4 or 8) at off changed to v and a
+ * correct CRC. */
+static inline void rewrite_header_field(unsigned off, unsigned width, uint64_t v)
 {
 	unsigned char h[64];
 
 	peek(0, h, sizeof(h));
-	set_le32(h + off, v);
+	if (width == 4)
+		set_le32(h + off, (uint32_t)v);
+	else
+		set_le64(h + off, v);
 	set_le32(h + 56, crc32c_ref(h, 56));
 	poke(0, h, sizeof(h));
 }
 
+static inline void rewrite_header_u32(unsigned off, uint32_t v)
+{
+	rewrite_header_field(off, 4, v);
+}
+
 static inline void rewrite_header_u64(unsigned off, uint64_t v)
 {
-	unsigned char h[64];
-
-	peek(0, h, sizeof(h));
-	set_le64(h + off, v);
-	set_le32(h + 56, crc32c_ref(h, 56));
-	poke(0, h, sizeof(h));
+	rewrite_header_field(off, 8, v);
 }
 
 #endif

@@ -54,12 +54,7 @@ static void setup(void)
 {
 	tmpstore_make(&ts, "steps", false);
 	logcap_init(&cap);
-	memset(&opts, 0, sizeof(opts));
-	sfs_sidecar_defaults(&opts.defaults);
-	opts.defaults.lss = 4096;
-	opts.defaults.pss = 4096;
-	opts.log = logcap_sink(&cap);
-	opts.holder = "test_steps";
+	tmpstore_opts(&opts, &cap, "test_steps");
 }
 
 static void teardown(void)

@@ -47,16 +47,11 @@ static void setup(void)
 {
 	tmpstore_make(&ts, "store", false);
 	logcap_init(&cap);
-	memset(&opts, 0, sizeof(opts));
-	sfs_sidecar_defaults(&opts.defaults);
-	opts.defaults.lss = 4096;
-	opts.defaults.pss = 4096;
+	tmpstore_opts(&opts, &cap, HOLDER);
 	opts.defaults.prov = SFS_PROV_ZEROEDTHICK;
 	opts.defaults.block_size = 128 * KiB;
 	opts.defaults.zero_offload = false;
 	opts.stats = true;
-	opts.log = logcap_sink(&cap);
-	opts.holder = HOLDER;
 }
 
 static void teardown(void)
@@ -932,8 +927,7 @@ Test(store, close_makes_every_map_durable)
 {
 	struct sfs_store *s;
 	struct sfs_image *im;
-	struct sfs_map *m = NULL;
-	char err[256] = "";
+	struct sfs_map *m;
 	int fd;
 
 	tmp_write_sidecar(ts.fd, "a", GOOD);
@@ -948,10 +942,10 @@ Test(store, close_makes_every_map_durable)
 	/* every image flushed, through the public API: the store's close */
 	cr_expect_eq(sfs_store_close(s), 0);
 	fd = state_fd();
-	cr_assert_eq(sfs_map_open(fd, "a.map", SFS_MAP_RDONLY, NULL, &m, err, sizeof(err)), 0, "%s", err);
+	m = tmp_map_open_ro(fd, "a.map");
 	cr_expect(sfs_map_test(m, 3));
 	sfs_map_close(m);
-	cr_assert_eq(sfs_map_open(fd, "b.map", SFS_MAP_RDONLY, NULL, &m, err, sizeof(err)), 0, "%s", err);
+	m = tmp_map_open_ro(fd, "b.map");
 	cr_expect(sfs_map_test(m, 5));
 	sfs_map_close(m);
 	close(fd);

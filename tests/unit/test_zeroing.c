@@ -228,9 +228,8 @@ Test(image, close_during_zeroing_keeps_progress_and_reopen_resumes)
 {
 	struct sfs_sidecar sc = ezt(ZSIZE);
 	struct sfs_image *im = open_bg(NAME, &sc);
-	struct sfs_map *m = NULL;
+	struct sfs_map *m;
 	struct sfs_stats_snap s;
-	char err[256] = "";
 	uint64_t kept;
 	double t0, dt_close, dt_rest;
 
@@ -241,7 +240,7 @@ Test(image, close_during_zeroing_keeps_progress_and_reopen_resumes)
 	dt_close = now_s() - t0;
 	cr_expect_eq(logcap_lines(&cap, "eager zeroing stopped at", "resumes", NULL), 1, "%s", cap.buf);
 
-	cr_assert_eq(sfs_map_open(ts.statefd, NAME ".map", SFS_MAP_RDONLY, NULL, &m, err, sizeof(err)), 0, "%s", err);
+	m = tmp_map_open_ro(ts.statefd, NAME ".map");
 	kept = sfs_map_count(m);
 	cr_expect(!(sfs_map_info(m)->flags & SFS_MAP_F_ZEROED), "not recorded zeroed after a stop");
 	cr_expect_geq(kept, ZNB / 8, "the map keeps the progress made before the close");
@@ -354,8 +353,7 @@ Test(image, store_serves_while_zeroing_and_close_stops_it)
 	struct sfs_store_tally t;
 	struct sfs_store *s;
 	struct sfs_image *im;
-	struct sfs_map *m = NULL;
-	char err[256] = "";
+	struct sfs_map *m;
 	double t0;
 
 	tmp_write_sidecar(ts.fd, "ez", EZT_JSON);
@@ -370,7 +368,7 @@ Test(image, store_serves_while_zeroing_and_close_stops_it)
 	cr_assert(wait_progress(im, 4 * MiB));
 	sfs_store_put(s, im);
 	cr_expect_eq(sfs_store_close(s), 0);
-	cr_assert_eq(sfs_map_open(ts.statefd, "ez.map", SFS_MAP_RDONLY, NULL, &m, err, sizeof(err)), 0, "%s", err);
+	m = tmp_map_open_ro(ts.statefd, "ez.map");
 	cr_expect_lt(sfs_map_count(m), ZNB, "closing the store waited for the zeroing");
 	cr_expect(!(sfs_map_info(m)->flags & SFS_MAP_F_ZEROED));
 	sfs_map_close(m);

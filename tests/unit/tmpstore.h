@@ -26,7 +26,10 @@
 
 #include <criterion/criterion.h>
 
+#include "allocmap.h"
 #include "log.h"
+#include "sidecar.h"
+#include "store.h"
 
 #define TMP_STATE_DIR ".sectorfs"
 
@@ -225,8 +228,9 @@ static inline void logcap_clear(struct logcap *c)
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* Number of captured messages containing every one of the (up to 3) non-NULL needles. */
-static inline unsigned logcap_lines(struct logcap *c, const char *n1, const char *n2, const char *n3)
+/* Number of captured messages (lines) for which match(line, arg) is true. */
+static inline unsigned logcap_count(struct logcap *c, bool (*match)(const char *, const void *),
+				    const void *arg)
 {
 	unsigned hits = 0;
 	char *line, *save = NULL, *copy;
@@ -236,27 +240,62 @@ static inline unsigned logcap_lines(struct logcap *c, const char *n1, const char
 	pthread_mutex_unlock(&c->lock);
 	cr_assert_not_null(copy);
 	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if ((!n1 || strstr(line, n1)) && (!n2 || strstr(line, n2)) && (!n3 || strstr(line, n3)))
+		if (match(line, arg))
 			hits++;
 	free(copy);
 	return hits;
 }
 
+static inline bool logcap_has_all(const char *line, const void *arg)
+{
+	const char *const *n = arg;
+
+	for (int i = 0; i < 3; i++)
+		if (n[i] && !strstr(line, n[i]))
+			return false;
+	return true;
+}
+
+/* Number of captured messages containing every one of the (up to 3) non-NULL needles. */
+static inline unsigned logcap_lines(struct logcap *c, const char *n1, const char *n2, const char *n3)
+{
+	const char *n[3] = { n1, n2, n3 };
+
+	return logcap_count(c, logcap_has_all, n);
+}
+
+static inline bool logcap_at_most(const char *line, const void *arg)
+{
+	return atoi(line) <= *(const int *)arg && strchr(line, '|');
+}
+
 /* Number of captured messages of level at most level (SFS_LOG_ERR = 0 is the most severe). */
 static inline unsigned logcap_level_lines(struct logcap *c, int level)
 {
-	unsigned hits = 0;
-	char *line, *save = NULL, *copy;
+	return logcap_count(c, logcap_at_most, &level);
+}
 
-	pthread_mutex_lock(&c->lock);
-	copy = strdup(c->buf);
-	pthread_mutex_unlock(&c->lock);
-	cr_assert_not_null(copy);
-	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if (atoi(line) <= level && strchr(line, '|'))
-			hits++;
-	free(copy);
-	return hits;
+/* Store options for a test: zeroed, the sidecar defaults with 4096-byte sectors, the log
+ * into cap, the lock's holder text holder. */
+static inline void tmpstore_opts(struct sfs_store_opts *o, struct logcap *cap, const char *holder)
+{
+	memset(o, 0, sizeof(*o));
+	sfs_sidecar_defaults(&o->defaults);
+	o->defaults.lss = 4096;
+	o->defaults.pss = 4096;
+	o->log = logcap_sink(cap);
+	o->holder = holder;
+}
+
+/* The map name in the state directory statefd, opened read-only (the test fails when it
+ * cannot be). */
+static inline struct sfs_map *tmp_map_open_ro(int statefd, const char *name)
+{
+	struct sfs_map *m = NULL;
+	char err[256] = "";
+
+	cr_assert_eq(sfs_map_open(statefd, name, SFS_MAP_RDONLY, NULL, &m, err, sizeof(err)), 0, "%s", err);
+	return m;
 }
 
 #endif

@@ -199,7 +199,34 @@ int bench_json_print(json_t *o)
 	return fflush(stdout) == 0 ? rc : 1;
 }
 
-void bench_exec_daemon(char *const argv[], const char *log, bool truncate, unsigned long nofile)
+int bench_run_cmd(char *const argv[], const char *in, const char *out)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int fd = in ? open(in, O_RDONLY | O_CLOEXEC) : -1;
+
+		if (fd >= 0)
+			dup2(fd, STDIN_FILENO);
+		fd = out ? open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
+		if (fd >= 0) {
+			dup2(fd, STDOUT_FILENO);
+			dup2(fd, STDERR_FILENO);
+		}
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* In the forked child of bench_start_daemon: set up and exec argv; never returns. */
+static void exec_daemon(char *const argv[], const char *log, bool truncate, unsigned long nofile)
 {
 	int fd;
 
@@ -221,6 +248,19 @@ void bench_exec_daemon(char *const argv[], const char *log, bool truncate, unsig
 	execvp(argv[0], argv);
 	fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
 	_exit(127);
+}
+
+pid_t bench_start_daemon(char *const argv[], const char *log, bool truncate, unsigned long nofile)
+{
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		tool_error("cannot start the daemon: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0)
+		exec_daemon(argv, log, truncate, nofile);
+	return pid;
 }
 
 void bench_show_log(const char *log, unsigned tail)

@@ -106,11 +106,15 @@ int bench_target_close(struct tool_item *item, int rc);
 
 /* ---- daemons started for a run (testbed.c, scale_daemon.c) ---- */
 
-/* In a forked child: a process group of its own (Ctrl-C at the terminal is ours), at most
- * nofile descriptors when > 0 (exit 126 if refused), output to log (appended, or truncated
- * first), input from /dev/null, then exec argv (exit 127 when it cannot). */
-void bench_exec_daemon(char *const argv[], const char *log, bool truncate, unsigned long nofile)
-	__attribute__((noreturn));
+/* Run argv and wait for it, its input from in and its output (stdout and stderr) to out
+ * (created or truncated), each when not NULL: its exit status, or -1. */
+int bench_run_cmd(char *const argv[], const char *in, const char *out);
+
+/* Fork a child that takes a process group of its own (Ctrl-C at the terminal is ours), at
+ * most nofile descriptors when > 0 (exit 126 if refused), output to log (appended, or
+ * truncated first), input from /dev/null, then execs argv (exit 127 when it cannot): the
+ * child's pid, or -1 (printed) when it cannot be forked. */
+pid_t bench_start_daemon(char *const argv[], const char *log, bool truncate, unsigned long nofile);
 
 /* Lines of log on stderr as "  daemon: LINE": its last tail lines (0: all of it). */
 void bench_show_log(const char *log, unsigned tail);

@@ -18,7 +18,7 @@
 #include "common.h"
 
 static const struct tool_cmd *const commands[] = {
-	&bench_cmd_sweep, &bench_cmd_zeroing, &bench_cmd_redo, &bench_cmd_scale,
+	&bench_cmd_sweep, &bench_cmd_zeroing, &bench_cmd_redo, &bench_cmd_scale, NULL,
 };
 
 static const struct tool sectorfs_bench = {
@@ -30,14 +30,11 @@ static const struct tool sectorfs_bench = {
 		"sweep and redo WRITE OVER THE DISK THEY ARE GIVEN.\n",
 	.outro = "Sizes are bytes or a number with K, M, G or T (binary: 1K = 1024).  MB/s are\n"
 		"decimal (10^6 bytes per second).  Ctrl-C stops a run early, prints what was\n"
-		"measured and exits 130.\n"
-		"Run '" BENCH_PROG " COMMAND --help' for the options of a command; see sectorfs-bench(1).\n",
+		"measured and exits 130.\n",
 	.size_example = "32K",
 	.cmds = commands,
-	.ncmds = sizeof(commands) / sizeof(commands[0]),
 	.target_size = sizeof(struct bench_target),
-	.open_target = bench_target_open,
-	.close_target = bench_target_close,
+	.open_target = bench_target_open, .close_target = bench_target_close,
 };
 
 int main(int argc, char **argv)

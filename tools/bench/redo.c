@@ -440,15 +440,7 @@ static int exec_redo(const struct tool_cmd *self, struct tool_item *item)
 	return rc;
 }
 
-const struct tool_cmd bench_cmd_redo = {
-	.name = "redo",
-	.usage = "--redo-block 512|4096[,...] [options] IMAGE",
-	.summary = "redo-log writer: group commit, fdatasync per log write, wastage",
-	.help = redo_help,
-	.opts = redo_opts,
-	.args = { "IMAGE" },
-	.target = BENCH_TARGET_DISK,
-	.data_size = sizeof(struct redo),
-	.check = check_redo,
-	.exec = exec_redo,
-};
+TOOL_CMD(bench_cmd_redo, "redo", "--redo-block 512|4096[,...] [options] IMAGE",
+	 "redo-log writer: group commit, fdatasync per log write, wastage",
+	 .help = redo_help, .opts = redo_opts, .args = { "IMAGE" }, .target = BENCH_TARGET_DISK,
+	 .data_size = sizeof(struct redo), .check = check_redo, .exec = exec_redo);

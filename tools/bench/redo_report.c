@@ -247,11 +247,8 @@ int redo_svg(const struct redo_set *set, const char *path)
 	char sub[256], a[32];
 	double spread;
 
-	memset(&c, 0, sizeof(c));
-	c.title = "sectorfs-bench redo: commits per second by redo block";
-	c.ylabel = "commits/s (median run)";
-	c.nseries = 1;
-	c.series[0] = "commits/s, label: wastage";
+	svg_chart_init(&c, "sectorfs-bench redo: commits per second by redo block", NULL,
+		       "commits/s (median run)", "commits/s, label: wastage", NULL);
 	for (unsigned b = 0; b < set->nblocks; b++) {
 		const struct redo_result *r = redo_median(set, b, &spread);
 

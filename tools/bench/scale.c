@@ -82,7 +82,7 @@ static bool have(const char *cmd)
 {
 	char *argv[] = { (char *)cmd, (char *)"--version", NULL };
 
-	return scale_run(argv, NULL) == 0;
+	return bench_run_cmd(argv, NULL, "/dev/null") == 0;
 }
 
 /* The read and write IOPS summed over the jobs of fio's JSON output in path. */
@@ -187,7 +187,7 @@ static double qd1_reads(struct scale *sc, const char *path)
 	snprintf(outopt, sizeof(outopt), "--output=%s", out);
 	snprintf(rt, sizeof(rt), "--runtime=%.0f", sc->cmp_s);
 	snprintf(sz, sizeof(sz), "--size=%llu", (unsigned long long)sc->size);
-	if (scale_run(argv, NULL) != 0 || fio_iops(out, &rd, &wr) < 0)
+	if (bench_run_cmd(argv, NULL, "/dev/null") != 0 || fio_iops(out, &rd, &wr) < 0)
 		return -1;
 	return rd;
 }
@@ -370,13 +370,7 @@ static int exec_scale(const struct tool_cmd *self, struct tool_item *item)
 	return rc;
 }
 
-const struct tool_cmd bench_cmd_scale = {
-	.name = "scale",
-	.usage = "[--images N] [options]",
-	.summary = "start-up time, memory and descriptors of a store of many images, idle and under load",
-	.help = help,
-	.opts = scale_opts,
-	.data_size = sizeof(struct scale),
-	.check = check_scale,
-	.exec = exec_scale,
-};
+TOOL_CMD(bench_cmd_scale, "scale", "[--images N] [options]",
+	 "start-up time, memory and descriptors of a store of many images, idle and under load",
+	 .help = help, .opts = scale_opts, .data_size = sizeof(struct scale), .check = check_scale,
+	 .exec = exec_scale);

@@ -53,8 +53,6 @@ long scale_count_names(const char *path);
 
 long scale_proc_fds(pid_t pid);
 
-/* Run argv with stdout (and stderr unless keep_err) to /dev/null or out; its exit status or -1. */
-int scale_run(char *const argv[], const char *out);
 
 bool scale_mounted(const char *mnt);
 

@@ -82,30 +82,6 @@ long scale_proc_fds(pid_t pid)
 	return scale_count_names(path);
 }
 
-/* Run argv with stdout (and stderr unless keep_err) to /dev/null or out; its exit status or -1. */
-int scale_run(char *const argv[], const char *out)
-{
-	pid_t pid = fork();
-	int st;
-
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int fd = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-		if (fd >= 0) {
-			dup2(fd, STDOUT_FILENO);
-			dup2(fd, STDERR_FILENO);
-		}
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 bool scale_mounted(const char *mnt)
 {
 	struct statfs sf;
@@ -127,21 +103,16 @@ static void show_log(const struct daemon_run *d)
 double scale_start_daemon(struct scale *sc, struct daemon_run *d)
 {
 	char opt[PATH_MAX + 16];
+	char *argv[] = { sc->daemon, (char *)"-f", (char *)"-o", opt, d->store, d->mnt, NULL };
 	double t0 = scale_now_s();
 	struct stat st;
 	int status;
 
 	unlink(d->pidfile);
 	snprintf(opt, sizeof(opt), "pidfile=%s", d->pidfile);
-	d->pid = fork();
-	if (d->pid < 0) {
+	if ((d->pid = bench_start_daemon(argv, d->log, false, sc->nofile)) < 0) {
 		d->pid = 0;
-		tool_error("cannot start the daemon: %s", strerror(errno));
 		return -1;
-	}
-	if (d->pid == 0) {
-		char *argv[] = { sc->daemon, (char *)"-f", (char *)"-o", opt, d->store, d->mnt, NULL };
-		bench_exec_daemon(argv, d->log, false, sc->nofile);
 	}
 	while (!tool_interrupted) {
 		if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
@@ -168,7 +139,7 @@ int scale_stop_daemon(struct daemon_run *d)
 
 	if (!d->pid)
 		return 0;
-	for (int i = 0; i < 50 && scale_run(argv, NULL) != 0; i++)
+	for (int i = 0; i < 50 && bench_run_cmd(argv, NULL, "/dev/null") != 0; i++)
 		scale_sleep_s(0.1);              /* busy: a file of ours may still be closing */
 	if (bench_reap_daemon(d->pid, 60, d->log, LOG_TAIL) < 0)
 		rc = -1;
@@ -209,5 +180,5 @@ double scale_time_ls(const struct daemon_run *d)
 	char *argv[] = { (char *)"ls", (char *)"-l", (char *)d->mnt, NULL };
 	double t0 = scale_now_s();
 
-	return scale_run(argv, NULL) == 0 ? scale_now_s() - t0 : -1;
+	return bench_run_cmd(argv, NULL, "/dev/null") == 0 ? scale_now_s() - t0 : -1;
 }

@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,6 +56,22 @@ static double nice_top(double v)
 	p = pow(10, floor(log10(v)));
 	m = v / p;
 	return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+}
+
+void svg_chart_init(struct svg_chart *c, const char *title, const char *subtitle,
+		    const char *ylabel, ...)
+{
+	const char *s;
+	va_list ap;
+
+	memset(c, 0, sizeof(*c));
+	c->title = title;
+	c->subtitle = subtitle;
+	c->ylabel = ylabel;
+	va_start(ap, ylabel);
+	while ((s = va_arg(ap, const char *)) && c->nseries < SVG_MAX_SERIES)
+		c->series[c->nseries++] = s;
+	va_end(ap);
 }
 
 int svg_write(const struct svg_chart *c, const char *path)

@@ -29,6 +29,11 @@ struct svg_chart {
 	char label[SVG_MAX_CATS][SVG_MAX_SERIES][24]; /* drawn above the bar */
 };
 
+/* Empty c and give it its title, subtitle (may be NULL) and y-axis label, and the names of
+ * its series, at most SVG_MAX_SERIES, ended by NULL. */
+void svg_chart_init(struct svg_chart *c, const char *title, const char *subtitle,
+		    const char *ylabel, ...) __attribute__((sentinel));
+
 /* Write chart c to path (replaced); 0, or -1 with the problem printed. */
 int svg_write(const struct svg_chart *c, const char *path);
 

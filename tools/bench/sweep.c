@@ -372,15 +372,7 @@ static int exec_sweep(const struct tool_cmd *self, struct tool_item *item)
 	return rc;
 }
 
-const struct tool_cmd bench_cmd_sweep = {
-	.name = "sweep",
-	.usage = "[options] IMAGE",
-	.summary = "read and write throughput for transfer sizes 512 B .. 8 MiB (ATTO-style)",
-	.help = sweep_help,
-	.opts = sweep_opts,
-	.args = { "IMAGE" },
-	.target = BENCH_TARGET_DISK,
-	.data_size = sizeof(struct sweep),
-	.check = check_sweep,
-	.exec = exec_sweep,
-};
+TOOL_CMD(bench_cmd_sweep, "sweep", "[options] IMAGE",
+	 "read and write throughput for transfer sizes 512 B .. 8 MiB (ATTO-style)",
+	 .help = sweep_help, .opts = sweep_opts, .args = { "IMAGE" }, .target = BENCH_TARGET_DISK,
+	 .data_size = sizeof(struct sweep), .check = check_sweep, .exec = exec_sweep);

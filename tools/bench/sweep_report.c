@@ -205,15 +205,10 @@ int sweep_svg(const struct sweep_result *s, const char *path)
 	const struct sweep_test *w, *r;
 	char sub[256], a[32];
 
-	memset(&c, 0, sizeof(c));
 	snprintf(sub, sizeof(sub), "%s: logical sector %u, physical %u; QD %u, %.3g s per test, sequential O_DIRECT",
 		 s->d->path, s->d->logical, s->d->physical, s->qd, s->seconds);
-	c.title = "sectorfs-bench sweep: throughput by transfer size";
-	c.subtitle = sub;
-	c.ylabel = "MB/s (10^6 bytes per second)";
-	c.nseries = 2;
-	c.series[0] = "write";
-	c.series[1] = "read";
+	svg_chart_init(&c, "sectorfs-bench sweep: throughput by transfer size", sub,
+		       "MB/s (10^6 bytes per second)", "write", "read", NULL);
 	for (uint64_t x = s->min; x <= s->max && c.ncats < SVG_MAX_CATS; x *= 2, c.ncats++) {
 		find_pair(s, x, &w, &r);
 		snprintf(c.cats[c.ncats], sizeof(c.cats[0]), "%s", tool_fmt_size(x, TOOL_SIZE_IEC, a, sizeof(a)));

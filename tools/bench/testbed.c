@@ -72,28 +72,6 @@ void testbed_find_daemon(char *out, size_t len, const char *given)
 	snprintf(out, len, "sectorfs");
 }
 
-/* Run argv, wait for it; its exit status, or -1. */
-static int run_cmd(char *const argv[])
-{
-	pid_t pid = fork();
-	int st;
-
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
-
-		if (null >= 0)
-			dup2(null, STDIN_FILENO);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 static void sleep_ms(unsigned ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
@@ -104,30 +82,23 @@ static void sleep_ms(unsigned ms)
 static int start_daemon(struct testbed *tb)
 {
 	char pidfile[PATH_MAX + 8], logf[PATH_MAX + 16], opt[PATH_MAX + 16], fstype[64], src[PATH_MAX];
+	char *argv[] = { tb->daemon_path, (char *)"-f", (char *)"-o", opt, tb->store, tb->mnt, NULL, NULL,
+			 NULL };
 	struct stat st;
 	int status;
 
 	snprintf(pidfile, sizeof(pidfile), "%s/pid", tb->tmp);
 	snprintf(logf, sizeof(logf), "%s/daemon.log", tb->tmp);
 	snprintf(opt, sizeof(opt), "pidfile=%s", pidfile);
-	tb->daemon = fork();
-	if (tb->daemon < 0) {
-		tb->daemon = 0;
-		tool_error("cannot start the daemon: %s", strerror(errno));
-		return -1;
+	if (tb->buffered) {
+		argv[4] = (char *)"-o";
+		argv[5] = (char *)"buffered";
+		argv[6] = tb->store;
+		argv[7] = tb->mnt;
 	}
-	if (tb->daemon == 0) {
-		char *argv[] = { tb->daemon_path, (char *)"-f", (char *)"-o", opt, tb->store, tb->mnt, NULL, NULL,
-				 NULL };
-
-		if (tb->buffered) {
-			argv[4] = (char *)"-o";
-			argv[5] = (char *)"buffered";
-			argv[6] = tb->store;
-			argv[7] = tb->mnt;
-		}
-
-		bench_exec_daemon(argv, logf, true, 0);
+	if ((tb->daemon = bench_start_daemon(argv, logf, true, 0)) < 0) {
+		tb->daemon = 0;
+		return -1;
 	}
 	for (int i = 0; i < 200; i++) {            /* 20 s */
 		if (waitpid(tb->daemon, &status, WNOHANG) == tb->daemon) {
@@ -154,7 +125,7 @@ static int stop_daemon(struct testbed *tb)
 	int rc = 0;
 
 	snprintf(logf, sizeof(logf), "%s/daemon.log", tb->tmp);
-	if (run_cmd(argv) != 0) {
+	if (bench_run_cmd(argv, "/dev/null", NULL) != 0) {
 		tool_error("fusermount3 -u %s failed; stopping the daemon (pid %ld) with SIGTERM",
 			   tb->mnt, (long)tb->daemon);
 		kill(tb->daemon, SIGTERM);

@@ -385,14 +385,7 @@ static int exec_zeroing(const struct tool_cmd *self, struct tool_item *item)
 	return rc;
 }
 
-const struct tool_cmd bench_cmd_zeroing = {
-	.name = "zeroing",
-	.usage = "[--store DIR | --mount MNT] [options]",
-	.summary = "first-write cost of thin / zeroedthick / eagerzeroedthick, zero offload on and off",
-	.help = zeroing_help,
-	.opts = zeroing_opts,
-	.target = BENCH_TARGET_TESTBED,
-	.data_size = sizeof(struct zexp),
-	.check = check_zeroing,
-	.exec = exec_zeroing,
-};
+TOOL_CMD(bench_cmd_zeroing, "zeroing", "[--store DIR | --mount MNT] [options]",
+	 "first-write cost of thin / zeroedthick / eagerzeroedthick, zero offload on and off",
+	 .help = zeroing_help, .opts = zeroing_opts, .target = BENCH_TARGET_TESTBED,
+	 .data_size = sizeof(struct zexp), .check = check_zeroing, .exec = exec_zeroing);

@@ -244,6 +244,12 @@ static json_t *image_json(const struct zeroing_result *z, int p, int i)
 {
 	const struct zeroing_image *r = &z->img[0][p][i];
 	json_t *o = json_object(), *st = json_object(), *runs = json_array();
+	const struct { const char *key; json_int_t v; } counts[] = {   /* the daemon's, in "stats" */
+		{ "writes", r->st_writes }, { "bytes_written", r->st_bytes },
+		{ "first_writes", r->st_first }, { "overwrites", r->st_over },
+		{ "zeroed_bytes", r->st_zeroed }, { "allocated_blocks", r->st_alloc },
+		{ "total_blocks", r->st_total },
+	};
 	struct bench_hist lat, lat_new;
 
 	bench_hist_init(&lat);
@@ -271,13 +277,8 @@ static json_t *image_json(const struct zeroing_result *z, int p, int i)
 	json_object_set_new(o, "iops_change_pct", bench_jreal(iops_change(z, p, i)));
 	json_object_set_new(o, "spread_pct", bench_jreal(spread(z, p, i)));
 	json_object_set_new(o, "runs", runs);
-	json_object_set_new(st, "writes", json_integer(r->st_writes));
-	json_object_set_new(st, "bytes_written", json_integer(r->st_bytes));
-	json_object_set_new(st, "first_writes", json_integer(r->st_first));
-	json_object_set_new(st, "overwrites", json_integer(r->st_over));
-	json_object_set_new(st, "zeroed_bytes", json_integer(r->st_zeroed));
-	json_object_set_new(st, "allocated_blocks", json_integer(r->st_alloc));
-	json_object_set_new(st, "total_blocks", json_integer(r->st_total));
+	for (size_t k = 0; k < sizeof(counts) / sizeof(counts[0]); k++)
+		json_object_set_new(st, counts[k].key, json_integer(counts[k].v));
 	json_object_set_new(o, "stats", st);
 	return o;
 }
@@ -319,17 +320,13 @@ int zeroing_svg(const struct zeroing_result *z, const char *path)
 	static struct svg_chart c;
 	char sub[256], a[32], b[32];
 
-	memset(&c, 0, sizeof(c));
 	snprintf(sub, sizeof(sub), "%s, block %s, %s writes, QD 1; medians of %u repeat%s; profile %s; label: overhead",
 		 z->sector, tool_fmt_size(z->block, TOOL_SIZE_IEC, a, sizeof(a)),
 		 tool_fmt_size(z->xfer, TOOL_SIZE_IEC, b, sizeof(b)), z->nrep, z->nrep == 1 ? "" : "s",
 		 z->profile ? z->profile : "none");
-	c.title = "sectorfs-bench zeroing: zero on new write";
-	c.subtitle = sub;
-	c.ylabel = "write IOPS (from the typical time per write)";
-	c.nseries = 2;
-	c.series[0] = "pass 1: fresh space";
-	c.series[1] = "pass 2: written space";
+	svg_chart_init(&c, "sectorfs-bench zeroing: zero on new write", sub,
+		       "write IOPS (from the typical time per write)", "pass 1: fresh space",
+		       "pass 2: written space", NULL);
 	for (int i = 0; i < ZEROING_NIMG; i++, c.ncats++) {
 		snprintf(c.cats[i], sizeof(c.cats[0]), "%s %s", zeroing_prov(i), zeroing_offload(i) ? "on" : "off");
 		for (int p = 0; p < 2; p++) {

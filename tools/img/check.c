@@ -182,14 +182,7 @@ static int exec_check(const struct tool_cmd *self, struct tool_item *item)
 	return t->store_dir ? img_check_store(t->store_dir, repair) : img_check_image(&t->ref, repair);
 }
 
-const struct tool_cmd img_cmd_check = {
-	.name = "check",
-	.usage = "[--repair] STORE/NAME | STORE",
-	.summary = "verify that sidecar, map and backing file agree (fsck exit codes)",
-	.help = check_help,
-	.opts = check_opts,
-	.args = { "STORE/NAME" },
-	.target = IMG_TARGET_CHECK,
-	.usage_status = FSCK_USAGE,
-	.exec = exec_check,
-};
+TOOL_CMD(img_cmd_check, "check", "[--repair] STORE/NAME | STORE",
+	 "verify that sidecar, map and backing file agree (fsck exit codes)",
+	 .help = check_help, .opts = check_opts, .args = { "STORE/NAME" },
+	 .target = IMG_TARGET_CHECK, .usage_status = FSCK_USAGE, .exec = exec_check);

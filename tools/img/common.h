@@ -136,6 +136,10 @@ void img_view_close(struct img_view *v);
  * or -1 with the problem printed. */
 int img_view_image(struct img_view *v, struct sfs_map_info *mi, bool *created);
 
+/* The option template of the commands that show a view (info, map): --json alone. */
+enum { IMG_OPT_JSON };
+extern const struct tool_opt img_json_opts[];
+
 /* "NAME.map: <what sfs_map_damage says>" of a map whose bitmap chunks fail their checksum. */
 const char *img_view_damage_text(const struct img_view *v, char *buf, size_t len);
 

@@ -290,15 +290,9 @@ static int exec_create(const struct tool_cmd *self, struct tool_item *item)
 	return 0;
 }
 
-const struct tool_cmd img_cmd_create = {
-	.name = "create",
-	.usage = "-s SIZE [-f FORMAT] [-p MODE] [-b BLOCK] [--from RAWFILE [--raw]] [...] STORE/NAME",
-	.summary = "create an image and its sidecar (eager zeroing with a progress bar)",
-	.help = create_help,
-	.opts = create_opts,
-	.args = { "STORE/NAME" },
-	.target = IMG_TARGET_REF,
-	.data_size = sizeof(struct sfs_sidecar),
-	.check = check_create,
-	.exec = exec_create,
-};
+TOOL_CMD(img_cmd_create, "create",
+	 "-s SIZE [-f FORMAT] [-p MODE] [-b BLOCK] [--from RAWFILE [--raw]] [...] STORE/NAME",
+	 "create an image and its sidecar (eager zeroing with a progress bar)",
+	 .help = create_help, .opts = create_opts, .args = { "STORE/NAME" },
+	 .target = IMG_TARGET_REF, .data_size = sizeof(struct sfs_sidecar), .check = check_create,
+	 .exec = exec_create);

@@ -71,12 +71,7 @@ static int exec_inflate(const struct tool_cmd *self, struct tool_item *item)
 	return inflate(&t->ss);
 }
 
-const struct tool_cmd img_cmd_inflate = {
-	.name = "inflate",
-	.usage = "STORE/NAME",
-	.summary = "convert a thin or zeroedthick image to eagerzeroedthick",
-	.help = inflate_help,
-	.args = { "STORE/NAME" },
-	.target = IMG_TARGET_SESSION,
-	.exec = exec_inflate,
-};
+TOOL_CMD(img_cmd_inflate, "inflate", "STORE/NAME",
+	 "convert a thin or zeroedthick image to eagerzeroedthick",
+	 .help = inflate_help, .args = { "STORE/NAME" }, .target = IMG_TARGET_SESSION,
+	 .exec = exec_inflate);

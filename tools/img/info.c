@@ -27,12 +27,6 @@ static const char info_help[] =
 	"  --json      one JSON object instead of text\n"
 	"  -h, --help  this help\n";
 
-enum { INFO_JSON };
-static const struct tool_opt info_opts[] = {
-	[INFO_JSON] = { "json", 0, TOOL_FLAG },
-	{ NULL },
-};
-
 struct facts {
 	struct sfs_map_info mi;
 	bool created, zeroed;
@@ -136,16 +130,10 @@ static int exec_info(const struct tool_cmd *self, struct tool_item *item)
 		f.bk_size = (uint64_t)v->bk.st_size;
 		f.bk_used = (uint64_t)v->bk.st_blocks * 512;
 	}
-	return item->opt[INFO_JSON].set ? print_json(v, &f) : print_text(v, &f);
+	return item->opt[IMG_OPT_JSON].set ? print_json(v, &f) : print_text(v, &f);
 }
 
-const struct tool_cmd img_cmd_info = {
-	.name = "info",
-	.usage = "[--json] STORE/NAME",
-	.summary = "show geometry, provisioning, allocation and backing file usage",
-	.help = info_help,
-	.opts = info_opts,
-	.args = { "STORE/NAME" },
-	.target = IMG_TARGET_VIEW,
-	.exec = exec_info,
-};
+TOOL_CMD(img_cmd_info, "info", "[--json] STORE/NAME",
+	 "show geometry, provisioning, allocation and backing file usage",
+	 .help = info_help, .opts = img_json_opts, .args = { "STORE/NAME" },
+	 .target = IMG_TARGET_VIEW, .exec = exec_info);

@@ -13,7 +13,7 @@
 
 static const struct tool_cmd *const commands[] = {
 	&img_cmd_create, &img_cmd_info, &img_cmd_check,
-	&img_cmd_resize, &img_cmd_inflate, &img_cmd_map,
+	&img_cmd_resize, &img_cmd_inflate, &img_cmd_map, NULL,
 };
 
 static const struct tool sectorfs_img = {
@@ -23,14 +23,11 @@ static const struct tool sectorfs_img = {
 		"raw files STORE/NAME with sidecars STORE/NAME.json and allocation maps in\n"
 		"STORE/.sectorfs/.  Commands that change an image refuse while a sectorfs\n"
 		"daemon serves the store.\n",
-	.outro = "Sizes are bytes or a number with K, M, G or T (binary: 1K = 1024).\n"
-		"Run '" IMG_PROG " COMMAND --help' for the options of a command; see sectorfs-img(1).\n",
+	.outro = "Sizes are bytes or a number with K, M, G or T (binary: 1K = 1024).\n",
 	.size_example = "8G",
 	.cmds = commands,
-	.ncmds = sizeof(commands) / sizeof(commands[0]),
 	.target_size = sizeof(struct img_target),
-	.open_target = img_target_open,
-	.close_target = img_target_close,
+	.open_target = img_target_open, .close_target = img_target_close,
 };
 
 int main(int argc, char **argv)

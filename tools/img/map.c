@@ -25,12 +25,6 @@ static const char map_help[] =
 	"  --json      a JSON array of {\"offset\", \"length\", \"allocated\"} objects\n"
 	"  -h, --help  this help\n";
 
-enum { MAP_JSON };
-static const struct tool_opt map_opts[] = {
-	[MAP_JSON] = { "json", 0, TOOL_FLAG },
-	{ NULL },
-};
-
 /* One run: a text line, or an object appended to arr. */
 static void emit(bool json, json_t *arr, uint64_t off, uint64_t len, bool alloc)
 {
@@ -54,7 +48,7 @@ static int exec_map(const struct tool_cmd *self, struct tool_item *item)
 	struct img_target *t = item->target;
 	const struct sfs_geom *g = &t->mi.geom;
 	struct sfs_map *m = t->view.map;
-	bool json = item->opt[MAP_JSON].set;
+	bool json = item->opt[IMG_OPT_JSON].set;
 	json_t *arr = json ? json_array() : NULL;
 	uint64_t nb = sfs_geom_nblocks(g);
 
@@ -76,13 +70,7 @@ static int exec_map(const struct tool_cmd *self, struct tool_item *item)
 	return json ? tool_print_json(arr, JSON_INDENT(2)) : 0;
 }
 
-const struct tool_cmd img_cmd_map = {
-	.name = "map",
-	.usage = "[--json] STORE/NAME",
-	.summary = "list allocated and unallocated ranges (like qemu-img map)",
-	.help = map_help,
-	.opts = map_opts,
-	.args = { "STORE/NAME" },
-	.target = IMG_TARGET_VIEW,
-	.exec = exec_map,
-};
+TOOL_CMD(img_cmd_map, "map", "[--json] STORE/NAME",
+	 "list allocated and unallocated ranges (like qemu-img map)",
+	 .help = map_help, .opts = img_json_opts, .args = { "STORE/NAME" },
+	 .target = IMG_TARGET_VIEW, .exec = exec_map);

@@ -90,14 +90,7 @@ static int exec_resize(const struct tool_cmd *self, struct tool_item *item)
 	return 0;
 }
 
-const struct tool_cmd img_cmd_resize = {
-	.name = "resize",
-	.usage = "STORE/NAME [+]SIZE",
-	.summary = "grow an image to SIZE (or by +SIZE) and rewrite its sidecar",
-	.help = resize_help,
-	.args = { "STORE/NAME", "SIZE" },
-	.target = IMG_TARGET_SESSION,
-	.data_size = sizeof(struct resize_arg),
-	.check = check_resize,
-	.exec = exec_resize,
-};
+TOOL_CMD(img_cmd_resize, "resize", "STORE/NAME [+]SIZE",
+	 "grow an image to SIZE (or by +SIZE) and rewrite its sidecar",
+	 .help = resize_help, .args = { "STORE/NAME", "SIZE" }, .target = IMG_TARGET_SESSION,
+	 .data_size = sizeof(struct resize_arg), .check = check_resize, .exec = exec_resize);

@@ -46,6 +46,11 @@ static void open_map(struct img_view *v, const char *fname)
 	}
 }
 
+const struct tool_opt img_json_opts[] = {
+	[IMG_OPT_JSON] = { "json", 0, TOOL_FLAG },
+	{ NULL },
+};
+
 int img_view_open(struct img_view *v, const struct img_ref *ref)
 {
 	char fname[SFS_NAME_MAX + 8];
