@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_imgops.c - unit tests of the whole-image operations of core
+ * test_image_whole.c - unit tests of the whole-image operations of core
  * (sfs_image_fill and sfs_image_make_eager in imgzero.c,
  * sfs_image_import_raw in imgimport.c, sfs_blocks_bytes in allocmap.c),
  * without a mount.
@@ -34,7 +34,7 @@ static struct tmpstore st;
 
 static void setup(void)
 {
-	tmpstore_make(&st, "imgops", true);
+	tmpstore_make(&st, "image_whole", true);
 }
 
 static void teardown(void)
@@ -42,7 +42,7 @@ static void teardown(void)
 	tmpstore_destroy(&st);
 }
 
-TestSuite(imgops, .init = setup, .fini = teardown);
+TestSuite(image_whole, .init = setup, .fini = teardown);
 
 static struct sfs_image *open_image(const char *name, uint64_t size, uint32_t lss, enum sfs_prov prov)
 {
@@ -86,7 +86,7 @@ static bool all_zero(const char *p, size_t n)
 	return true;
 }
 
-Test(imgops, blocks_bytes_clips_the_last_block)
+Test(image_whole, blocks_bytes_clips_the_last_block)
 {
 	struct sfs_geom g = { 10 * BS + 4096, 512, 512, BS };
 
@@ -96,7 +96,7 @@ Test(imgops, blocks_bytes_clips_the_last_block)
 	cr_expect_eq(sfs_blocks_bytes(&g, 3, 3), 0);
 }
 
-Test(imgops, fill_allocates_every_block_and_keeps_data)
+Test(image_whole, fill_allocates_every_block_and_keeps_data)
 {
 	struct sfs_image *im = open_image("d", 16 * BS + 4096, 512, SFS_PROV_THIN);
 	struct sfs_map *m = sfs_image_map(im);
@@ -123,7 +123,7 @@ Test(imgops, fill_allocates_every_block_and_keeps_data)
 	cr_expect_eq(sfs_image_close(im), 0);
 }
 
-Test(imgops, fill_cancelled_by_the_callback)
+Test(image_whole, fill_cancelled_by_the_callback)
 {
 	struct sfs_image *im = open_image("d", 8 * BS, 512, SFS_PROV_THIN);
 	struct calls c = { .cancel_at = 1 };
@@ -133,7 +133,7 @@ Test(imgops, fill_cancelled_by_the_callback)
 	cr_expect_eq(sfs_image_close(im), 0);
 }
 
-Test(imgops, import_keeps_data_and_holes)
+Test(image_whole, import_keeps_data_and_holes)
 {
 	struct sfs_image *im = open_image("d", 16 * BS, 4096, SFS_PROV_THIN);
 	struct sfs_map *m = sfs_image_map(im);
@@ -165,7 +165,7 @@ Test(imgops, import_keeps_data_and_holes)
 	cr_expect_eq(sfs_image_close(im), 0);
 }
 
-Test(imgops, make_eager_rewrites_the_map_header_in_place)
+Test(image_whole, make_eager_rewrites_the_map_header_in_place)
 {
 	struct sfs_image *im = open_image("d", 8 * BS, 512, SFS_PROV_ZEROEDTHICK);
 	struct sfs_map *m;
