@@ -7,6 +7,7 @@
  * rounded human form, and -ENOSPC when the buffer is too small.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <criterion/criterion.h>
@@ -88,28 +89,55 @@ Test(parse_size, syntax_checked_before_range)
 	parse_bad("99999999999999999999999.5", -EINVAL);
 }
 
-static void format_is(uint64_t bytes, const char *want)
+/*
+ * One table for both formatters: the bytes, sfs_format_size's largest exact
+ * suffix and sfs_format_human's rounded binary unit.
+ */
+struct format_row {
+	uint64_t bytes;
+	const char *exact, *human;
+};
+
+static const struct format_row formats[] = {
+	{ 0, "0", "0 B" },
+	{ 1, "1", "1 B" },
+	{ 512, "512", "512 B" },
+	{ 1023, "1023", "1023 B" },
+	{ 1024, "1K", "1.0 KiB" },
+	{ 1075, "1075", "1.0 KiB" },            /* 1.0498 */
+	{ 1076, "1076", "1.1 KiB" },            /* 1.0508 */
+	{ 1100, "1100", "1.1 KiB" },            /* 1.074 */
+	{ 1536, "1536", "1.5 KiB" },
+	{ 4096, "4K", "4.0 KiB" },
+	{ 1 << 20, "1M", "1.0 MiB" },
+	{ 3ull << 19, "1536K", "1.5 MiB" },
+	{ 3ull << 29, "1536M", "1.5 GiB" },
+	{ 8ull << 30, "8G", "8.0 GiB" },
+	{ 2ull << 40, "2T", "2.0 TiB" },
+	{ 1ull << 50, "1024T", "1.0 PiB" },
+	{ 1ull << 62, "4194304T", "4.0 EiB" },
+	{ UINT64_MAX, "18446744073709551615", "16.0 EiB" },
+};
+
+#define NROWS(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Each of the n rows through fmt: the want column (exact or human) is what it writes. */
+static void formats_as(int (*fmt)(uint64_t, char *, size_t), bool human,
+		       const struct format_row *rows, size_t n)
 {
 	char buf[32];
 
-	cr_assert_eq(sfs_format_size(bytes, buf, sizeof(buf)), 0);
-	cr_expect_str_eq(buf, want, "%llu", (unsigned long long)bytes);
+	for (size_t i = 0; i < n; i++) {
+		const char *want = human ? rows[i].human : rows[i].exact;
+
+		cr_assert_eq(fmt(rows[i].bytes, buf, sizeof(buf)), 0);
+		cr_expect_str_eq(buf, want, "%llu", (unsigned long long)rows[i].bytes);
+	}
 }
 
 Test(format_size, largest_exact_suffix)
 {
-	format_is(0, "0");
-	format_is(1, "1");
-	format_is(512, "512");
-	format_is(1024, "1K");
-	format_is(1536, "1536");
-	format_is(4096, "4K");
-	format_is(1 << 20, "1M");
-	format_is(3ull << 19, "1536K");
-	format_is(8ull << 30, "8G");
-	format_is(2ull << 40, "2T");
-	format_is(1ull << 62, "4194304T");
-	format_is(UINT64_MAX, "18446744073709551615");
+	formats_as(sfs_format_size, false, formats, NROWS(formats));
 }
 
 Test(format_size, round_trips_through_parse)
@@ -134,37 +162,21 @@ Test(format_size, buffer_too_small)
 	cr_expect_eq(sfs_format_size(0, NULL, 0), -ENOSPC);
 }
 
-static void human_is(uint64_t bytes, const char *want)
-{
-	char buf[32];
-
-	cr_assert_eq(sfs_format_human(bytes, buf, sizeof(buf)), 0);
-	cr_expect_str_eq(buf, want, "%llu", (unsigned long long)bytes);
-}
-
 Test(format_human, units_and_rounding)
 {
-	human_is(0, "0 B");
-	human_is(1023, "1023 B");
-	human_is(1024, "1.0 KiB");
-	human_is(1536, "1.5 KiB");
-	human_is(1 << 20, "1.0 MiB");
-	human_is(3ull << 29, "1.5 GiB");
-	human_is(8ull << 30, "8.0 GiB");
-	human_is(2ull << 40, "2.0 TiB");
-	human_is(1ull << 50, "1.0 PiB");
-	human_is(1ull << 62, "4.0 EiB");
-	human_is(1100, "1.1 KiB");             /* 1.074 */
-	human_is(1075, "1.0 KiB");             /* 1.0498 */
-	human_is(1076, "1.1 KiB");             /* 1.0508 */
+	formats_as(sfs_format_human, true, formats, NROWS(formats));
 }
 
 Test(format_human, carry_to_next_unit)
 {
-	human_is(2047, "2.0 KiB");
-	human_is((1 << 20) - 1, "1.0 MiB");
-	human_is((1ull << 30) - 1, "1.0 GiB");
-	human_is(UINT64_MAX, "16.0 EiB");
+	static const struct format_row carry[] = {
+		{ 2047, "2047", "2.0 KiB" },
+		{ (1 << 20) - 1, "1048575", "1.0 MiB" },
+		{ (1ull << 30) - 1, "1073741823", "1.0 GiB" },
+		{ UINT64_MAX, "18446744073709551615", "16.0 EiB" },
+	};
+
+	formats_as(sfs_format_human, true, carry, NROWS(carry));
 }
 
 Test(format_human, buffer_too_small)
