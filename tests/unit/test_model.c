@@ -74,6 +74,20 @@ static struct sfs_model *mk(const struct sfs_profile *p, uint32_t pss, struct fa
 	return m;
 }
 
+/* What most tests run on: the fake clock at 0, flat(channels), and a model of it with pss-byte physical sectors. */
+struct rig {
+	struct fake f;
+	struct sfs_profile p;
+	struct sfs_model *m;
+};
+
+static void rig_up(struct rig *r, unsigned channels, uint32_t pss)
+{
+	r->f = (struct fake){ 0 };
+	r->p = flat(channels);
+	r->m = mk(&r->p, pss, &r->f);
+}
+
 Test(model, interpolates_on_log2_size)
 {
 	struct sfs_profile p = flat(1);
@@ -94,101 +108,97 @@ Test(model, interpolates_on_log2_size)
 
 Test(model, qd1_completes_after_service_time)
 {
-	struct fake f = { .now = 10 * MS };
-	struct sfs_profile p = flat(4);
-	struct sfs_model *m = mk(&p, 512, &f);
+	struct rig r;
 	struct sfs_model_req w = { .op = SFS_MODEL_WRITE, .off = 0, .len = 4096 };
 
+	rig_up(&r, 4, 512);
+	r.f.now = 10 * MS;
 	/* the backing store took 300 us: the model adds the remaining 1700 */
-	f.now += 300 * US;
-	cr_assert_eq(sfs_model_complete(m, &w, 10 * MS), 1700 * US);
-	cr_assert_eq(f.now, 12 * MS);
+	r.f.now += 300 * US;
+	cr_assert_eq(sfs_model_complete(r.m, &w, 10 * MS), 1700 * US);
+	cr_assert_eq(r.f.now, 12 * MS);
 	/* back to back at QD1: each one 2 ms after the last */
 	for (int i = 0; i < 10; i++)
-		sfs_model_complete(m, &w, f.now);
-	cr_assert_eq(f.now, 32 * MS);
-	sfs_model_free(m);
+		sfs_model_complete(r.m, &w, r.f.now);
+	cr_assert_eq(r.f.now, 32 * MS);
+	sfs_model_free(r.m);
 }
 
 Test(model, n_channels_then_queue)
 {
-	struct fake f = { .now = 0 };
-	struct sfs_profile p = flat(4);
-	struct sfs_model *m = mk(&p, 512, &f);
+	struct rig r;
 	struct sfs_model_req w = { .op = SFS_MODEL_WRITE, .off = 0, .len = 4096 };
 	uint64_t done[9];
 
+	rig_up(&r, 4, 512);
 	/* nine arrive at once: four finish at 2 ms, four at 4 ms, the ninth at 6 ms */
 	for (int i = 0; i < 9; i++)
-		done[i] = sfs_model_schedule(m, &w, 0);
+		done[i] = sfs_model_schedule(r.m, &w, 0);
 	for (int i = 0; i < 4; i++)
 		cr_assert_eq(done[i], 2 * MS);
 	for (int i = 4; i < 8; i++)
 		cr_assert_eq(done[i], 4 * MS);
 	cr_assert_eq(done[8], 6 * MS);
 	/* a request arriving after the channels are idle again waits for nothing */
-	cr_assert_eq(sfs_model_schedule(m, &w, 100 * MS), 102 * MS);
-	sfs_model_free(m);
+	cr_assert_eq(sfs_model_schedule(r.m, &w, 100 * MS), 102 * MS);
+	sfs_model_free(r.m);
 }
 
 Test(model, throughput_stops_scaling_at_channels)
 {
-	struct fake f = { 0 };
-	struct sfs_profile p = flat(4);
-	struct sfs_model *m = mk(&p, 512, &f);
+	struct rig r;
 	struct sfs_model_req w = { .op = SFS_MODEL_WRITE, .len = 4096 };
 	uint64_t last = 0;
 
+	rig_up(&r, 4, 512);
 	/* 8 in flight, each resubmitted at its completion, 800 requests: 2000 per second */
 	uint64_t inflight[8] = { 0 };
 
 	for (int n = 0; n < 800; n++) {
 		int k = n % 8;
 
-		inflight[k] = sfs_model_schedule(m, &w, inflight[k]);
+		inflight[k] = sfs_model_schedule(r.m, &w, inflight[k]);
 		if (inflight[k] > last)
 			last = inflight[k];
 	}
 	cr_assert_eq(last, 400 * MS);
-	sfs_model_free(m);
+	sfs_model_free(r.m);
 }
 
 Test(model, flush_time)
 {
-	struct fake f = { 0 };
-	struct sfs_profile p = flat(1);
-	struct sfs_model *m = mk(&p, 512, &f);
+	struct rig r;
 	struct sfs_model_req fl = { .op = SFS_MODEL_FLUSH };
 
-	cr_assert_eq(sfs_model_cost_ns(m, &fl), 500 * US);
-	cr_assert_eq(sfs_model_complete(m, &fl, 0), 500 * US);
-	sfs_model_free(m);
+	rig_up(&r, 1, 512);
+	cr_assert_eq(sfs_model_cost_ns(r.m, &fl), 500 * US);
+	cr_assert_eq(sfs_model_complete(r.m, &fl, 0), 500 * US);
+	sfs_model_free(r.m);
 }
 
 Test(model, partial_physical_sector_costs_a_read)
 {
-	struct fake f = { 0 };
-	struct sfs_profile p = flat(1);
-	struct sfs_model *m = mk(&p, 4096, &f);
+	struct rig r;
 	struct sfs_model_req w = { .op = SFS_MODEL_WRITE, .off = 0, .len = 4096 };
 
-	cr_assert_eq(sfs_model_cost_ns(m, &w), 2000 * US);           /* whole: no RMW */
+	rig_up(&r, 1, 4096);
+	cr_assert_eq(sfs_model_cost_ns(r.m, &w), 2000 * US);           /* whole: no RMW */
 	w.len = 512;
-	cr_assert_eq(sfs_model_cost_ns(m, &w), 3000 * US);           /* + one 4K read */
+	cr_assert_eq(sfs_model_cost_ns(r.m, &w), 3000 * US);           /* + one 4K read */
 	w.off = 3584;
 	w.len = 1024;                                                /* straddles two */
-	cr_assert_eq(sfs_model_cost_ns(m, &w), 4000 * US);
-	sfs_model_free(m);
+	cr_assert_eq(sfs_model_cost_ns(r.m, &w), 4000 * US);
+	sfs_model_free(r.m);
 
-	p.partial_write_us = 250;
-	m = mk(&p, 4096, &f);
-	cr_assert_eq(sfs_model_cost_ns(m, &w), 2500 * US);
-	sfs_model_free(m);
+	r.p.partial_write_us = 250;
+	r.m = mk(&r.p, 4096, &r.f);
+	cr_assert_eq(sfs_model_cost_ns(r.m, &w), 2500 * US);
+	sfs_model_free(r.m);
 
 	/* a 512n drive has no partial sectors */
-	m = mk(&p, 512, &f);
-	cr_assert_eq(sfs_model_cost_ns(m, &w), 2000 * US);
-	sfs_model_free(m);
+	r.m = mk(&r.p, 512, &r.f);
+	cr_assert_eq(sfs_model_cost_ns(r.m, &w), 2000 * US);
+	sfs_model_free(r.m);
 
 	cr_assert_eq(sfs_model_partial_sectors(4096, 0, 8192), 0);
 	cr_assert_eq(sfs_model_partial_sectors(4096, 512, 512), 1);
@@ -221,16 +231,15 @@ Test(model, zeroing_with_and_without_offload)
 
 Test(model, floor_not_slower)
 {
-	struct fake f = { 0 };
-	struct sfs_profile p = flat(1);
-	struct sfs_model *m = mk(&p, 512, &f);
-	struct sfs_model_req r = { .op = SFS_MODEL_READ, .len = 4096 };
+	struct rig r;
+	struct sfs_model_req rd = { .op = SFS_MODEL_READ, .len = 4096 };
 
-	f.now = 5 * MS;     /* the store took 5 ms; the model says 1 */
-	cr_assert_eq(sfs_model_complete(m, &r, 0), 0);
-	cr_assert_eq(f.sleeps, 0);
-	cr_assert_eq(f.now, 5 * MS);
-	sfs_model_free(m);
+	rig_up(&r, 1, 512);
+	r.f.now = 5 * MS;     /* the store took 5 ms; the model says 1 */
+	cr_assert_eq(sfs_model_complete(r.m, &rd, 0), 0);
+	cr_assert_eq(r.f.sleeps, 0);
+	cr_assert_eq(r.f.now, 5 * MS);
+	sfs_model_free(r.m);
 }
 
 static int parse(const char *json, struct sfs_profile *p, char *err)
