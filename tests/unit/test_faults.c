@@ -193,21 +193,20 @@ ssize_t fault_pwrite(int fd, const void *buf, size_t n, off_t off) __asm__("pwri
 ssize_t fault_pread(int fd, void *buf, size_t n, off_t off) __asm__("pread");
 int fault_fallocate(int fd, int mode, off_t off, off_t len) __asm__("fallocate");
 
+/* Forwarded to the 64-bit ones above: the same plan, counters and short writes. */
 ssize_t fault_pwrite(int fd, const void *buf, size_t n, off_t off)
 {
-	if (short_now())
-		return 0;
-	return fault_now(F_PWRITE, fd) ? -1 : REAL(pwrite_t, pwrite)(fd, buf, n, off);
+	return pwrite64(fd, buf, n, off);
 }
 
 ssize_t fault_pread(int fd, void *buf, size_t n, off_t off)
 {
-	return fault_now(F_PREAD, fd) ? -1 : REAL(pread_t, pread)(fd, buf, n, off);
+	return pread64(fd, buf, n, off);
 }
 
 int fault_fallocate(int fd, int mode, off_t off, off_t len)
 {
-	return fault_now(F_FALLOCATE, fd) ? -1 : REAL(fallocate_t, fallocate)(fd, mode, off, len);
+	return fallocate64(fd, mode, off, len);
 }
 
 /* fstat, outside the plan (the sweeps fail the four above): the next fstat_fails calls fail
@@ -220,24 +219,25 @@ typedef int (*fstat_t)(int, void *);
 int fault_fstat64(int fd, void *st) __asm__("fstat64");
 int fault_fstat(int fd, void *st) __asm__("fstat");
 
+/* True (errno set to fstat_err) when this fstat is one of the next fstat_fails. */
+static bool fstat_fail_now(void)
+{
+	if (!fstat_fails)
+		return false;
+	fstat_fails--;
+	errno = fstat_err;
+	return true;
+}
+
+/* Not forwarded like the others: fstat and fstat64 fill different structs on 32-bit. */
 int fault_fstat64(int fd, void *st)
 {
-	if (fstat_fails) {
-		fstat_fails--;
-		errno = fstat_err;
-		return -1;
-	}
-	return REAL(fstat_t, fstat64)(fd, st);
+	return fstat_fail_now() ? -1 : REAL(fstat_t, fstat64)(fd, st);
 }
 
 int fault_fstat(int fd, void *st)
 {
-	if (fstat_fails) {
-		fstat_fails--;
-		errno = fstat_err;
-		return -1;
-	}
-	return REAL(fstat_t, fstat)(fd, st);
+	return fstat_fail_now() ? -1 : REAL(fstat_t, fstat)(fd, st);
 }
 
 /* ---- fixture and helpers ---- */
