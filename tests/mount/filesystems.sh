@@ -31,21 +31,6 @@ FS="$T/fs"
 SRC="$T/src"
 mkdir -p "$FS" "$SRC"
 
-mount_fs() {
-	step "mount $1 on $DEV" mount -t "$1" "$DEV" "$FS"
-	on_exit "mountpoint -q $FS && { timeout 20 umount $FS || umount -l $FS; }"
-}
-
-umount_fs() { step "umount $FS" umount "$FS"; }
-
-# fsck_clean FSTYPE WHEN
-fsck_clean() {
-	case $1 in
-	ext4) step "e2fsck -fn $DEV ($2)" e2fsck -fn "$DEV" ;;
-	xfs) step "xfs_repair -n $DEV ($2)" xfs_repair -n "$DEV" ;;
-	esac
-}
-
 # check_tree WHAT: the mounted filesystem holds exactly the source tree.
 check_tree() {
 	local out n
@@ -78,42 +63,33 @@ sidecar x512e 512M 512e thin 64K
 start_daemon
 
 # ---- first life: mkfs, files, check ----
-for c in $CASES; do
-	IFS=: read -r name lss fstype <<< "$c"
-	attach_loop "$MNT/$name" "$lss"
+# first_life NAME SECTOR FSTYPE (the loop device attached): mkfs, copy the tree in, check it.
+first_life() {
+	local name=$1 lss=$2 fstype=$3
 	case $fstype in
 	ext4) step "mkfs.ext4 on $name" mkfs.ext4 -q -F "$DEV" ;;
 	xfs) step "mkfs.xfs on $name" mkfs.xfs -q -f -b size=4096 "$DEV" ;;
 	esac
-	mount_fs "$fstype"
+	mount_loop "$fstype"
 	step "copy the tree into $fstype on $name" cp -a "$SRC/." "$FS/"
 	step "sync $FS" sync -f "$FS"
 	check_tree "$name ($fstype), before umount"
-	umount_fs
-	fsck_clean "$fstype" "$name, after the first umount"
-	detach_loop "$DEV"
-	[ "$(stats_key "$name" misaligned_rejected)" = 0 ] ||
-		fail "$name: the daemon refused $(stats_key "$name" misaligned_rejected) I/Os of $fstype as misaligned"
+	release_loop "$name" "$fstype" "after the first umount"
 	fl=$(stats_key "$name" flushes)
 	[ "$fl" -gt 0 ] || fail "$name: $fstype's cache flushes did not reach the daemon (flushes 0)"
 	pass "$fstype on $name (loop, logical $lss): mkfs, $NFILES files copied in, umount, check clean ($fl flushes reached the daemon)"
-done
+}
+each_loop first_life $CASES
 
 # ---- restart the daemon, second life: every file is there ----
-stop_daemon
-start_daemon
-pass "daemon stopped (exit 0) and started again"
-for c in $CASES; do
-	IFS=: read -r name lss fstype <<< "$c"
-	attach_loop "$MNT/$name" "$lss"
-	mount_fs "$fstype"
+restart_daemon
+# second_life NAME SECTOR FSTYPE (attached again): every file is there, the check clean.
+second_life() {
+	local name=$1 lss=$2 fstype=$3
+	mount_loop "$fstype"
 	check_tree "$name ($fstype), after the daemon restart"
-	umount_fs
-	fsck_clean "$fstype" "$name, after the daemon restart"
-	detach_loop "$DEV"
-	[ "$(stats_key "$name" misaligned_rejected)" = 0 ] || fail "$name: misaligned I/O after restart"
+	release_loop "$name" "$fstype" "after the daemon restart"
 	pass "$fstype on $name after the restart: $NFILES files, every sha256 matches, check clean"
-done
-stop_daemon
-losetup -a | grep -q "$T" && fail "loop devices still attached: $(losetup -a | grep "$T")"
-pass "no loop device left; daemon exits 0"
+}
+each_loop second_life $CASES
+loops_gone

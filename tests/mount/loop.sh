@@ -23,15 +23,6 @@ requires_cmd mkfs.ext4 e2fsck blockdev mount umount timeout sha256sum
 FS="$T/ext4"
 mkdir -p "$FS"
 
-mount_fs() {
-	step "mount $DEV" mount "$DEV" "$FS"
-	on_exit "timeout 20 umount $FS || umount -l $FS"
-}
-
-umount_fs() { step "umount $FS" umount "$FS"; }
-
-fsck_clean() { step "e2fsck -fn $DEV ($1)" e2fsck -fn "$DEV"; }
-
 # make_files NAME: 50 files of random content; their checksums in $T/NAME.sums.
 make_files() {
 	local i
@@ -57,9 +48,9 @@ IMAGES="d512e:512:4096 d4kn:4096:4096"
 start_daemon
 
 # ---- first life: mkfs, files, fsck ----
-for spec in $IMAGES; do
-	IFS=: read -r name lss pss <<< "$spec"
-	attach_loop "$MNT/$name" "$lss"
+# first_life NAME SECTOR PSS (the loop device attached): geometry, mkfs, files, fstrim, fsck.
+first_life() {
+	local name=$1 lss=$2 pss=$3
 	ss=$(timeout 10 blockdev --getss "$DEV")
 	pbsz=$(timeout 10 blockdev --getpbsz "$DEV")
 	size=$(timeout 10 blockdev --getsize64 "$DEV")
@@ -70,7 +61,7 @@ for spec in $IMAGES; do
 	pass "$name on $DEV: logical $ss; physical reported $pbsz (image's is $pss); direct I/O $dio"
 
 	step "mkfs.ext4 on $name" mkfs.ext4 -q -F "$DEV"
-	mount_fs
+	mount_loop ext4
 	make_files "$name"
 
 	if [ "$name" = d512e ]; then
@@ -98,30 +89,21 @@ for spec in $IMAGES; do
 		fi
 	fi
 
-	umount_fs
-	fsck_clean "$name, first mount"
-	detach_loop "$DEV"
-	[ "$(stats_key "$name" misaligned_rejected)" = 0 ] ||
-		fail "$name: the daemon refused $(stats_key "$name" misaligned_rejected) misaligned I/Os from the loop device"
+	release_loop "$name" ext4 "first mount"
 	pass "$name: mkfs.ext4, 50 files, umount, e2fsck -fn clean, detach"
-done
+}
+each_loop first_life $IMAGES
 
 # ---- restart the daemon, second life: the files are there ----
-stop_daemon
-start_daemon
-pass "daemon restarted"
-for spec in $IMAGES; do
-	IFS=: read -r name lss pss <<< "$spec"
-	attach_loop "$MNT/$name" "$lss"
+restart_daemon
+# second_life NAME SECTOR (attached again): the same sector size, the files, fsck clean.
+second_life() {
+	local name=$1 lss=$2
 	[ "$(timeout 10 blockdev --getss "$DEV")" = "$lss" ] || fail "$name: logical sector changed after restart"
-	mount_fs
+	mount_loop ext4
 	check_files "$name"
-	umount_fs
-	fsck_clean "$name, after restart"
-	detach_loop "$DEV"
-	[ "$(stats_key "$name" misaligned_rejected)" = 0 ] || fail "$name: misaligned I/O after restart"
+	release_loop "$name" ext4 "after restart"
 	pass "$name after restart: 50 checksums match, e2fsck -fn clean"
-done
-stop_daemon
-losetup -a | grep -q "$T" && fail "loop devices still attached: $(losetup -a | grep "$T")"
-pass "no loop device left on the store; daemon exits 0"
+}
+each_loop second_life $IMAGES
+loops_gone
