@@ -629,6 +629,53 @@ static void sample_snap(struct sfs_stats_snap *s, bool misaligned)
 	sfs_stats_free(st);
 }
 
+/*
+ * The stats_render suite's fixture: test_info(), an empty snapshot, and the
+ * output of the last render (freed by render and at the end).
+ */
+static struct {
+	struct sfs_stats_info info;
+	struct sfs_stats_snap s;
+	char *out;
+	size_t len;
+} rd;
+
+static void render_init(void)
+{
+	rd.info = test_info();
+	memset(&rd.s, 0, sizeof(rd.s));
+	rd.out = NULL;
+	rd.len = 0;
+}
+
+static void render_fini(void)
+{
+	free(rd.out);
+	rd.out = NULL;
+}
+
+TestSuite(stats_render, .init = render_init, .fini = render_fini);
+
+/* Render rd.s and rd.info as JSON (or text) into rd.out and rd.len; it must succeed. */
+static void render(bool json)
+{
+	free(rd.out);
+	rd.out = NULL;
+	cr_assert_eq((json ? sfs_stats_render_json : sfs_stats_render_text)(&rd.s, &rd.info, &rd.out, &rd.len),
+		     0, "render %s", json ? "json" : "text");
+}
+
+/* The histogram NAME of root: exactly n keys, keys[0..n-1], each an integer. */
+static json_t *histogram_keys(json_t *root, const char *name, const char *const *keys, size_t n)
+{
+	json_t *v = json_object_get(root, name);
+
+	cr_assert_eq(json_object_size(v), n, "%s has %zu keys", name, json_object_size(v));
+	for (size_t i = 0; i < n; i++)
+		cr_assert(json_is_integer(json_object_get(v, keys[i])), "%s key %s", name, keys[i]);
+	return v;
+}
+
 Test(stats_render, json_parses_with_every_key)
 {
 	static const char *const keys[] = {
@@ -648,18 +695,14 @@ Test(stats_render, json_parses_with_every_key)
 	static const char *const lat_keys[] = {
 		"count", "mean", "p50", "p90", "p99", "p999", "max", "histogram",
 	};
-	struct sfs_stats_info info = test_info();
-	struct sfs_stats_snap s;
-	char *out = NULL;
-	size_t len = 0;
 	json_error_t jerr;
 	json_t *root, *v;
 
-	sample_snap(&s, true);
-	cr_assert_eq(sfs_stats_render_json(&s, &info, &out, &len), 0);
-	cr_assert_eq(len, strlen(out));
-	cr_assert(len > 0 && out[len - 1] == '\n', "JSON must end with a newline");
-	root = json_loads(out, 0, &jerr);
+	sample_snap(&rd.s, true);
+	render(true);
+	cr_assert_eq(rd.len, strlen(rd.out));
+	cr_assert(rd.len > 0 && rd.out[rd.len - 1] == '\n', "JSON must end with a newline");
+	root = json_loads(rd.out, 0, &jerr);
 	cr_assert_not_null(root, "JSON does not parse: %s", jerr.text);
 
 	for (unsigned i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -682,16 +725,10 @@ Test(stats_render, json_parses_with_every_key)
 	cr_assert_eq(json_integer_value(json_object_get(root, "daemon_start")), 1700000000);
 	cr_assert_eq(json_integer_value(json_object_get(root, "daemon_pid")), 4242);
 
-	v = json_object_get(root, "size_histogram");
-	cr_assert_eq(json_object_size(v), SFS_SIZE_NBUCKET);
-	for (unsigned i = 0; i < SFS_SIZE_NBUCKET; i++)
-		cr_assert(json_is_integer(json_object_get(v, size_keys[i])), "size key %s", size_keys[i]);
+	v = histogram_keys(root, "size_histogram", size_keys, SFS_SIZE_NBUCKET);
 	cr_assert_eq(json_integer_value(json_object_get(v, "4K")), 100);
 	cr_assert_eq(json_integer_value(json_object_get(v, "64K")), 100);
-	v = json_object_get(root, "alignment_histogram");
-	cr_assert_eq(json_object_size(v), SFS_ALIGN_NCLASS);
-	for (unsigned i = 0; i < SFS_ALIGN_NCLASS; i++)
-		cr_assert(json_is_integer(json_object_get(v, align_keys[i])), "align key %s", align_keys[i]);
+	v = histogram_keys(root, "alignment_histogram", align_keys, SFS_ALIGN_NCLASS);
 	cr_assert_eq(json_integer_value(json_object_get(v, ">=4K")), 200);
 
 	v = json_object_get(root, "latency_us");
@@ -712,7 +749,7 @@ Test(stats_render, json_parses_with_every_key)
 			cr_assert_gt(json_integer_value(json_array_get(e, 1)), 0);
 			hist_total += json_integer_value(json_array_get(e, 1));
 		}
-		cr_assert_eq(hist_total, s.lat[c].count);
+		cr_assert_eq(hist_total, rd.s.lat[c].count);
 	}
 	/* Reads took 20.0 .. 29.9 us: values in microseconds with decimals. */
 	v = json_object_get(json_object_get(root, "latency_us"), "read");
@@ -720,30 +757,23 @@ Test(stats_render, json_parses_with_every_key)
 	cr_assert_float_eq(json_real_value(json_object_get(v, "mean")), 24.95, 1e-9);
 	cr_assert(json_real_value(json_object_get(v, "p50")) > 24 &&
 		  json_real_value(json_object_get(v, "p50")) < 26);
-	cr_assert(strstr(out, "\"max\":29.9,") != NULL, "3-decimal microseconds: %s", out);
+	cr_assert(strstr(rd.out, "\"max\":29.9,") != NULL, "3-decimal microseconds: %s", rd.out);
 	v = json_object_get(json_object_get(root, "latency_us"), "write_first");
 	cr_assert_eq(json_integer_value(json_object_get(v, "count")), 10);
 
 	json_decref(root);
-	free(out);
 }
 
 Test(stats_render, json_survives_a_name_that_is_not_utf8)
 {
-	struct sfs_stats_info info = test_info();
-	struct sfs_stats_snap s;
-	char *out = NULL;
-	size_t len = 0;
 	json_t *root;
 
-	memset(&s, 0, sizeof(s));
-	info.name = "caf\xe9.img";
-	cr_assert_eq(sfs_stats_render_json(&s, &info, &out, &len), 0);
-	root = json_loads(out, 0, NULL);
+	rd.info.name = "caf\xe9.img";
+	render(true);
+	root = json_loads(rd.out, 0, NULL);
 	cr_assert_not_null(root);
 	cr_assert_str_eq(json_string_value(json_object_get(root, "name")), "caf?.img");
 	json_decref(root);
-	free(out);
 }
 
 /* Count the lines of text that contain needle. */
@@ -758,112 +788,89 @@ static unsigned lines_with(const char *text, const char *needle)
 
 Test(stats_render, text_has_the_key_lines)
 {
-	struct sfs_stats_info info = test_info();
-	struct sfs_stats_snap s;
-	char *out = NULL;
-	size_t len = 0;
-
-	sample_snap(&s, false);
-	cr_assert_eq(sfs_stats_render_text(&s, &info, &out, &len), 0);
-	cr_assert_eq(len, strlen(out));
-	cr_assert_lt(lines_with(out, "\n"), 60, "too long:\n%s", out);
-	cr_assert_not_null(strstr(out, "disk0"));
-	cr_assert_not_null(strstr(out, "4kn: logical 4096 / physical 4096"), "%s", out);
-	cr_assert_not_null(strstr(out, "thin"));
-	cr_assert_not_null(strstr(out, "block size 1M"), "%s", out);
-	cr_assert_not_null(strstr(out, "8.0 MiB"), "%s", out);
-	cr_assert_not_null(strstr(out, "3/8 blocks (37.5%)"), "%s", out);
-	cr_assert_not_null(strstr(out, "elapsed       2.0 s since load or reset (reset_generation 42)\n"),
-			   "%s", out);
-	cr_assert_not_null(strstr(out, "daemon        pid 4242, started 2023-11-14 22:13:20 UTC "
-				       "(daemon_start 1700000000)\n"), "%s", out);
+	sample_snap(&rd.s, false);
+	render(false);
+	cr_assert_eq(rd.len, strlen(rd.out));
+	cr_assert_lt(lines_with(rd.out, "\n"), 60, "too long:\n%s", rd.out);
+	cr_assert_not_null(strstr(rd.out, "disk0"));
+	cr_assert_not_null(strstr(rd.out, "4kn: logical 4096 / physical 4096"), "%s", rd.out);
+	cr_assert_not_null(strstr(rd.out, "thin"));
+	cr_assert_not_null(strstr(rd.out, "block size 1M"), "%s", rd.out);
+	cr_assert_not_null(strstr(rd.out, "8.0 MiB"), "%s", rd.out);
+	cr_assert_not_null(strstr(rd.out, "3/8 blocks (37.5%)"), "%s", rd.out);
+	cr_assert_not_null(strstr(rd.out, "elapsed       2.0 s since load or reset (reset_generation 42)\n"),
+			   "%s", rd.out);
+	cr_assert_not_null(strstr(rd.out, "daemon        pid 4242, started 2023-11-14 22:13:20 UTC "
+				       "(daemon_start 1700000000)\n"), "%s", rd.out);
 	/* Every counter with its rate over the 2 seconds. */
-	cr_assert_not_null(strstr(out, "reads                         100         50.0/s"), "%s", out);
-	cr_assert_not_null(strstr(out, "first_writes                   10          5.0/s"), "%s", out);
-	cr_assert_not_null(strstr(out, "flushes                         1          0.5/s"), "%s", out);
+	cr_assert_not_null(strstr(rd.out, "reads                         100         50.0/s"), "%s", rd.out);
+	cr_assert_not_null(strstr(rd.out, "first_writes                   10          5.0/s"), "%s", rd.out);
+	cr_assert_not_null(strstr(rd.out, "flushes                         1          0.5/s"), "%s", rd.out);
 	for (const char *k = "bytes_written\0zeroed_bytes\0misaligned_rejected\0rmw_writes\0"
 			     "overwrites\0discards\0write_zeroes\0"; *k; k += strlen(k) + 1)
-		cr_assert_not_null(strstr(out, k), "no %s", k);
+		cr_assert_not_null(strstr(rd.out, k), "no %s", k);
 	/* Latency table in microseconds. */
-	cr_assert_not_null(strstr(out, "latency (us)"));
-	cr_assert_not_null(strstr(out, "p99.9"));
-	cr_assert_not_null(strstr(out, "read                  100"), "%s", out);
-	cr_assert_not_null(strstr(out, "flush                   1    2000.0"), "%s", out);
+	cr_assert_not_null(strstr(rd.out, "latency (us)"));
+	cr_assert_not_null(strstr(rd.out, "p99.9"));
+	cr_assert_not_null(strstr(rd.out, "read                  100"), "%s", rd.out);
+	cr_assert_not_null(strstr(rd.out, "flush                   1    2000.0"), "%s", rd.out);
 	/* Histograms: the largest bucket is a 40-character bar. */
-	cr_assert_not_null(strstr(out, "     4K  ######################################## 100"), "%s",
-			   out);
-	cr_assert_not_null(strstr(out, "   >=4K  ######################################## 200"), "%s",
-			   out);
-	cr_assert_null(strstr(out, "#########################################"));
-	cr_assert_not_null(strstr(out, "4Kn ready: yes (all 200 I/Os 4 KiB aligned)\n"), "%s", out);
-	free(out);
+	cr_assert_not_null(strstr(rd.out, "     4K  ######################################## 100"), "%s",
+			   rd.out);
+	cr_assert_not_null(strstr(rd.out, "   >=4K  ######################################## 200"), "%s",
+			   rd.out);
+	cr_assert_null(strstr(rd.out, "#########################################"));
+	cr_assert_not_null(strstr(rd.out, "4Kn ready: yes (all 200 I/Os 4 KiB aligned)\n"), "%s", rd.out);
 }
 
 Test(stats_render, text_names_the_image_as_ls_b_does)
 {
 	const char *want = "sectorfs stats: vm\\n1\\ \\033[2J\\351\n";
-	struct sfs_stats_info info = test_info();
-	struct sfs_stats_snap s;
-	char *out = NULL;
-	size_t len = 0;
 
-	memset(&s, 0, sizeof(s));
-	info.name = "vm\n1 \033[2J\xe9";
-	cr_assert_eq(sfs_stats_render_text(&s, &info, &out, &len), 0);
-	cr_assert(strncmp(out, want, strlen(want)) == 0, "%s", out);
-	for (const char *p = out; *p; p++)
+	rd.info.name = "vm\n1 \033[2J\xe9";
+	render(false);
+	cr_assert(strncmp(rd.out, want, strlen(want)) == 0, "%s", rd.out);
+	for (const char *p = rd.out; *p; p++)
 		cr_assert((unsigned char)*p >= 0x20 || *p == '\n', "control byte 0x%02x", (unsigned char)*p);
-	free(out);
 }
 
 Test(stats_render, text_verdict_not_4kn_and_empty)
 {
-	struct sfs_stats_info info = test_info();
-	struct sfs_stats_snap s;
-	char *out = NULL;
-	size_t len = 0;
+	sample_snap(&rd.s, true);
+	render(false);
+	cr_assert_not_null(strstr(rd.out, "4Kn ready: no (2 of 202 I/Os not 4 KiB aligned)\n"), "%s",
+			   rd.out);
 
-	sample_snap(&s, true);
-	cr_assert_eq(sfs_stats_render_text(&s, &info, &out, &len), 0);
-	cr_assert_not_null(strstr(out, "4Kn ready: no (2 of 202 I/Os not 4 KiB aligned)\n"), "%s",
-			   out);
-	free(out);
-
-	memset(&s, 0, sizeof(s));
-	info.total_blocks = 0;
-	info.allocated_blocks = 0;
-	cr_assert_eq(sfs_stats_render_text(&s, &info, &out, &len), 0);
-	cr_assert_not_null(strstr(out, "4Kn ready: unknown (no I/O yet)\n"), "%s", out);
-	cr_assert_not_null(strstr(out, "0/0 blocks (0.0%)"), "%s", out);
-	cr_assert_not_null(strstr(out, "write_first             0         -"), "%s", out);
-	free(out);
+	memset(&rd.s, 0, sizeof(rd.s));
+	rd.info.total_blocks = 0;
+	rd.info.allocated_blocks = 0;
+	render(false);
+	cr_assert_not_null(strstr(rd.out, "4Kn ready: unknown (no I/O yet)\n"), "%s", rd.out);
+	cr_assert_not_null(strstr(rd.out, "0/0 blocks (0.0%)"), "%s", rd.out);
+	cr_assert_not_null(strstr(rd.out, "write_first             0         -"), "%s", rd.out);
 }
 
 /* Rendered, then parsed back: every counter and histogram as it was, each latency sum to the
  * ns its mean keeps (count/2 at most); a file of an older daemon and a mangled one refused. */
 Test(stats_render, json_round_trip)
 {
-	static struct sfs_stats_snap s;
 	static struct sfs_stats_parsed p;
-	struct sfs_stats_info info = test_info();
-	char *out = NULL, err[256];
-	size_t len = 0;
+	char err[256];
 
-	sample_snap(&s, true);
-	cr_assert_eq(sfs_stats_render_json(&s, &info, &out, &len), 0);
-	cr_assert_eq(sfs_stats_parse_json(out, len, &p, err, sizeof(err)), 0, "%s", err);
-	cr_expect_str_eq(p.name, info.name);
-	cr_expect_eq(p.allocated_blocks, info.allocated_blocks);
-	cr_expect_eq(p.total_blocks, info.total_blocks);
+	sample_snap(&rd.s, true);
+	render(true);
+	cr_assert_eq(sfs_stats_parse_json(rd.out, rd.len, &p, err, sizeof(err)), 0, "%s", err);
+	cr_expect_str_eq(p.name, rd.info.name);
+	cr_expect_eq(p.allocated_blocks, rd.info.allocated_blocks);
+	cr_expect_eq(p.total_blocks, rd.info.total_blocks);
 	for (unsigned c = 0; c < SFS_LAT_NCLASS; c++) {
-		uint64_t a = p.snap.lat[c].sum_ns, b = s.lat[c].sum_ns;
+		uint64_t a = p.snap.lat[c].sum_ns, b = rd.s.lat[c].sum_ns;
 
-		cr_expect(a - b <= s.lat[c].count / 2 + 1 || b - a <= s.lat[c].count / 2 + 1,
+		cr_expect(a - b <= rd.s.lat[c].count / 2 + 1 || b - a <= rd.s.lat[c].count / 2 + 1,
 			  "class %u: sum %llu back as %llu", c, (unsigned long long)b, (unsigned long long)a);
-		p.snap.lat[c].sum_ns = s.lat[c].sum_ns;
+		p.snap.lat[c].sum_ns = rd.s.lat[c].sum_ns;
 	}
-	cr_expect(memcmp(&p.snap, &s, sizeof(s)) == 0, "the snapshot comes back whole");
-	free(out);
+	cr_expect(memcmp(&p.snap, &rd.s, sizeof(rd.s)) == 0, "the snapshot comes back whole");
 	cr_expect_eq(sfs_stats_parse_json("{\"reads\": 1}", 12, &p, err, sizeof(err)), -EPROTO);
 	cr_expect_eq(sfs_stats_parse_json("{\"reset_generation\": 1}", 23, &p, err, sizeof(err)), -EINVAL);
 	cr_expect(strstr(err, "reads"), "names the key: %s", err);
