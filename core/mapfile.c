@@ -240,8 +240,13 @@ int sfs_mapfile_grow_leftover(int fd, unsigned version, uint64_t want, uint64_t 
 	return rc;
 }
 
-int sfs_mapfile_read_v2(int fd, uint64_t npages, uint64_t nblocks, bool salvage, uint64_t *words,
-			uint64_t *dirty, struct sfs_map_damage *d)
+/*
+ * Read map pages [0, npages) in batches of IO_PAGES and hand each to
+ * fn(buf, p, k, arg), pages p .. p + k - 1 in buf; 0, else the first error
+ * of a read or of fn.
+ */
+static int read_batches(int fd, uint64_t npages,
+			int (*fn)(const unsigned char *buf, uint64_t p, uint64_t k, void *arg), void *arg)
 {
 	unsigned char *buf = malloc(IO_PAGES * MAP_PAGE);
 	int rc = 0;
@@ -252,50 +257,79 @@ int sfs_mapfile_read_v2(int fd, uint64_t npages, uint64_t nblocks, bool salvage,
 		uint64_t k = npages - p < IO_PAGES ? npages - p : IO_PAGES;
 
 		rc = sfs_mapfile_pread(fd, buf, k * MAP_PAGE, (off_t)(MAP_HDR + p * MAP_PAGE));
-		for (uint64_t c = p * PAGE_CHUNKS; rc == 0 && c < (p + k) * PAGE_CHUNKS; c++) {
-			const unsigned char *in = buf + (c - p * PAGE_CHUNKS) * CHUNK;
-			uint64_t *w = words + c * CHUNK_WORDS;
-			uint64_t first = c * CHUNK_BITS, end = first + CHUNK_BITS;
-
-			if (chunk_ok(in, c)) {
-				for (unsigned i = 0; i < CHUNK_WORDS; i++)
-					w[i] = get64(in + 8 * i);
-				continue;
-			}
-			first = first < nblocks ? first : nblocks;
-			end = end < nblocks ? end : nblocks;
-			if (!d->chunks++) {
-				d->first_off = MAP_HDR + c * CHUNK;
-				d->first_blk = first;
-				d->first_end = end;
-			}
-			d->blocks += end - first;
-			if (salvage) {
-				for (unsigned i = 0; i < CHUNK_WORDS; i++)
-					w[i] = ~0ull;
-				dirty[c / PAGE_CHUNKS / 64] |= 1ull << (c / PAGE_CHUNKS % 64);
-			}
-		}
+		if (rc == 0)
+			rc = fn(buf, p, k, arg);
 	}
 	free(buf);
 	return rc;
 }
 
+struct v2_read {
+	uint64_t nblocks;
+	bool salvage;
+	uint64_t *words, *dirty;
+	struct sfs_map_damage *d;
+};
+
+/* The chunks of pages p .. p + k - 1: good ones into words, bad ones counted (and set when salvaging). */
+static int v2_batch(const unsigned char *buf, uint64_t p, uint64_t k, void *arg)
+{
+	struct v2_read *r = arg;
+	struct sfs_map_damage *d = r->d;
+
+	for (uint64_t c = p * PAGE_CHUNKS; c < (p + k) * PAGE_CHUNKS; c++) {
+		const unsigned char *in = buf + (c - p * PAGE_CHUNKS) * CHUNK;
+		uint64_t *w = r->words + c * CHUNK_WORDS;
+		uint64_t first = c * CHUNK_BITS, end = first + CHUNK_BITS;
+
+		if (chunk_ok(in, c)) {
+			for (unsigned i = 0; i < CHUNK_WORDS; i++)
+				w[i] = get64(in + 8 * i);
+			continue;
+		}
+		first = first < r->nblocks ? first : r->nblocks;
+		end = end < r->nblocks ? end : r->nblocks;
+		if (!d->chunks++) {
+			d->first_off = MAP_HDR + c * CHUNK;
+			d->first_blk = first;
+			d->first_end = end;
+		}
+		d->blocks += end - first;
+		if (r->salvage) {
+			for (unsigned i = 0; i < CHUNK_WORDS; i++)
+				w[i] = ~0ull;
+			r->dirty[c / PAGE_CHUNKS / 64] |= 1ull << (c / PAGE_CHUNKS % 64);
+		}
+	}
+	return 0;
+}
+
+int sfs_mapfile_read_v2(int fd, uint64_t npages, uint64_t nblocks, bool salvage, uint64_t *words,
+			uint64_t *dirty, struct sfs_map_damage *d)
+{
+	struct v2_read r = { nblocks, salvage, words, dirty, d };
+
+	return read_batches(fd, npages, v2_batch, &r);
+}
+
+struct v1_read {
+	uint64_t *words, nwords;
+};
+
+/* The words of pages p .. p + k - 1, as many as fit in nwords. */
+static int v1_batch(const unsigned char *buf, uint64_t p, uint64_t k, void *arg)
+{
+	struct v1_read *r = arg;
+
+	for (uint64_t i = 0; i < k * (MAP_PAGE / 8); i++)
+		if (p * (MAP_PAGE / 8) + i < r->nwords)
+			r->words[p * (MAP_PAGE / 8) + i] = get64(buf + 8 * i);
+	return 0;
+}
+
 int sfs_mapfile_read_v1(int fd, uint64_t npages1, uint64_t *words, uint64_t nwords)
 {
-	unsigned char *buf = malloc(IO_PAGES * MAP_PAGE);
-	int rc = 0;
+	struct v1_read r = { words, nwords };
 
-	if (!buf)
-		return -ENOMEM;
-	for (uint64_t p = 0; p < npages1 && rc == 0; p += IO_PAGES) {
-		uint64_t k = npages1 - p < IO_PAGES ? npages1 - p : IO_PAGES;
-
-		rc = sfs_mapfile_pread(fd, buf, k * MAP_PAGE, (off_t)(MAP_HDR + p * MAP_PAGE));
-		for (uint64_t i = 0; rc == 0 && i < k * (MAP_PAGE / 8); i++)
-			if (p * (MAP_PAGE / 8) + i < nwords)
-				words[p * (MAP_PAGE / 8) + i] = get64(buf + 8 * i);
-	}
-	free(buf);
-	return rc;
+	return read_batches(fd, npages1, v1_batch, &r);
 }
