@@ -202,6 +202,26 @@ static inline void expect_model(struct sfs_image *im, const unsigned char *model
 	free(buf);
 }
 
+/*
+ * A concurrent reader's check: read [off, off+len) into buf, where every byte
+ * must be zero or want(its position). -EIO when the read fails, else 0, with
+ * the first other byte and its position in *byte and *pos.
+ */
+static inline int read_zero_or(struct sfs_image *im, unsigned char *buf, size_t len, uint64_t off,
+			       unsigned char (*want)(uint64_t), uint64_t *pos, int *byte)
+{
+	if (sfs_image_read(im, buf, len, off) != (ssize_t)len)
+		return -EIO;
+	for (size_t i = 0; i < len; i++) {
+		if (buf[i] && buf[i] != want(off + i)) {
+			*pos = off + i;
+			*byte = buf[i];
+			break;
+		}
+	}
+	return 0;
+}
+
 /* Read [off, off+len) through the image and expect zeros. */
 static inline void expect_zero(struct sfs_image *im, uint64_t off, size_t len, const char *what)
 {

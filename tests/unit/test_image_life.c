@@ -445,18 +445,10 @@ static void *race_reader(void *arg)
 	while (!__atomic_load_n(r->done, __ATOMIC_ACQUIRE) && r->bad_byte < 0) {
 		uint64_t b = __atomic_load_n(r->cur, __ATOMIC_ACQUIRE), base = b * CBS;
 
-		if (sfs_image_read(r->im, buf, CBS, base) != (ssize_t)CBS) {
-			r->rc = -EIO;
+		r->rc = read_zero_or(r->im, buf, CBS, base, race_final, &r->bad_pos, &r->bad_byte);
+		if (r->rc)
 			break;
-		}
 		r->reads++;
-		for (uint64_t i = 0; i < CBS; i++) {
-			if (buf[i] && buf[i] != race_final(base + i)) {
-				r->bad_pos = base + i;
-				r->bad_byte = buf[i];
-				break;
-			}
-		}
 	}
 	free(buf);
 	return NULL;

@@ -158,17 +158,9 @@ static void *reader(void *arg)
 
 		x = x * 6364136223846793005ull + 1442695040888963407ull;
 		off = (x >> 20) % (ZNB - 4) * ZBS;
-		if (sfs_image_read(u->im, buf, 4 * ZBS, off) != (ssize_t)(4 * ZBS)) {
-			u->rc = -EIO;
+		u->rc = read_zero_or(u->im, buf, 4 * ZBS, off, block_byte, &u->bad_pos, &u->bad_byte);
+		if (u->rc)
 			break;
-		}
-		for (uint64_t i = 0; i < 4 * ZBS; i++) {
-			if (buf[i] && buf[i] != block_byte(off + i)) {
-				u->bad_pos = off + i;
-				u->bad_byte = buf[i];
-				break;
-			}
-		}
 	}
 	free(buf);
 	return NULL;
