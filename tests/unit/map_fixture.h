@@ -86,18 +86,25 @@ static inline struct sfs_map *reopen_flags(unsigned flags)
 	return m;
 }
 
-/* Open a map expected to be refused: returns the error message. */
-static inline void expect_refused(int want, const char *word, char *err, size_t errlen)
+/* Open a map expected to be refused with want, its message (in err) saying word; the
+ * failures name the case what. */
+static inline void expect_refused_as(const char *what, int want, const char *word, char *err, size_t errlen)
 {
 	struct sfs_map *m = NULL;
 
 	err[0] = '\0';
-	cr_expect_eq(sfs_map_open(ts.fd, MAPNAME, 0, NULL, &m, err, errlen), want, "err: %s", err);
-	cr_expect_null(m);
+	cr_expect_eq(sfs_map_open(ts.fd, MAPNAME, 0, NULL, &m, err, errlen), want, "%s: err: %s", what, err);
+	cr_expect_null(m, "%s: opened", what);
 	if (word)
-		cr_expect(strstr(err, word), "'%s' should say '%s'", err, word);
+		cr_expect(strstr(err, word), "%s: '%s' should say '%s'", what, err, word);
 	if (m)
 		sfs_map_close(m);
+}
+
+/* Open a map expected to be refused: returns the error message. */
+static inline void expect_refused(int want, const char *word, char *err, size_t errlen)
+{
+	expect_refused_as(MAPNAME, want, word, err, errlen);
 }
 
 static inline off_t file_size(void)
