@@ -203,23 +203,55 @@ static inline void expect_model(struct sfs_image *im, const unsigned char *model
 }
 
 /*
- * A concurrent reader's check: read [off, off+len) into buf, where every byte
- * must be zero or want(its position). -EIO when the read fails, else 0, with
- * the first other byte and its position in *byte and *pos.
+ * A reader thread beside writers (checker_run): until *stop, reads len bytes
+ * at next(c) again and again, where every byte must be zero or want(its
+ * position); expect_checked then says whether one was not.
  */
-static inline int read_zero_or(struct sfs_image *im, unsigned char *buf, size_t len, uint64_t off,
-			       unsigned char (*want)(uint64_t), uint64_t *pos, int *byte)
+struct checker {
+	struct sfs_image *im;
+	int *stop;
+	size_t len;
+	uint64_t (*next)(struct checker *c);    /* the offset of the next read */
+	unsigned char (*want)(uint64_t pos);
+	void *arg;                              /* for next */
+	uint64_t state;                         /* for next */
+	uint64_t reads, bad_pos;
+	int bad_byte, rc;
+};
+
+static inline void *checker_run(void *arg)
 {
-	if (sfs_image_read(im, buf, len, off) != (ssize_t)len)
-		return -EIO;
-	for (size_t i = 0; i < len; i++) {
-		if (buf[i] && buf[i] != want(off + i)) {
-			*pos = off + i;
-			*byte = buf[i];
+	struct checker *c = arg;
+	unsigned char *buf = malloc(c->len);
+
+	c->bad_byte = -1;
+	c->rc = buf ? 0 : -ENOMEM;
+	while (buf && !__atomic_load_n(c->stop, __ATOMIC_ACQUIRE) && c->bad_byte < 0) {
+		uint64_t off = c->next(c);
+
+		if (sfs_image_read(c->im, buf, c->len, off) != (ssize_t)c->len) {
+			c->rc = -EIO;
 			break;
 		}
+		c->reads++;
+		for (size_t i = 0; i < c->len; i++) {
+			if (buf[i] && buf[i] != c->want(off + i)) {
+				c->bad_pos = off + i;
+				c->bad_byte = buf[i];
+				break;
+			}
+		}
 	}
-	return 0;
+	free(buf);
+	return NULL;
+}
+
+/* The checker c, joined: every read succeeded and saw only zeros or data. */
+static inline void expect_checked(const struct checker *c, const char *what)
+{
+	cr_expect_eq(c->rc, 0, "%s: a read failed (%d)", what, c->rc);
+	cr_expect_eq(c->bad_byte, -1, "%s saw 0x%02x at %llu: neither zero nor the data", what, c->bad_byte,
+		     (unsigned long long)c->bad_pos);
 }
 
 /* Read [off, off+len) through the image and expect zeros. */

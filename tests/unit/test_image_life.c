@@ -413,14 +413,6 @@ static void *race_first_writes(void *arg)
 	return NULL;
 }
 
-struct reader {
-	struct sfs_image *im;
-	uint64_t *cur;
-	int *done;
-	uint64_t reads, bad_pos;
-	int bad_byte, rc;
-};
-
 /* Byte expected at pos once every racer wrote: a racer's pattern or zero. */
 static unsigned char race_final(uint64_t pos)
 {
@@ -432,26 +424,10 @@ static unsigned char race_final(uint64_t pos)
 	return 0;
 }
 
-/* Read the block under race again and again: every byte is zero or its final value, never junk. */
-static void *race_reader(void *arg)
+/* The reader reads the block under race again and again: every byte zero or its final value, never junk. */
+static uint64_t race_block(struct checker *c)
 {
-	struct reader *r = arg;
-	unsigned char *buf = malloc(CBS);
-
-	if (!buf) {
-		r->rc = -ENOMEM;
-		return NULL;
-	}
-	while (!__atomic_load_n(r->done, __ATOMIC_ACQUIRE) && r->bad_byte < 0) {
-		uint64_t b = __atomic_load_n(r->cur, __ATOMIC_ACQUIRE), base = b * CBS;
-
-		r->rc = read_zero_or(r->im, buf, CBS, base, race_final, &r->bad_pos, &r->bad_byte);
-		if (r->rc)
-			break;
-		r->reads++;
-	}
-	free(buf);
-	return NULL;
+	return __atomic_load_n((uint64_t *)c->arg, __ATOMIC_ACQUIRE) * CBS;
 }
 
 static void race(bool offload)
@@ -465,11 +441,13 @@ static void race(bool offload)
 	struct sfs_stats_snap s;
 	uint64_t cur = 0;
 	int done = 0;
-	struct reader rd = { im, &cur, &done, 0, 0, -1, 0 };
+	struct checker rd = {
+		.im = im, .stop = &done, .len = CBS, .next = race_block, .want = race_final, .arg = &cur,
+	};
 
 	plant_junk(sfs_image_fd(im), 0, CBLOCKS * CBS);
 	pthread_barrier_init(&go, NULL, NTHREAD);
-	cr_assert_eq(pthread_create(&rth, NULL, race_reader, &rd), 0);
+	cr_assert_eq(pthread_create(&rth, NULL, checker_run, &rd), 0);
 	for (unsigned i = 0; i < NTHREAD; i++) {
 		r[i] = (struct racer){ im, i, &go, &cur, 0 };
 		cr_assert_eq(pthread_create(&th[i], NULL, race_first_writes, &r[i]), 0);
@@ -481,9 +459,7 @@ static void race(bool offload)
 	__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
 	pthread_join(rth, NULL);
 	pthread_barrier_destroy(&go);
-	cr_expect_eq(rd.rc, 0, "reader: a read failed");
-	cr_expect_eq(rd.bad_byte, -1, "a concurrent reader saw 0x%02x at %llu: neither zero nor written data",
-		     rd.bad_byte, (unsigned long long)rd.bad_pos);
+	expect_checked(&rd, offload ? "race reader, offload" : "race reader, no offload");
 	cr_expect_gt(rd.reads, 0);
 	for (uint64_t b = 0; b < CBLOCKS; b++)
 		for (unsigned t = 0; t < NTHREAD; t++)

@@ -98,9 +98,7 @@ struct user {
 	struct sfs_image *im;
 	unsigned id;                 /* writers 0..NW-1 write blocks b with b % NW == id */
 	uint64_t writes_while_zeroing;
-	uint64_t bad_pos;
-	int bad_byte, rc;
-	int *stop;
+	int rc;
 };
 
 #define NW 3
@@ -142,35 +140,19 @@ static void *writer(void *arg)
 	return NULL;
 }
 
-/* Read all over the disk until told to stop: every byte zero or its block's data. */
-static void *reader(void *arg)
+/* The reader reads all over the disk, 4 blocks at a time: every byte zero or its block's data. */
+static uint64_t anywhere(struct checker *c)
 {
-	struct user *u = arg;
-	unsigned char *buf = malloc(4 * ZBS);
-	uint64_t x = 12345;
-
-	if (!buf) {
-		u->rc = -ENOMEM;
-		return NULL;
-	}
-	while (!__atomic_load_n(u->stop, __ATOMIC_ACQUIRE) && u->bad_byte < 0) {
-		uint64_t off;
-
-		x = x * 6364136223846793005ull + 1442695040888963407ull;
-		off = (x >> 20) % (ZNB - 4) * ZBS;
-		u->rc = read_zero_or(u->im, buf, 4 * ZBS, off, block_byte, &u->bad_pos, &u->bad_byte);
-		if (u->rc)
-			break;
-	}
-	free(buf);
-	return NULL;
+	c->state = c->state * 6364136223846793005ull + 1442695040888963407ull;
+	return (c->state >> 20) % (ZNB - 4) * ZBS;
 }
 
 Test(image, background_zeroing_while_writes_and_reads_land)
 {
 	struct sfs_sidecar sc = ezt(ZSIZE);
 	struct sfs_image *im = open_bg(NAME, &sc);
-	struct user w[NW], rd;
+	struct user w[NW];
+	struct checker rd;
 	pthread_t wt[NW], rt;
 	uint64_t during = 0;
 	int stop = 0;
@@ -182,10 +164,11 @@ Test(image, background_zeroing_while_writes_and_reads_land)
 	plant_junk(sfs_image_fd(im), 0, ZSIZE);
 	cr_assert_eq(sfs_image_zero_start(im), 0);
 	cr_expect_eq(zstate(im, NULL), SFS_ZEROING_RUNNING);
-	rd = (struct user){ im, 0, 0, 0, -1, 0, &stop };
-	cr_assert_eq(pthread_create(&rt, NULL, reader, &rd), 0);
+	rd = (struct checker){ .im = im, .stop = &stop, .len = 4 * ZBS, .next = anywhere, .want = block_byte,
+			       .state = 12345 };
+	cr_assert_eq(pthread_create(&rt, NULL, checker_run, &rd), 0);
 	for (unsigned i = 0; i < NW; i++) {
-		w[i] = (struct user){ im, i, 0, 0, -1, 0, &stop };
+		w[i] = (struct user){ im, i, 0, 0 };
 		cr_assert_eq(pthread_create(&wt[i], NULL, writer, &w[i]), 0);
 	}
 	for (unsigned i = 0; i < NW; i++) {
@@ -197,9 +180,7 @@ Test(image, background_zeroing_while_writes_and_reads_land)
 	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
 	pthread_join(rt, NULL);
 	cr_expect_gt(during, 0, "no write landed while the image was zeroing");
-	cr_expect_eq(rd.rc, 0, "reader: a read failed");
-	cr_expect_eq(rd.bad_byte, -1, "a read during the zeroing saw 0x%02x at %llu: neither zero nor the data",
-		     rd.bad_byte, (unsigned long long)rd.bad_pos);
+	expect_checked(&rd, "a read during the zeroing");
 	cr_expect_eq(count_of(im), ZNB, "the map ends full");
 	cr_expect(zeroed_flag(im), "the image is recorded zeroed");
 	model = new_model(ZSIZE);
