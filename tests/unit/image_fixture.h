@@ -101,6 +101,14 @@ static const bool offload_both[] = { true, false };
 		return cr_make_param_array(struct fmt, f, n);                              \
 	} while (0)
 
+/* A test of suite image run once per format of FMTS(provs, offs), the format in f. */
+#define FMT_TEST(name, provs, offs)                                                        \
+	ParameterizedTestParameters(image, name)                                           \
+	{                                                                                  \
+		FMTS(provs, offs);                                                         \
+	}                                                                                  \
+	ParameterizedTest(struct fmt *f, image, name)
+
 /* ---- helpers ---- */
 
 static inline struct sfs_sidecar sidecar(enum sfs_prov prov, uint32_t lss, uint32_t pss, uint64_t size,
@@ -302,6 +310,13 @@ static inline unsigned char *new_model(size_t len)
 
 	cr_assert_not_null(m);
 	return m;
+}
+
+/* The end of a test: the model freed and the image closed cleanly. */
+static inline void close_model(struct sfs_image *im, unsigned char *model)
+{
+	free(model);
+	cr_expect_eq(sfs_image_close(im), 0);
 }
 
 static inline blkcnt_t backing_blocks(const char *name)

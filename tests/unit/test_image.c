@@ -18,12 +18,7 @@
 
 /* ---- open ---- */
 
-ParameterizedTestParameters(image, open_creates_backing)
-{
-	FMTS(all_provs, offload_on);
-}
-
-ParameterizedTest(struct fmt *f, image, open_creates_backing)
+FMT_TEST(open_creates_backing, all_provs, offload_on)
 {
 	struct sfs_image *im = open_fmt(f);
 	struct stat st = tmp_stat(ts.fd, NAME), ist;
@@ -84,12 +79,7 @@ Test(image, empty_disk)
 
 /* ---- reads and writes ---- */
 
-ParameterizedTestParameters(image, write_read_round_trip)
-{
-	FMTS(all_provs, offload_on);
-}
-
-ParameterizedTest(struct fmt *f, image, write_read_round_trip)
+FMT_TEST(write_read_round_trip, all_provs, offload_on)
 {
 	struct sfs_image *im = open_fmt(f);
 	unsigned char *model = new_model(SIZE);
@@ -108,16 +98,10 @@ ParameterizedTest(struct fmt *f, image, write_read_round_trip)
 	expect_model(im, model, 6 * BS, l, d);
 	expect_model(im, model, 4 * BS, 5 * BS, d);
 	cr_expect_eq(sfs_image_write(im, model, 0, 0), 0, "%s: zero-length write", d);
-	free(model);
-	cr_expect_eq(sfs_image_close(im), 0);
+	close_model(im, model);
 }
 
-ParameterizedTestParameters(image, misaligned_is_einval)
-{
-	FMTS(all_provs, offload_on);
-}
-
-ParameterizedTest(struct fmt *f, image, misaligned_is_einval)
+FMT_TEST(misaligned_is_einval, all_provs, offload_on)
 {
 	struct sfs_image *im = open_fmt(f);
 	unsigned char *model = new_model(SIZE), buf[3 * 4096];
@@ -139,16 +123,10 @@ ParameterizedTest(struct fmt *f, image, misaligned_is_einval)
 	cr_expect_eq(sfs_image_write(im, buf, l, SIZE + l / 2), -EINVAL, "%s", d);
 	cr_expect_eq(count_of(im), before, "%s: nothing allocated", d);
 	expect_model(im, model, 0, SIZE, d);
-	free(model);
-	cr_expect_eq(sfs_image_close(im), 0);
+	close_model(im, model);
 }
 
-ParameterizedTestParameters(image, write_past_end_changes_nothing)
-{
-	FMTS(all_provs, offload_on);
-}
-
-ParameterizedTest(struct fmt *f, image, write_past_end_changes_nothing)
+FMT_TEST(write_past_end_changes_nothing, all_provs, offload_on)
 {
 	struct sfs_image *im = open_fmt(f);
 	unsigned char *model = new_model(SIZE), *buf = malloc(2 * BS);
@@ -169,16 +147,10 @@ ParameterizedTest(struct fmt *f, image, write_past_end_changes_nothing)
 	expect_backing(im, model, SIZE - 2 * BS, 2 * BS, d);
 	cr_expect_eq(tmp_stat(ts.fd, NAME).st_size, (off_t)SIZE, "%s: backing file not extended", d);
 	free(buf);
-	free(model);
-	cr_expect_eq(sfs_image_close(im), 0);
+	close_model(im, model);
 }
 
-ParameterizedTestParameters(image, reads_at_and_past_end)
-{
-	FMTS(all_provs, offload_on);
-}
-
-ParameterizedTest(struct fmt *f, image, reads_at_and_past_end)
+FMT_TEST(reads_at_and_past_end, all_provs, offload_on)
 {
 	struct sfs_image *im = open_fmt(f);
 	unsigned char *model = new_model(SIZE), buf[4 * 4096];
@@ -192,18 +164,12 @@ ParameterizedTest(struct fmt *f, image, reads_at_and_past_end)
 	memset(buf, 0, sizeof(buf));
 	cr_expect_eq(sfs_image_read(im, buf, 4 * l, SIZE - l), (ssize_t)l, "%s: shortened", d);
 	cr_expect_eq(memcmp(buf, model + SIZE - l, l), 0, "%s", d);
-	free(model);
-	cr_expect_eq(sfs_image_close(im), 0);
+	close_model(im, model);
 }
 
 /* ---- the zeroing contract ---- */
 
-ParameterizedTestParameters(image, never_written_reads_zero_over_junk)
-{
-	FMTS(lazy_provs, offload_on);
-}
-
-ParameterizedTest(struct fmt *f, image, never_written_reads_zero_over_junk)
+FMT_TEST(never_written_reads_zero_over_junk, lazy_provs, offload_on)
 {
 	struct sfs_image *im = open_fmt(f);
 	unsigned char *model = new_model(SIZE);
@@ -214,8 +180,7 @@ ParameterizedTest(struct fmt *f, image, never_written_reads_zero_over_junk)
 	put(im, model, 2 * BS + 4096, f->lss, 3);
 	expect_model(im, model, 0, SIZE, d);
 	cr_expect_eq(count_of(im), 1, "%s", d);
-	free(model);
-	cr_expect_eq(sfs_image_close(im), 0);
+	close_model(im, model);
 }
 
 Test(image, never_written_reads_zero_through_the_path_too)
@@ -232,12 +197,7 @@ Test(image, never_written_reads_zero_through_the_path_too)
 	cr_expect_eq(sfs_image_close(im), 0);
 }
 
-ParameterizedTestParameters(image, partial_first_write_zeroes_the_block)
-{
-	FMTS(lazy_provs, offload_both);
-}
-
-ParameterizedTest(struct fmt *f, image, partial_first_write_zeroes_the_block)
+FMT_TEST(partial_first_write_zeroes_the_block, lazy_provs, offload_both)
 {
 	struct sfs_image *im = open_fmt(f);
 	unsigned char *model = new_model(SIZE);
@@ -255,8 +215,7 @@ ParameterizedTest(struct fmt *f, image, partial_first_write_zeroes_the_block)
 	expect_backing(im, model, 16 * BS, SIZE - 16 * BS, d);
 	cr_expect(bit(im, 3) && bit(im, 16), "%s", d);
 	cr_expect_eq(count_of(im), 2, "%s", d);
-	free(model);
-	cr_expect_eq(sfs_image_close(im), 0);
+	close_model(im, model);
 }
 
 Test(image, first_write_over_two_blocks_zeroes_both_ends)
@@ -270,16 +229,10 @@ Test(image, first_write_over_two_blocks_zeroes_both_ends)
 	expect_backing(im, model, 4 * BS, 2 * BS, "thin/512n");
 	expect_model(im, model, 0, SIZE, "thin/512n");
 	cr_expect_eq(count_of(im), 2);
-	free(model);
-	cr_expect_eq(sfs_image_close(im), 0);
+	close_model(im, model);
 }
 
-ParameterizedTestParameters(image, one_write_over_mixed_blocks)
-{
-	FMTS(lazy_provs, offload_both);
-}
-
-ParameterizedTest(struct fmt *f, image, one_write_over_mixed_blocks)
+FMT_TEST(one_write_over_mixed_blocks, lazy_provs, offload_both)
 {
 	/* one write crossing new, written, new, written, new blocks, junk under the new ones */
 	struct sfs_image *im = open_fmt(f);
@@ -296,8 +249,7 @@ ParameterizedTest(struct fmt *f, image, one_write_over_mixed_blocks)
 	cr_expect_eq(count_of(im), 5, "%s", d);
 	expect_model(im, model, 0, SIZE, d);
 	expect_backing(im, model, 7 * BS, 5 * BS, d);
-	free(model);
-	cr_expect_eq(sfs_image_close(im), 0);
+	close_model(im, model);
 }
 
 Test(image, zeroing_without_zero_range_support)
@@ -328,18 +280,12 @@ Test(image, zeroing_without_zero_range_support)
 	expect_backing(im, model, 5 * BS, BS, "tmpfs");
 	cr_expect_eq(logcap_lines(&cap, "ZERO_RANGE", NULL, NULL), 1, "said once: %s", cap.buf);
 	cr_expect_eq(snap_of(im).zeroed_bytes, 2 * (BS - 4096) + 4096);
-	free(model);
-	cr_expect_eq(sfs_image_close(im), 0);
+	close_model(im, model);
 }
 
 /* ---- discard, write_zeroes, allocate ---- */
 
-ParameterizedTestParameters(image, discard_frees_thin_blocks)
-{
-	FMTS(thin_only, offload_both);
-}
-
-ParameterizedTest(struct fmt *f, image, discard_frees_thin_blocks)
+FMT_TEST(discard_frees_thin_blocks, thin_only, offload_both)
 {
 	struct sfs_image *im = open_fmt(f);
 	unsigned char *model = new_model(SIZE);
@@ -384,16 +330,10 @@ ParameterizedTest(struct fmt *f, image, discard_frees_thin_blocks)
 	im = open_fmt(f);
 	cr_expect_eq(count_of(im), 2, "%s", d);
 	expect_model(im, model, 0, SIZE, d);
-	free(model);
-	cr_expect_eq(sfs_image_close(im), 0);
+	close_model(im, model);
 }
 
-ParameterizedTestParameters(image, discard_zeroes_thick_blocks)
-{
-	FMTS(thick_provs, offload_both);
-}
-
-ParameterizedTest(struct fmt *f, image, discard_zeroes_thick_blocks)
+FMT_TEST(discard_zeroes_thick_blocks, thick_provs, offload_both)
 {
 	struct sfs_image *im = open_fmt(f);
 	unsigned char *model = new_model(SIZE);
@@ -412,16 +352,10 @@ ParameterizedTest(struct fmt *f, image, discard_zeroes_thick_blocks)
 	cr_expect_eq(count_of(im), cnt, "%s: thick blocks stay allocated", d);
 	cr_expect(bit(im, 1) && bit(im, 2), "%s", d);
 	cr_expect_geq(backing_blocks(NAME), before, "%s: thick space stays reserved", d);
-	free(model);
-	cr_expect_eq(sfs_image_close(im), 0);
+	close_model(im, model);
 }
 
-ParameterizedTestParameters(image, write_zeroes)
-{
-	FMTS(all_provs, offload_both);
-}
-
-ParameterizedTest(struct fmt *f, image, write_zeroes)
+FMT_TEST(write_zeroes, all_provs, offload_both)
 {
 	struct sfs_image *im = open_fmt(f);
 	unsigned char *model = new_model(SIZE);
@@ -442,16 +376,10 @@ ParameterizedTest(struct fmt *f, image, write_zeroes)
 	expect_model(im, model, 0, SIZE, d);
 	cr_expect_eq(sfs_image_write_zeroes(im, 0, 0), 0, "%s", d);
 	cr_expect_eq(sfs_image_write_zeroes(im, SIZE, l), -ENOSPC, "%s", d);
-	free(model);
-	cr_expect_eq(sfs_image_close(im), 0);
+	close_model(im, model);
 }
 
-ParameterizedTestParameters(image, allocate)
-{
-	FMTS(all_provs, offload_both);
-}
-
-ParameterizedTest(struct fmt *f, image, allocate)
+FMT_TEST(allocate, all_provs, offload_both)
 {
 	struct sfs_image *im = open_fmt(f);
 	unsigned char *model = new_model(SIZE);
@@ -480,8 +408,7 @@ ParameterizedTest(struct fmt *f, image, allocate)
 	im = open_fmt(f);
 	cr_expect(bit(im, 6), "%s", d);
 	expect_model(im, model, 0, SIZE, d);
-	free(model);
-	cr_expect_eq(sfs_image_close(im), 0);
+	close_model(im, model);
 }
 
 /* ---- backing I/O: O_DIRECT, or buffered when asked ---- */

@@ -13,12 +13,7 @@
 
 /* ---- grow ---- */
 
-ParameterizedTestParameters(image, grow)
-{
-	FMTS(all_provs, offload_both);
-}
-
-ParameterizedTest(struct fmt *f, image, grow)
+FMT_TEST(grow, all_provs, offload_both)
 {
 	struct sfs_image *im = open_fmt(f);
 	uint32_t l = f->lss;
@@ -64,18 +59,12 @@ ParameterizedTest(struct fmt *f, image, grow)
 	cr_expect_eq(sfs_image_geom(im).size, nsize, "%s", d);
 	cr_expect_geq(logcap_lines(&cap, "never shrink", NULL, NULL), 1, "%s: %s", d, cap.buf);
 	expect_model(im, model, 0, nsize, d);
-	free(model);
-	cr_expect_eq(sfs_image_close(im), 0);
+	close_model(im, model);
 }
 
 /* ---- reopen ---- */
 
-ParameterizedTestParameters(image, reopen_keeps_data_and_map)
-{
-	FMTS(all_provs, offload_on);
-}
-
-ParameterizedTest(struct fmt *f, image, reopen_keeps_data_and_map)
+FMT_TEST(reopen_keeps_data_and_map, all_provs, offload_on)
 {
 	struct sfs_image *im = open_fmt(f);
 	unsigned char *model = new_model(SIZE);
@@ -91,8 +80,7 @@ ParameterizedTest(struct fmt *f, image, reopen_keeps_data_and_map)
 	cr_expect(bit(im, 1) && bit(im, 2) && bit(im, 3) && bit(im, 9), "%s", d);
 	expect_model(im, model, 0, SIZE, d);
 	cr_expect_eq(logcap_level_lines(&cap, SFS_LOG_WARN), 0, "%s: no warning on a plain reopen: %s", d, cap.buf);
-	free(model);
-	cr_expect_eq(sfs_image_close(im), 0);
+	close_model(im, model);
 }
 
 Test(image, flush_makes_the_map_durable)
@@ -141,8 +129,7 @@ Test(image, other_sector_size_is_refused)
 	/* the image itself is untouched */
 	im = open_as(NAME, &sc, true);
 	expect_model(im, model, 0, SIZE, "thin/512e");
-	free(model);
-	cr_expect_eq(sfs_image_close(im), 0);
+	close_model(im, model);
 }
 
 Test(image, recorded_provisioning_and_block_size_win)
@@ -276,8 +263,7 @@ Test(image, import_raw_file_with_holes)
 	im = open_as(NAME, &sc, true);
 	cr_expect_eq(count_of(im), 3);
 	expect_model(im, model, 0, SIZE, "import, reopened");
-	free(model);
-	cr_expect_eq(sfs_image_close(im), 0);
+	close_model(im, model);
 }
 
 Test(image, import_shorter_raw_file_is_extended)
@@ -292,8 +278,7 @@ Test(image, import_shorter_raw_file_is_extended)
 	cr_expect_eq(count_of(im), 2);
 	cr_expect_eq(tmp_stat(ts.fd, NAME).st_size, (off_t)SIZE);
 	expect_model(im, model, 0, SIZE, "short import");
-	free(model);
-	cr_expect_eq(sfs_image_close(im), 0);
+	close_model(im, model);
 }
 
 Test(image, import_thick_reserves_the_holes)
@@ -309,8 +294,7 @@ Test(image, import_thick_reserves_the_holes)
 	cr_expect_geq((uint64_t)backing_blocks(NAME) * 512, SIZE, "a zeroedthick image reserves all its space");
 	cr_expect_eq(count_of(im), 3);
 	expect_model(im, model, 0, SIZE, "thick import");
-	free(model);
-	cr_expect_eq(sfs_image_close(im), 0);
+	close_model(im, model);
 }
 
 Test(image, import_larger_raw_file_refused)
@@ -339,8 +323,7 @@ Test(image, import_eagerzeroedthick_keeps_data)
 	cr_expect(sfs_map_info(sfs_image_map(im))->flags & SFS_MAP_F_ZEROED);
 	expect_model(im, model, 0, SIZE, "eager import");
 	expect_backing(im, model, 0, SIZE, "eager import");
-	free(model);
-	cr_expect_eq(sfs_image_close(im), 0);
+	close_model(im, model);
 }
 
 Test(image, interrupted_eager_zeroing_resumes)
@@ -371,8 +354,7 @@ Test(image, interrupted_eager_zeroing_resumes)
 	cr_expect(sfs_map_info(sfs_image_map(im))->flags & SFS_MAP_F_ZEROED);
 	expect_model(im, model, 0, SIZE, "resumed eager zeroing");
 	expect_backing(im, model, 0, SIZE, "resumed eager zeroing");
-	free(model);
-	cr_expect_eq(sfs_image_close(im), 0);
+	close_model(im, model);
 }
 
 /* ---- concurrency ---- */
@@ -472,8 +454,7 @@ static void race(bool offload)
 	cr_expect_eq(s.overwrites, CBLOCKS * (NTHREAD - 1));
 	cr_expect_eq(s.writes, CBLOCKS * NTHREAD);
 	cr_expect_eq(s.zeroed_bytes, CBLOCKS * (CBS - 4096), "each block zeroed once, around one write");
-	free(model);
-	cr_expect_eq(sfs_image_close(im), 0);
+	close_model(im, model);
 }
 
 Test(image, racing_first_writes_to_one_block)

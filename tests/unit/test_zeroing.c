@@ -189,8 +189,7 @@ Test(image, background_zeroing_while_writes_and_reads_land)
 			fill(model + b * ZBS, ZBS, b * ZBS, (unsigned)b + 1);
 	expect_model(im, model, 0, ZSIZE, "after background zeroing with writes");
 	expect_backing(im, model, 0, ZSIZE, "after background zeroing with writes (no junk left)");
-	free(model);
-	cr_expect_eq(sfs_image_close(im), 0);
+	close_model(im, model);
 	cr_expect_geq(logcap_lines(&cap, "eager zeroing in the background", NULL, NULL), 1, "%s", cap.buf);
 	cr_expect_eq(logcap_lines(&cap, "eager zeroing done", NULL, NULL), 1, "%s", cap.buf);
 }
