@@ -210,41 +210,40 @@ Test(image, directory_backing_refused)
 
 /* ---- import of an existing raw file ---- */
 
-static void make_raw(const char *name, uint64_t size)
+/* Write 4 KiB of data at off in the raw file fd and in model. */
+static void raw_put(int fd, unsigned char *model, uint64_t off)
 {
-	unsigned char buf[4096];
+	fill(model + off, 4096, off, 1);
+	cr_assert_eq(pwrite(fd, model + off, 4096, (off_t)off), 4096);
+}
+
+/*
+ * A raw file of size bytes with data in blocks 0, 5 and (if it reaches
+ * there) 16, the rest holes; returns a new model of SIZE bytes holding it.
+ */
+static unsigned char *make_raw(const char *name, uint64_t size)
+{
+	unsigned char *model = new_model(SIZE);
 	int fd = openat(ts.fd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 
 	cr_assert_geq(fd, 0);
 	cr_assert_eq(ftruncate(fd, (off_t)size), 0);
-	fill(buf, sizeof(buf), 0, 1);
-	cr_assert_eq(pwrite(fd, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
-	fill(buf, sizeof(buf), 5 * BS + 8192, 1);
-	cr_assert_eq(pwrite(fd, buf, sizeof(buf), 5 * BS + 8192), (ssize_t)sizeof(buf));
-	if (size >= SIZE) {
-		fill(buf, sizeof(buf), SIZE - 4096, 1);
-		cr_assert_eq(pwrite(fd, buf, sizeof(buf), SIZE - 4096), (ssize_t)sizeof(buf));
-	}
+	raw_put(fd, model, 0);
+	raw_put(fd, model, 5 * BS + 8192);
+	if (size >= SIZE)
+		raw_put(fd, model, SIZE - 4096);
 	cr_assert_eq(fsync(fd), 0);
 	close(fd);
-}
-
-static void model_raw(unsigned char *model, uint64_t size)
-{
-	fill(model, 4096, 0, 1);
-	fill(model + 5 * BS + 8192, 4096, 5 * BS + 8192, 1);
-	if (size >= SIZE)
-		fill(model + SIZE - 4096, 4096, SIZE - 4096, 1);
+	return model;
 }
 
 Test(image, import_raw_file_with_holes)
 {
 	struct sfs_sidecar sc = sidecar(SFS_PROV_THIN, 512, 512, SIZE, BS, true);
-	unsigned char *model = new_model(SIZE);
+	unsigned char *model;
 	struct sfs_image *im;
 
-	make_raw(NAME, SIZE);
-	model_raw(model, SIZE);
+	model = make_raw(NAME, SIZE);
 	im = open_as(NAME, &sc, true);
 	cr_expect_eq(count_of(im), 3, "data blocks 0, 5, 16 and nothing else");
 	cr_expect(bit(im, 0) && bit(im, 5) && bit(im, 16));
@@ -269,11 +268,10 @@ Test(image, import_raw_file_with_holes)
 Test(image, import_shorter_raw_file_is_extended)
 {
 	struct sfs_sidecar sc = sidecar(SFS_PROV_THIN, 512, 4096, SIZE, BS, true);
-	unsigned char *model = new_model(SIZE);
+	unsigned char *model;
 	struct sfs_image *im;
 
-	make_raw(NAME, 8 * BS);
-	model_raw(model, 8 * BS);
+	model = make_raw(NAME, 8 * BS);
 	im = open_as(NAME, &sc, true);
 	cr_expect_eq(count_of(im), 2);
 	cr_expect_eq(tmp_stat(ts.fd, NAME).st_size, (off_t)SIZE);
@@ -284,11 +282,10 @@ Test(image, import_shorter_raw_file_is_extended)
 Test(image, import_thick_reserves_the_holes)
 {
 	struct sfs_sidecar sc = sidecar(SFS_PROV_ZEROEDTHICK, 512, 4096, SIZE, BS, true);
-	unsigned char *model = new_model(SIZE);
+	unsigned char *model;
 	struct sfs_image *im;
 
-	make_raw(NAME, SIZE);
-	model_raw(model, SIZE);
+	model = make_raw(NAME, SIZE);
 	cr_assert_lt((uint64_t)backing_blocks(NAME) * 512, SIZE, "the raw file has holes");
 	im = open_as(NAME, &sc, true);
 	cr_expect_geq((uint64_t)backing_blocks(NAME) * 512, SIZE, "a zeroedthick image reserves all its space");
@@ -303,7 +300,7 @@ Test(image, import_larger_raw_file_refused)
 	struct sfs_image *im = NULL;
 	char err[512] = "";
 
-	make_raw(NAME, SIZE);
+	free(make_raw(NAME, SIZE));
 	cr_expect_eq(sfs_image_open(ts.fd, ts.statefd, NAME, &sc, true, &lg, &im, err, sizeof(err)), -EINVAL);
 	cr_expect_null(im);
 	cr_expect(strstr(err, "'size'"), "'%s' should name the key 'size'", err);
@@ -313,11 +310,10 @@ Test(image, import_larger_raw_file_refused)
 Test(image, import_eagerzeroedthick_keeps_data)
 {
 	struct sfs_sidecar sc = sidecar(SFS_PROV_EAGERZEROEDTHICK, 512, 512, SIZE, BS, false);
-	unsigned char *model = new_model(SIZE);
+	unsigned char *model;
 	struct sfs_image *im;
 
-	make_raw(NAME, SIZE);
-	model_raw(model, SIZE);
+	model = make_raw(NAME, SIZE);
 	im = open_as(NAME, &sc, true);
 	cr_expect_eq(count_of(im), NB);
 	cr_expect(sfs_map_info(sfs_image_map(im))->flags & SFS_MAP_F_ZEROED);
