@@ -227,15 +227,11 @@ static uint64_t g_alloc_bytes(const struct entry *e)
 	return n * b;
 }
 
-int sfs_metrics_render(const struct sfs_metrics *m, char **out, size_t *len)
+/* The counter families: sectorfs_<counter>_total, then the size and alignment classes. */
+static void render_counters(FILE *f, const struct sfs_metrics *m)
 {
-	FILE *f = open_memstream(out, len);
-	char name[96], buf[48], le[48];
-	uint64_t start, pid;
-	bool failed;
+	char name[96];
 
-	if (!f)
-		return -ENOMEM;
 	for (size_t c = 0; c < NCTR; c++) {
 		snprintf(name, sizeof(name), "sectorfs_%s_total", counters[c].name);
 		family(f, name, "counter", counters[c].help);
@@ -254,6 +250,13 @@ int sfs_metrics_render(const struct sfs_metrics *m, char **out, size_t *len)
 		for (unsigned a = 0; a < SFS_ALIGN_NCLASS; a++)
 			fprintf(f, "sectorfs_requests_by_alignment_total{image=\"%s\",alignment=\"%s\"} %" PRIu64 "\n",
 				m->v[i].label, align_labels[a], m->v[i].align_hist[a]);
+}
+
+/* The gauges of each image: geometry, allocation, zeroing, sectorfs_image_info, and when its
+ * counters started. */
+static void render_gauges(FILE *f, const struct sfs_metrics *m)
+{
+	char buf[48];
 
 	gauge(f, m, "sectorfs_size_bytes", "Disk size.", g_size);
 	gauge(f, m, "sectorfs_logical_sector_size_bytes", "Logical sector size.", g_lss);
@@ -285,6 +288,12 @@ int sfs_metrics_render(const struct sfs_metrics *m, char **out, size_t *len)
 	for (size_t i = 0; i < m->n; i++)
 		fprintf(f, "sectorfs_stats_start_time_seconds{image=\"%s\"} %s\n", m->v[i].label,
 			seconds(m->v[i].start_ns, buf, sizeof(buf)));
+}
+
+/* One histogram family per latency class: the le buckets, +Inf, _sum and _count of each image. */
+static void render_latency(FILE *f, const struct sfs_metrics *m)
+{
+	char name[96], buf[48], le[48];
 
 	for (unsigned c = 0; c < SFS_LAT_NCLASS; c++) {
 		snprintf(name, sizeof(name), "sectorfs_%s_latency_seconds", lat_names[c]);
@@ -300,7 +309,15 @@ int sfs_metrics_render(const struct sfs_metrics *m, char **out, size_t *len)
 			fprintf(f, "%s_count{image=\"%s\"} %" PRIu64 "\n", name, e->label, e->lat[c].count);
 		}
 	}
-	for (size_t i = 0; i < m->n; i++)        /* the family only when some image has a profile */
+}
+
+/* The time each image's device profile held requests back: the family only when some image has a
+ * profile, a sample per class of each image that has one. */
+static void render_model_delay(FILE *f, const struct sfs_metrics *m)
+{
+	char buf[48];
+
+	for (size_t i = 0; i < m->n; i++)
 		if (m->v[i].profiled) {
 			family(f, "sectorfs_model_delay_seconds_total", "counter",
 			       "Time the image's device profile held requests back, by latency class.");
@@ -310,6 +327,20 @@ int sfs_metrics_render(const struct sfs_metrics *m, char **out, size_t *len)
 		for (unsigned c = 0; m->v[i].profiled && c < SFS_LAT_NCLASS; c++)
 			fprintf(f, "sectorfs_model_delay_seconds_total{image=\"%s\",class=\"%s\"} %s\n", m->v[i].label,
 				lat_names[c], seconds(m->v[i].model_delay_ns[c], buf, sizeof(buf)));
+}
+
+int sfs_metrics_render(const struct sfs_metrics *m, char **out, size_t *len)
+{
+	FILE *f = open_memstream(out, len);
+	uint64_t start, pid;
+	bool failed;
+
+	if (!f)
+		return -ENOMEM;
+	render_counters(f, m);
+	render_gauges(f, m);
+	render_latency(f, m);
+	render_model_delay(f, m);
 	sfs_stats_origin(&start, &pid);
 	family(f, "sectorfs_daemon_start_time_seconds", "gauge", "Unix time the daemon began serving the mount.");
 	fprintf(f, "sectorfs_daemon_start_time_seconds %" PRIu64 "\n", start);

@@ -218,20 +218,16 @@ static int finish(FILE *f, bool failed, char **out)
 	return 0;
 }
 
-int sfs_stats_render_json(const struct sfs_stats_snap *s, const struct sfs_stats_info *info,
-			  char **out, size_t *len)
-{
-	json_t *o = json_object(), *lat = json_object();
-	int err = !o || !lat;
-	FILE *f;
-
-	if (err) {
-		json_decref(o);
-		json_decref(lat);
-		return -ENOMEM;
-	}
+/* The steps of the JSON file, each setting its keys of o in the order of SPEC.md; non-zero if
+ * one could not be set. */
 #define SET(key, val) (err |= json_object_set_new(o, key, val))
 #define SETU(key, val) SET(key, json_integer((json_int_t)(val)))
+
+/* The image as served: name, geometry, provisioning, backing I/O, profile, transport. */
+static int json_set_image(json_t *o, const struct sfs_stats_info *info)
+{
+	int err = 0;
+
 	SET("name", json_name(info->name));
 	SETU("logical_sector_size", info->geom.lss);
 	SETU("physical_sector_size", info->geom.pss);
@@ -243,6 +239,14 @@ int sfs_stats_render_json(const struct sfs_stats_snap *s, const struct sfs_stats
 	SET("profile", info->profile ? json_string(info->profile) : json_null());
 	if (info->transport)
 		SET("transport", json_string(info->transport));
+	return err;
+}
+
+/* Which run of counters this is, and the counters. */
+static int json_set_counters(json_t *o, const struct sfs_stats_snap *s)
+{
+	int err = 0;
+
 	SET("elapsed_seconds", json_real((double)s->elapsed_ns / 1e9));
 	SETU("reset_generation", s->reset_generation);
 	SETU("daemon_start", s->daemon_start);
@@ -263,18 +267,43 @@ int sfs_stats_render_json(const struct sfs_stats_snap *s, const struct sfs_stats
 	SETU("misaligned_rejected", s->misaligned_rejected);
 	SETU("out_of_range", s->out_of_range);
 	SETU("rmw_writes", s->rmw_writes);
+	return err;
+}
+
+/* Allocation and eager zeroing. */
+static int json_set_allocation(json_t *o, const struct sfs_stats_info *info)
+{
+	int err = 0;
+
 	SETU("allocated_blocks", info->allocated_blocks);
 	SETU("total_blocks", info->total_blocks);
 	SET("zeroing", json_string(zeroing_names[info->zeroing]));
 	SETU("zeroing_done_bytes", info->zeroing_done);
 	SETU("zeroing_total_bytes", info->zeroing_total);
+	return err;
+}
+
+/* The size and alignment histograms, and the recent refused and read-modify-write I/Os. */
+static int json_set_shapes(json_t *o, const struct sfs_stats_snap *s, const struct sfs_stats_info *info)
+{
+	const struct sfs_stats_recent *r = info->recent;
+	int err = 0;
+
 	SET("size_histogram", json_counts(s->size_hist, sfs_stats_size_labels, SFS_SIZE_NBUCKET));
 	SET("alignment_histogram", json_counts(s->align_hist, sfs_stats_align_labels, SFS_ALIGN_NCLASS));
 	SETU("not_4k_aligned", not_4k_aligned(s));
-	SET("refused_recent", info->recent ? json_recent(info->recent->refused, info->recent->nrefused, true)
-					    : json_array());
-	SET("rmw_recent", info->recent ? json_recent(info->recent->rmw, info->recent->nrmw, false) : json_array());
-	for (unsigned c = 0; c < SFS_LAT_NCLASS; c++)
+	SET("refused_recent", r ? json_recent(r->refused, r->nrefused, true) : json_array());
+	SET("rmw_recent", r ? json_recent(r->rmw, r->nrmw, false) : json_array());
+	return err;
+}
+
+/* The latency classes, and with a device profile the delay it added to each. */
+static int json_set_latency(json_t *o, const struct sfs_stats_snap *s, const struct sfs_stats_info *info)
+{
+	json_t *lat = json_object();
+	int err = !lat;
+
+	for (unsigned c = 0; lat && c < SFS_LAT_NCLASS; c++)
 		err |= json_object_set_new(lat, sfs_stats_lat_keys[c], json_latency(s, c));
 	SET("latency_us", lat);
 	if (info->profile) {
@@ -284,8 +313,26 @@ int sfs_stats_render_json(const struct sfs_stats_snap *s, const struct sfs_stats
 			err |= json_object_set_new(md, sfs_stats_lat_keys[c], json_real((double)s->model_delay_ns[c] / 1e3));
 		SET("model_delay_us", md ? md : json_null());
 	}
+	return err;
+}
 #undef SETU
 #undef SET
+
+int sfs_stats_render_json(const struct sfs_stats_snap *s, const struct sfs_stats_info *info,
+			  char **out, size_t *len)
+{
+	json_t *o = json_object();
+	int err;
+	FILE *f;
+
+	if (!o)
+		return -ENOMEM;
+	/* one step after the other: the keys keep their order */
+	err = json_set_image(o, info);
+	err |= json_set_counters(o, s);
+	err |= json_set_allocation(o, info);
+	err |= json_set_shapes(o, s, info);
+	err |= json_set_latency(o, s, info);
 	if (err) {
 		json_decref(o);
 		return -ENOMEM;

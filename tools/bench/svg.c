@@ -74,86 +74,119 @@ void svg_chart_init(struct svg_chart *c, const char *title, const char *subtitle
 	va_end(ap);
 }
 
+/* The text of an element opened by the caller, escaped, and its end tag. */
+static void put_text_end(FILE *f, const char *s)
+{
+	put_text(f, s ? s : "");
+	fputs("</text>\n", f);
+}
+
+/* Where the chart is drawn: the y axis's top value, the plot's size, a category's and a bar's
+ * width. */
+struct frame {
+	double top, pw, ph, gw, bw;
+};
+
+static struct frame frame_of(const struct svg_chart *c)
+{
+	struct frame fr = { 0, W - ML - MR, H - MT - MB, 0, 0 };
+
+	for (unsigned i = 0; i < c->ncats; i++)
+		for (unsigned j = 0; j < c->nseries; j++)
+			if (c->shown[i][j] && c->v[i][j] > fr.top)
+				fr.top = c->v[i][j];
+	fr.top = nice_top(fr.top * 1.08);
+	fr.gw = c->ncats ? fr.pw / c->ncats : fr.pw;
+	fr.bw = fr.gw * 0.8 / (c->nseries ? c->nseries : 1);
+	return fr;
+}
+
+/* The document's start, the title and subtitle, and the legend. */
+static void draw_head(FILE *f, const struct svg_chart *c)
+{
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+		"font-family=\"sans-serif\" font-size=\"12\">\n"
+		"<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H, W, H, W, H);
+	fprintf(f, "<text x=\"%d\" y=\"24\" font-size=\"16\" font-weight=\"bold\">", ML);
+	put_text_end(f, c->title);
+	if (c->subtitle) {
+		fprintf(f, "<text x=\"%d\" y=\"44\" fill=\"#555\">", ML);
+		put_text_end(f, c->subtitle);
+	}
+	for (unsigned j = 0; j < c->nseries; j++) {
+		int x = W - MR - 150 * (int)(c->nseries - j);
+
+		fprintf(f, "<rect x=\"%d\" y=\"50\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+			"<text x=\"%d\" y=\"60\">", x, colours[j], x + 16);
+		put_text_end(f, c->series[j]);
+	}
+}
+
+/* The y axis: 5 ticks with grid lines, and its label. */
+static void draw_y_axis(FILE *f, const struct svg_chart *c, const struct frame *fr)
+{
+	for (int t = 0; t <= 5; t++) {
+		double v = fr->top * t / 5, y = MT + fr->ph - fr->ph * t / 5;
+
+		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+			"<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.6g</text>\n",
+			ML, y, W - MR, y, ML - 6, y + 4, v);
+	}
+	fprintf(f, "<text transform=\"translate(18,%.1f) rotate(-90)\" text-anchor=\"middle\">", MT + fr->ph / 2);
+	put_text_end(f, c->ylabel);
+}
+
+/* Bar j of category i, its label above it, or its mark instead. */
+static void draw_bar(FILE *f, const struct svg_chart *c, const struct frame *fr, unsigned i, unsigned j)
+{
+	double x = ML + fr->gw * i + fr->gw * 0.1 + fr->bw * j;
+	double h = c->shown[i][j] ? fr->ph * c->v[i][j] / fr->top : 0, base = MT + fr->ph;
+
+	if (c->mark[i][j][0]) {
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#a00\" "
+			"transform=\"rotate(-90 %.1f %.1f)\">", x + fr->bw / 2 + 3, base - 4,
+			x + fr->bw / 2 + 3, base - 4);
+		put_text_end(f, c->mark[i][j]);
+		return;
+	}
+	if (!c->shown[i][j])
+		return;
+	fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n",
+		x, base - h, fr->bw * 0.92, h, colours[j]);
+	if (c->label[i][j][0]) {
+		fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"middle\">",
+			x + fr->bw * 0.46, base - h - 4);
+		put_text_end(f, c->label[i][j]);
+	}
+}
+
+/* Each category's bars side by side and its name below them, then the x axis. */
+static void draw_bars(FILE *f, const struct svg_chart *c, const struct frame *fr)
+{
+	for (unsigned i = 0; i < c->ncats; i++) {
+		for (unsigned j = 0; j < c->nseries; j++)
+			draw_bar(f, c, fr, i, j);
+		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", ML + fr->gw * i + fr->gw / 2,
+			MT + (int)fr->ph + 18);
+		put_text_end(f, c->cats[i]);
+	}
+	fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"black\"/>\n", ML, MT + fr->ph,
+		W - MR, MT + fr->ph);
+}
+
 int svg_write(const struct svg_chart *c, const char *path)
 {
-	double top = 0, pw = W - ML - MR, ph = H - MT - MB, gw, bw;
+	struct frame fr = frame_of(c);
 	FILE *f = fopen(path, "w");
 
 	if (!f) {
 		tool_error("%s: %s", path, strerror(errno));
 		return -1;
 	}
-	for (unsigned i = 0; i < c->ncats; i++)
-		for (unsigned j = 0; j < c->nseries; j++)
-			if (c->shown[i][j] && c->v[i][j] > top)
-				top = c->v[i][j];
-	top = nice_top(top * 1.08);
-	gw = c->ncats ? pw / c->ncats : pw;
-	bw = gw * 0.8 / (c->nseries ? c->nseries : 1);
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-		"font-family=\"sans-serif\" font-size=\"12\">\n"
-		"<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H, W, H, W, H);
-	fprintf(f, "<text x=\"%d\" y=\"24\" font-size=\"16\" font-weight=\"bold\">", ML);
-	put_text(f, c->title ? c->title : "");
-	fputs("</text>\n", f);
-	if (c->subtitle) {
-		fprintf(f, "<text x=\"%d\" y=\"44\" fill=\"#555\">", ML);
-		put_text(f, c->subtitle);
-		fputs("</text>\n", f);
-	}
-	/* legend */
-	for (unsigned j = 0; j < c->nseries; j++) {
-		int x = W - MR - 150 * (int)(c->nseries - j);
-
-		fprintf(f, "<rect x=\"%d\" y=\"50\" width=\"12\" height=\"12\" fill=\"%s\"/>"
-			"<text x=\"%d\" y=\"60\">", x, colours[j], x + 16);
-		put_text(f, c->series[j] ? c->series[j] : "");
-		fputs("</text>\n", f);
-	}
-	/* y axis: 5 ticks with grid lines */
-	for (int t = 0; t <= 5; t++) {
-		double v = top * t / 5, y = MT + ph - ph * t / 5;
-
-		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>"
-			"<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%.6g</text>\n",
-			ML, y, W - MR, y, ML - 6, y + 4, v);
-	}
-	fprintf(f, "<text transform=\"translate(18,%.1f) rotate(-90)\" text-anchor=\"middle\">", MT + ph / 2);
-	put_text(f, c->ylabel ? c->ylabel : "");
-	fputs("</text>\n", f);
-	/* bars */
-	for (unsigned i = 0; i < c->ncats; i++) {
-		double gx = ML + gw * i + gw * 0.1;
-
-		for (unsigned j = 0; j < c->nseries; j++) {
-			double x = gx + bw * j, h = c->shown[i][j] ? ph * c->v[i][j] / top : 0;
-
-			if (c->mark[i][j][0]) {
-				fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" fill=\"#a00\" "
-					"transform=\"rotate(-90 %.1f %.1f)\">", x + bw / 2 + 3, MT + ph - 4,
-					x + bw / 2 + 3, MT + ph - 4);
-				put_text(f, c->mark[i][j]);
-				fputs("</text>\n", f);
-				continue;
-			}
-			if (!c->shown[i][j])
-				continue;
-			fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\"/>\n",
-				x, MT + ph - h, bw * 0.92, h, colours[j]);
-			if (c->label[i][j][0]) {
-				fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\" text-anchor=\"middle\">",
-					x + bw * 0.46, MT + ph - h - 4);
-				put_text(f, c->label[i][j]);
-				fputs("</text>\n", f);
-			}
-		}
-		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">", ML + gw * i + gw / 2, MT + (int)ph + 18);
-		put_text(f, c->cats[i]);
-		fputs("</text>\n", f);
-	}
-	fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"black\"/>\n", ML, MT + ph, W - MR,
-		MT + ph);
+	draw_head(f, c);
+	draw_y_axis(f, c, &fr);
+	draw_bars(f, c, &fr);
 	fputs("</svg>\n", f);
 	if (ferror(f) | (fclose(f) != 0)) {
 		tool_error("%s: cannot be written", path);
