@@ -4,7 +4,8 @@
  *
  * Under load the daemon's memory grows with the requests in flight:
  * libfuse's request buffer of each worker thread (1 MiB + 4 KiB, its pages
- * touched by the largest request the worker read), a bounce or
+ * touched by the largest request the worker read; over io_uring each ring
+ * entry's payload buffer, 1 MiB, likewise), a bounce or
  * read-modify-write buffer per worker from the shared pool, and the read
  * replies, which libfuse frees itself (so they are heap memory: the
  * allocator keeps freed pages for reuse).  All of that is bounded by the
@@ -12,7 +13,8 @@
  * this thread looks at the count of requests read every TICK_MS and, once
  * it has not moved for quiet_ms after it moved, gives it back:
  *
- *   workers' request buffers   sfs_xport_trim_buffers (xport.c)
+ *   workers' request buffers   sfs_xport_trim_buffers (xport.c; over
+ *   and ring entries' payloads io_uring sfs_uring_trim, uring.c)
  *   free pool buffers          sfs_bufpool_trim (unmapped)
  *   the allocator's free pages malloc_trim(0) (every arena)
  *
