@@ -4,7 +4,8 @@
  *
  * Under load the daemon's memory grows with the requests in flight:
  * libfuse's request buffer of each worker thread (1 MiB + 4 KiB, its pages
- * touched by the largest request the worker read), a bounce or
+ * touched by the largest request the worker read; over io_uring each ring
+ * entry's payload buffer, 1 MiB, likewise), a bounce or
  * read-modify-write buffer per worker from the shared pool, and the read
  * replies, which libfuse frees itself (so they are heap memory: the
  * allocator keeps freed pages for reuse).  All of that is bounded by the
@@ -12,12 +13,17 @@
  * this thread looks at the count of requests read every TICK_MS and, once
  * it has not moved for quiet_ms after it moved, gives it back:
  *
- *   workers' request buffers   sfs_xport_trim_buffers (xport.c)
+ *   workers' request buffers   sfs_xport_trim_buffers (xport.c; over
+ *   and ring entries' payloads io_uring sfs_uring_trim, uring.c)
  *   free pool buffers          sfs_bufpool_trim (unmapped)
  *   the allocator's free pages malloc_trim(0) (every arena)
  *
  * then waits for requests again.  It does nothing while requests come, so
  * it costs the I/O path nothing; a trim takes a few milliseconds.
+ *
+ * For tests only: SFS_XP_TRIM_EVERY_MS=N in the environment asks the
+ * workers to drop their buffers' pages every N milliseconds whatever the
+ * load (tests/mount/trim.sh: no request's bytes are lost to it).
  */
 #include <errno.h>
 #include <malloc.h>
@@ -39,6 +45,7 @@ struct sfs_idle {
 	pthread_cond_t cv;
 	bool stop;
 	unsigned quiet_ms;
+	unsigned every_ms;           /* SFS_XP_TRIM_EVERY_MS; 0: only when quiet */
 };
 
 static void *idle_thread(void *arg)
@@ -54,7 +61,7 @@ static void *idle_thread(void *arg)
 		uint64_t now;
 
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += (long)TICK_MS * 1000000L;
+		ts.tv_nsec += (long)(id->every_ms ? id->every_ms : TICK_MS) * 1000000L;
 		if (ts.tv_nsec >= 1000000000L) {
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
@@ -62,6 +69,12 @@ static void *idle_thread(void *arg)
 		pthread_cond_timedwait(&id->cv, &id->mu, &ts);
 		if (id->stop)
 			break;
+		if (id->every_ms) {
+			pthread_mutex_unlock(&id->mu);
+			sfs_xport_trim_buffers();
+			pthread_mutex_lock(&id->mu);
+			continue;
+		}
 		now = sfs_xport_requests();
 		if (now != last) {
 			last = now;
@@ -99,6 +112,8 @@ int sfs_idle_start(unsigned quiet_ms, struct sfs_idle **out)
 	pthread_cond_init(&id->cv, &ca);
 	pthread_condattr_destroy(&ca);
 	id->quiet_ms = quiet_ms;
+	if (getenv("SFS_XP_TRIM_EVERY_MS"))
+		id->every_ms = (unsigned)strtoul(getenv("SFS_XP_TRIM_EVERY_MS"), NULL, 10) % 1000;
 	/* signals are for the daemon's own threads (libfuse's handlers end its loop) */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);

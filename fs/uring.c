@@ -57,6 +57,24 @@
  * rings then drops their hold on /dev/fuse, so its last close aborts the
  * connection, as it does without io_uring.
  *
+ * Idle: once the mount is quiet (idle.c), sfs_uring_trim() wakes each
+ * worker whose payload buffer held 64 KiB or more with a message on its
+ * ring (IORING_OP_MSG_RING from the fall-back ring), and the worker drops
+ * the buffer's pages itself (MADV_DONTNEED: they read as zeros and are
+ * faulted in again when written).  The kernel writes a request into an
+ * entry only in the worker's own io_uring_enter: in the COMMIT_AND_FETCH
+ * that fetches it, or in the task work that fills an idle entry, which a
+ * ring with IORING_SETUP_DEFER_TASKRUN runs only when its worker waits in
+ * io_uring_enter; either way the completion is in the ring when the call
+ * returns.  So a worker back from io_uring_enter, with no request among
+ * the completions it took and no commit left to submit, holds a buffer
+ * nothing writes into: the kernel's next copy comes in its next wait.  A
+ * worker with a reply still to commit commits it first (and runs the
+ * ring's task work, without waiting: io_uring_submit_and_get_events) and
+ * looks again.  A ring without DEFER_TASKRUN runs task work
+ * whenever its thread returns to user space, so its entry is never
+ * trimmed.
+ *
  * For measurements only: SFS_XP_NOPIN=1 in the environment leaves the
  * workers unpinned, SFS_XP_NODEFER=1 sets their rings up without
  * IORING_SETUP_DEFER_TASKRUN.
@@ -82,7 +100,8 @@
 
 #define UD_CMD 1                       /* user_data of an entry's command */
 #define UD_STOP 2                      /* ... of the poll on the stop eventfd */
-#define RING_ENTRIES 4                 /* the command, the poll, room to spare */
+#define UD_TRIM 3                      /* ... of sfs_uring_trim's message */
+#define RING_ENTRIES 4                 /* the command, the poll, a message, room to spare */
 
 struct sfs_uring_ent {
 	struct io_uring ring;
@@ -100,6 +119,9 @@ struct sfs_uring_ent {
 	_Atomic uint64_t unique;       /* likewise, for sfs_uring_find; 0: none */
 	bool replied;                  /* the reply is in the buffers */
 	struct fuse_bufvec *lent;      /* a read_buf vector holding the payload buffer */
+	bool defer;                    /* the ring runs task work only in the worker's io_uring_enter */
+	_Atomic size_t touched;        /* payload bytes written since its pages were dropped */
+	atomic_bool trim;              /* drop the payload's pages when next idle */
 };
 
 static struct {
@@ -117,48 +139,11 @@ static struct {
 	unsigned reported;
 	unsigned *per_q;               /* entries registered per queue */
 	atomic_bool ready;
-} R = { .fd = -1, .stop_efd = -1, .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
-
-int sfs_uring_param(void)
-{
-	char c = 0;
-	int fd = open(SFS_URING_PARAM, O_RDONLY | O_CLOEXEC), rc;
-
-	if (fd < 0)
-		return -errno;
-	rc = read(fd, &c, 1) == 1 ? (c == 'Y' || c == 'y' || c == '1') : -EIO;
-	close(fd);
-	return rc;
-}
-
-unsigned sfs_uring_nr_queues(void)
-{
-	char buf[256];
-	unsigned n = 0;
-	int fd = open("/sys/devices/system/cpu/possible", O_RDONLY | O_CLOEXEC);
-	ssize_t len = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	if (len <= 0) {
-		long c = sysconf(_SC_NPROCESSORS_CONF);
-
-		return c > 0 ? (unsigned)c : 1;
-	}
-	buf[len] = '\0';
-	for (char *p = buf; *p && *p != '\n';) {
-		char *end;
-		unsigned long a = strtoul(p, &end, 10), b = a;
-
-		if (end == p)
-			break;
-		if (*end == '-')
-			b = strtoul(end + 1, &end, 10);
-		n += b >= a ? (unsigned)(b - a + 1) : 1;
-		p = *end == ',' ? end + 1 : end;
-	}
-	return n ? n : 1;
-}
+	pthread_mutex_t trim_lock;     /* guards trim_ok and the fall-back ring once started */
+	bool trim_ok;                  /* the workers' rings are there to be messaged */
+	bool trim_said;                /* a message that failed was logged */
+} R = { .fd = -1, .stop_efd = -1, .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
+	.trim_lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* Prepare a FUSE command on ring: cmd, for queue qid, committing commit_id, registering iov. */
 static int prep(struct io_uring *ring, uint32_t cmd, unsigned qid, uint64_t commit_id, struct iovec *iov)
@@ -268,6 +253,7 @@ static int ent_setup(struct sfs_uring_ent *e)
 	if (rc < 0)
 		return rc;
 	e->ring_ok = true;
+	e->defer = e->ring.flags & IORING_SETUP_DEFER_TASKRUN;
 	sqe = io_uring_get_sqe(&e->ring);
 	if (!sqe)
 		return -EBUSY;
@@ -288,6 +274,13 @@ static int ent_setup(struct sfs_uring_ent *e)
 	return 0;
 }
 
+/* n bytes of e's payload buffer are written (by the kernel or by the reply). */
+static void touch(struct sfs_uring_ent *e, size_t n)
+{
+	if (n > atomic_load_explicit(&e->touched, memory_order_relaxed))
+		atomic_store_explicit(&e->touched, n, memory_order_relaxed);
+}
+
 /* The request now in e: to libfuse, and the reply (or an error) prepared for commit. */
 static void ent_serve(struct sfs_uring_ent *e)
 {
@@ -297,6 +290,7 @@ static void ent_serve(struct sfs_uring_ent *e)
 
 	e->commit_id = e->hdr->ring_ent_in_out.commit_id;
 	e->replied = false;
+	touch(e, psz);
 	if (in->len >= hl + psz && in->len - hl - psz <= SFS_URING_OP_IN_OUT_SZ && psz <= R.max_payload) {
 		size_t op = in->len - hl - psz;
 		char *at = e->payload - hl - op;
@@ -326,13 +320,22 @@ static void ent_serve(struct sfs_uring_ent *e)
 	prep_ent(e, SFS_URING_CMD_COMMIT_AND_FETCH);
 }
 
+/* e's command waits in the kernel with no request copied in (uring.c, "Idle"): drop the payload's pages. */
+static void ent_trim(struct sfs_uring_ent *e)
+{
+	atomic_store(&e->trim, false);
+	if (madvise(e->payload, R.max_payload, MADV_DONTNEED) == 0)
+		atomic_store_explicit(&e->touched, 0, memory_order_relaxed);
+}
+
 static void ent_loop(struct sfs_uring_ent *e)
 {
-	bool stop = false, gone = false;
+	bool stop = false, gone = false, nowait = false;
 
 	while (!stop && !gone) {
 		struct io_uring_cqe *cqe;
-		int rc = io_uring_submit_and_wait(&e->ring, 1);
+		/* nowait: commit the reply in hand, run the ring's task work and look at what came */
+		int rc = nowait ? io_uring_submit_and_get_events(&e->ring) : io_uring_submit_and_wait(&e->ring, 1);
 
 		if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
 			sfs_logf(R.log, SFS_LOG_ERR, "io_uring: queue %u: %s", e->qid, strerror(-rc));
@@ -345,6 +348,8 @@ static void ent_loop(struct sfs_uring_ent *e)
 			io_uring_cqe_seen(&e->ring, cqe);
 			if (ud == UD_STOP)
 				stop = true;
+			else if (ud == UD_TRIM)
+				;                /* e->trim says it */
 			else if (res == 0)
 				ent_serve(e);
 			else if (res == -EINTR || res == -EAGAIN)
@@ -356,6 +361,13 @@ static void ent_loop(struct sfs_uring_ent *e)
 						 strerror(-res));
 				gone = true;
 			}
+		}
+		nowait = false;
+		if (!stop && !gone && e->defer && atomic_load(&e->trim)) {
+			if (io_uring_sq_ready(&e->ring))
+				nowait = true;
+			else
+				ent_trim(e);
 		}
 	}
 	if (stop)
@@ -443,6 +455,9 @@ int sfs_uring_start(const struct sfs_uring_cfg *cfg)
 		goto fail;
 	}
 	atomic_store(&R.ready, true);
+	pthread_mutex_lock(&R.trim_lock);
+	R.trim_ok = true;
+	pthread_mutex_unlock(&R.trim_lock);
 	return 0;
 fail:
 	sfs_logf(R.log, SFS_LOG_ERR, "io_uring: %u of %u queues without an entry (%s); falling back to /dev/fuse",
@@ -483,6 +498,7 @@ ssize_t sfs_uring_reply(struct sfs_uring_ent *e, const struct iovec *iov, int co
 	}
 	e->hdr->ring_ent_in_out.payload_sz = (uint32_t)len;
 	e->replied = true;
+	touch(e, len);
 	if (e->lent) {
 		e->lent->buf[0].mem = NULL;   /* the buffer is the entry's: libfuse frees the vector only */
 		e->lent = NULL;
@@ -502,7 +518,10 @@ struct sfs_uring_ent *sfs_uring_find(uint64_t unique)
 
 void *sfs_uring_reply_mem(struct sfs_uring_ent *e, size_t size)
 {
-	return size <= R.max_payload ? e->payload : NULL;
+	if (size > R.max_payload)
+		return NULL;
+	touch(e, size);
+	return e->payload;
 }
 
 void sfs_uring_lend(struct sfs_uring_ent *e, struct fuse_bufvec *bv)
@@ -510,8 +529,45 @@ void sfs_uring_lend(struct sfs_uring_ent *e, struct fuse_bufvec *bv)
 	e->lent = bv;
 }
 
+unsigned sfs_uring_trim(size_t min)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&R.trim_lock);
+	for (unsigned i = 0; R.trim_ok && i < R.n; i++) {
+		struct sfs_uring_ent *e = &R.ents[i];
+		struct io_uring_sqe *sqe;
+		struct io_uring_cqe *cqe;
+		int rc;
+
+		/* one message at a time: a worker busy with a long request finds one when it is back */
+		if (!e->ring_ok || !e->defer || atomic_load_explicit(&e->touched, memory_order_relaxed) < min ||
+		    atomic_load(&e->trim) || !(sqe = io_uring_get_sqe(&R.ctl)))
+			continue;
+		atomic_store(&e->trim, true);
+		io_uring_prep_msg_ring(sqe, e->ring.ring_fd, 0, UD_TRIM, 0);
+		rc = io_uring_submit_and_wait(&R.ctl, 1);
+		if (rc >= 0 && io_uring_peek_cqe(&R.ctl, &cqe) == 0) {
+			rc = cqe->res;
+			io_uring_cqe_seen(&R.ctl, cqe);
+		}
+		if (rc < 0 && !R.trim_said) {
+			/* the worker trims after its next request instead */
+			sfs_logf(R.log, SFS_LOG_WARN, "io_uring: cannot wake a ring worker to give memory back: %s",
+				 strerror(-rc));
+			R.trim_said = true;
+		}
+		n += rc >= 0;
+	}
+	pthread_mutex_unlock(&R.trim_lock);
+	return n;
+}
+
 void sfs_uring_stop(void)
 {
+	pthread_mutex_lock(&R.trim_lock);
+	R.trim_ok = false;
+	pthread_mutex_unlock(&R.trim_lock);
 	if (R.ents) {
 		uint64_t one = 1;
 

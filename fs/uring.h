@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * uring.h - FUSE over io_uring: the ring workers (see uring.c), and what
- * they and the transport (xport.c) call of each other.
+ * uring.h - FUSE over io_uring: the ring workers (see uring.c), what the
+ * system offers them (uring_sys.c), and what they and the transport
+ * (xport.c) call of each other.
  */
 #ifndef SFS_URING_H
 #define SFS_URING_H
@@ -79,6 +80,16 @@ void *sfs_uring_reply_mem(struct sfs_uring_ent *e, size_t size);
 /* bv, a read_buf vector libfuse frees once the reply is sent, holds e's payload buffer:
  * clear bv->buf[0].mem when the reply comes, so libfuse frees the vector only. */
 void sfs_uring_lend(struct sfs_uring_ent *e, struct fuse_bufvec *bv);
+
+/*
+ * Ask every worker whose payload buffer held min bytes or more since it
+ * last dropped its pages to drop them, which it does itself once its entry
+ * waits in the kernel with no request copied in (uring.c, "Idle"), so no
+ * request's bytes are lost.  Entries whose ring runs task work outside
+ * the worker's wait (no IORING_SETUP_DEFER_TASKRUN) are left alone.
+ * Returns the workers asked (0 before a successful start).
+ */
+unsigned sfs_uring_trim(size_t min);
 
 /*
  * Wake every worker, let each finish and commit the request it has, join

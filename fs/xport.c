@@ -399,6 +399,8 @@ void sfs_xport_trim_buffers(void)
 		pthread_kill(w->thr, SIGTRIM);
 	}
 	pthread_mutex_unlock(&X.lock);
+	if (atomic_load(&X.uring_on))
+		sfs_uring_trim(TRIM_MIN);
 }
 
 /* Start one more worker; caller holds X.lock.  0 or -errno (logged). */

@@ -47,8 +47,8 @@ uint64_t sfs_xport_requests(void);
  * Ask every /dev/fuse worker waiting for a request whose buffer held 64 KiB
  * or more since it last dropped them to drop the buffer's pages: SIGTRIM
  * interrupts its read(2), and the worker itself calls madvise before it
- * reads again, so no request's bytes are lost.  Ring entries' buffers are
- * the kernel's to fill at any time and are left alone.
+ * reads again, so no request's bytes are lost.  Over io_uring, likewise
+ * every ring entry's worker for its payload buffer (sfs_uring_trim).
  */
 void sfs_xport_trim_buffers(void);
 

@@ -20,10 +20,6 @@
 
 . "$(dirname "$0")/lib.sh"
 requires_fuse
-# Device-profile timing is held over /dev/fuse.  Over io_uring the same profiles measured slower
-# than their model outside the daemon (QD1 4 KiB writes 287 IOPS for 500 with the daemon at
-# 2163 us for 2000; 512 KiB and 1 MiB reads 3x the model): README, "Device profiles".
-[ "${SECTORFS_IO_URING:-}" = on ] && skip "device-profile timing over io_uring is not held yet (README, Device profiles)"
 requires_cmd python3 mount
 # AddressSanitizer's instrumentation slows the FUSE path outside the model's sleeps, and the
 # channel count and size curve measured through it are the sanitizer's, not the profile's

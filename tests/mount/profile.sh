@@ -30,10 +30,6 @@
 
 . "$(dirname "$0")/lib.sh"
 requires_fuse
-# Device-profile timing is held over /dev/fuse.  Over io_uring the same profiles measured slower
-# than their model outside the daemon (QD1 4 KiB writes 287 IOPS for 500 with the daemon at
-# 2163 us for 2000; 512 KiB and 1 MiB reads 3x the model): README, "Device profiles".
-[ "${SECTORFS_IO_URING:-}" = on ] && skip "device-profile timing over io_uring is not held yet (README, Device profiles)"
 requires_cmd fio python3 mount
 IMG_TOOL="$top_builddir/tools/sectorfs-img"
 # Under AddressSanitizer the FUSE path outside the daemon's model sleeps is the sanitizer's: fio's
