@@ -111,8 +111,8 @@ int sfs_store_make_image(struct sfs_store *s, const char *name, const struct sfs
 			 const struct sfs_store_progress *pr, char *err, size_t errlen);
 
 /* Convert im (thin or zeroedthick) to eagerzeroedthick, for the tools: every block not yet
- * written zeroed (data kept), then the map header, then the sidecar (storemake.c).  0; 1 when
- * it already was (its sidecar made to say so, if a crash left it saying another mode);
+ * written zeroed (data kept), then the map header, then the sidecar (storemake.c).  0, also
+ * when it already was (its sidecar made to say so, if a crash left it saying another mode);
  * -ECANCELED with the image valid in its old mode (more blocks allocated); -errno with err
  * saying what failed (past the map's commit, the next open finishes the sidecar). */
 int sfs_store_inflate(struct sfs_store *s, struct sfs_image *im, const struct sfs_store_progress *pr,

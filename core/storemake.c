@@ -93,13 +93,13 @@ static int put_record(struct sfs_store *s, const char *name, const char *suffix,
 	return 0;
 }
 
-/* Make steps 1 and 2: the record, the backing file and the map (*out, open). */
+/* Make steps 1 and 2: the record, the backing file and the map (*out, open; *made, the
+ * backing file's identity, once *out is set). */
 static int make_files(struct sfs_store *s, const char *name, const struct sfs_sidecar *sc,
-		      struct sfs_image **out, char *err, size_t errlen)
+		      struct sfs_image **out, struct stat *made, char *err, size_t errlen)
 {
 	struct sfs_sidecar osc = *sc;
 	char rec[64];
-	struct stat st;
 	int rc;
 
 	if (sc->prov == SFS_PROV_EAGERZEROEDTHICK)
@@ -113,10 +113,10 @@ static int make_files(struct sfs_store *s, const char *name, const struct sfs_si
 			    &s->opts.log, out, err, errlen);
 	if (rc < 0)
 		return rc;
-	if (fstat(sfs_image_fd(*out), &st) < 0)
+	if (fstat(sfs_image_fd(*out), made) < 0)
 		return sfs_err(err, errlen, -errno, "cannot stat the new backing file: %s", strerror(errno));
-	snprintf(rec, sizeof(rec), "create %llu %llu\n", (unsigned long long)st.st_dev,
-		 (unsigned long long)st.st_ino);
+	snprintf(rec, sizeof(rec), "create %llu %llu\n", (unsigned long long)made->st_dev,
+		 (unsigned long long)made->st_ino);
 	rc = put_record(s, name, SFS_CREATE_SUFFIX, rec, err, errlen);
 	return rc == 0 ? sfs_step("make", 2) : rc;
 }
@@ -148,16 +148,25 @@ static int make_data(struct sfs_image *im, const struct sfs_sidecar *sc, int src
 	return rc == 0 ? phase(pr, NULL) : rc;
 }
 
-/* Remove whatever of image name was made, the sidecar first, then the record. */
-static void remove_made(struct sfs_store *s, const char *name)
+/* Remove what the make of image name made: its sidecar when saved, its backing file when it is
+ * still the file made (made: its identity, NULL when the open failed, which removes its own
+ * files), its map with it, then the record.  A file someone else put under one of the names
+ * stays. */
+static void remove_made(struct sfs_store *s, const char *name, const struct stat *made, bool saved)
 {
 	char f[SFS_NAME_MAX + 16];
+	struct stat st;
 
-	sfs_sidecar_name(f, sizeof(f), name);
-	unlinkat(s->dirfd, f, 0);
-	unlinkat(s->dirfd, name, 0);
-	sfs_map_name(f, sizeof(f), name);
-	unlinkat(s->statefd, f, 0);
+	if (saved) {
+		sfs_sidecar_name(f, sizeof(f), name);
+		unlinkat(s->dirfd, f, 0);
+	}
+	if (made && fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == made->st_dev &&
+	    st.st_ino == made->st_ino) {
+		unlinkat(s->dirfd, name, 0);
+		sfs_map_name(f, sizeof(f), name);
+		unlinkat(s->statefd, f, 0);
+	}
 	fsync(s->statefd);
 	fsync(s->dirfd);
 	sfs_intent_drop(s->statefd, name, SFS_CREATE_SUFFIX);
@@ -168,9 +177,12 @@ static int make_locked(struct sfs_store *s, const char *name, const struct sfs_s
 {
 	char scname[SFS_NAME_MAX + 8];
 	struct sfs_image *im = NULL;
+	struct stat made = { 0 };
+	bool opened, saved = false;
 	int rc, crc;
 
-	rc = make_files(s, name, sc, &im, err, errlen);
+	rc = make_files(s, name, sc, &im, &made, err, errlen);
+	opened = im != NULL;
 	if (rc == 0)
 		rc = make_data(im, sc, src_fd, pr, err, errlen);
 	if (im) {
@@ -183,12 +195,13 @@ static int make_locked(struct sfs_store *s, const char *name, const struct sfs_s
 	sfs_sidecar_name(scname, sizeof(scname), name);
 	if (rc == 0 && (rc = sfs_sidecar_save(s->dirfd, scname, s->statefd, sc)) < 0)
 		sfs_err(err, errlen, rc, "cannot write sidecar %s: %s", scname, strerror(-rc));
+	saved = rc == 0;
 	if (rc == 0)
 		rc = sfs_step("make", 4);
 	if (rc < 0) {
 		if (err && errlen && !err[0])
 			sfs_err(err, errlen, rc, "%s", strerror(-rc));
-		remove_made(s, name);
+		remove_made(s, name, opened ? &made : NULL, saved);
 		return rc;
 	}
 	if (sfs_intent_drop(s->statefd, name, SFS_CREATE_SUFFIX) < 0)
@@ -254,6 +267,8 @@ static int inflate_locked(struct sfs_store *s, struct sfs_image *im, char *err, 
 	if (rc == 0 && (rc = sfs_image_make_eager(im)) < 0)
 		sfs_err(err, errlen, rc, "cannot record eagerzeroedthick in the map: %s", strerror(-rc));
 	if (rc < 0) {
+		if (err && errlen && !err[0])
+			sfs_err(err, errlen, rc, "%s", strerror(-rc));
 		sfs_intent_drop(s->statefd, name, SFS_INFLATE_SUFFIX);
 		return rc;
 	}
@@ -263,9 +278,18 @@ static int inflate_locked(struct sfs_store *s, struct sfs_image *im, char *err, 
 		rc = save_eager_sidecar(s, im, false, err, errlen);
 	if (rc == 0)
 		rc = sfs_step("inflate", 4);
-	if (rc == 0)
-		sfs_intent_drop(s->statefd, name, SFS_INFLATE_SUFFIX);
-	return rc;
+	if (rc < 0) {
+		size_t n = err && errlen ? strlen(err) : 0;
+
+		if (err && errlen && !n)
+			n = (size_t)snprintf(err, errlen, "%s", strerror(-rc));
+		if (err && n < errlen)
+			snprintf(err + n, errlen - n, " (the map says eagerzeroedthick; the next start "
+				 "rewrites the sidecar)");
+		return rc;
+	}
+	sfs_intent_drop(s->statefd, name, SFS_INFLATE_SUFFIX);
+	return 0;
 }
 
 int sfs_store_inflate(struct sfs_store *s, struct sfs_image *im, const struct sfs_store_progress *pr,
@@ -281,7 +305,7 @@ int sfs_store_inflate(struct sfs_store *s, struct sfs_image *im, const struct sf
 		pthread_mutex_lock(&s->lock);
 		rc = save_eager_sidecar(s, im, true, err, errlen);
 		pthread_mutex_unlock(&s->lock);
-		return rc < 0 ? rc : 1;
+		return rc;
 	}
 	rc = phase(pr, "zeroing");
 	if (rc == 0)

@@ -9,11 +9,13 @@
  * before the commit) with progress ending at done == total; an existing
  * file of the image (sidecar, backing file or map) refuses it with
  * -EEXIST and is left as it was; a cancel from a phase or from the
- * progress, and a failing copy, leave nothing behind (no file, no record).
+ * progress, and a failing copy, leave nothing behind (no file, no record);
+ * a failing make leaves a file someone renamed over its backing file
+ * while it ran.
  * Inflate: data kept, every block allocated, map and sidecar say
  * eagerzeroedthick, the map is the same file (rewritten in place), the
  * store goes on serving the image (its sidecar is the store's); a second
- * inflate returns 1; a cancel leaves the image in its old mode with no
+ * inflate has nothing to do (0); a cancel leaves the image in its old mode with no
  * record; an image whose map says eagerzeroedthick while its sidecar says
  * another mode (a crash between the two) gets its sidecar fixed.
  * (Every step cut by a failure or a crash: test_steps.c.)
@@ -33,6 +35,7 @@
 #include "allocmap.h"
 #include "image.h"
 #include "sidecar.h"
+#include "step.h"
 #include "store.h"
 #include "tmpstore.h"
 
@@ -284,6 +287,41 @@ Test(storemake, make_cancelled_or_failed_leaves_nothing)
 	cr_expect_eq(sfs_store_close(s), 0);
 }
 
+/* A step hook that renames someone else's file over the image's backing file after make's step
+ * foreign_at (2: the image made and open, 3: closed), then fails the make there. */
+static int foreign_at;
+
+static int put_foreign(const char *op, int n)
+{
+	if (strcmp(op, "make") != 0 || n != foreign_at)
+		return 0;
+	tmp_write_file(ts.fd, "f.mine", "mine", 4);
+	cr_assert_eq(renameat(ts.fd, "f.mine", ts.fd, "f"), 0);
+	return -EIO;
+}
+
+Test(storemake, make_failing_leaves_a_file_put_under_its_name)
+{
+	struct sfs_sidecar sc = sidecar(SFS_PROV_THIN);
+	struct sfs_store *s = open_store();
+	char err[512], buf[16], what[64];
+
+	for (foreign_at = 2; foreign_at <= 3; foreign_at++) {
+		snprintf(what, sizeof(what), "a file renamed over it after step %d", foreign_at);
+		sfs_step_hook = put_foreign;
+		err[0] = '\0';
+		cr_expect_eq(sfs_store_make_image(s, "f", &sc, -1, NULL, err, sizeof(err)), -EIO, "%s", what);
+		sfs_step_hook = NULL;
+		cr_expect_eq(tmp_read_file(ts.fd, "f", buf, sizeof(buf)), 4, "%s: removed", what);
+		cr_expect_eq(memcmp(buf, "mine", 4), 0, "%s: changed", what);
+		cr_expect(!tmp_exists(ts.fd, "f.json"), "%s: a sidecar", what);
+		cr_expect(!tmp_exists(ts.statefd, "f.create"), "%s: the record stays", what);
+		cr_assert_eq(unlinkat(ts.fd, "f", 0), 0);
+		unlinkat(ts.statefd, "f.map", 0);
+	}
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
 /* ---- inflate ---- */
 
 /* Image name of prov with 0x71 written at 0, through the store. */
@@ -333,7 +371,7 @@ Test(storemake, inflate_converts_in_place_and_keeps_data)
 	cr_expect_eq(count_tmp(ts.statefd), 0);
 	/* still served, the store's own sidecar: and a second inflate has nothing to do */
 	im = get(s, "i");
-	cr_expect_eq(sfs_store_inflate(s, im, &pr, err, sizeof(err)), 1);
+	cr_expect_eq(sfs_store_inflate(s, im, &pr, err, sizeof(err)), 0, "%s", err);
 	sfs_store_put(s, im);
 	cr_expect_eq(sfs_store_close(s), 0);
 	s = open_store();
@@ -364,6 +402,38 @@ Test(storemake, inflate_cancelled_keeps_the_old_mode)
 	cr_expect_eq(sfs_store_close(s), 0);
 }
 
+/* Fails inflate after step fail_inflate_at. */
+static int fail_inflate_at;
+
+static int fail_inflate(const char *op, int n)
+{
+	return strcmp(op, "inflate") == 0 && n == fail_inflate_at ? -EIO : 0;
+}
+
+Test(storemake, inflate_failing_says_why_and_what_comes_next)
+{
+	struct sfs_store *s = open_store();
+	struct sfs_image *im;
+	char err[512];
+
+	make_with_data(s, "y", SFS_PROV_THIN);
+	im = get(s, "y");
+	for (fail_inflate_at = 2; fail_inflate_at <= 3; fail_inflate_at++) {
+		sfs_step_hook = fail_inflate;
+		err[0] = '\0';
+		cr_expect_eq(sfs_store_inflate(s, im, NULL, err, sizeof(err)), -EIO, "step %d", fail_inflate_at);
+		sfs_step_hook = NULL;
+		cr_expect(strstr(err, strerror(EIO)) != NULL, "step %d: %s", fail_inflate_at, err);
+		/* past the map's commit (step 3), the record stays and the next start finishes */
+		cr_expect_eq(strstr(err, "next start") != NULL, fail_inflate_at == 3, "step %d: %s",
+			     fail_inflate_at, err);
+		cr_expect_eq(tmp_exists(ts.statefd, "y.inflate"), fail_inflate_at == 3, "step %d: the record",
+			     fail_inflate_at);
+	}
+	sfs_store_put(s, im);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
 Test(storemake, inflate_fixes_a_sidecar_left_behind)
 {
 	struct sfs_store *s = open_store();
@@ -380,7 +450,7 @@ Test(storemake, inflate_fixes_a_sidecar_left_behind)
 			  "\"provisioning\": \"thin\"}");
 	s = open_store();
 	im = get(s, "e");
-	cr_expect_eq(sfs_store_inflate(s, im, NULL, err, sizeof(err)), 1, "%s", err);
+	cr_expect_eq(sfs_store_inflate(s, im, NULL, err, sizeof(err)), 0, "%s", err);
 	sfs_store_put(s, im);
 	cr_expect_eq(sidecar_prov("e"), SFS_PROV_EAGERZEROEDTHICK);
 	cr_expect_eq(sfs_store_close(s), 0);

@@ -31,6 +31,7 @@ static int inflate(struct img_session *ss)
 {
 	struct sfs_map *m = sfs_image_map(ss->im);
 	enum sfs_prov was = sfs_map_info(m)->prov;
+	bool already = was == SFS_PROV_EAGERZEROEDTHICK && (sfs_map_info(m)->flags & SFS_MAP_F_ZEROED);
 	struct sfs_geom g = sfs_image_geom(ss->im);
 	uint64_t before = sfs_map_count(m), nb = sfs_map_nblocks(m);
 	uint64_t before_bytes = sfs_allocated_bytes(m, &g);
@@ -42,7 +43,7 @@ static int inflate(struct img_session *ss)
 	tool_catch_signals();
 	rc = sfs_store_inflate(ss->store, ss->im, &pr, err, sizeof(err));
 	img_bars_end(&b);
-	if (rc == 1) {
+	if (rc == 0 && already) {
 		printf("%s: already eagerzeroedthick\n", ss->ref->path);
 		return 0;
 	}
