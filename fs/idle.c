@@ -112,8 +112,11 @@ int sfs_idle_start(unsigned quiet_ms, struct sfs_idle **out)
 	pthread_cond_init(&id->cv, &ca);
 	pthread_condattr_destroy(&ca);
 	id->quiet_ms = quiet_ms;
-	if (getenv("SFS_XP_TRIM_EVERY_MS"))
-		id->every_ms = (unsigned)strtoul(getenv("SFS_XP_TRIM_EVERY_MS"), NULL, 10) % 1000;
+	if (getenv("SFS_XP_TRIM_EVERY_MS")) {
+		unsigned long ms = strtoul(getenv("SFS_XP_TRIM_EVERY_MS"), NULL, 10);
+
+		id->every_ms = ms > 999 ? 999 : (unsigned)ms;    /* the wait adds at most a second */
+	}
 	/* signals are for the daemon's own threads (libfuse's handlers end its loop) */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);

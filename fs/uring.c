@@ -73,7 +73,8 @@
  * ring's task work, without waiting: io_uring_submit_and_get_events) and
  * looks again.  A ring without DEFER_TASKRUN runs task work
  * whenever its thread returns to user space, so its entry is never
- * trimmed.
+ * trimmed.  This rests on the kernel copying from the worker's own task
+ * (fs/fuse/dev_uring.c up to 6.18 does): tests/mount/trim.sh checks it.
  *
  * For measurements only: SFS_XP_NOPIN=1 in the environment leaves the
  * workers unpinned, SFS_XP_NODEFER=1 sets their rings up without

@@ -91,9 +91,6 @@ int img_session_close(struct img_session *ss);
 /* Rewrite STORE/NAME.json with sc; 0 or -1 (printed). */
 int img_save_sidecar(struct img_session *ss, const struct sfs_sidecar *sc);
 
-/* Write the intent record .sectorfs/NAME<suffix> holding text (recover.h); 0 or -1 (printed). */
-int img_session_intent(struct img_session *ss, const char *suffix, const char *text);
-
 /* The progress of a store operation (sfs_store_progress): a bar per phase on stdout, the last
  * one ended when the data is in place; a phase does not start once interrupted. */
 struct img_bars {

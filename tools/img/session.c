@@ -134,15 +134,6 @@ int img_save_sidecar(struct img_session *ss, const struct sfs_sidecar *sc)
 	return 0;
 }
 
-int img_session_intent(struct img_session *ss, const char *suffix, const char *text)
-{
-	int rc = sfs_intent_put(ss->state_fd, ss->ref->name, suffix, text);
-
-	if (rc < 0)
-		tool_error("%s/%s: cannot write: %s", ss->ref->store, SFS_STATE_DIR, strerror(-rc));
-	return rc < 0 ? -1 : 0;
-}
-
 void img_bars_end(struct img_bars *b)
 {
 	if (b->on)
