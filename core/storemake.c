@@ -7,14 +7,16 @@
  * Make, around the intent record NAME.create (recover.h):
  *   1. the record "create\n";
  *   2. backing file and map (sfs_image_open; eagerzeroedthick opened as
- *      zeroedthick, so that the zeroing below reports its progress), and
- *      the record rewritten to name the backing file's inode;
- *   3. the data: the raw file copied in (sfs_image_import_raw), then for
+ *      zeroedthick, so that the zeroing below reports its progress);
+ *   3. the record rewritten to name the backing file's inode (before
+ *      that, the next start tells our backing file by its holding no
+ *      data);
+ *   4. the data: the raw file copied in (sfs_image_import_raw), then for
  *      eagerzeroedthick every block zeroed (sfs_image_fill) and the mode
  *      recorded in the map (sfs_image_make_eager); the image closed;
- *   4. the sidecar, which declares the image: the commit point;
- *   then the record goes.  A failure or a cancel before 4 removes the
- *   files and the record; a crash before 4 is undone at the next start
+ *   5. the sidecar, which declares the image: the commit point;
+ *   then the record goes.  A failure or a cancel before 5 removes the
+ *   files and the record; a crash before 5 is undone at the next start
  *   (the recorded inode tells our backing file from one a user put
  *   there), after it finished.
  *
@@ -93,8 +95,8 @@ static int put_record(struct sfs_store *s, const char *name, const char *suffix,
 	return 0;
 }
 
-/* Make steps 1 and 2: the record, the backing file and the map (*out, open; *made, the
- * backing file's identity, once *out is set). */
+/* Make steps 1 to 3: the record, the backing file and the map (*out, open; *made, the
+ * backing file's identity, once *out is set), the record naming it. */
 static int make_files(struct sfs_store *s, const char *name, const struct sfs_sidecar *sc,
 		      struct sfs_image **out, struct stat *made, char *err, size_t errlen)
 {
@@ -103,7 +105,7 @@ static int make_files(struct sfs_store *s, const char *name, const struct sfs_si
 	int rc;
 
 	if (sc->prov == SFS_PROV_EAGERZEROEDTHICK)
-		osc.prov = SFS_PROV_ZEROEDTHICK;          /* zeroed in step 3, with progress */
+		osc.prov = SFS_PROV_ZEROEDTHICK;          /* zeroed in step 4, with progress */
 	rc = put_record(s, name, SFS_CREATE_SUFFIX, "create\n", err, errlen);
 	if (rc == 0)
 		rc = sfs_step("make", 1);
@@ -115,13 +117,16 @@ static int make_files(struct sfs_store *s, const char *name, const struct sfs_si
 		return rc;
 	if (fstat(sfs_image_fd(*out), made) < 0)
 		return sfs_err(err, errlen, -errno, "cannot stat the new backing file: %s", strerror(errno));
+	rc = sfs_step("make", 2);
+	if (rc < 0)
+		return rc;
 	snprintf(rec, sizeof(rec), "create %llu %llu\n", (unsigned long long)made->st_dev,
 		 (unsigned long long)made->st_ino);
 	rc = put_record(s, name, SFS_CREATE_SUFFIX, rec, err, errlen);
-	return rc == 0 ? sfs_step("make", 2) : rc;
+	return rc == 0 ? sfs_step("make", 3) : rc;
 }
 
-/* Make step 3 before the close: src_fd copied in (when >= 0), an eagerzeroedthick image
+/* Make step 4 before the close: src_fd copied in (when >= 0), an eagerzeroedthick image
  * zeroed and recorded so.  0, -ECANCELED or -errno (err filled). */
 static int make_data(struct sfs_image *im, const struct sfs_sidecar *sc, int src_fd,
 		     const struct sfs_store_progress *pr, char *err, size_t errlen)
@@ -191,13 +196,13 @@ static int make_locked(struct sfs_store *s, const char *name, const struct sfs_s
 			rc = sfs_err(err, errlen, crc, "flushing the new image failed: %s", strerror(-crc));
 	}
 	if (rc == 0)
-		rc = sfs_step("make", 3);
+		rc = sfs_step("make", 4);
 	sfs_sidecar_name(scname, sizeof(scname), name);
 	if (rc == 0 && (rc = sfs_sidecar_save(s->dirfd, scname, s->statefd, sc)) < 0)
 		sfs_err(err, errlen, rc, "cannot write sidecar %s: %s", scname, strerror(-rc));
 	saved = rc == 0;
 	if (rc == 0)
-		rc = sfs_step("make", 4);
+		rc = sfs_step("make", 5);
 	if (rc < 0) {
 		if (err && errlen && !err[0])
 			sfs_err(err, errlen, rc, "%s", strerror(-rc));

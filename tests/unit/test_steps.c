@@ -450,7 +450,7 @@ static const struct op ops[] = {
 	{ "rename", 2, 2, 1, run_rename_free, "a b", "b c", expect_rename_free },
 	{ "rename", 2, 2, 1, run_rename_replace, "a b", "b", expect_rename_replace },
 	{ "unlink", 3, 2, 2, run_unlink, "a b", "b", expect_unlink },
-	{ "make", 4, 99, 4, run_make, "a b", "a b c", expect_make },
+	{ "make", 5, 99, 5, run_make, "a b", "a b c", expect_make },
 	{ "inflate", 4, 3, 3, run_inflate, "a b", "a b", expect_inflate },
 };
 

@@ -288,7 +288,8 @@ Test(storemake, make_cancelled_or_failed_leaves_nothing)
 }
 
 /* A step hook that renames someone else's file over the image's backing file after make's step
- * foreign_at (2: the image made and open, 3: closed), then fails the make there. */
+ * foreign_at (2: the image made and open, 3: its record names it, 4: closed), then fails the
+ * make there. */
 static int foreign_at;
 
 static int put_foreign(const char *op, int n)
@@ -306,7 +307,7 @@ Test(storemake, make_failing_leaves_a_file_put_under_its_name)
 	struct sfs_store *s = open_store();
 	char err[512], buf[16], what[64];
 
-	for (foreign_at = 2; foreign_at <= 3; foreign_at++) {
+	for (foreign_at = 2; foreign_at <= 4; foreign_at++) {
 		snprintf(what, sizeof(what), "a file renamed over it after step %d", foreign_at);
 		sfs_step_hook = put_foreign;
 		err[0] = '\0';
