@@ -37,6 +37,7 @@
 #  - every --json output parses (python3).
 . "$(dirname "$0")/lib.sh"
 requires_fuse
+run_alone
 requires_cmd python3
 
 BENCH="$top_builddir/tools/sectorfs-bench"

@@ -32,6 +32,7 @@
 
 . "$(dirname "$0")/lib.sh"
 requires_fuse
+run_alone
 requires_gnu_dd
 requires_cmd python3 timeout cmp
 IMG_TOOL="$top_builddir/tools/sectorfs-img"

@@ -24,6 +24,7 @@
 
 . "$(dirname "$0")/lib.sh"
 requires_fuse
+run_alone
 requires_cmd python3 mount
 BENCH="$top_builddir/tools/sectorfs-bench"
 [ -x "$BENCH" ] || fail "not built: $BENCH"

@@ -84,6 +84,21 @@ sidecar() {
 		"$2" "$3" "$4" "$extra" > "$STORE/$1.json"
 }
 
+# run_alone: the rest of this test runs while no other test that called it
+# runs, in this tree or another on the machine (an exclusive flock on
+# /tmp/sectorfs-tests.alone.lock, held until the test exits).  The tests that measure time (device profiles,
+# the experiments, eager zeroing's latencies) call it, and so do the ones
+# that load both CPUs for long (fio with verification, the bench, memory,
+# trim, torn reads): under make -j2 check the others still run side by side.
+run_alone() {
+	local lock=/tmp/sectorfs-tests.alone.lock
+
+	requires_cmd flock
+	[ -e "$lock" ] || { : >>"$lock" && chmod 0666 "$lock"; } 2>/dev/null
+	exec {_alone_fd}<"$lock" || fail "cannot open $lock"
+	flock -x "$_alone_fd" || fail "cannot lock $lock"
+}
+
 # start_daemon [sectorfs options...]: mount $STORE on $MNT, wait until ready
 # (READY_TIMEOUT seconds, 10).  DAEMON_WRAPPER, an array, runs the daemon
 # under another program (valgrind); FAIL_LOGS names more files to print

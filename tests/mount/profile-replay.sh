@@ -20,6 +20,7 @@
 
 . "$(dirname "$0")/lib.sh"
 requires_fuse
+run_alone
 requires_cmd python3 mount
 # AddressSanitizer's instrumentation slows the FUSE path outside the model's sleeps, and the
 # channel count and size curve measured through it are the sanitizer's, not the profile's

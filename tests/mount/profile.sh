@@ -30,6 +30,7 @@
 
 . "$(dirname "$0")/lib.sh"
 requires_fuse
+run_alone
 requires_cmd fio python3 mount
 IMG_TOOL="$top_builddir/tools/sectorfs-img"
 # Under AddressSanitizer the FUSE path outside the daemon's model sleeps is the sanitizer's: fio's

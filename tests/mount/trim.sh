@@ -16,6 +16,7 @@
 # 15 s.
 . "$(dirname "$0")/lib.sh"
 requires_fuse
+run_alone
 requires_cmd fio
 
 sidecar a 128M 4kn thin
