@@ -34,7 +34,6 @@
 # the job at offset 0 and trimwrite for the others.
 . "$(dirname "$0")/lib.sh"
 requires_fuse
-run_alone
 requires_loop
 requires_cmd fio timeout blkdiscard blockdev sha256sum cmp
 fio --enghelp 2>/dev/null | grep -qw libaio || skip "fio has no libaio engine"

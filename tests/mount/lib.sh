@@ -84,19 +84,23 @@ sidecar() {
 		"$2" "$3" "$4" "$extra" > "$STORE/$1.json"
 }
 
-# run_alone: the rest of this test runs while no other test that called it
-# runs, in this tree or another on the machine (an exclusive flock on
-# /tmp/sectorfs-tests.alone.lock, held until the test exits).  The tests that measure time (device profiles,
-# the experiments, eager zeroing's latencies) call it, and so do the ones
-# that load both CPUs for long (fio with verification, the bench, memory,
-# trim, torn reads): under make -j2 check the others still run side by side.
+# run_alone: the rest of this test runs while no other shell test runs, in
+# this tree or another on the machine: the shared flock on
+# /tmp/sectorfs-tests.alone.lock that tests/run-test.sh took for it (make
+# check runs every shell test so) turns exclusive, held until the test
+# exits; run by hand, the test takes that lock exclusive itself.  The tests
+# that measure time (device profiles, the experiments, eager zeroing's
+# latencies, the bench) call it, so that no fio load, QEMU guest or other
+# daemon shares the CPUs with their figures.
 run_alone() {
-	local lock=/tmp/sectorfs-tests.alone.lock
+	local lock=/tmp/sectorfs-tests.alone.lock wait_s=${SFS_TESTS_LOCK_WAIT:-1800}
 
 	requires_cmd flock
-	[ -e "$lock" ] || { : >>"$lock" && chmod 0666 "$lock"; } 2>/dev/null
-	exec {_alone_fd}<"$lock" || fail "cannot open $lock"
-	flock -x "$_alone_fd" || fail "cannot lock $lock"
+	if [ -z "${SFS_TESTS_LOCK_FD:-}" ]; then
+		[ -e "$lock" ] || { : >>"$lock" && chmod 0666 "$lock"; } 2>/dev/null
+		exec {SFS_TESTS_LOCK_FD}<"$lock" || fail "cannot open $lock"
+	fi
+	flock -x -w "$wait_s" "$SFS_TESTS_LOCK_FD" || fail "$lock: no exclusive lock in $wait_s s"
 }
 
 # start_daemon [sectorfs options...]: mount $STORE on $MNT, wait until ready

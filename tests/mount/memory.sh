@@ -16,7 +16,6 @@
 # between requests once the mount is quiet.
 . "$(dirname "$0")/lib.sh"
 requires_fuse
-run_alone
 requires_cmd fio
 # AddressSanitizer's allocator keeps freed memory in quarantine: RSS is its own
 if command -v ldd >/dev/null 2>&1 && ldd "$SECTORFS" 2>/dev/null | grep -q 'libasan'; then

@@ -22,7 +22,6 @@
 # after part a.
 . "$(dirname "$0")/lib.sh"
 requires_fuse
-run_alone
 requires_cmd timeout
 
 RACE="$top_builddir/tests/mount/torn_race"

@@ -16,7 +16,6 @@
 # 15 s.
 . "$(dirname "$0")/lib.sh"
 requires_fuse
-run_alone
 requires_cmd fio
 
 sidecar a 128M 4kn thin
