@@ -316,6 +316,23 @@ double sfs_profile_service_us(const struct sfs_profile *p, bool write, uint64_t 
 	return pts[i - 1].us + (pts[i].us - pts[i - 1].us) * (x - x0) / (x1 - x0);
 }
 
+/* The model serves at most channels requests at once, each for its service time, so at its best
+ * it completes channels / service_us per microsecond: the channels that replay a drive's best IOPS
+ * are those IOPS times the service time.  The service time is the profile's, the QD1 figure, which
+ * holds the host's own time too, as the replay's cost will; a queue-depth knee would take the
+ * host's time per request under load (two threads per core) for the drive's. */
+unsigned sfs_profile_channels_for(const struct sfs_profile *p, bool write, uint64_t size, double iops,
+				  unsigned max_qd)
+{
+	double n = iops * sfs_profile_service_us(p, write, size) / 1e6;
+
+	if (max_qd < 1)
+		max_qd = 1;
+	if (!(n >= 1))   /* NaN too */
+		return 1;
+	return n >= max_qd ? max_qd : (unsigned)llround(n);
+}
+
 unsigned sfs_model_partial_sectors(uint32_t pss, uint64_t off, uint64_t len)
 {
 	uint64_t end = off + len, s, e;

@@ -88,6 +88,12 @@ char *sfs_profile_dump(const struct sfs_profile *p, const char *source);
 /* Service time in microseconds of a read or write of size bytes, from the curve. */
 double sfs_profile_service_us(const struct sfs_profile *p, bool write, uint64_t size);
 
+/* The channels that make the profile p reach iops (a drive's best, measured at queue depths up
+ * to max_qd) with requests of size bytes: Little's law, iops times p's service time of one,
+ * rounded, within [1, max_qd]. */
+unsigned sfs_profile_channels_for(const struct sfs_profile *p, bool write, uint64_t size, double iops,
+				  unsigned max_qd);
+
 /* Number of physical sectors (0, 1 or 2) that [off, off+len) covers only in part. */
 unsigned sfs_model_partial_sectors(uint32_t pss, uint64_t off, uint64_t len);
 

@@ -165,6 +165,26 @@ Test(model, throughput_stops_scaling_at_channels)
 	sfs_model_free(r.m);
 }
 
+Test(model, channels_from_best_iops)
+{
+	struct sfs_profile p = flat(1);
+
+	/* 4 KiB reads take 1000 us, writes 2000 us: 4000 reads/s need 4 channels, 2000 writes/s 4 */
+	cr_assert_eq(sfs_profile_channels_for(&p, false, 4096, 4000, 32), 4);
+	cr_assert_eq(sfs_profile_channels_for(&p, true, 4096, 2000, 32), 4);
+	/* a best below 4 channels' rounds to the channels that reach it */
+	cr_assert_eq(sfs_profile_channels_for(&p, false, 4096, 3300, 32), 3);
+	cr_assert_eq(sfs_profile_channels_for(&p, false, 4096, 4600, 32), 5);
+	/* a larger size takes its own service time: 8 KiB reads at the 4 KiB rate, 2000 us */
+	cr_assert_eq(sfs_profile_channels_for(&p, false, 8192, 4000, 32), 8);
+	/* within [1, max_qd], and 1 for no figure */
+	cr_assert_eq(sfs_profile_channels_for(&p, false, 4096, 1e7, 32), 32);
+	cr_assert_eq(sfs_profile_channels_for(&p, false, 4096, 1e7, 0), 1);
+	cr_assert_eq(sfs_profile_channels_for(&p, false, 4096, 100, 32), 1);
+	cr_assert_eq(sfs_profile_channels_for(&p, false, 4096, 0, 32), 1);
+	cr_assert_eq(sfs_profile_channels_for(&p, false, 4096, NAN, 32), 1);
+}
+
 Test(model, flush_time)
 {
 	struct rig r;

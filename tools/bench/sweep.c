@@ -61,8 +61,7 @@ static const char sweep_help[] =
 	"  -h, --help      this help\n";
 
 #define MAX_XFER (64ull << 20)
-#define CHAN_XFER 4096u                 /* --profile-out: the channels from this size ... */
-#define CHAN_MAX_QD 32u                 /* ... at QD 1, 2, 4 .. this */
+#define CHAN_MAX_QD 32u                 /* --profile-out: SWEEP_CHAN_XFER I/O at QD 1, 2, 4 .. this */
 
 /* One thread's buffer and figures for the test that runs. */
 struct sweep_worker {
@@ -240,7 +239,7 @@ static int plan(struct sweep *s, bool ronly, bool wonly)
 		return -1;
 	}
 	for (unsigned i = 0; i < s->nw; i++)
-		if (!(s->w[i].buf = bench_buf_alloc(res->max > CHAN_XFER ? res->max : CHAN_XFER, res->d->logical)))
+		if (!(s->w[i].buf = bench_buf_alloc(res->max > SWEEP_CHAN_XFER ? res->max : SWEEP_CHAN_XFER, res->d->logical)))
 			return -1;
 	res->ntests = 0;
 	for (uint64_t x = res->min; x <= res->max; x *= 2) {
@@ -260,7 +259,7 @@ static double measure_flush(struct sweep *s)
 	unsigned n = 0;
 
 	while (n < 32 && sfs_now_ns() < t_end) {
-		if (pwrite(s->fd, s->w[0].buf, CHAN_XFER, 0) != (ssize_t)CHAN_XFER)
+		if (pwrite(s->fd, s->w[0].buf, SWEEP_CHAN_XFER, 0) != (ssize_t)SWEEP_CHAN_XFER)
 			return 0;
 		t0 = sfs_now_ns();
 		if (fdatasync(s->fd) < 0)
@@ -283,7 +282,7 @@ static int profile_out(struct sweep *s, const char *file, bool ronly, bool wonly
 		ch[nch] = (struct sweep_chan){ .qd = q };
 		s->res.qd = q;
 		for (int dir = 0; dir < 2 && rc == 0; dir++) {
-			struct sweep_test t = { .xfer = CHAN_XFER, .write = dir == 0 };
+			struct sweep_test t = { .xfer = SWEEP_CHAN_XFER, .write = dir == 0 };
 
 			if ((t.write && ronly) || (!t.write && wonly))
 				continue;

@@ -40,6 +40,8 @@ struct sweep_result {
 };
 
 /* 4 KiB IOPS at one queue depth (0: not measured), for --profile-out. */
+#define SWEEP_CHAN_XFER 4096u   /* --profile-out: the channels from I/O of this size ... */
+
 struct sweep_chan {
 	unsigned qd;
 	double read_iops, write_iops;

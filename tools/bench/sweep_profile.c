@@ -8,10 +8,11 @@
  *                        (refused sizes have no point); the median, not the
  *                        mean, so that a few stalls of a busy host do not
  *                        become the drive's service time
- *   channels             where 4 KiB IOPS stop scaling: the first queue depth
- *                        of 1, 2, 4 .. 32 whose IOPS are within 15% of the
- *                        best of them; reads when they were measured, else
- *                        writes
+ *   channels             the best 4 KiB IOPS of queue depths 1, 2, 4 .. 32
+ *                        times the curve's 4 KiB time (sfs_profile_channels_for):
+ *                        the channels at which the model, serving each
+ *                        request for that time, reaches that best; reads
+ *                        when they were measured, else writes
  *   flush_us             the mean fdatasync after a 4 KiB write
  *   zero_offload_mb_s    the write rate at the largest size: a WRITE SAME
  *                        is not measured, it is taken to zero at media rate
@@ -108,20 +109,13 @@ int sweep_profile_write(const struct sweep_result *s, const struct sweep_chan *c
 	}
 	for (unsigned i = 0; i < nch; i++)
 		use_read |= ch[i].read_iops > 0;
-	/* ch[] holds QD 1, 2, 4 ..: the channels are the first queue depth within 15% of the best
-	 * IOPS of all (one slow test past the knee does not move it back) */
-	p.channels = nch ? ch[nch - 1].qd : 1;
 	for (unsigned i = 0; i < nch; i++) {
 		double v = use_read ? ch[i].read_iops : ch[i].write_iops;
 
 		if (v > best)
 			best = v;
 	}
-	for (unsigned i = 0; i < nch; i++)
-		if ((use_read ? ch[i].read_iops : ch[i].write_iops) >= 0.85 * best) {
-			p.channels = ch[i].qd;
-			break;
-		}
+	p.channels = sfs_profile_channels_for(&p, !use_read, SWEEP_CHAN_XFER, best, nch ? ch[nch - 1].qd : 1);
 	p.zero_offload_mb_s = big_w;
 	p.rotational = rotational(s->d);
 	file_name(file, p.name, sizeof(p.name));
