@@ -251,31 +251,34 @@ static int plan(struct sweep *s, bool ronly, bool wonly)
 	return 0;
 }
 
-/* The mean fdatasync time (us) after a 4 KiB write at 0, 32 times or for --time at most; 0 when
- * writes are not allowed or fail. */
-static double measure_flush(struct sweep *s)
+/* The mean fdatasync time after a 4 KiB write at 0, 32 times or for --time at most, into
+ * s->res.flush_us (0 when a write or fdatasync fails) and nflush. */
+static void measure_flush(struct sweep *s)
 {
 	uint64_t t_end = sfs_now_ns() + (uint64_t)(s->res.seconds * 1e9), sum = 0, t0;
 	unsigned n = 0;
 
-	while (n < 32 && sfs_now_ns() < t_end) {
+	s->res.flush_us = 0;
+	s->res.nflush = 0;
+	while (n < 32 && sfs_now_ns() < t_end && !s->res.interrupted) {
 		if (pwrite(s->fd, s->w[0].buf, SWEEP_CHAN_XFER, 0) != (ssize_t)SWEEP_CHAN_XFER)
-			return 0;
+			return;
 		t0 = sfs_now_ns();
 		if (fdatasync(s->fd) < 0)
-			return 0;
+			return;
 		sum += sfs_now_ns() - t0;
 		n++;
 	}
-	return n ? (double)sum / n / 1e3 : 0;
+	s->res.flush_us = n ? (double)sum / n / 1e3 : 0;
+	s->res.nflush = n;
 }
 
-/* --profile-out: 4 KiB IOPS at QD 1 .. 32 in each direction asked, the flush, the profile. */
+/* --profile-out: 4 KiB IOPS at QD 1 .. 32 in each direction asked, the profile (with the flush the
+ * sweep measured). */
 static int profile_out(struct sweep *s, const char *file, bool ronly, bool wonly)
 {
 	struct sweep_chan ch[8];
 	unsigned nch = 0, qd = s->res.qd;
-	double flush_us = 0;
 	int rc = 0;
 
 	for (unsigned q = 1; q <= CHAN_MAX_QD && !s->res.interrupted && rc == 0; q *= 2) {
@@ -294,10 +297,8 @@ static int profile_out(struct sweep *s, const char *file, bool ronly, bool wonly
 		nch++;
 	}
 	s->res.qd = qd;
-	if (!ronly)
-		flush_us = measure_flush(s);
 	if (rc == 0 && !s->res.interrupted)
-		rc = sweep_profile_write(&s->res, ch, nch, flush_us, file);
+		rc = sweep_profile_write(&s->res, ch, nch, s->res.flush_us, file);
 	return rc;
 }
 
@@ -354,6 +355,8 @@ static int exec_sweep(const struct tool_cmd *self, struct tool_item *item)
 				break;
 			}
 		}
+		if (rc == 0 && !item->opt[SWEEP_READ_ONLY].set && !s->res.interrupted)
+			measure_flush(s);
 		if (rc == 0 && item->opt[SWEEP_PROFILE_OUT].set && !s->res.interrupted)
 			rc = profile_out(s, item->opt[SWEEP_PROFILE_OUT].arg, item->opt[SWEEP_READ_ONLY].set,
 					 item->opt[SWEEP_WRITE_ONLY].set);

@@ -35,6 +35,8 @@ struct sweep_result {
 	unsigned qd;
 	double seconds;                 /* per test */
 	bool interrupted;
+	double flush_us;                /* mean fdatasync after a 4 KiB write; 0: not measured */
+	unsigned nflush;                /* fdatasyncs timed */
 	struct sweep_test *tests;
 	unsigned ntests;
 };

@@ -111,6 +111,8 @@ void sweep_print_text(const struct sweep_result *s)
 	}
 	if (cut)
 		printf("* cut short by Ctrl-C\n");
+	if (s->nflush)
+		printf("flush: fdatasync after a 4 KiB write, mean %.1f us of %u\n", s->flush_us, s->nflush);
 	printf("\nMB/s by transfer size  (# write, = read; a full bar is %.1f MB/s)\n", top);
 	for (uint64_t x = s->min; x <= s->max; x *= 2) {
 		find_pair(s, x, &w, &r);
@@ -190,7 +192,19 @@ int sweep_print_json(const struct sweep_result *s)
 		*(t->write ? &wio : &rio) += t->ios;
 		failed += t->failed;
 	}
+	wb += (uint64_t)s->nflush * SWEEP_CHAN_XFER;   /* the flush line's writes */
+	wio += s->nflush;
 	json_object_set_new(o, "results", res);
+	if (s->nflush) {   /* the flush line: nflush writes of 4 KiB, each followed by a timed fdatasync */
+		json_t *fl = json_object();
+
+		json_object_set_new(fl, "mean_us", bench_jreal(s->flush_us));
+		json_object_set_new(fl, "fdatasyncs", json_integer(s->nflush));
+		json_object_set_new(fl, "bytes", json_integer((json_int_t)s->nflush * SWEEP_CHAN_XFER));
+		json_object_set_new(o, "flush", fl);
+	} else {
+		json_object_set_new(o, "flush", json_null());
+	}
 	json_object_set_new(o, "bytes_written", json_integer((json_int_t)wb));
 	json_object_set_new(o, "bytes_read", json_integer((json_int_t)rb));
 	json_object_set_new(o, "write_ios", json_integer((json_int_t)wio));
