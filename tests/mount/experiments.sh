@@ -24,10 +24,6 @@
 
 . "$(dirname "$0")/lib.sh"
 requires_fuse
-# Over io_uring the zeroing shape did not hold in .ci/run's io_uring pass on 2026-12-03 (pass 1,
-# eagerzeroedthick without offload +7.7% from the baseline, thin +7.9% / +36.4%), while the
-# first pass held it over /dev/fuse: README, "Device profiles".
-[ "${SECTORFS_IO_URING:-}" = on ] && skip "the zeroing experiment's shape over io_uring is not held yet (README, Device profiles)"
 run_alone
 requires_cmd python3 mount
 BENCH="$top_builddir/tools/sectorfs-bench"
