@@ -40,8 +40,7 @@ requires_fuse
 run_alone
 requires_cmd python3
 
-BENCH="$top_builddir/tools/sectorfs-bench"
-[ -x "$BENCH" ] || fail "sectorfs-bench not built: $BENCH"
+use_bench
 
 K=1024
 M=$((1024 * 1024))

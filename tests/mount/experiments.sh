@@ -26,8 +26,7 @@
 requires_fuse
 run_alone
 requires_cmd python3 mount
-BENCH="$top_builddir/tools/sectorfs-bench"
-[ -x "$BENCH" ] || fail "not built: $BENCH"
+use_bench
 PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) || PY=python3
 
 # 128 KiB writes 4 ms, the rest of a 1 MiB block zeroed in 15.2 ms by writing, 3.8 ms offloaded:

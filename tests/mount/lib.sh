@@ -56,6 +56,12 @@ fail() { echo "FAIL: $TEST_NAME: $*" >&2; exit 1; }
 pass() { echo "ok - $*"; }
 
 requires_root() { [ "$(id -u)" -eq 0 ] || skip "needs root"; }
+# use_bench: BENCH names the built sectorfs-bench; the test fails when it is not built
+use_bench() {
+	BENCH="$top_builddir/tools/sectorfs-bench"
+	[ -x "$BENCH" ] || fail "sectorfs-bench not built: $BENCH"
+}
+
 requires_cmd() {
 	local c
 	for c in "$@"; do command -v "$c" >/dev/null 2>&1 || skip "needs $c"; done

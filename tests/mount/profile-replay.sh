@@ -27,8 +27,7 @@ requires_cmd python3 mount
 if command -v ldd >/dev/null 2>&1 && ldd "$SECTORFS" 2>/dev/null | grep -q 'libasan'; then
 	skip "the daemon is built with AddressSanitizer, whose instrumentation sets the timing"
 fi
-BENCH="$top_builddir/tools/sectorfs-bench"
-[ -x "$BENCH" ] || fail "not built: $BENCH"
+use_bench
 
 mount -t tmpfs -o size=512m tmpfs "$STORE" || skip "cannot mount a tmpfs"
 on_exit unmount_store

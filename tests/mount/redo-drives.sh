@@ -27,8 +27,7 @@
 requires_fuse
 run_alone
 requires_cmd python3 mount
-BENCH="$top_builddir/tools/sectorfs-bench"
-[ -x "$BENCH" ] || fail "not built: $BENCH"
+use_bench
 export SECTORFS_PROFILE_DIR="$top_srcdir/samples/profiles"
 
 mount -t tmpfs -o size=256m tmpfs "$STORE" || skip "cannot mount a tmpfs"

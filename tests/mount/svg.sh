@@ -12,8 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 requires_fuse
 requires_cmd python3 rsvg-convert
-BENCH="$top_builddir/tools/sectorfs-bench"
-[ -x "$BENCH" ] || fail "not built: $BENCH"
+use_bench
 
 # render NAME: NAME.svg to NAME.png, which must be a 900 x 460 PNG
 render() {
