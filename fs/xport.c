@@ -15,9 +15,11 @@
  *
  * and hands the request to libfuse with the public
  * fuse_session_process_buf(), so the write handler gets a pointer to
- * page-aligned data and the backing pwrite uses it in place.  Reads need
- * nothing: ops.c's read_buf reads into a page-aligned buffer of its own,
- * which the reply carries.
+ * page-aligned data and the backing pwrite uses it in place.  A read's
+ * request is only the two headers, so the same buffer's pages after them
+ * take its reply: io.c's read_buf reads into them
+ * (sfs_xport_reply_mem), the reply is written from there, and no
+ * request allocates memory for its data.
  *
  * Workers are threads that each read a request, process it and write the
  * reply, as libfuse's multi-threaded loop does: the first starts with the
@@ -62,9 +64,11 @@ struct request {
 	uint64_t unique;               /* 0: none */
 	uint32_t opcode;
 	struct sfs_uring_ent *ent;     /* the ring entry it came in, NULL: /dev/fuse */
+	struct fuse_bufvec *lent;      /* over /dev/fuse: a read_buf vector holding the worker's buffer */
 };
 
 static __thread struct request cur;
+static __thread struct worker *self;   /* the /dev/fuse worker this thread is */
 
 struct worker {
 	struct worker *next;
@@ -132,6 +136,7 @@ static ssize_t xport_writev(int fd, struct iovec *iov, int count, void *userdata
 {
 	const struct fuse_out_header *out = iov[0].iov_base;
 	struct sfs_uring_ent *e = NULL;
+	ssize_t n;
 
 	if (cur.unique && out->unique == cur.unique) {
 		sfs_pdw_patch(cur.opcode, iov, count);
@@ -141,18 +146,33 @@ static ssize_t xport_writev(int fd, struct iovec *iov, int count, void *userdata
 	} else if (out->unique && atomic_load_explicit(&X.uring_on, memory_order_relaxed)) {
 		e = sfs_uring_find(out->unique);
 	}
-	return e ? sfs_uring_reply(e, iov, count) : writev(fd, iov, count);
+	if (e)
+		return sfs_uring_reply(e, iov, count);
+	n = writev(fd, iov, count);
+	if (cur.lent && out->unique == cur.unique) {
+		cur.lent->buf[0].mem = NULL;   /* the buffer is the worker's: libfuse frees the vector only */
+		cur.lent = NULL;
+	}
+	return n;
 }
 
 void *sfs_xport_reply_mem(size_t size)
 {
-	return cur.ent ? sfs_uring_reply_mem(cur.ent, size) : NULL;
+	if (cur.ent)
+		return sfs_uring_reply_mem(cur.ent, size);
+	if (!self || !cur.unique || cur.opcode != FUSE_READ || size > X.max_payload)
+		return NULL;
+	if (size > self->touched)
+		self->touched = size;
+	return self->buf + X.page;     /* after the request's headers, which end at this page */
 }
 
 void sfs_xport_lend(struct fuse_bufvec *bv)
 {
 	if (cur.ent)
 		sfs_uring_lend(cur.ent, bv);
+	else if (self)
+		cur.lent = bv;
 }
 
 const char *sfs_xport_name(void)
@@ -292,6 +312,7 @@ void sfs_xport_serve(char *at, size_t n, struct sfs_uring_ent *e)
 	fuse_session_process_buf(X.se, &fb);
 	cur.unique = 0;
 	cur.ent = NULL;
+	cur.lent = NULL;
 	if (init && X.uring_said && !fuse_session_exited(X.se))
 		start_ring();
 }
@@ -330,6 +351,7 @@ static void *worker_main(void *arg)
 	size_t len = w->len - X.page + WRITE_HDR;
 	sigset_t trim;
 
+	self = w;
 	sigemptyset(&trim);
 	sigaddset(&trim, SIGTRIM);
 	pthread_sigmask(SIG_UNBLOCK, &trim, NULL);

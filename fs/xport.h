@@ -58,11 +58,13 @@ void sfs_xport_trim_buffers(void);
 const char *sfs_xport_name(void);
 
 /*
- * For read_buf: when the request this thread handles came through the
- * ring, room for up to size bytes of reply data where the reply goes
- * anyway (the ring entry's payload buffer, page-aligned), so the data is
- * read there and not copied; NULL otherwise (use a buffer of your own).
- * The memory is the transport's: never free it.
+ * For read_buf, on the thread that handles a READ: room for up to size
+ * bytes of reply data, page-aligned, where the reply is written from
+ * anyway (the ring entry's payload buffer, or the /dev/fuse worker's
+ * request buffer after the request's headers), so nothing is allocated
+ * and the data is not copied; NULL when size is more than that holds
+ * (use a buffer of your own).  The memory is the transport's: never
+ * free it, and hand it back with sfs_xport_lend.
  */
 void *sfs_xport_reply_mem(size_t size);
 

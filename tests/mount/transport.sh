@@ -14,14 +14,17 @@
 #    (512n, 512e) and 4 KiB to 1 MiB, synchronous (dd) and asynchronous
 #    (fio, libaio, QD 8), reach the backing file without a bounce buffer
 #    (the image's bounced_bytes stays 0 while bytes_written and bytes_read
-#    count every byte), and what was written reads back;
+#    count every byte), and what was written reads back; and 1 MiB reads
+#    take no memory of their own in the daemon: the reply is read into the
+#    buffer its request came in (the daemon's minor page faults stay far
+#    below the 256 a read a fresh 1 MiB buffer would cost);
 #  - the transport, -o io_uring=auto|on|off: with fuse.enable_uring=N
 #    auto serves over /dev/fuse and says so in one line naming the module
 #    parameter (nothing else is logged), on refuses to start with a message
 #    naming it; with Y auto and on serve over io_uring (the start-up line
 #    and the stats JSON say which transport is in use), off over /dev/fuse;
 #    through the ring the checks above hold too (bounced_bytes 0, data read
-#    back), and fio verifies 4 jobs x QD 16 of mixed sizes;
+#    back, no memory per read), and fio verifies 4 jobs x QD 16 of mixed sizes;
 #  - ending with requests in flight, on each transport: SIGTERM while 4
 #    fio jobs write at QD 32 ends the daemon (exit 0) within seconds and
 #    fio gets errors, not a hang; a lazy unmount (fusermount3 -uz) with I/O
@@ -108,9 +111,30 @@ no_bounce() {
 	pass "$img: O_DIRECT ${*} B, $((w1 - w0)) bytes each way, bounced_bytes 0"
 }
 
+# minflt PID: the minor page faults of a process so far (/proc/PID/stat, field 10).
+minflt() { sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f8; }
+
+# reads_in_place IMG: 128 O_DIRECT reads of 1 MiB cost the daemon under 32 page faults each
+# (a reply buffer of its own, made and freed per read, costs 256: one a page).
+reads_in_place() {
+	local img=$1 f0 f1 i
+	dd if=/dev/urandom of="$MNT/$img" bs=1M count=16 oflag=direct conv=notrunc status=none ||
+		fail "$img: writing 16 MiB failed"
+	dd if="$MNT/$img" of=/dev/null bs=1M count=16 iflag=direct status=none   # the buffers' first use
+	f0=$(minflt "$DPID")
+	for i in 1 2 3 4 5 6 7 8; do
+		dd if="$MNT/$img" of=/dev/null bs=1M count=16 iflag=direct status=none || fail "$img: 1 MiB reads failed"
+	done
+	f1=$(minflt "$DPID")
+	[ $((f1 - f0)) -lt $((128 * 32)) ] ||
+		fail "$img: 128 reads of 1 MiB cost the daemon $((f1 - f0)) page faults (a buffer per read?)"
+	pass "$img: 128 reads of 1 MiB, $((f1 - f0)) page faults in the daemon"
+}
+
 : > "$T/daemon.log"
 start_daemon
 no_bounce k4 4096 8192 65536 131072 $M
+reads_in_place k4
 no_bounce e512 512 4096 65536 $M
 no_bounce n512 512 4096 $((512 * 1024)) $M
 if command -v fio >/dev/null 2>&1; then
@@ -151,6 +175,7 @@ ring_checks() {
 		"$T/daemon.log" || fail "-o io_uring=on: no start-up line saying io_uring: $(cat "$T/daemon.log")"
 	no_bounce k4 4096 65536 $M
 	no_bounce e512 512 4096 $M
+	reads_in_place k4
 	if command -v fio >/dev/null 2>&1; then
 		fio --name=rv --filename="$MNT/n512" --direct=1 --size=16M --rw=randwrite --bsrange=512-1m \
 			--bs_unaligned=0 --ioengine=libaio --iodepth=16 --numjobs=4 --offset_increment=4M --size=4M \
