@@ -14,7 +14,7 @@
  * it has not moved for quiet_ms after it moved, gives it back:
  *
  *   workers' request buffers   sfs_xport_trim_buffers (xport.c; over
- *   and ring entries' payloads io_uring sfs_uring_trim, uring.c)
+ *   and ring entries' payloads io_uring sfs_uring_trim, uring_worker.c)
  *   free pool buffers          sfs_bufpool_trim (unmapped)
  *   the allocator's free pages malloc_trim(0) (every arena)
  *
