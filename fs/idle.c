@@ -14,7 +14,7 @@
  * it has not moved for quiet_ms after it moved, gives it back:
  *
  *   workers' request buffers   sfs_xport_trim_buffers (xport.c; over
- *   and ring entries' payloads io_uring sfs_uring_trim, uring.c)
+ *   and ring entries' payloads io_uring sfs_uring_trim, uring_worker.c)
  *   free pool buffers          sfs_bufpool_trim (unmapped)
  *   the allocator's free pages malloc_trim(0) (every arena)
  *
@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "bufpool.h"
+#include "clock.h"
 #include "idle.h"
 #include "xport.h"
 
@@ -57,15 +58,10 @@ static void *idle_thread(void *arg)
 
 	pthread_mutex_lock(&id->mu);
 	while (!id->stop) {
-		struct timespec ts;
+		unsigned ms = id->every_ms ? id->every_ms : TICK_MS;
+		struct timespec ts = sfs_deadline_ts((uint64_t)ms * 1000000u);
 		uint64_t now;
 
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += (long)(id->every_ms ? id->every_ms : TICK_MS) * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
 		pthread_cond_timedwait(&id->cv, &id->mu, &ts);
 		if (id->stop)
 			break;
@@ -115,7 +111,7 @@ int sfs_idle_start(unsigned quiet_ms, struct sfs_idle **out)
 	if (getenv("SFS_XP_TRIM_EVERY_MS")) {
 		unsigned long ms = strtoul(getenv("SFS_XP_TRIM_EVERY_MS"), NULL, 10);
 
-		id->every_ms = ms > 999 ? 999 : (unsigned)ms;    /* the wait adds at most a second */
+		id->every_ms = ms > 999 ? 999 : (unsigned)ms;    /* a test's period: under a second */
 	}
 	/* signals are for the daemon's own threads (libfuse's handlers end its loop) */
 	sigfillset(&all);

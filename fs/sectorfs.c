@@ -42,6 +42,7 @@
 
 #include "bufpool.h"
 #include "daemon.h"
+#include "fdio.h"
 #include "idle.h"
 #include "mountpoint.h"
 #include "ops.h"
@@ -50,13 +51,14 @@
 
 /* Write our pid to path through a temporary file of a name no one else
  * has (mkostemp) and rename(2), so a reader sees the whole pid or no file;
- * mode 0644 less the umask.  0 or -errno. */
+ * mode 0644 less the umask.  The pid is written by core's sfs_pwrite_all,
+ * so a short write carries on and one that writes nothing is -EIO
+ * (test_faults.c, short_write_is_eio).  0 or -errno. */
 static int write_pidfile(const char *path)
 {
 	char buf[32], tmp[PATH_MAX];
 	int n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid()), fd, rc = 0;
 	mode_t mask = umask(0);
-	ssize_t w;
 
 	umask(mask);
 	if (snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
@@ -64,10 +66,10 @@ static int write_pidfile(const char *path)
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (fchmod(fd, 0644 & ~mask) < 0 || (w = write(fd, buf, (size_t)n)) < 0)
+	if (fchmod(fd, 0644 & ~mask) < 0)
 		rc = -errno;
-	else if (w != n)
-		rc = -EIO;
+	else
+		rc = sfs_pwrite_all(fd, buf, (size_t)n, 0);
 	if (close(fd) < 0 && rc == 0)
 		rc = -errno;
 	if (rc == 0 && rename(tmp, path) < 0)

@@ -7,7 +7,9 @@
 # defaults (-o sector=4kn,provisioning=thin,block_size=64K), size 0, and a
 # sidecar saying so; names starting with '.' or ending in '.json' are
 # refused; truncate grows (to a multiple of the logical sector, else
-# EINVAL), never shrinks, rewrites the sidecar's size and keeps the data;
+# EINVAL), never shrinks, rewrites the sidecar's size and keeps the data,
+# and the daemon logs the real cause of each refused truncate (a shrink,
+# a size off the sector, a size past the 4 EiB maximum);
 # rename moves image, sidecar and map together (also over an existing
 # image, which it replaces); unlink removes all three; sidecars and
 # .sectorfs never show in the mount, .stats only with ls -a; fallocate:
@@ -51,6 +53,13 @@ json_str() { tr -d ' \n' < "$1" | grep -o "\"$2\":\"[^\"]*\"" | head -n1 | cut -
 
 # expect_eq GOT WANT WHAT
 expect_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
+
+# log_mark; logged_since TEXT WHAT: a line the daemon logged after the mark holds TEXT.
+log_mark() { log_at=$(wc -l < "$T/daemon.log"); }
+logged_since() {
+	tail -n +$((log_at + 1)) "$T/daemon.log" | grep -qF -- "$1" ||
+		fail "$2: no log line with '$1'; logged since: $(tail -n +$((log_at + 1)) "$T/daemon.log")"
+}
 
 # three_files NAME present|absent: image, sidecar and map in the store.
 three_files() {
@@ -103,15 +112,29 @@ write_random "$MNT/disk" 0 $M
 before=$(range_sum "$MNT/disk" 0 $M)
 pass "truncate -s 1M grows a new image and its sidecar"
 
+log_mark
 expect_errno "Invalid argument" truncate -s $((2 * M + 512)) "$MNT/disk"
 expect_eq "$(stat -c %s "$MNT/disk")" $M "size after a non-multiple grow"
-pass "growing to a size that is not a multiple of 4096 fails with EINVAL"
+logged_since "disk: size $((2 * M + 512)) is not a multiple of the logical sector size 4096" "a non-multiple grow"
+pass "growing to a size that is not a multiple of 4096 fails with EINVAL, and the log says why"
 
+# 5 EiB: a multiple of the sector, past the 4 EiB maximum
+log_mark
+expect_errno "Invalid argument" truncate -s $((5 << 60)) "$MNT/disk"
+expect_eq "$(stat -c %s "$MNT/disk")" $M "size after a grow past the maximum"
+logged_since "disk: size $((5 << 60)) is larger than the maximum $((1 << 62)) (4 EiB)" "a grow past the maximum"
+pass "growing past 4 EiB fails with EINVAL, and the log says the maximum, not the sector"
+
+log_mark
 expect_errno "Invalid argument" truncate -s 512K "$MNT/disk"
+logged_since "disk: refusing to shrink from $M to $((512 * K)) bytes (a disk that holds data only grows)" \
+	"a shrink to 512K"
+log_mark
 expect_errno "Invalid argument" truncate -s 0 "$MNT/disk"
+logged_since "disk: refusing to shrink from $M to 0 bytes (a disk that holds data only grows)" "a shrink to 0"
 expect_eq "$(stat -c %s "$MNT/disk")" $M "size after a refused shrink"
 expect_eq "$(json_num "$sc" size)" $M "sidecar size after a refused shrink"
-pass "shrinking fails with EINVAL and the size is unchanged"
+pass "shrinking fails with EINVAL, the size is unchanged, and the log says why"
 
 truncate -s 4M "$MNT/disk" || fail "truncate -s 4M failed"
 expect_eq "$(stat -c %s "$MNT/disk")" $((4 * M)) "size after truncate -s 4M"

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * uring_impl.h - what the two halves of FUSE over io_uring share: a ring
+ * entry with its worker, the transport's one state (one mount a process),
+ * and the helpers each half calls of the other.  uring_setup.c sets the
+ * rings up, registers the entries, starts and stops the workers;
+ * uring_worker.c is the worker's loop: serving, replies, pinning and
+ * trimming.  Private to fs/: the transport's interface is uring.h.
+ */
+#ifndef SFS_URING_IMPL_H
+#define SFS_URING_IMPL_H
+
+#include <liburing.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "uring.h"
+#include "uring_proto.h"
+
+#define UD_CMD 1                       /* user_data of an entry's command */
+#define UD_STOP 2                      /* ... of the poll on the stop eventfd */
+#define UD_TRIM 3                      /* ... of sfs_uring_trim's message */
+
+struct sfs_uring_ent {
+	struct io_uring ring;
+	bool ring_ok;
+	unsigned qid;
+	pthread_t thr;
+	bool thr_ok;
+	char *region;                  /* mmap: the header buffer's page, then the payload */
+	size_t region_len;
+	struct sfs_uring_req_header *hdr;
+	char *payload;
+	struct iovec iov[2];
+	uint32_t last_cmd;
+	uint64_t commit_id;            /* of the request in hand */
+	_Atomic uint64_t unique;       /* likewise, for sfs_uring_find; 0: none */
+	bool replied;                  /* the reply is in the buffers */
+	struct fuse_bufvec *lent;      /* a read_buf vector holding the payload buffer */
+	bool defer;                    /* the ring runs task work only in the worker's io_uring_enter */
+	_Atomic size_t touched;        /* payload bytes written since its pages were dropped */
+	atomic_bool trim;              /* drop the payload's pages when next idle */
+	bool pinned;                   /* the worker runs on its queue's CPU only */
+	unsigned alone;                /* requests in a row it served alone in its queue */
+};
+
+struct sfs_uring_state {
+	struct sfs_uring_ent *ents;
+	unsigned nq, depth, n;
+	size_t page, max_payload;
+	int fd;                        /* /dev/fuse */
+	const struct sfs_log *log;
+	bool pin;
+	cpu_set_t all;                 /* the CPUs the daemon may run on: an unpinned worker's */
+	atomic_uint *busy;             /* per queue: requests its workers are serving */
+	int stop_efd;
+	struct io_uring ctl;           /* the probe's ring: the fall-back REGISTER */
+	bool ctl_ok;
+	pthread_mutex_t lock;          /* guards reported and per_q */
+	pthread_cond_t cond;
+	unsigned reported;
+	unsigned *per_q;               /* entries registered per queue */
+	atomic_bool ready;
+	pthread_mutex_t trim_lock;     /* guards trim_ok and the fall-back ring once started */
+	bool trim_ok;                  /* the workers' rings are there to be messaged */
+	bool trim_said;                /* a message that failed was logged */
+};
+
+/* The transport's state, defined in uring_setup.c: set up by sfs_uring_probe and
+ * sfs_uring_start, read by the workers, torn down by sfs_uring_stop. */
+extern struct sfs_uring_state sfs_uring;
+
+/* uring_setup.c: prepare e's command cmd (REGISTER or COMMIT_AND_FETCH, committing
+ * e->commit_id) on e's ring; the caller submits it.  0, or -EBUSY when the ring has no free SQE. */
+int sfs_uring_prep_ent(struct sfs_uring_ent *e, uint32_t cmd);
+
+/* uring_worker.c: e's worker, once its entry is registered: serve the requests the kernel
+ * puts in it until the stop eventfd fires or the kernel ends its command (unmount, abort). */
+void sfs_uring_ent_loop(struct sfs_uring_ent *e);
+
+#endif
