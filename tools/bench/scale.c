@@ -107,7 +107,7 @@ static int fio_iops(const char *path, double *rd, double *wr)
 }
 
 /* Step 3: fio over LOAD_IMAGES images while the daemon's RSS is sampled. */
-static int load(struct scale *sc)
+static int scale_load(struct scale *sc)
 {
 	char job[PATH_MAX + 16], out[PATH_MAX + 16], outopt[PATH_MAX + 32];
 	char *argv[] = { (char *)"fio", (char *)"--output-format=json", outopt, job, NULL };
@@ -256,7 +256,7 @@ static int measure(struct scale *sc)
 	 * cost the disk too */
 	if (sc->repeat && compare(sc) < 0)
 		return -1;
-	if (sc->load_s > 0 && load(sc) < 0)
+	if (sc->load_s > 0 && scale_load(sc) < 0)
 		return -1;
 	return 0;
 }

@@ -89,14 +89,9 @@ bool scale_mounted(const char *mnt)
 	return statfs(mnt, &sf) == 0 && sf.f_type == FUSE_MAGIC;
 }
 
+/* The lines of a daemon's log shown when it fails: its last ones (a store of thousands of
+ * images may have logged a line for each). */
 #define LOG_TAIL 10
-
-/* The last LOG_TAIL lines of the daemon's log on stderr (a store of thousands of images may
- * have logged a line for each). */
-static void show_log(const struct daemon_run *d)
-{
-	bench_show_log(d->log, LOG_TAIL);
-}
 
 /* Start the daemon on d (under nofile when > 0); the seconds until the mount was ready, or
  * -1 (printed). */
@@ -118,7 +113,7 @@ double scale_start_daemon(struct scale *sc, struct daemon_run *d)
 		if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
 			d->pid = 0;
 			tool_error("the daemon %s exited before its mount of %s was ready:", sc->daemon, d->store);
-			show_log(d);
+			bench_show_log(d->log, LOG_TAIL);
 			return -1;
 		}
 		if (stat(d->pidfile, &st) == 0 && st.st_size > 0 && scale_mounted(d->mnt))

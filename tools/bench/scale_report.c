@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * scale_report.c - the figures of sectorfs-bench scale, as text for
- * people or as one JSON object (--json), and the medians they use.
+ * people or as one JSON object (--json), and the medians of the per-I/O
+ * comparison.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,36 +21,29 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "median.h"
 #include "scale.h"
 #include "testbed.h"
 #include "units.h"
 
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(const double *v, unsigned n)
+/* The median of the ncmp IOPS of v. */
+static double scale_iops_median(const struct scale *sc, const double *v)
 {
 	double s[MAX_REPEAT];
 
-	if (n == 0)
-		return NAN;
-	memcpy(s, v, n * sizeof(*v));
-	qsort(s, n, sizeof(*s), cmp_double);
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	memcpy(s, v, sc->ncmp * sizeof(*v));
+	return bench_median(s, sc->ncmp);
 }
 
-static double ratio_median(const struct scale *sc)
+/* The median of the per-repeat ratios, the store's IOPS over the store of one's. */
+static double scale_ratio_median(const struct scale *sc)
 {
 	double r[MAX_REPEAT];
 
 	for (unsigned i = 0; i < sc->ncmp; i++)
 		r[i] = sc->iops_big[i] / sc->iops_one[i];
-	return median(r, sc->ncmp);
+	return bench_median(r, sc->ncmp);
 }
 
 void scale_report_text(const struct scale *sc)
@@ -87,8 +81,8 @@ void scale_report_text(const struct scale *sc)
 	}
 	if (sc->ncmp) {
 		printf("4K randread QD1       %8.0f IOPS on an image of this store, %.0f on a store of one\n",
-		       median(sc->iops_big, sc->ncmp), median(sc->iops_one, sc->ncmp));
-		printf("                      ratio %.3f (median of %u interleaved repeats:", ratio_median(sc), sc->ncmp);
+		       scale_iops_median(sc, sc->iops_big), scale_iops_median(sc, sc->iops_one));
+		printf("                      ratio %.3f (median of %u interleaved repeats:", scale_ratio_median(sc), sc->ncmp);
 		for (unsigned i = 0; i < sc->ncmp; i++)
 			printf(" %.3f", sc->iops_big[i] / sc->iops_one[i]);
 		printf(")\n");
@@ -133,6 +127,6 @@ int scale_report_json(const struct scale *sc)
 	}
 	json_object_set_new(o, "qd1_iops_store", a);
 	json_object_set_new(o, "qd1_iops_one", b);
-	json_object_set_new(o, "qd1_ratio_median", bench_jreal(sc->ncmp ? ratio_median(sc) : NAN));
+	json_object_set_new(o, "qd1_ratio_median", bench_jreal(sc->ncmp ? scale_ratio_median(sc) : NAN));
 	return bench_json_print(o);
 }

@@ -38,7 +38,8 @@ int testbed_rm_tree(const char *path)
 	return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0 && errno != ENOENT ? -1 : 0;
 }
 
-static void show_log(const struct testbed *tb)
+/* The daemon's log, TMP/daemon.log, whole on stderr. */
+static void testbed_show_log(const struct testbed *tb)
 {
 	char path[PATH_MAX + 16];
 
@@ -106,7 +107,7 @@ static int start_daemon(struct testbed *tb)
 			tool_error("the daemon %s exited before the mount was ready (%s %d):", tb->daemon_path,
 				   WIFEXITED(status) ? "status" : "signal",
 				   WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-			show_log(tb);
+			testbed_show_log(tb);
 			return -1;
 		}
 		if (stat(pidfile, &st) == 0 && st.st_size > 0 &&
@@ -115,7 +116,7 @@ static int start_daemon(struct testbed *tb)
 		sleep_ms(100);
 	}
 	tool_error("the mount at %s was not ready after 20 s", tb->mnt);
-	show_log(tb);
+	testbed_show_log(tb);
 	return -1;
 }
 
