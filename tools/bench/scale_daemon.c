@@ -9,13 +9,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
-#include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
@@ -26,7 +22,6 @@
 #include "scale.h"
 #include "testbed.h"
 #include "units.h"
-
 
 double scale_now_s(void)
 {
@@ -105,7 +100,7 @@ double scale_start_daemon(struct scale *sc, struct daemon_run *d)
 
 	unlink(d->pidfile);
 	snprintf(opt, sizeof(opt), "pidfile=%s", d->pidfile);
-	if ((d->pid = bench_start_daemon(argv, d->log, false, sc->nofile)) < 0) {
+	if ((d->pid = bench_start_daemon(argv, d->log, false, sc->res.nofile)) < 0) {
 		d->pid = 0;
 		return -1;
 	}
@@ -146,7 +141,7 @@ int scale_make_store(struct scale *sc, struct daemon_run *d, const char *tag, un
 {
 	char path[PATH_MAX + 64], json[128];
 	int len = snprintf(json, sizeof(json), "{ \"size\": %llu, \"sector\": \"4kn\", \"provisioning\": \"thin\" }\n",
-			   (unsigned long long)sc->size);
+			   (unsigned long long)sc->res.size);
 
 	snprintf(d->store, sizeof(d->store), "%s/%s", sc->dir, tag);
 	snprintf(d->mnt, sizeof(d->mnt), "%s/%s.mnt", sc->dir, tag);
