@@ -147,12 +147,12 @@ static int scale_load(struct scale *sc)
 			res->peak_threads = t;
 		if (tool_interrupted)
 			kill(pid, SIGTERM);
-		if (!tool_interrupted && isatty(STDERR_FILENO))
-			fprintf(stderr, "\rload: %.0f of %.0f s, RSS %ld MiB ", scale_now_s() - t0, res->load_s, r / 1024);
+		else
+			tool_progress_draw(&sc->prog, "load: %.0f of %.0f s, RSS %ld MiB", scale_now_s() - t0,
+					   res->load_s, r / 1024);
 		scale_sleep_s(0.1);
 	}
-	if (isatty(STDERR_FILENO))
-		fprintf(stderr, "\r%40s\r", "");
+	tool_progress_clear(&sc->prog);
 	if (tool_interrupted)
 		return -1;
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
@@ -209,11 +209,9 @@ static int compare(struct scale *sc)
 		res->iops_big[i] = i % 2 ? b : a;
 		res->iops_one[i] = i % 2 ? a : b;
 		res->ncmp = i + 1;
-		if (isatty(STDERR_FILENO))
-			fprintf(stderr, "\rper-I/O cost: %u of %lu repeats ", i + 1, sc->repeat);
+		tool_progress_draw(&sc->prog, "per-I/O cost: %u of %lu repeats", i + 1, sc->repeat);
 	}
-	if (isatty(STDERR_FILENO))
-		fprintf(stderr, "\r%40s\r", "");
+	tool_progress_clear(&sc->prog);
 	return tool_interrupted ? -1 : 0;
 }
 
@@ -360,6 +358,9 @@ static int exec_scale(const struct tool_cmd *self, struct tool_item *item)
 		return 1;
 	}
 	tool_catch_signals();
+	/* the steps that draw the line (compare, the load) begin past BENCH_PROGRESS_AFTER_NS: the
+	 * mounts and ls -l before them take over 4 s */
+	bench_progress_start(&sc->prog);
 	if (measure(sc) == 0) {
 		rc = sc->json ? scale_report_json(&sc->res) : (scale_report_text(&sc->res), 0);
 	} else if (tool_interrupted) {

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "toolutil.h"
+
 #define FUSE_MAGIC 0x65735546
 #define LOAD_IMAGES 8
 #define MAX_REPEAT 50
@@ -51,6 +53,7 @@ struct scale {
 	double cmp_s;
 	bool json, keep, have_fio;
 	struct daemon_run big, one;
+	struct tool_progress prog;
 	struct scale_result res;
 };
 
