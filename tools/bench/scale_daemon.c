@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "fdio.h"
 #include "scale.h"
 #include "testbed.h"
 #include "units.h"
@@ -152,12 +153,15 @@ int scale_make_store(struct scale *sc, struct daemon_run *d, const char *tag, un
 		return -1;
 	}
 	for (unsigned long i = 0; i < n && !tool_interrupted; i++) {
-		int fd;
+		int fd, rc;
 
 		snprintf(path, sizeof(path), "%s/d%05lu.json", d->store, i);
 		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (fd < 0 || write(fd, json, (size_t)len) != len || close(fd) < 0) {
-			tool_error("%s: %s", path, strerror(errno));
+		rc = fd < 0 ? -errno : sfs_pwrite_all(fd, json, (size_t)len, 0);  /* no progress: -EIO */
+		if (fd >= 0 && close(fd) < 0 && !rc)
+			rc = -errno;
+		if (rc) {
+			tool_error("%s: %s", path, strerror(-rc));
 			return -1;
 		}
 	}

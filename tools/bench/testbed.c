@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "fdio.h"
 #include "mountpoint.h"
 #include "names.h"
 #include "testbed.h"
@@ -206,7 +207,7 @@ int testbed_declare(struct testbed *tb, const char *name, const char *json)
 {
 	char path[PATH_MAX + 80];
 	size_t len = strlen(json);
-	int fd;
+	int fd, rc;
 
 	if (tb->nimages == TESTBED_MAX_IMAGES || strlen(name) >= sizeof(tb->names[0]))
 		return -1;
@@ -223,8 +224,13 @@ int testbed_declare(struct testbed *tb, const char *name, const char *json)
 		return -1;
 	}
 	snprintf(tb->names[tb->nimages++], sizeof(tb->names[0]), "%s", name);
-	if (write(fd, json, len) != (ssize_t)len || fsync(fd) < 0 || close(fd) < 0) {
-		tool_error("%s: %s", path, strerror(errno ? errno : EIO));
+	rc = sfs_pwrite_all(fd, json, len, 0);          /* a write that makes no progress: -EIO */
+	if (!rc && fsync(fd) < 0)
+		rc = -errno;
+	if (close(fd) < 0 && !rc)
+		rc = -errno;
+	if (rc) {
+		tool_error("%s: %s", path, strerror(-rc));
 		return -1;
 	}
 	return 0;
