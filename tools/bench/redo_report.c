@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "median.h"
 #include "redo.h"
 #include "svg.h"
 #include "units.h"
@@ -72,7 +73,7 @@ static void print_run(const struct redo_result *s)
 	print_latency("write+fdatasync", &s->write_lat);
 }
 
-static json_t *run_json(const struct redo_result *s)
+static json_t *redo_run_json(const struct redo_result *s)
 {
 	const struct bench_hist *cl = &s->commit_lat;
 	double secs = s->secs;
@@ -146,13 +147,6 @@ static double wastage(const struct redo_result *r)
 	return r->bytes_written ? (double)(r->bytes_written - r->redo_bytes) / (double)r->bytes_written : 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The median wastage of block b's runs. */
 static double wastage_median(const struct redo_set *set, unsigned b)
 {
@@ -162,10 +156,7 @@ static double wastage_median(const struct redo_set *set, unsigned b)
 	for (unsigned k = 0; k < set->nrep; k++)
 		if (set->runs[b][k].d)
 			v[n++] = wastage(&set->runs[b][k]);
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	return n ? bench_median(v, n) : 0;
 }
 
 void redo_print_text(const struct redo_set *set)
@@ -217,7 +208,7 @@ int redo_print_json(const struct redo_set *set)
 
 		if (!(m = redo_median(set, b, &spread)))
 			continue;
-		bo = run_json(m);
+		bo = redo_run_json(m);
 		for (unsigned k = 0; k < set->nrep; k++)
 			if (set->runs[b][k].d)
 				json_array_append_new(runs, bench_jreal(commits_per_s(&set->runs[b][k])));

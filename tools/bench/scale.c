@@ -32,27 +32,19 @@
  * stopped with fusermount3 -u and waited for by pid.  Ctrl-C stops the
  * run, undoes it and exits 130.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "common.h"
 #include "scale.h"
 #include "testbed.h"
 #include "units.h"
-
 
 static const char help[] =
 	"Make a store of N thin 4kn images (sidecars; the first mount makes the files),\n"
@@ -107,11 +99,12 @@ static int fio_iops(const char *path, double *rd, double *wr)
 }
 
 /* Step 3: fio over LOAD_IMAGES images while the daemon's RSS is sampled. */
-static int load(struct scale *sc)
+static int scale_load(struct scale *sc)
 {
+	struct scale_result *res = &sc->res;
 	char job[PATH_MAX + 16], out[PATH_MAX + 16], outopt[PATH_MAX + 32];
 	char *argv[] = { (char *)"fio", (char *)"--output-format=json", outopt, job, NULL };
-	unsigned n = sc->images < LOAD_IMAGES ? (unsigned)sc->images : LOAD_IMAGES;
+	unsigned n = res->images < LOAD_IMAGES ? (unsigned)res->images : LOAD_IMAGES;
 	double t0;
 	pid_t pid;
 	FILE *f;
@@ -126,9 +119,9 @@ static int load(struct scale *sc)
 	}
 	fprintf(f, "[global]\ndirect=1\nioengine=libaio\niodepth=4\nrw=randrw\nrwmixread=50\n"
 		"bssplit=4k/40:64k/30:1m/30\ntime_based\nruntime=%.0f\nsize=%llu\nallow_file_create=0\n",
-		sc->load_s, (unsigned long long)sc->size);
+		res->load_s, (unsigned long long)res->size);
 	for (unsigned i = 0; i < n; i++)
-		fprintf(f, "[j%u]\nfilename=%s/d%05lu\n", i, sc->big.mnt, i * (sc->images / n));
+		fprintf(f, "[j%u]\nfilename=%s/d%05lu\n", i, sc->big.mnt, i * (res->images / n));
 	fclose(f);
 	pid = fork();
 	if (pid < 0)
@@ -144,32 +137,36 @@ static int load(struct scale *sc)
 		_exit(127);
 	}
 	t0 = scale_now_s();
-	sc->peak_rss = sc->peak_threads = 0;
+	res->peak_rss = res->peak_threads = 0;
 	while (waitpid(pid, &st, WNOHANG) == 0) {
 		long r = scale_proc_status(sc->big.pid, "VmRSS"), t = scale_proc_status(sc->big.pid, "Threads");
 
-		if (r > sc->peak_rss)
-			sc->peak_rss = r;
-		if (t > sc->peak_threads)
-			sc->peak_threads = t;
+		if (r > res->peak_rss)
+			res->peak_rss = r;
+		if (t > res->peak_threads)
+			res->peak_threads = t;
 		if (tool_interrupted)
 			kill(pid, SIGTERM);
-		if (!tool_interrupted && isatty(STDERR_FILENO))
-			fprintf(stderr, "\rload: %.0f of %.0f s, RSS %ld MiB ", scale_now_s() - t0, sc->load_s, r / 1024);
+		else
+			tool_progress_draw(&sc->prog, "load: %.0f of %.0f s, RSS %ld MiB", scale_now_s() - t0,
+					   res->load_s, r / 1024);
 		scale_sleep_s(0.1);
 	}
-	if (isatty(STDERR_FILENO))
-		fprintf(stderr, "\r%40s\r", "");
+	tool_progress_clear(&sc->prog);
 	if (tool_interrupted)
 		return -1;
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		tool_error("fio failed (job %s)", job);
 		return -1;
 	}
-	sc->rss_end = scale_proc_status(sc->big.pid, "VmRSS");
-	scale_sleep_s(sc->after_s);
-	sc->rss_after = scale_proc_status(sc->big.pid, "VmRSS");
-	return fio_iops(out, &sc->load_read_iops, &sc->load_write_iops);
+	res->rss_end = scale_proc_status(sc->big.pid, "VmRSS");
+	scale_sleep_s(res->after_s);
+	res->rss_after = scale_proc_status(sc->big.pid, "VmRSS");
+	if (fio_iops(out, &res->load_read_iops, &res->load_write_iops) < 0)
+		return -1;
+	res->load_images = n;
+	res->loaded = true;
+	return 0;
 }
 
 /* One 4 KiB random read run at QD 1 on path: its IOPS, or -1. */
@@ -186,7 +183,7 @@ static double qd1_reads(struct scale *sc, const char *path)
 	snprintf(out, sizeof(out), "%s/qd1.json", sc->dir);
 	snprintf(outopt, sizeof(outopt), "--output=%s", out);
 	snprintf(rt, sizeof(rt), "--runtime=%.0f", sc->cmp_s);
-	snprintf(sz, sizeof(sz), "--size=%llu", (unsigned long long)sc->size);
+	snprintf(sz, sizeof(sz), "--size=%llu", (unsigned long long)sc->res.size);
 	if (bench_run_cmd(argv, NULL, "/dev/null") != 0 || fio_iops(out, &rd, &wr) < 0)
 		return -1;
 	return rd;
@@ -195,9 +192,10 @@ static double qd1_reads(struct scale *sc, const char *path)
 /* Step 4: the same reads on an image of the big store and on a store of one, interleaved. */
 static int compare(struct scale *sc)
 {
+	struct scale_result *res = &sc->res;
 	char big[PATH_MAX + 48], one[PATH_MAX + 48];
 
-	snprintf(big, sizeof(big), "%s/d%05lu", sc->big.mnt, sc->images / 2);
+	snprintf(big, sizeof(big), "%s/d%05lu", sc->big.mnt, res->images / 2);
 	snprintf(one, sizeof(one), "%s/d00000", sc->one.mnt);
 	for (unsigned i = 0; i < sc->repeat && !tool_interrupted; i++) {
 		/* alternate which goes first, so neither always runs on a cache the other warmed */
@@ -208,45 +206,45 @@ static int compare(struct scale *sc)
 			tool_error("fio on %s or %s failed", first, second);
 			return -1;
 		}
-		sc->iops_big[i] = i % 2 ? b : a;
-		sc->iops_one[i] = i % 2 ? a : b;
-		sc->ncmp = i + 1;
-		if (isatty(STDERR_FILENO))
-			fprintf(stderr, "\rper-I/O cost: %u of %lu repeats ", i + 1, sc->repeat);
+		res->iops_big[i] = i % 2 ? b : a;
+		res->iops_one[i] = i % 2 ? a : b;
+		res->ncmp = i + 1;
+		tool_progress_draw(&sc->prog, "per-I/O cost: %u of %lu repeats", i + 1, sc->repeat);
 	}
-	if (isatty(STDERR_FILENO))
-		fprintf(stderr, "\r%40s\r", "");
+	tool_progress_clear(&sc->prog);
 	return tool_interrupted ? -1 : 0;
 }
 
 static int measure(struct scale *sc)
 {
-	if (scale_make_store(sc, &sc->big, "store", sc->images) < 0 || scale_make_store(sc, &sc->one, "one", 1) < 0)
+	struct scale_result *res = &sc->res;
+
+	if (scale_make_store(sc, &sc->big, "store", res->images) < 0 || scale_make_store(sc, &sc->one, "one", 1) < 0)
 		return -1;
 	/* 1: the first mount makes every backing file and map */
-	if ((sc->ready_first = scale_start_daemon(sc, &sc->big)) < 0)
+	if ((res->ready_first = scale_start_daemon(sc, &sc->big)) < 0)
 		return -1;
-	sc->rss_first = scale_proc_status(sc->big.pid, "VmRSS");
-	sc->fds_first = scale_proc_fds(sc->big.pid);
+	res->rss_first = scale_proc_status(sc->big.pid, "VmRSS");
+	res->fds_first = scale_proc_fds(sc->big.pid);
 	if (scale_stop_daemon(&sc->big) < 0)
 		return -1;
 	/* 2: a later mount */
-	if ((sc->ready_later = scale_start_daemon(sc, &sc->big)) < 0)
+	if ((res->ready_later = scale_start_daemon(sc, &sc->big)) < 0)
 		return -1;
-	sc->rss_later = scale_proc_status(sc->big.pid, "VmRSS");
-	sc->fds_later = scale_proc_fds(sc->big.pid);
+	res->rss_later = scale_proc_status(sc->big.pid, "VmRSS");
+	res->fds_later = scale_proc_fds(sc->big.pid);
 	if (scale_start_daemon(sc, &sc->one) < 0)
 		return -1;
-	sc->rss_one = scale_proc_status(sc->one.pid, "VmRSS");
-	sc->ls1 = scale_time_ls(&sc->big);
+	res->rss_one = scale_proc_status(sc->one.pid, "VmRSS");
+	res->ls1 = scale_time_ls(&sc->big);
 	scale_sleep_s(1.2);                     /* the attributes the first ls -l got expire (1 s) */
-	sc->ls2 = scale_time_ls(&sc->big);
-	sc->listed = scale_count_names(sc->big.mnt);   /* the images MNT lists */
+	res->ls2 = scale_time_ls(&sc->big);
+	res->listed = scale_count_names(sc->big.mnt);   /* the images MNT lists */
 	scale_sleep_s(3);                       /* the quiet mount gives back what the listing took */
-	sc->rss_idle = scale_proc_status(sc->big.pid, "VmRSS");
-	sc->fds_idle = scale_proc_fds(sc->big.pid);
-	sc->threads_idle = scale_proc_status(sc->big.pid, "Threads");
-	if (sc->ls1 < 0 || sc->ls2 < 0) {
+	res->rss_idle = scale_proc_status(sc->big.pid, "VmRSS");
+	res->fds_idle = scale_proc_fds(sc->big.pid);
+	res->threads_idle = scale_proc_status(sc->big.pid, "Threads");
+	if (res->ls1 < 0 || res->ls2 < 0) {
 		tool_error("ls -l %s failed", sc->big.mnt);
 		return -1;
 	}
@@ -256,7 +254,7 @@ static int measure(struct scale *sc)
 	 * cost the disk too */
 	if (sc->repeat && compare(sc) < 0)
 		return -1;
-	if (sc->load_s > 0 && load(sc) < 0)
+	if (res->load_s > 0 && scale_load(sc) < 0)
 		return -1;
 	return 0;
 }
@@ -324,17 +322,17 @@ static int check_scale(const struct tool_cmd *self, struct tool_item *item)
 	const struct tool_value *o = item->opt;
 	struct scale *sc = item->data;
 
-	sc->images = (unsigned long)o[SC_IMAGES].n;
-	sc->size = o[SC_SIZE].n;
-	sc->nofile = o[SC_NOFILE].set ? (unsigned long)o[SC_NOFILE].n : 0;
+	sc->res.images = (unsigned long)o[SC_IMAGES].n;
+	sc->res.size = o[SC_SIZE].n;
+	sc->res.nofile = o[SC_NOFILE].set ? (unsigned long)o[SC_NOFILE].n : 0;
 	sc->repeat = (unsigned long)o[SC_REPEAT].n;
 	sc->cmp_s = o[SC_COMPARE].secs;
 	sc->keep = o[SC_KEEP].set;
 	sc->json = o[SC_JSON].set;
-	if (parse_phase_seconds(self, "--load-seconds", o[SC_LOAD].arg, &sc->load_s) < 0 ||
-	    parse_phase_seconds(self, "--after-seconds", o[SC_AFTER].arg, &sc->after_s) < 0)
+	if (parse_phase_seconds(self, "--load-seconds", o[SC_LOAD].arg, &sc->res.load_s) < 0 ||
+	    parse_phase_seconds(self, "--after-seconds", o[SC_AFTER].arg, &sc->res.after_s) < 0)
 		return tool_usage_status(self);
-	if (sc->size % 4096)
+	if (sc->res.size % 4096)
 		return tool_usage_error(self, "--size must be a multiple of 4096 (4kn images)");
 	return 0;
 }
@@ -352,7 +350,7 @@ static int exec_scale(const struct tool_cmd *self, struct tool_item *item)
 		dir = "/var/tmp";
 	testbed_find_daemon(sc->daemon, sizeof(sc->daemon), item->opt[SC_DAEMON].arg);
 	sc->have_fio = have("fio");
-	if (!sc->have_fio && (sc->load_s > 0 || sc->repeat))
+	if (!sc->have_fio && (sc->res.load_s > 0 || sc->repeat))
 		tool_error("fio not found: no load and no per-I/O comparison");
 	snprintf(sc->dir, sizeof(sc->dir), "%s/sectorfs-bench-scale.XXXXXX", dir);
 	if (!mkdtemp(sc->dir)) {
@@ -360,8 +358,11 @@ static int exec_scale(const struct tool_cmd *self, struct tool_item *item)
 		return 1;
 	}
 	tool_catch_signals();
+	/* the steps that draw the line (compare, the load) begin past BENCH_PROGRESS_AFTER_NS: the
+	 * mounts and ls -l before them take over 4 s */
+	bench_progress_start(&sc->prog);
 	if (measure(sc) == 0) {
-		rc = sc->json ? scale_report_json(sc) : (scale_report_text(sc), 0);
+		rc = sc->json ? scale_report_json(&sc->res) : (scale_report_text(&sc->res), 0);
 	} else if (tool_interrupted) {
 		rc = BENCH_EXIT_INTERRUPTED;
 	}

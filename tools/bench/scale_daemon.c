@@ -9,13 +9,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
-#include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
@@ -23,10 +19,10 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "fdio.h"
 #include "scale.h"
 #include "testbed.h"
 #include "units.h"
-
 
 double scale_now_s(void)
 {
@@ -89,14 +85,9 @@ bool scale_mounted(const char *mnt)
 	return statfs(mnt, &sf) == 0 && sf.f_type == FUSE_MAGIC;
 }
 
+/* The lines of a daemon's log shown when it fails: its last ones (a store of thousands of
+ * images may have logged a line for each). */
 #define LOG_TAIL 10
-
-/* The last LOG_TAIL lines of the daemon's log on stderr (a store of thousands of images may
- * have logged a line for each). */
-static void show_log(const struct daemon_run *d)
-{
-	bench_show_log(d->log, LOG_TAIL);
-}
 
 /* Start the daemon on d (under nofile when > 0); the seconds until the mount was ready, or
  * -1 (printed). */
@@ -110,7 +101,7 @@ double scale_start_daemon(struct scale *sc, struct daemon_run *d)
 
 	unlink(d->pidfile);
 	snprintf(opt, sizeof(opt), "pidfile=%s", d->pidfile);
-	if ((d->pid = bench_start_daemon(argv, d->log, false, sc->nofile)) < 0) {
+	if ((d->pid = bench_start_daemon(argv, d->log, false, sc->res.nofile)) < 0) {
 		d->pid = 0;
 		return -1;
 	}
@@ -118,7 +109,7 @@ double scale_start_daemon(struct scale *sc, struct daemon_run *d)
 		if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
 			d->pid = 0;
 			tool_error("the daemon %s exited before its mount of %s was ready:", sc->daemon, d->store);
-			show_log(d);
+			bench_show_log(d->log, LOG_TAIL);
 			return -1;
 		}
 		if (stat(d->pidfile, &st) == 0 && st.st_size > 0 && scale_mounted(d->mnt))
@@ -151,7 +142,7 @@ int scale_make_store(struct scale *sc, struct daemon_run *d, const char *tag, un
 {
 	char path[PATH_MAX + 64], json[128];
 	int len = snprintf(json, sizeof(json), "{ \"size\": %llu, \"sector\": \"4kn\", \"provisioning\": \"thin\" }\n",
-			   (unsigned long long)sc->size);
+			   (unsigned long long)sc->res.size);
 
 	snprintf(d->store, sizeof(d->store), "%s/%s", sc->dir, tag);
 	snprintf(d->mnt, sizeof(d->mnt), "%s/%s.mnt", sc->dir, tag);
@@ -162,12 +153,15 @@ int scale_make_store(struct scale *sc, struct daemon_run *d, const char *tag, un
 		return -1;
 	}
 	for (unsigned long i = 0; i < n && !tool_interrupted; i++) {
-		int fd;
+		int fd, rc;
 
 		snprintf(path, sizeof(path), "%s/d%05lu.json", d->store, i);
 		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (fd < 0 || write(fd, json, (size_t)len) != len || close(fd) < 0) {
-			tool_error("%s: %s", path, strerror(errno));
+		rc = fd < 0 ? -errno : sfs_pwrite_all(fd, json, (size_t)len, 0);  /* no progress: -EIO */
+		if (fd >= 0 && close(fd) < 0 && !rc)
+			rc = -errno;
+		if (rc) {
+			tool_error("%s: %s", path, strerror(-rc));
 			return -1;
 		}
 	}

@@ -1,138 +1,117 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * scale_report.c - the figures of sectorfs-bench scale, as text for
- * people or as one JSON object (--json), and the medians they use.
+ * scale_report.c - the figures of sectorfs-bench scale (struct
+ * scale_result, filled by scale.c), as text for people or as one JSON
+ * object (--json), and the medians of the per-I/O comparison.
  */
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <getopt.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "common.h"
+#include "median.h"
 #include "scale.h"
-#include "testbed.h"
 #include "units.h"
 
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(const double *v, unsigned n)
+/* The median of the ncmp IOPS of v. */
+static double scale_iops_median(const struct scale_result *r, const double *v)
 {
 	double s[MAX_REPEAT];
 
-	if (n == 0)
-		return NAN;
-	memcpy(s, v, n * sizeof(*v));
-	qsort(s, n, sizeof(*s), cmp_double);
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	memcpy(s, v, r->ncmp * sizeof(*v));
+	return bench_median(s, r->ncmp);
 }
 
-static double ratio_median(const struct scale *sc)
+/* The median of the per-repeat ratios, the store's IOPS over the store of one's. */
+static double scale_ratio_median(const struct scale_result *r)
 {
-	double r[MAX_REPEAT];
+	double v[MAX_REPEAT];
 
-	for (unsigned i = 0; i < sc->ncmp; i++)
-		r[i] = sc->iops_big[i] / sc->iops_one[i];
-	return median(r, sc->ncmp);
+	for (unsigned i = 0; i < r->ncmp; i++)
+		v[i] = r->iops_big[i] / r->iops_one[i];
+	return bench_median(v, r->ncmp);
 }
 
-void scale_report_text(const struct scale *sc)
+void scale_report_text(const struct scale_result *r)
 {
-	double per = sc->images > 1 ? (double)(sc->rss_idle - sc->rss_one) * 1024.0 / (double)(sc->images - 1) : 0;
+	double per = r->images > 1 ? (double)(r->rss_idle - r->rss_one) * 1024.0 / (double)(r->images - 1) : 0;
 	char size[32];
 
-	sfs_format_human(sc->size, size, sizeof(size));
-	printf("store: %lu thin 4kn images of %s", sc->images, size);
-	if (sc->nofile)
-		printf(", daemon under a descriptor limit of %lu", sc->nofile);
+	sfs_format_human(r->size, size, sizeof(size));
+	printf("store: %lu thin 4kn images of %s", r->images, size);
+	if (r->nofile)
+		printf(", daemon under a descriptor limit of %lu", r->nofile);
 	printf("\n");
-	printf("images listed         %8ld of %lu%s\n", sc->listed, sc->images,
-	       sc->listed == (long)sc->images ? "" : "  (NOT ALL SERVED: see the daemon's log with --keep)");
-	printf("ready, first mount    %8.2f s   (making every backing file and map)\n", sc->ready_first);
-	printf("ready, later mount    %8.2f s\n", sc->ready_later);
-	printf("RSS, first mount      %8.1f MiB  descriptors %ld\n", sc->rss_first / 1024.0, sc->fds_first);
-	printf("RSS, later mount      %8.1f MiB  descriptors %ld\n", sc->rss_later / 1024.0, sc->fds_later);
-	printf("RSS idle, after ls -l %8.1f MiB  descriptors %ld, %ld threads\n", sc->rss_idle / 1024.0,
-	       sc->fds_idle, sc->threads_idle);
+	printf("images listed         %8ld of %lu%s\n", r->listed, r->images,
+	       r->listed == (long)r->images ? "" : "  (NOT ALL SERVED: see the daemon's log with --keep)");
+	printf("ready, first mount    %8.2f s   (making every backing file and map)\n", r->ready_first);
+	printf("ready, later mount    %8.2f s\n", r->ready_later);
+	printf("RSS, first mount      %8.1f MiB  descriptors %ld\n", r->rss_first / 1024.0, r->fds_first);
+	printf("RSS, later mount      %8.1f MiB  descriptors %ld\n", r->rss_later / 1024.0, r->fds_later);
+	printf("RSS idle, after ls -l %8.1f MiB  descriptors %ld, %ld threads\n", r->rss_idle / 1024.0,
+	       r->fds_idle, r->threads_idle);
 	printf("RSS per image         %8.0f B    (against a store of one image: %.1f MiB)\n", per,
-	       sc->rss_one / 1024.0);
-	printf("ls -l MNT             %8.2f s   first, %.2f s again\n", sc->ls1, sc->ls2);
-	if (sc->have_fio && sc->load_s > 0) {
-		long bound = 128 + 2 * sc->peak_threads;
+	       r->rss_one / 1024.0);
+	printf("ls -l MNT             %8.2f s   first, %.2f s again\n", r->ls1, r->ls2);
+	if (r->loaded) {
+		long bound = 128 + 2 * r->peak_threads;
 
-		printf("load, %.0f s           %8.0f read + %.0f write IOPS over %d images (4K/64K/1M, QD 4 each)\n",
-		       sc->load_s, sc->load_read_iops, sc->load_write_iops,
-		       sc->images < LOAD_IMAGES ? (int)sc->images : LOAD_IMAGES);
+		printf("load, %.0f s           %8.0f read + %.0f write IOPS over %u images (4K/64K/1M, QD 4 each)\n",
+		       r->load_s, r->load_read_iops, r->load_write_iops, r->load_images);
 		printf("RSS peak under load   %8.1f MiB  (%ld threads; bound 128 + 2 x threads = %ld MiB: %s)\n",
-		       sc->peak_rss / 1024.0, sc->peak_threads, bound, sc->peak_rss <= bound * 1024 ? "within" : "OVER");
-		printf("RSS as the load ends  %8.1f MiB\n", sc->rss_end / 1024.0);
-		printf("RSS %.0f s after it     %8.1f MiB  (%+.1f MiB against idle)\n", sc->after_s,
-		       sc->rss_after / 1024.0, (sc->rss_after - sc->rss_idle) / 1024.0);
+		       r->peak_rss / 1024.0, r->peak_threads, bound, r->peak_rss <= bound * 1024 ? "within" : "OVER");
+		printf("RSS as the load ends  %8.1f MiB\n", r->rss_end / 1024.0);
+		printf("RSS %.0f s after it     %8.1f MiB  (%+.1f MiB against idle)\n", r->after_s,
+		       r->rss_after / 1024.0, (r->rss_after - r->rss_idle) / 1024.0);
 	}
-	if (sc->ncmp) {
+	if (r->ncmp) {
 		printf("4K randread QD1       %8.0f IOPS on an image of this store, %.0f on a store of one\n",
-		       median(sc->iops_big, sc->ncmp), median(sc->iops_one, sc->ncmp));
-		printf("                      ratio %.3f (median of %u interleaved repeats:", ratio_median(sc), sc->ncmp);
-		for (unsigned i = 0; i < sc->ncmp; i++)
-			printf(" %.3f", sc->iops_big[i] / sc->iops_one[i]);
+		       scale_iops_median(r, r->iops_big), scale_iops_median(r, r->iops_one));
+		printf("                      ratio %.3f (median of %u interleaved repeats:", scale_ratio_median(r), r->ncmp);
+		for (unsigned i = 0; i < r->ncmp; i++)
+			printf(" %.3f", r->iops_big[i] / r->iops_one[i]);
 		printf(")\n");
 	}
 }
 
-int scale_report_json(const struct scale *sc)
+int scale_report_json(const struct scale_result *r)
 {
 	json_t *o = json_object(), *a = json_array(), *b = json_array();
 
-	for (unsigned i = 0; i < sc->ncmp; i++) {
-		json_array_append_new(a, json_real(sc->iops_big[i]));
-		json_array_append_new(b, json_real(sc->iops_one[i]));
+	for (unsigned i = 0; i < r->ncmp; i++) {
+		json_array_append_new(a, json_real(r->iops_big[i]));
+		json_array_append_new(b, json_real(r->iops_one[i]));
 	}
-	json_object_set_new(o, "images", json_integer((json_int_t)sc->images));
-	json_object_set_new(o, "image_size", json_integer((json_int_t)sc->size));
-	json_object_set_new(o, "nofile", json_integer((json_int_t)sc->nofile));
-	json_object_set_new(o, "images_listed", json_integer(sc->listed));
-	json_object_set_new(o, "ready_first_s", bench_jreal(sc->ready_first));
-	json_object_set_new(o, "ready_later_s", bench_jreal(sc->ready_later));
-	json_object_set_new(o, "rss_first_kib", json_integer(sc->rss_first));
-	json_object_set_new(o, "fds_first", json_integer(sc->fds_first));
-	json_object_set_new(o, "rss_later_kib", json_integer(sc->rss_later));
-	json_object_set_new(o, "fds_later", json_integer(sc->fds_later));
-	json_object_set_new(o, "rss_idle_kib", json_integer(sc->rss_idle));
-	json_object_set_new(o, "fds_idle", json_integer(sc->fds_idle));
-	json_object_set_new(o, "rss_one_image_kib", json_integer(sc->rss_one));
+	json_object_set_new(o, "images", json_integer((json_int_t)r->images));
+	json_object_set_new(o, "image_size", json_integer((json_int_t)r->size));
+	json_object_set_new(o, "nofile", json_integer((json_int_t)r->nofile));
+	json_object_set_new(o, "images_listed", json_integer(r->listed));
+	json_object_set_new(o, "ready_first_s", bench_jreal(r->ready_first));
+	json_object_set_new(o, "ready_later_s", bench_jreal(r->ready_later));
+	json_object_set_new(o, "rss_first_kib", json_integer(r->rss_first));
+	json_object_set_new(o, "fds_first", json_integer(r->fds_first));
+	json_object_set_new(o, "rss_later_kib", json_integer(r->rss_later));
+	json_object_set_new(o, "fds_later", json_integer(r->fds_later));
+	json_object_set_new(o, "rss_idle_kib", json_integer(r->rss_idle));
+	json_object_set_new(o, "fds_idle", json_integer(r->fds_idle));
+	json_object_set_new(o, "rss_one_image_kib", json_integer(r->rss_one));
 	json_object_set_new(o, "rss_per_image_bytes",
-			    bench_jreal(sc->images > 1 ? (double)(sc->rss_idle - sc->rss_one) * 1024.0 /
-							 (double)(sc->images - 1) : NAN));
-	json_object_set_new(o, "ls_l_s", bench_jreal(sc->ls1));
-	json_object_set_new(o, "ls_l_again_s", bench_jreal(sc->ls2));
-	if (sc->have_fio && sc->load_s > 0) {
-		json_object_set_new(o, "load_seconds", bench_jreal(sc->load_s));
-		json_object_set_new(o, "load_read_iops", bench_jreal(sc->load_read_iops));
-		json_object_set_new(o, "load_write_iops", bench_jreal(sc->load_write_iops));
-		json_object_set_new(o, "rss_peak_kib", json_integer(sc->peak_rss));
-		json_object_set_new(o, "threads_peak", json_integer(sc->peak_threads));
-		json_object_set_new(o, "rss_load_end_kib", json_integer(sc->rss_end));
-		json_object_set_new(o, "after_seconds", bench_jreal(sc->after_s));
-		json_object_set_new(o, "rss_after_kib", json_integer(sc->rss_after));
+			    bench_jreal(r->images > 1 ? (double)(r->rss_idle - r->rss_one) * 1024.0 /
+							 (double)(r->images - 1) : NAN));
+	json_object_set_new(o, "ls_l_s", bench_jreal(r->ls1));
+	json_object_set_new(o, "ls_l_again_s", bench_jreal(r->ls2));
+	if (r->loaded) {
+		json_object_set_new(o, "load_seconds", bench_jreal(r->load_s));
+		json_object_set_new(o, "load_read_iops", bench_jreal(r->load_read_iops));
+		json_object_set_new(o, "load_write_iops", bench_jreal(r->load_write_iops));
+		json_object_set_new(o, "rss_peak_kib", json_integer(r->peak_rss));
+		json_object_set_new(o, "threads_peak", json_integer(r->peak_threads));
+		json_object_set_new(o, "rss_load_end_kib", json_integer(r->rss_end));
+		json_object_set_new(o, "after_seconds", bench_jreal(r->after_s));
+		json_object_set_new(o, "rss_after_kib", json_integer(r->rss_after));
 	}
 	json_object_set_new(o, "qd1_iops_store", a);
 	json_object_set_new(o, "qd1_iops_one", b);
-	json_object_set_new(o, "qd1_ratio_median", bench_jreal(sc->ncmp ? ratio_median(sc) : NAN));
+	json_object_set_new(o, "qd1_ratio_median", bench_jreal(r->ncmp ? scale_ratio_median(r) : NAN));
 	return bench_json_print(o);
 }

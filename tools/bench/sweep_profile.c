@@ -162,7 +162,8 @@ static double json_lat(json_t *root, uint64_t x, const char *dir)
 	return -1;
 }
 
-static json_t *load(const char *file)
+/* A sweep's --json output, loaded; NULL (printed) when it cannot be read or is not one. */
+static json_t *sweep_json_load(const char *file)
 {
 	json_error_t je;
 	json_t *o = json_load_file(file, 0, &je);
@@ -179,7 +180,7 @@ static json_t *load(const char *file)
 
 int sweep_compare(const struct sweep_result *s, const char *src_file, const char *floor_file, double tol)
 {
-	json_t *src = load(src_file), *flo = floor_file ? load(floor_file) : NULL;
+	json_t *src = sweep_json_load(src_file), *flo = floor_file ? sweep_json_load(floor_file) : NULL;
 	unsigned checked = 0, off = 0, below = 0;
 	char a[32];
 

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "fdio.h"
 #include "mountpoint.h"
 #include "names.h"
 #include "testbed.h"
@@ -38,7 +39,8 @@ int testbed_rm_tree(const char *path)
 	return nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) < 0 && errno != ENOENT ? -1 : 0;
 }
 
-static void show_log(const struct testbed *tb)
+/* The daemon's log, TMP/daemon.log, whole on stderr. */
+static void testbed_show_log(const struct testbed *tb)
 {
 	char path[PATH_MAX + 16];
 
@@ -106,7 +108,7 @@ static int start_daemon(struct testbed *tb)
 			tool_error("the daemon %s exited before the mount was ready (%s %d):", tb->daemon_path,
 				   WIFEXITED(status) ? "status" : "signal",
 				   WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-			show_log(tb);
+			testbed_show_log(tb);
 			return -1;
 		}
 		if (stat(pidfile, &st) == 0 && st.st_size > 0 &&
@@ -115,7 +117,7 @@ static int start_daemon(struct testbed *tb)
 		sleep_ms(100);
 	}
 	tool_error("the mount at %s was not ready after 20 s", tb->mnt);
-	show_log(tb);
+	testbed_show_log(tb);
 	return -1;
 }
 
@@ -205,7 +207,7 @@ int testbed_declare(struct testbed *tb, const char *name, const char *json)
 {
 	char path[PATH_MAX + 80];
 	size_t len = strlen(json);
-	int fd;
+	int fd, rc;
 
 	if (tb->nimages == TESTBED_MAX_IMAGES || strlen(name) >= sizeof(tb->names[0]))
 		return -1;
@@ -222,8 +224,13 @@ int testbed_declare(struct testbed *tb, const char *name, const char *json)
 		return -1;
 	}
 	snprintf(tb->names[tb->nimages++], sizeof(tb->names[0]), "%s", name);
-	if (write(fd, json, len) != (ssize_t)len || fsync(fd) < 0 || close(fd) < 0) {
-		tool_error("%s: %s", path, strerror(errno ? errno : EIO));
+	rc = sfs_pwrite_all(fd, json, len, 0);          /* a write that makes no progress: -EIO */
+	if (!rc && fsync(fd) < 0)
+		rc = -errno;
+	if (close(fd) < 0 && !rc)
+		rc = -errno;
+	if (rc) {
+		tool_error("%s: %s", path, strerror(-rc));
 		return -1;
 	}
 	return 0;

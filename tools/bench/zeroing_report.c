@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "median.h"
 #include "svg.h"
 #include "units.h"
 #include "zeroing.h"
@@ -35,21 +36,6 @@ static double image_iops(const struct zeroing_image *r)
 static double image_mbps(const struct zeroing_image *r)
 {
 	return r->secs > 0 ? (double)r->bytes / r->secs / 1e6 : 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, unsigned n)
-{
-	if (!n)
-		return NAN;
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 enum fig { F_IOPS, F_MBPS, F_MEAN, F_P99, F_NEW, F_PERWRITE, F_SECS };
@@ -72,7 +58,7 @@ static double med(const struct zeroing_result *z, int p, int i, enum fig f)
 {
 	double v[ZEROING_MAX_REPEAT];
 
-	return median(v, values(z, p, i, f, v));
+	return bench_median(v, values(z, p, i, f, v));
 }
 
 /* The typical time per write (us) of runs[0..n): (median of the block-starting writes + (k-1)
@@ -101,8 +87,8 @@ static double typical(const struct zeroing_result *z, const struct zeroing_image
 		for (unsigned j = 0; j < runs[r]->nover; j++)
 			vo[no++] = runs[r]->over_us[j];
 	}
-	mn = median(vn, (unsigned)nn);
-	mo = no ? median(vo, (unsigned)no) : mn;
+	mn = bench_median(vn, (unsigned)nn);
+	mo = no ? bench_median(vo, (unsigned)no) : mn;
 	free(vn);
 	free(vo);
 	return (mn + (k - 1) * mo) / k;
@@ -158,7 +144,7 @@ static double spread(const struct zeroing_result *z, int p, int i)
 {
 	double v[ZEROING_MAX_REPEAT];
 	unsigned n = values(z, p, i, F_PERWRITE, v);
-	double m = median(v, n);
+	double m = bench_median(v, n);
 
 	return n ? (v[n - 1] - v[0]) / m * 100 : NAN;
 }
@@ -228,7 +214,7 @@ void zeroing_print_text(const struct zeroing_result *z)
 		printf("(interrupted: the figures cover the repeats that wrote each image whole)\n");
 }
 
-static json_t *run_json(const struct zeroing_image *r)
+static json_t *zeroing_run_json(const struct zeroing_image *r)
 {
 	json_t *o = json_object();
 
@@ -258,7 +244,7 @@ static json_t *image_json(const struct zeroing_result *z, int p, int i)
 		if (z->img[k][p][i].ran) {
 			bench_hist_merge(&lat, &z->img[k][p][i].lat);
 			bench_hist_merge(&lat_new, &z->img[k][p][i].lat_new);
-			json_array_append_new(runs, run_json(&z->img[k][p][i]));
+			json_array_append_new(runs, zeroing_run_json(&z->img[k][p][i]));
 		}
 	json_object_set_new(o, "name", json_string(z->names[0][i]));
 	json_object_set_new(o, "provisioning", json_string(zeroing_prov(i)));
