@@ -52,6 +52,18 @@ decl src "$T/src.json"
 decl plain
 decl file "$T/fromfile.json"
 start_daemon -o buffered
+# wait_zeroed NAME: the image's eager zeroing done, before it is swept: a write to a block
+# still to be zeroed would pay the zeroing, at the profile's rate
+wait_zeroed() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		tr -d ' \n' < "$MNT/.stats/$1.json" | grep -q '"zeroing":"done"' && return
+		sleep 0.1
+	done
+	fail "$1: eager zeroing not done after 10 s"
+}
+wait_zeroed src
+wait_zeroed plain
 grep -q '"profile":"fromfile"' <(tr -d ' \n' < "$MNT/.stats/file.json") || fail "the image under the file's profile is not served under it"
 pass "the daemon serves an image under the measured profile"
 
@@ -72,6 +84,7 @@ pass "the measured profile: 4 channels, the flush, the size curve"
 decl rep "$T/measured.json"
 sleep 1.1        # a new sidecar is seen at the next lookup after a second
 [ -e "$MNT/rep" ] || fail "the replay image is not served"
+wait_zeroed rep
 if ! sweep rep --compare "$T/src-sweep.json" --floor "$T/floor.json" > "$T/compare.out" 2>&1; then
 	cat "$T/compare.out" >&2
 	fail "the replay does not agree with the source within 10%"
