@@ -118,7 +118,7 @@ for r in d["results"]:
         if t["bytes"] != t["ios"] * r["size"]: bad("%s of %d: bytes != ios * size" % (k, r["size"]))
 if sum(r["write"]["bytes"] for r in d["results"]) + d["flush"]["bytes"] != d["bytes_written"]: bad("write bytes do not add up")
 if sum(r["read"]["bytes"] for r in d["results"]) != d["bytes_read"]: bad("read bytes do not add up")
-if not (d["flush"]["fdatasyncs"] >= 1 and d["flush"]["mean_us"] > 0 and d["flush"]["bytes"] == 4096 * d["flush"]["fdatasyncs"]): bad("the flush line: %r" % d["flush"])
+if not (d["flush"]["fdatasyncs"] >= 1 and d["flush"]["mean_us"] > 0 and 0 < d["flush"]["median_us"] and d["flush"]["bytes"] == 4096 * d["flush"]["fdatasyncs"]): bad("the flush line: %r" % d["flush"])
 if d["bytes_written"] != a[0]: bad("bytes_written %d, the daemon counted %d" % (d["bytes_written"], a[0]))
 if d["bytes_read"] != a[1]: bad("bytes_read %d, the daemon counted %d" % (d["bytes_read"], a[1]))
 if d["failed_ios"] != a[2]: bad("failed_ios %d, the daemon rejected %d" % (d["failed_ios"], a[2]))

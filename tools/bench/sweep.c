@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "median.h"
 #include "run.h"
 #include "sweep.h"
 #include "units.h"
@@ -251,14 +252,15 @@ static int plan(struct sweep *s, bool ronly, bool wonly)
 	return 0;
 }
 
-/* The mean fdatasync time after a 4 KiB write at 0, 32 times or for --time at most, into
- * s->res.flush_us (0 when a write or fdatasync fails) and nflush. */
+/* The fdatasync time after a 4 KiB write at 0, 32 times or for --time at most: its mean into
+ * s->res.flush_us, its median into flush_med_us (both 0 when a write or fdatasync fails), nflush. */
 static void measure_flush(struct sweep *s)
 {
-	uint64_t t_end = sfs_now_ns() + (uint64_t)(s->res.seconds * 1e9), sum = 0, t0;
+	uint64_t t_end = sfs_now_ns() + (uint64_t)(s->res.seconds * 1e9), t0;
+	double us[32], sum = 0;
 	unsigned n = 0;
 
-	s->res.flush_us = 0;
+	s->res.flush_us = s->res.flush_med_us = 0;
 	s->res.nflush = 0;
 	while (n < 32 && sfs_now_ns() < t_end && !s->res.interrupted) {
 		if (pwrite(s->fd, s->w[0].buf, SWEEP_CHAN_XFER, 0) != (ssize_t)SWEEP_CHAN_XFER)
@@ -266,10 +268,11 @@ static void measure_flush(struct sweep *s)
 		t0 = sfs_now_ns();
 		if (fdatasync(s->fd) < 0)
 			return;
-		sum += sfs_now_ns() - t0;
-		n++;
+		us[n] = (double)(sfs_now_ns() - t0) / 1e3;
+		sum += us[n++];
 	}
-	s->res.flush_us = n ? (double)sum / n / 1e3 : 0;
+	s->res.flush_us = n ? sum / n : 0;
+	s->res.flush_med_us = n ? bench_median(us, n) : 0;
 	s->res.nflush = n;
 }
 
@@ -298,7 +301,7 @@ static int profile_out(struct sweep *s, const char *file, bool ronly, bool wonly
 	}
 	s->res.qd = qd;
 	if (rc == 0 && !s->res.interrupted)
-		rc = sweep_profile_write(&s->res, ch, nch, s->res.flush_us, file);
+		rc = sweep_profile_write(&s->res, ch, nch, s->res.flush_med_us, file);
 	return rc;
 }
 

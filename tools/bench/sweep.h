@@ -36,6 +36,7 @@ struct sweep_result {
 	double seconds;                 /* per test */
 	bool interrupted;
 	double flush_us;                /* mean fdatasync after a 4 KiB write; 0: not measured */
+	double flush_med_us;            /* their median (what --profile-out takes); 0: not measured */
 	unsigned nflush;                /* fdatasyncs timed */
 	struct sweep_test *tests;
 	unsigned ntests;

@@ -13,7 +13,7 @@
  *                        the channels at which the model, serving each
  *                        request for that time, reaches that best; reads
  *                        when they were measured, else writes
- *   flush_us             the mean fdatasync after a 4 KiB write
+ *   flush_us             the median fdatasync after a 4 KiB write
  *   zero_offload_mb_s    the write rate at the largest size: a WRITE SAME
  *                        is not measured, it is taken to zero at media rate
  *   rotational           /sys/dev/block/M:m/queue/rotational of a block device

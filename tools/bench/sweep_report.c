@@ -199,6 +199,7 @@ int sweep_print_json(const struct sweep_result *s)
 		json_t *fl = json_object();
 
 		json_object_set_new(fl, "mean_us", bench_jreal(s->flush_us));
+		json_object_set_new(fl, "median_us", bench_jreal(s->flush_med_us));
 		json_object_set_new(fl, "fdatasyncs", json_integer(s->nflush));
 		json_object_set_new(fl, "bytes", json_integer((json_int_t)s->nflush * SWEEP_CHAN_XFER));
 		json_object_set_new(o, "flush", fl);
