@@ -36,12 +36,18 @@
 #define PACKAGE_VERSION "unknown"
 #endif
 
-/* The tool tool_main runs, for the messages. */
+/* The tool tool_main runs, for its size example; and the name its messages begin with. */
 static const struct tool *current;
+static const char *progname = "sectorfs";
 
 static const char *prog(void)
 {
-	return current ? current->prog : "sectorfs";
+	return progname;
+}
+
+void tool_set_prog(const char *name)
+{
+	progname = name;
 }
 
 /* ---- messages ---- */
@@ -74,6 +80,17 @@ void tool_cmd_error(const struct tool_cmd *cmd, const char *fmt, ...)
 	vsay(cmd, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+void tool_die(int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(NULL, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(rc);
 }
 
 int tool_usage_status(const struct tool_cmd *cmd)
@@ -373,6 +390,7 @@ int tool_main(const struct tool *t, int argc, char **argv)
 	const char *name = help ? argv[2] : argv[1];
 
 	current = t;
+	tool_set_prog(t->prog);
 	if (argc < 2) {
 		usage(t, stderr);
 		return 1;
