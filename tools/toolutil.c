@@ -142,8 +142,6 @@ int tool_parse_size(const struct tool_cmd *cmd, const char *what, const char *s,
 
 const char *tool_fmt_size(uint64_t bytes, enum tool_size_style style, char *buf, size_t len)
 {
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	unsigned u = 0;
 	char s[32];
 
 	if (style == TOOL_SIZE_EXACT) {
@@ -152,15 +150,8 @@ const char *tool_fmt_size(uint64_t bytes, enum tool_size_style style, char *buf,
 			snprintf(buf, len, "%s (%" PRIu64 " bytes)", s, bytes);
 		else
 			snprintf(buf, len, "%" PRIu64 " bytes", bytes);
-		return buf;
-	}
-	while (u + 1 < sizeof(units) / sizeof(units[0]) && bytes && bytes % (UINT64_C(1024) << (10 * u)) == 0)
-		u++;
-	if (u == 0 && bytes >= 1024) {
-		if (sfs_format_human(bytes, buf, len) < 0 && len)
-			buf[0] = '\0';
-	} else {
-		snprintf(buf, len, "%" PRIu64 " %s", bytes >> (10 * u), units[u]);
+	} else if (sfs_format_iec(bytes, buf, len) < 0 && len) {
+		buf[0] = '\0';
 	}
 	return buf;
 }

@@ -163,11 +163,14 @@ int tool_parse_size(const struct tool_cmd *cmd, const char *what, const char *s,
 		    uint64_t *out);
 
 enum tool_size_style {
-	TOOL_SIZE_EXACT,    /* "8M (8388608 bytes)", "1000 bytes": the value to the byte */
-	TOOL_SIZE_IEC,      /* "512 B", "4 KiB", "8 MiB"; others as "1.5 KiB" */
+	TOOL_SIZE_EXACT,    /* "8M (8388608 bytes)", "1000 bytes": the value to the byte
+			     * (core's sfs_format_size, and the bytes) */
+	TOOL_SIZE_IEC,      /* "512 B", "4 KiB", "8 MiB"; others as "1.5 KiB" (core's
+			     * sfs_format_iec) */
 };
 
-/* bytes as text for people, in style; returns buf. */
+/* bytes as text for people, in style, printed by core's units.h; returns buf ("" when it
+ * does not fit in len). */
 const char *tool_fmt_size(uint64_t bytes, enum tool_size_style style, char *buf, size_t len);
 
 /* ---- output ---- */
