@@ -116,18 +116,9 @@ static void check_mount(void)
 static bool load_image(const char *name, struct image *im)
 {
 	static struct sfs_stats_parsed p;   /* large: keep it off the stack */
-	char path[PATH_MAX], err[256];
-	const char *text;
-	size_t len;
-	int rc;
 
-	if (!(text = stat_read_image(name, path, sizeof(path), &len)))
+	if (!stat_load(name, STAT_COUNTERS, &p))
 		return false;
-	rc = sfs_stats_parse_json(text, len, &p, err, sizeof(err));
-	if (rc == -EPROTO)
-		tool_die(1, "%s: no reset_generation: the daemon is older than " PROG " " PACKAGE_VERSION, path);
-	if (rc < 0)
-		tool_die(1, "%s: %s", path, err);
 	memset(im, 0, sizeof(*im));
 	snprintf(im->name, sizeof(im->name), "%s", name);
 	sfs_escape_name(name, !stat_utf8, im->shown, sizeof(im->shown));

@@ -32,10 +32,16 @@ char **stat_names(char **names, int nnames, size_t *n);
 /* Exit 1 saying that MNT has no image called name (no MNT/.stats/NAME.json). */
 void stat_no_image(const char *name) __attribute__((noreturn));
 
-/* Read the whole of MNT/.stats/NAME.json (its path into path, len bytes, for messages; its
- * length in *lenp) into a buffer reused by the next call: NULL when the image has vanished;
- * other errors exit 1. */
-const char *stat_read_image(const char *name, char *path, size_t len, size_t *lenp);
+/* What of MNT/.stats/NAME.json stat_load reads, by core's parser (stats.h). */
+enum stat_part {
+	STAT_COUNTERS,    /* sfs_stats_parse_json into a struct sfs_stats_parsed */
+	STAT_RECENT,      /* sfs_stats_parse_recent_json into a struct sfs_stats_parsed_recent */
+};
+
+/* Read MNT/.stats/NAME.json and parse part of it into out, the struct part names: true, or
+ * false when the image has vanished.  Errors exit 1; a file that lacks what part needs is
+ * said to come from a daemon older than this tool. */
+bool stat_load(const char *name, enum stat_part part, void *out);
 
 /* sectorfs-stat --refused MNT [NAME...]: each image's recent lists, or one JSON object of them
  * all.  0; errors exit 1. */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * stat_read.c - reading MNT/.stats for sectorfs-stat, for the iostat-like
- * view and for --refused alike (stat.h): which images it lists, and the
- * whole of one NAME.json.
+ * view and for --refused alike (stat.h): which images it lists, and one
+ * NAME.json, read whole and parsed by core.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +15,7 @@
 
 #include "names.h"
 #include "stat.h"
+#include "stats.h"
 
 static int by_str(const void *a, const void *b)
 {
@@ -94,7 +95,10 @@ static const char *read_all(int fd, const char *path, size_t *lenp)
 	return buf;
 }
 
-const char *stat_read_image(const char *name, char *path, size_t len, size_t *lenp)
+/* Read the whole of MNT/.stats/NAME.json (its path into path, len bytes, for messages; its
+ * length in *lenp) into a buffer reused by the next call: NULL when the image has vanished;
+ * other errors exit 1. */
+static const char *read_image(const char *name, char *path, size_t len, size_t *lenp)
 {
 	const char *text;
 	int fd;
@@ -108,4 +112,22 @@ const char *stat_read_image(const char *name, char *path, size_t len, size_t *le
 	text = read_all(fd, path, lenp);
 	close(fd);
 	return text;
+}
+
+bool stat_load(const char *name, enum stat_part part, void *out)
+{
+	char path[PATH_MAX], err[256];
+	const char *text;
+	size_t len;
+	int rc;
+
+	if (!(text = read_image(name, path, sizeof(path), &len)))
+		return false;
+	rc = part == STAT_COUNTERS ? sfs_stats_parse_json(text, len, out, err, sizeof(err))
+				   : sfs_stats_parse_recent_json(text, len, out, err, sizeof(err));
+	if (rc == -EPROTO)      /* err: what it lacks */
+		tool_die(1, "%s: %s: the daemon is older than " PROG " " PACKAGE_VERSION, path, err);
+	if (rc < 0)
+		tool_die(1, "%s: %s", path, err);
+	return true;
 }

@@ -26,26 +26,6 @@ static int by_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* MNT/.stats/NAME.json's recent lists into *p: true, or false if the image has vanished; other
- * errors exit 1. */
-static bool load_recent(const char *name, struct sfs_stats_parsed_recent *p)
-{
-	char path[PATH_MAX], err[256];
-	const char *text;
-	size_t len;
-	int rc;
-
-	if (!(text = stat_read_image(name, path, sizeof(path), &len)))
-		return false;
-	rc = sfs_stats_parse_recent_json(text, len, p, err, sizeof(err));
-	if (rc == -EPROTO)
-		tool_die(1, "%s: no refused_recent and rmw_recent: the daemon is older than " PROG " "
-			 PACKAGE_VERSION, path);
-	if (rc < 0)
-		tool_die(1, "%s: %s", path, err);
-	return true;
-}
-
 /* One recent list as a table: local time to the microsecond, op, offset, length, error, pid, command. */
 static void print_recent(const char *title, const struct sfs_recent_io *v, size_t n, bool refused)
 {
@@ -90,7 +70,7 @@ int stat_refused(char **names, int nnames)
 	if (stat_json && (!(jf = open_memstream(&json, &jlen)) || fputs("{\"images\":[", jf) < 0))
 		tool_die(1, "cannot format the JSON report");
 	for (size_t i = 0; i < n; i++) {
-		if (!load_recent(v[i], &p)) {
+		if (!stat_load(v[i], STAT_RECENT, &p)) {
 			free(v[i]);
 			continue;        /* gone meanwhile */
 		}
