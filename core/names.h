@@ -51,4 +51,7 @@ static inline size_t sfs_sidecar_image_len(const char *fname)
 	return n > k && strcmp(fname + n - k, SFS_SIDECAR_SUFFIX) == 0 ? n - k : 0;
 }
 
+/* STORE/.sectorfs/NAME.map.corrupt: a map sectorfs-img check --repair moved aside to rebuild it */
+#define SFS_MAP_CORRUPT_SUFFIX ".map.corrupt"
+
 #endif

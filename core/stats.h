@@ -216,4 +216,27 @@ struct sfs_stats_parsed {
 int sfs_stats_parse_json(const char *text, size_t len, struct sfs_stats_parsed *out, char *err,
 			 size_t errlen);
 
+/* What the JSON file of an image says of its recent lists, read back. */
+struct sfs_stats_parsed_recent {
+	char name[1024];                  /* as in struct sfs_stats_parsed */
+	struct sfs_stats_recent recent;   /* each entry's time_ns, op, off, len, pid, comm, and
+					   * (refused) err; an op or error the file names and this
+					   * reader does not is SFS_OP_NCLASS or 0, shown as "?" */
+};
+
+/* Parse refused_recent and rmw_recent of text (len bytes), a JSON file sfs_stats_render_json
+ * wrote, into *out.  0; -EPROTO when it lacks either list (a daemon older than this reader);
+ * -EINVAL when it is not JSON or an entry lacks or mangles a key (err says which list). */
+int sfs_stats_parse_recent_json(const char *text, size_t len, struct sfs_stats_parsed_recent *out,
+				char *err, size_t errlen);
+
+/* The recent lists of the image name, as one compact JSON object, {"image": name,
+ * "refused_recent": [...], "rmw_recent": [...]}, the lists as NAME.json holds them, into a
+ * malloc'd NUL-terminated string (*out, *len, no newline); 0 or -ENOMEM. */
+int sfs_stats_render_recent_json(const char *name, const struct sfs_stats_recent *r, char **out,
+				 size_t *len);
+
+/* How the stats name the error of a refused I/O: "EINVAL", "ENOSPC", "?" for any other. */
+const char *sfs_stats_refusal_name(int err);
+
 #endif

@@ -8,9 +8,16 @@
  * write latency classes); the others read as 0 when absent, so a reader
  * keeps working on a file that gained keys or lost optional ones.  Times
  * come in microseconds with three decimals and go back to nanoseconds.
+ *
+ * The recent lists (refused_recent, rmw_recent: sectorfs-stat --refused)
+ * are read on their own, so that the counters of a daemon without them
+ * still read: each entry back into a struct sfs_recent_io, its time from
+ * time_ns (the ISO time and the reason are derived, and not read), its op
+ * and error by the names the renderer gives them.
  */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -136,18 +143,113 @@ static int parse_object(const json_t *o, struct sfs_stats_parsed *out, char *err
 	return 0;
 }
 
+/* text as a JSON object into *o (to json_decref): 0, or -EINVAL (err says why). */
+static int load_object(const char *text, size_t len, json_t **o, char *err, size_t errlen)
+{
+	json_error_t jerr;
+
+	*o = json_loadb(text, len, 0, &jerr);
+	if (!*o)
+		return sfs_err(err, errlen, -EINVAL, "not valid JSON: %s", jerr.text);
+	if (json_is_object(*o))
+		return 0;
+	json_decref(*o);
+	*o = NULL;
+	return sfs_err(err, errlen, -EINVAL, "not a JSON object");
+}
+
 int sfs_stats_parse_json(const char *text, size_t len, struct sfs_stats_parsed *out, char *err,
 			 size_t errlen)
 {
-	json_error_t jerr;
-	json_t *o = json_loadb(text, len, 0, &jerr);
+	json_t *o;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	if (!o)
-		return sfs_err(err, errlen, -EINVAL, "not valid JSON: %s", jerr.text);
-	rc = json_is_object(o) ? parse_object(o, out, err, errlen)
-			       : sfs_err(err, errlen, -EINVAL, "not a JSON object");
+	rc = load_object(text, len, &o, err, errlen);
+	if (rc < 0)
+		return rc;
+	rc = parse_object(o, out, err, errlen);
+	json_decref(o);
+	return rc;
+}
+
+/* ---- the recent lists ---- */
+
+/* The op the renderer names name (sfs_io_op_name), SFS_OP_NCLASS for any other. */
+static uint32_t op_named(const char *name)
+{
+	uint32_t op = 0;
+
+	while (op < SFS_OP_NCLASS && strcmp(sfs_io_op_name(op), name) != 0)
+		op++;
+	return op;
+}
+
+/* The errno the renderer names name (sfs_stats_refusal_name), 0 for any other. */
+static int32_t refusal_named(const char *name)
+{
+	static const int32_t errs[] = { EINVAL, ENOSPC };
+
+	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++)
+		if (strcmp(sfs_stats_refusal_name(errs[i]), name) == 0)
+			return errs[i];
+	return 0;
+}
+
+/* One entry {time_ns, op, offset, length, pid, comm[, error]} into *io. */
+static bool get_recent_io(const json_t *e, bool refused, struct sfs_recent_io *io)
+{
+	json_t *op = json_object_get(e, "op"), *comm = json_object_get(e, "comm"),
+	       *er = json_object_get(e, "error"), *pid = json_object_get(e, "pid");
+
+	if (!json_is_object(e) || !get_u64(e, "time_ns", true, &io->time_ns) ||
+	    !get_u64(e, "offset", true, &io->off) || !get_u64(e, "length", true, &io->len) ||
+	    !json_is_integer(pid) || json_integer_value(pid) < 0 || json_integer_value(pid) > INT32_MAX ||
+	    !json_is_string(op) || !json_is_string(comm) || json_string_length(comm) >= SFS_COMM_LEN ||
+	    (refused && !json_is_string(er)))
+		return false;
+	io->pid = (int32_t)json_integer_value(pid);
+	io->op = op_named(json_string_value(op));
+	io->err = refused ? refusal_named(json_string_value(er)) : 0;
+	memcpy(io->comm, json_string_value(comm), json_string_length(comm) + 1);
+	return true;
+}
+
+/* The list at key of o, newest first, into v (SFS_RECENT_MAX entries at most) and *n. */
+static bool get_recent(const json_t *o, const char *key, bool refused, struct sfs_recent_io *v,
+		       size_t *n)
+{
+	json_t *a = json_object_get(o, key), *e;
+	size_t i;
+
+	if (json_array_size(a) > SFS_RECENT_MAX)
+		return false;
+	json_array_foreach(a, i, e)
+		if (!get_recent_io(e, refused, &v[i]))
+			return false;
+	*n = json_array_size(a);
+	return true;
+}
+
+int sfs_stats_parse_recent_json(const char *text, size_t len, struct sfs_stats_parsed_recent *out,
+				char *err, size_t errlen)
+{
+	struct sfs_stats_recent *r = &out->recent;
+	json_t *o, *name;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = load_object(text, len, &o, err, errlen);
+	if (rc < 0)
+		return rc;
+	name = json_object_get(o, "name");
+	snprintf(out->name, sizeof(out->name), "%s", json_is_string(name) ? json_string_value(name) : "?");
+	if (!json_is_array(json_object_get(o, "refused_recent")) || !json_is_array(json_object_get(o, "rmw_recent")))
+		rc = sfs_err(err, errlen, -EPROTO, "no refused_recent and rmw_recent");
+	else if (!get_recent(o, "refused_recent", true, r->refused, &r->nrefused))
+		rc = sfs_err(err, errlen, -EINVAL, "malformed key 'refused_recent'");
+	else if (!get_recent(o, "rmw_recent", false, r->rmw, &r->nrmw))
+		rc = sfs_err(err, errlen, -EINVAL, "malformed key 'rmw_recent'");
 	json_decref(o);
 	return rc;
 }

@@ -20,7 +20,9 @@
  * histogram lists its non-empty buckets as [lower_bound_us, count].
  * refused_recent and rmw_recent are arrays, newest first, of objects
  * {time, time_ns, op, offset, length, pid, comm} (refused ones also
- * {error, reason}); time is ISO 8601 UTC with microseconds.
+ * {error, reason}); time is ISO 8601 UTC with microseconds.  The same
+ * lists, read back (stats_parse.c), are rendered again on their own for
+ * sectorfs-stat --refused --json (sfs_stats_render_recent_json).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -170,7 +172,7 @@ static const char *iso_time(uint64_t ns, char *buf, size_t len)
 	return buf;
 }
 
-static const char *err_name(int err)
+const char *sfs_stats_refusal_name(int err)
 {
 	return err == EINVAL ? "EINVAL" : err == ENOSPC ? "ENOSPC" : "?";
 }
@@ -195,7 +197,7 @@ static json_t *json_recent(const struct sfs_recent_io *v, size_t n, bool refused
 				      "pid", (int)v[i].pid, "comm", json_name(v[i].comm));
 
 		if (e && refused)
-			err |= json_object_set_new(e, "error", json_string(err_name(v[i].err))) |
+			err |= json_object_set_new(e, "error", json_string(sfs_stats_refusal_name(v[i].err))) |
 			       json_object_set_new(e, "reason", json_string(err_reason(v[i].err)));
 		err |= !e || json_array_append_new(a, e);
 	}
@@ -349,6 +351,27 @@ int sfs_stats_render_json(const struct sfs_stats_snap *s, const struct sfs_stats
 	return finish(f, err, out);
 }
 
+int sfs_stats_render_recent_json(const char *name, const struct sfs_stats_recent *r, char **out,
+				 size_t *len)
+{
+	json_t *o = json_object();
+	int err = !o;
+	FILE *f;
+
+	if (o)
+		err = json_object_set_new(o, "image", json_name(name)) |
+		      json_object_set_new(o, "refused_recent", json_recent(r->refused, r->nrefused, true)) |
+		      json_object_set_new(o, "rmw_recent", json_recent(r->rmw, r->nrmw, false));
+	f = err ? NULL : open_memstream(out, len);
+	if (!f) {
+		json_decref(o);
+		return -ENOMEM;
+	}
+	err = json_dumpf(o, f, JSON_COMPACT);
+	json_decref(o);
+	return finish(f, err, out);
+}
+
 /* ---- text ---- */
 
 static double per_sec(uint64_t v, double secs)
@@ -471,7 +494,7 @@ static void text_recent(FILE *f, const char *title, const struct sfs_recent_io *
 		else
 			snprintf(pid, sizeof(pid), "-");
 		fprintf(f, "  %-15s %-12s %14" PRIu64 " %9" PRIu64 " %-7s %8s  %s\n", when + 11,
-			sfs_io_op_name(v[i].op), v[i].off, v[i].len, refused ? err_name(v[i].err) : "", pid, comm);
+			sfs_io_op_name(v[i].op), v[i].off, v[i].len, refused ? sfs_stats_refusal_name(v[i].err) : "", pid, comm);
 	}
 }
 

@@ -119,3 +119,16 @@ int sfs_format_human(uint64_t bytes, char *buf, size_t len)
 	return fit(snprintf(buf, len, "%" PRIu64 ".%" PRIu64 " %s", whole, tenth,
 			    human_units[u]), len);
 }
+
+/* The sizes of transfers and disks in the bench's reports: a whole number of units reads as
+ * such ("4 KiB", not "4.0 KiB"), the largest unit that divides them up to TiB. */
+int sfs_format_iec(uint64_t bytes, char *buf, size_t len)
+{
+	int u = 0;
+
+	while (u < 4 && bytes && bytes % (UINT64_C(1) << (10 * (u + 1))) == 0)
+		u++;
+	if (u == 0)
+		return sfs_format_human(bytes, buf, len);
+	return fit(snprintf(buf, len, "%" PRIu64 " %s", bytes >> (10 * u), human_units[u]), len);
+}

@@ -22,6 +22,10 @@ int sfs_format_size(uint64_t bytes, char *buf, size_t len);
 /* Print bytes for people, rounded to one decimal ("1.5 GiB"); returns 0 or -ENOSPC. */
 int sfs_format_human(uint64_t bytes, char *buf, size_t len);
 
+/* Print bytes in the largest binary unit up to TiB that holds them whole ("512 B", "4 KiB",
+ * "1536 KiB", "1024 TiB"), else as sfs_format_human ("1.5 KiB"); returns 0 or -ENOSPC. */
+int sfs_format_iec(uint64_t bytes, char *buf, size_t len);
+
 /* True when v is a power of two (and not 0). */
 static inline int sfs_is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
 

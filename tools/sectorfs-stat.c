@@ -25,8 +25,15 @@
  * last refused I/Os and the last read-modify-write writes (stat_refused.c).
  * Exit: 0 (also on SIGINT/SIGTERM), 1 on errors, 2 on usage errors or when
  * MNT is not a sectorfs mount with statistics.
+ *
+ * Messages are toolutil's ("sectorfs-stat: ...", tool_die).  The options
+ * are read here and not by tool_main: its table is of a tool's commands,
+ * named by the first argument, each with a fixed number of arguments,
+ * while this tool has no commands and takes MNT and any number of NAMEs;
+ * and its messages for -i and -c and for unknown options would not be
+ * the ones this tool has always printed.  Whether MNT is a sectorfs
+ * mount is core's sfs_mount_lookup (the type of the mount on top there).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -35,9 +42,7 @@
 #include <limits.h>
 #include <locale.h>
 #include <math.h>
-#include <mntent.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +57,7 @@
 #include "config.h"
 #endif
 #include "escape.h"
+#include "mountpoint.h"
 #include "names.h"
 #include "stat.h"
 #include "stats.h"
@@ -82,54 +88,26 @@ const char *stat_mnt;
 bool stat_json, stat_utf8;
 static bool tty;
 
-void stat_die(int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs(PROG ": ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(rc);
-}
-
 /* ---- is MNT a sectorfs mount? ---- */
-
-/* Type of the topmost mount on path ("" if path is no mount point). */
-static void mount_type(const char *path, char *type, size_t len)
-{
-	FILE *f = setmntent("/proc/self/mounts", "r");
-	struct mntent *m;
-
-	if (!f)
-		stat_die(1, "cannot read /proc/self/mounts: %s", strerror(errno));
-	*type = '\0';
-	while ((m = getmntent(f)))      /* a later line mounts over an earlier one */
-		if (strcmp(m->mnt_dir, path) == 0)
-			snprintf(type, len, "%s", m->mnt_type);
-	endmntent(f);
-}
 
 /* Exit 2 with a clear message unless stat_mnt is a sectorfs mount with statistics. */
 static void check_mount(void)
 {
-	char real[PATH_MAX], type[64], stats[PATH_MAX + 8];
+	char real[PATH_MAX], type[PATH_MAX], source[PATH_MAX], stats[PATH_MAX + 8];
 	struct stat st;
 
 	if (!realpath(stat_mnt, real))
-		stat_die(2, "%s: %s", stat_mnt, strerror(errno));
-	mount_type(real, type, sizeof(type));
-	if (!*type)
-		stat_die(2, "%s is not a sectorfs mount (not a mount point)", stat_mnt);
+		tool_die(2, "%s: %s", stat_mnt, strerror(errno));
+	if (!sfs_mount_lookup(real, type, source, sizeof(type)))
+		tool_die(2, "%s is not a sectorfs mount (not a mount point)", stat_mnt);
 	if (strcmp(type, SFS_FSTYPE) != 0)
-		stat_die(2, "%s is not a sectorfs mount (mount type %s, not " SFS_FSTYPE ")", stat_mnt, type);
-	snprintf(stats, sizeof(stats), "%s/.stats", real);
+		tool_die(2, "%s is not a sectorfs mount (mount type %s, not " SFS_FSTYPE ")", stat_mnt, type);
+	snprintf(stats, sizeof(stats), "%s/" SFS_STATS_DIR, real);
 	if (stat(stats, &st) == 0)
 		return;
 	if (errno == ENOENT)
-		stat_die(2, "%s is a sectorfs mount without statistics: it was mounted with -o nostats", stat_mnt);
-	stat_die(2, "%s: %s", stats, strerror(errno));
+		tool_die(2, "%s is a sectorfs mount without statistics: it was mounted with -o nostats", stat_mnt);
+	tool_die(2, "%s: %s", stats, strerror(errno));
 }
 
 /* ---- reading the stats files (stat_read.c) ---- */
@@ -138,18 +116,9 @@ static void check_mount(void)
 static bool load_image(const char *name, struct image *im)
 {
 	static struct sfs_stats_parsed p;   /* large: keep it off the stack */
-	char path[PATH_MAX], err[256];
-	const char *text;
-	size_t len;
-	int rc;
 
-	if (!(text = stat_read_image(name, path, sizeof(path), &len)))
+	if (!stat_load(name, STAT_COUNTERS, &p))
 		return false;
-	rc = sfs_stats_parse_json(text, len, &p, err, sizeof(err));
-	if (rc == -EPROTO)
-		stat_die(1, "%s: no reset_generation: the daemon is older than " PROG " " PACKAGE_VERSION, path);
-	if (rc < 0)
-		stat_die(1, "%s: %s", path, err);
 	memset(im, 0, sizeof(*im));
 	snprintf(im->name, sizeof(im->name), "%s", name);
 	sfs_escape_name(name, !stat_utf8, im->shown, sizeof(im->shown));
@@ -159,11 +128,6 @@ static bool load_image(const char *name, struct image *im)
 	im->total = p.total_blocks;
 	im->s = p.snap;
 	return true;
-}
-
-static int by_name(const void *a, const void *b)
-{
-	return strcmp(((const struct image *)a)->name, ((const struct image *)b)->name);
 }
 
 static int name_is(const void *name, const void *im)
@@ -177,44 +141,23 @@ static const struct image *find(const struct list *l, const char *name)
 	return l ? bsearch(name, l->v, l->n, sizeof(*l->v), name_is) : NULL;
 }
 
-/* The image names of a "NAME.json" entry of .stats, if it is one we want. */
-bool stat_wanted(const char *entry, char *name, char **names, int nnames)
-{
-	size_t len = sfs_sidecar_image_len(entry);
-
-	if (entry[0] == '.' || !len)
-		return false;
-	snprintf(name, NAME_MAX + 1, "%.*s", (int)len, entry);
-	for (int i = 0; i < nnames; i++)
-		if (strcmp(names[i], name) == 0)
-			return true;
-	return nnames == 0;
-}
-
 /* Snapshot every wanted image into l, sorted by name. */
 static void load_all(struct list *l, char **names, int nnames)
 {
-	char path[PATH_MAX], name[NAME_MAX + 1];
-	struct dirent *d;
-	DIR *dir;
+	size_t n;
+	char **v = stat_names(names, nnames, &n);
 
-	snprintf(path, sizeof(path), "%s/.stats", stat_mnt);
-	if (!(dir = opendir(path)))
-		stat_die(1, "%s: %s", path, strerror(errno));
-	for (l->n = 0; (errno = 0, d = readdir(dir));) {
-		if (!stat_wanted(d->d_name, name, names, nnames))
-			continue;
-		if (l->n == l->cap) {
-			l->cap = l->cap ? 2 * l->cap : 8;
-			if (!(l->v = realloc(l->v, l->cap * sizeof(*l->v))))
-				stat_die(1, "out of memory");
-		}
-		l->n += load_image(name, &l->v[l->n]);
+	l->n = 0;
+	while (n > l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 8;
+		if (!(l->v = realloc(l->v, l->cap * sizeof(*l->v))))
+			tool_die(1, "out of memory");
 	}
-	if (errno)
-		stat_die(1, "%s: %s", path, strerror(errno));
-	closedir(dir);
-	qsort(l->v, l->n, sizeof(*l->v), by_name);
+	for (size_t i = 0; i < n; i++) {
+		l->n += load_image(v[i], &l->v[l->n]);
+		free(v[i]);
+	}
+	free(v);
 }
 
 /* ---- one row: the difference of two snapshots ---- */
@@ -407,7 +350,7 @@ static void report(const struct list *prev, const struct list *cur, unsigned seq
 
 			if (!row || json_source(row, &cur->v[i], diffed) < 0 ||
 			    json_array_append_new(rows, row) < 0)
-				stat_die(1, "cannot format the JSON report");
+				tool_die(1, "cannot format the JSON report");
 		} else {
 			text_row(w, &cur->v[i], &d, &r);
 		}
@@ -416,14 +359,14 @@ static void report(const struct list *prev, const struct list *cur, unsigned seq
 		o = json_pack("{s:I, s:s, s:I, s:o}", "report", (json_int_t)seq,
 			      "kind", prev ? "interval" : "total", "time", (json_int_t)time(NULL), "images", rows);
 		if (!o || json_dumpf(o, stdout, JSON_COMPACT | JSON_REAL_PRECISION(10)) < 0)
-			stat_die(1, "cannot format the JSON report");
+			tool_die(1, "cannot format the JSON report");
 		json_decref(o);
 	} else {
 		json_decref(rows);
 	}
 	putchar('\n');
 	if (fflush(stdout) != 0 || ferror(stdout))
-		stat_die(1, "writing the report: %s", strerror(errno));
+		tool_die(1, "writing the report: %s", strerror(errno));
 }
 
 /* ---- command line and the main loop ---- */
@@ -450,7 +393,7 @@ static void sleep_until(const struct timespec *t)
 
 	while (!stop_flag && (rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, t, NULL)) != 0)
 		if (rc != EINTR)
-			stat_die(1, "clock_nanosleep: %s", strerror(rc));
+			tool_die(1, "clock_nanosleep: %s", strerror(rc));
 }
 
 static void add_seconds(struct timespec *t, double secs)
@@ -491,7 +434,7 @@ static double parse_positive(char opt, const char *s, bool integer)
 	errno = 0;
 	v = integer ? (double)strtol(s, &end, 10) : strtod(s, &end);
 	if (errno || end == s || *end || !(v > 0) || v > 1e9)
-		stat_die(2, "-%c %s: expected a positive %s", opt, s, integer ? "integer" : "number of seconds");
+		tool_die(2, "-%c %s: expected a positive %s", opt, s, integer ? "integer" : "number of seconds");
 	return v;
 }
 
@@ -509,6 +452,7 @@ int main(int argc, char **argv)
 	struct timespec next;
 	int c;
 
+	tool_set_prog(PROG);
 	while ((c = getopt_long(argc, argv, "i:c:rhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i': interval = parse_positive('i', optarg, false); break;
@@ -525,9 +469,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (count > 0 && interval == 0)
-		stat_die(2, "-c needs -i");
+		tool_die(2, "-c needs -i");
 	if (refused && interval > 0)
-		stat_die(2, "--refused shows the lists once: no -i or -c");
+		tool_die(2, "--refused shows the lists once: no -i or -c");
 	stat_mnt = argv[optind++];
 	tty = isatty(STDOUT_FILENO);
 	setlocale(LC_CTYPE, "");           /* for the widths of names only; numbers stay in C */
@@ -540,7 +484,7 @@ int main(int argc, char **argv)
 	load_all(cur, argv + optind, argc - optind);
 	for (int i = optind; i < argc; i++)
 		if (!find(cur, argv[i]))
-			stat_die(1, "%s: no image named '%s' (no %s/.stats/%s.json)", stat_mnt, argv[i], stat_mnt, argv[i]);
+			stat_no_image(argv[i]);
 	report(NULL, cur, 1, interval);
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (unsigned n = 2; interval > 0 && (count == 0 || n <= count) && !stop_flag; n++) {

@@ -2,7 +2,7 @@
 /*
  * stat.h - what sectorfs-stat.c (the iostat-like view) shares with
  * stat_refused.c (--refused, the recent lists) and stat_read.c (reading
- * the stats files).
+ * the stats files).  Errors end the run through toolutil's tool_die.
  */
 #ifndef SFS_TOOL_STAT_H
 #define SFS_TOOL_STAT_H
@@ -17,23 +17,31 @@
 #define PACKAGE_VERSION "unknown"
 #endif
 
+#include "toolutil.h"
+
 #define PROG "sectorfs-stat"
 
 extern const char *stat_mnt;     /* MNT */
 extern bool stat_json;           /* --json */
 extern bool stat_utf8;           /* names keep UTF-8 (a UTF-8 locale) */
 
-/* "sectorfs-stat: MESSAGE" on stderr, then exit rc. */
-void stat_die(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+/* The image names that have a NAME.json in MNT/.stats (only those of names, when nnames is
+ * not 0), sorted, each malloc'd, in a malloc'd array of *n; errors exit 1. */
+char **stat_names(char **names, int nnames, size_t *n);
 
-/* The image name (into name, NAME_MAX + 1 bytes) of a "NAME.json" entry of .stats, if it is one
- * of names (any when nnames is 0). */
-bool stat_wanted(const char *entry, char *name, char **names, int nnames);
+/* Exit 1 saying that MNT has no image called name (no MNT/.stats/NAME.json). */
+void stat_no_image(const char *name) __attribute__((noreturn));
 
-/* Read the whole of MNT/.stats/NAME.json (its path into path, len bytes, for messages; its
- * length in *lenp) into a buffer reused by the next call: NULL when the image has vanished;
- * other errors exit 1. */
-const char *stat_read_image(const char *name, char *path, size_t len, size_t *lenp);
+/* What of MNT/.stats/NAME.json stat_load reads, by core's parser (stats.h). */
+enum stat_part {
+	STAT_COUNTERS,    /* sfs_stats_parse_json into a struct sfs_stats_parsed */
+	STAT_RECENT,      /* sfs_stats_parse_recent_json into a struct sfs_stats_parsed_recent */
+};
+
+/* Read MNT/.stats/NAME.json and parse part of it into out, the struct part names: true, or
+ * false when the image has vanished.  Errors exit 1; a file that lacks what part needs is
+ * said to come from a daemon older than this tool. */
+bool stat_load(const char *name, enum stat_part part, void *out);
 
 /* sectorfs-stat --refused MNT [NAME...]: each image's recent lists, or one JSON object of them
  * all.  0; errors exit 1. */

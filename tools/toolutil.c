@@ -36,12 +36,18 @@
 #define PACKAGE_VERSION "unknown"
 #endif
 
-/* The tool tool_main runs, for the messages. */
+/* The tool tool_main runs, for its size example; and the name its messages begin with. */
 static const struct tool *current;
+static const char *progname = "sectorfs";
 
 static const char *prog(void)
 {
-	return current ? current->prog : "sectorfs";
+	return progname;
+}
+
+void tool_set_prog(const char *name)
+{
+	progname = name;
 }
 
 /* ---- messages ---- */
@@ -74,6 +80,17 @@ void tool_cmd_error(const struct tool_cmd *cmd, const char *fmt, ...)
 	vsay(cmd, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+void tool_die(int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(NULL, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(rc);
 }
 
 int tool_usage_status(const struct tool_cmd *cmd)
@@ -125,8 +142,6 @@ int tool_parse_size(const struct tool_cmd *cmd, const char *what, const char *s,
 
 const char *tool_fmt_size(uint64_t bytes, enum tool_size_style style, char *buf, size_t len)
 {
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	unsigned u = 0;
 	char s[32];
 
 	if (style == TOOL_SIZE_EXACT) {
@@ -135,15 +150,8 @@ const char *tool_fmt_size(uint64_t bytes, enum tool_size_style style, char *buf,
 			snprintf(buf, len, "%s (%" PRIu64 " bytes)", s, bytes);
 		else
 			snprintf(buf, len, "%" PRIu64 " bytes", bytes);
-		return buf;
-	}
-	while (u + 1 < sizeof(units) / sizeof(units[0]) && bytes && bytes % (UINT64_C(1024) << (10 * u)) == 0)
-		u++;
-	if (u == 0 && bytes >= 1024) {
-		if (sfs_format_human(bytes, buf, len) < 0 && len)
-			buf[0] = '\0';
-	} else {
-		snprintf(buf, len, "%" PRIu64 " %s", bytes >> (10 * u), units[u]);
+	} else if (sfs_format_iec(bytes, buf, len) < 0 && len) {
+		buf[0] = '\0';
 	}
 	return buf;
 }
@@ -373,6 +381,7 @@ int tool_main(const struct tool *t, int argc, char **argv)
 	const char *name = help ? argv[2] : argv[1];
 
 	current = t;
+	tool_set_prog(t->prog);
 	if (argc < 2) {
 		usage(t, stderr);
 		return 1;

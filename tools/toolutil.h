@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * toolutil.h - what the command-line tools (sectorfs-img, sectorfs-bench)
- * share: the command table and the dispatcher that does the work every
- * command would otherwise do again, the messages, sizes for people and
- * for the command line, the progress line, a monotonic clock and a
- * Ctrl-C flag that long runs poll so they can stop cleanly.
+ * toolutil.h - what the command-line tools (sectorfs-img, sectorfs-bench,
+ * and sectorfs-stat for the messages) share: the command table and the
+ * dispatcher that does the work every command would otherwise do again,
+ * the messages, sizes for people and for the command line, the progress
+ * line, a monotonic clock and a Ctrl-C flag that long runs poll so they
+ * can stop cleanly.
  *
  * A command is one table entry, as tmux's cmd_entry is one:
  *
@@ -131,10 +132,18 @@ int tool_main(const struct tool *t, int argc, char **argv);
  * a target by its flag). */
 const struct tool_value *tool_opt(const struct tool_item *item, const char *name);
 
-/* ---- messages (the tool is the one tool_main runs) ---- */
+/* ---- messages (the tool is the one tool_main runs, or the one tool_set_prog names) ---- */
+
+/* Name the tool the messages come from, for a tool without commands that does not run
+ * tool_main (sectorfs-stat). */
+void tool_set_prog(const char *prog);
 
 /* "PROG: MESSAGE" on stderr. */
 void tool_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* "PROG: MESSAGE" on stderr, then exit with status rc: for a tool whose every error ends the
+ * run (sectorfs-stat). */
+void tool_die(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 
 /* "PROG CMD: MESSAGE" on stderr. */
 void tool_cmd_error(const struct tool_cmd *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -154,11 +163,14 @@ int tool_parse_size(const struct tool_cmd *cmd, const char *what, const char *s,
 		    uint64_t *out);
 
 enum tool_size_style {
-	TOOL_SIZE_EXACT,    /* "8M (8388608 bytes)", "1000 bytes": the value to the byte */
-	TOOL_SIZE_IEC,      /* "512 B", "4 KiB", "8 MiB"; others as "1.5 KiB" */
+	TOOL_SIZE_EXACT,    /* "8M (8388608 bytes)", "1000 bytes": the value to the byte
+			     * (core's sfs_format_size, and the bytes) */
+	TOOL_SIZE_IEC,      /* "512 B", "4 KiB", "8 MiB"; others as "1.5 KiB" (core's
+			     * sfs_format_iec) */
 };
 
-/* bytes as text for people, in style; returns buf. */
+/* bytes as text for people, in style, printed by core's units.h; returns buf ("" when it
+ * does not fit in len). */
 const char *tool_fmt_size(uint64_t bytes, enum tool_size_style style, char *buf, size_t len);
 
 /* ---- output ---- */

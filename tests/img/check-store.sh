@@ -9,7 +9,9 @@
 #    what it did; then 0;
 #  - a backing file and map without a sidecar: a problem of that name (4),
 #    left alone by --repair (the data may be wanted);
-#  - the user's files are never touched.
+#  - the user's files are never touched;
+#  - a command that changes an image shows, of what the recovery did,
+#    what concerns that image only.
 # Needs no mount.
 . "$(dirname "$0")/lib.sh"
 
@@ -87,3 +89,20 @@ out_has "repaired: infl: finished an interrupted inflate"
 grep -q eagerzeroedthick "$STORE/infl.json" || fail "infl.json: $(cat "$STORE/infl.json")"
 img 0 check "$STORE/infl"
 pass "interrupted create undone (a file holding data left alone), interrupted inflate finished"
+
+# a command that changes an image shows the warnings about that image: of
+# what the store's recovery did when it took the lock, only what it did to
+# this image, not to another
+img 0 create -s 1M "$STORE/g"
+img 0 create -s 1M "$STORE/h"
+printf 'create %s %s\n' "$(stat -c %d "$STORE/h")" "$(stat -c %i "$STORE/h")" > "$STORE/.sectorfs/h.create"
+rm "$STORE/h.json"
+img 0 resize "$STORE/g" 2M
+[ ! -e "$STORE/h" ] || fail "the interrupted create of h was not undone"
+[ ! -s "$T/err" ] || fail "resize of g showed warnings about another image: $(cat "$T/err")"
+printf 'grow 2097152 4194304 2097152 1\n' > "$STORE/.sectorfs/g.grow"
+truncate -s 4M "$STORE/g"
+img 0 resize "$STORE/g" 3M
+err_is "sectorfs-img: warning: g: undid an interrupted grow from 2097152 to 4194304 bytes; the image keeps 2097152 bytes"
+out_is "resized $STORE/g: 2M (2097152 bytes) -> 3M (3145728 bytes)"
+pass "a changing command shows what the recovery did to its image, not to another"

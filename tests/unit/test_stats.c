@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_stats.c - unit tests of core/stats.c and core/stats_render.c.
+ * test_stats.c - unit tests of core/stats.c, core/stats_render.c and
+ * core/stats_parse.c.
  *
  * Exact counters after known I/O sequences, the size and alignment
  * histograms at their edges, the latency histogram's bucket arithmetic
  * over the whole range and its percentiles against sorted samples,
  * exact totals from concurrent recorders, reset, and both renderings
- * (JSON parsed back with jansson, text checked line by line).
+ * (JSON parsed back with jansson, text checked line by line), and the
+ * JSON read back by core's parser (stats_parse.c): the counters and the
+ * recent lists.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -875,6 +878,81 @@ Test(stats_render, json_round_trip)
 	cr_expect_eq(sfs_stats_parse_json("{\"reset_generation\": 1}", 23, &p, err, sizeof(err)), -EINVAL);
 	cr_expect(strstr(err, "reads"), "names the key: %s", err);
 	cr_expect_eq(sfs_stats_parse_json("nope", 4, &p, err, sizeof(err)), -EINVAL);
+}
+
+/* Recent lists with one of each kind of entry: every op, both refusals, no requester and no
+ * command name, 64 refusals (a full ring) and 3 read-modify-write writes. */
+static void sample_recent(struct sfs_stats_recent *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->nrefused = SFS_RECENT_MAX;
+	for (size_t i = 0; i < r->nrefused; i++)
+		r->refused[i] = (struct sfs_recent_io){
+			.time_ns = 1700000000123456789ull - i * 1000003, .off = 512 * i + 1, .len = 4096 - i,
+			.pid = (int32_t)(i % 5 ? 1000 + i : 0), .err = i % 3 ? EINVAL : ENOSPC,
+			.op = (uint32_t)(i % SFS_OP_NCLASS),
+		};
+	for (size_t i = 0; i < r->nrefused; i++)
+		if (i % 7)
+			snprintf(r->refused[i].comm, SFS_COMM_LEN, "fio-%zu \"q\"", i);
+	r->nrmw = 3;
+	for (size_t i = 0; i < r->nrmw; i++)
+		r->rmw[i] = (struct sfs_recent_io){ .time_ns = 1700000001000000000ull + i, .off = 1024 * i,
+						    .len = 512, .pid = 77, .op = SFS_OP_WRITE,
+						    .comm = "kworker/u8:1+loop0" };
+}
+
+/* sfs_stats_parse_recent_json of the string text, err of 256 bytes. */
+static int parse_recent(const char *text, struct sfs_stats_parsed_recent *p, char *err)
+{
+	return sfs_stats_parse_recent_json(text, strlen(text), p, err, 256);
+}
+
+/* The recent lists rendered into NAME.json, then parsed back: every entry as it was, and
+ * rendered again on their own they are the file's lists; a file of an older daemon, without
+ * the lists, and a mangled entry refused. */
+Test(stats_render, recent_round_trip)
+{
+	static struct sfs_stats_parsed_recent p;
+	static struct sfs_stats_recent r;
+	json_t *file, *alone;
+	char err[256], *again = NULL;
+	size_t len;
+
+	sample_recent(&r);
+	rd.info.recent = &r;
+	render(true);
+	cr_assert_eq(sfs_stats_parse_recent_json(rd.out, rd.len, &p, err, sizeof(err)), 0, "%s", err);
+	cr_expect_str_eq(p.name, rd.info.name);
+	cr_assert_eq(p.recent.nrefused, r.nrefused);
+	cr_assert_eq(p.recent.nrmw, r.nrmw);
+	for (size_t i = 0; i < r.nrefused + r.nrmw; i++) {
+		const struct sfs_recent_io *a = i < r.nrefused ? &r.refused[i] : &r.rmw[i - r.nrefused],
+			*b = i < r.nrefused ? &p.recent.refused[i] : &p.recent.rmw[i - r.nrefused];
+
+		cr_expect(a->time_ns == b->time_ns && a->off == b->off && a->len == b->len &&
+			  a->pid == b->pid && a->err == b->err && a->op == b->op &&
+			  strcmp(a->comm, b->comm) == 0, "entry %zu does not come back whole", i);
+	}
+
+	cr_assert_eq(sfs_stats_render_recent_json(p.name, &p.recent, &again, &len), 0);
+	cr_assert_eq(strlen(again), len);
+	file = json_loads(rd.out, 0, NULL);
+	alone = json_loads(again, 0, NULL);
+	cr_assert_not_null(alone, "not JSON: %s", again);
+	cr_expect_str_eq(json_string_value(json_object_get(alone, "image")), rd.info.name);
+	cr_expect(json_equal(json_object_get(alone, "refused_recent"), json_object_get(file, "refused_recent")));
+	cr_expect(json_equal(json_object_get(alone, "rmw_recent"), json_object_get(file, "rmw_recent")));
+	cr_expect_eq(json_object_size(alone), 3);
+	json_decref(file);
+	json_decref(alone);
+	free(again);
+
+	cr_expect_eq(parse_recent("{\"name\": \"a\", \"refused_recent\": []}", &p, err), -EPROTO);
+	cr_expect_eq(parse_recent("{\"refused_recent\": [], \"rmw_recent\": [{\"op\": \"write\"}]}", &p, err),
+		     -EINVAL);
+	cr_expect(strstr(err, "rmw_recent"), "names the list: %s", err);
+	cr_expect_eq(parse_recent("[]", &p, err), -EINVAL);
 }
 
 /* The histogram core shares with sectorfs-bench: every value lies in its bucket, for the

@@ -189,6 +189,26 @@ Test(format_human, buffer_too_small)
 	cr_expect_eq(sfs_format_human(0, NULL, 0), -ENOSPC);
 }
 
+/* The bench's sizes: the largest unit up to TiB that holds them whole, else rounded as
+ * sfs_format_human rounds them. */
+Test(format_iec, whole_units_when_exact)
+{
+	static const struct { uint64_t bytes; const char *want; } rows[] = {
+		{ 0, "0 B" }, { 1, "1 B" }, { 512, "512 B" }, { 1023, "1023 B" }, { 1024, "1 KiB" },
+		{ 1100, "1.1 KiB" }, { 1536, "1.5 KiB" }, { 4096, "4 KiB" }, { 1 << 20, "1 MiB" },
+		{ 3ull << 19, "1536 KiB" }, { 3ull << 29, "1536 MiB" }, { 8ull << 30, "8 GiB" },
+		{ 2ull << 40, "2 TiB" }, { 1ull << 50, "1024 TiB" }, { 1ull << 62, "4194304 TiB" },
+		{ (1ull << 20) + 512, "1.0 MiB" }, { UINT64_MAX, "16.0 EiB" },
+	};
+	char buf[32];
+
+	for (size_t i = 0; i < NROWS(rows); i++) {
+		cr_assert_eq(sfs_format_iec(rows[i].bytes, buf, sizeof(buf)), 0);
+		cr_expect_str_eq(buf, rows[i].want, "%llu", (unsigned long long)rows[i].bytes);
+	}
+	cr_expect_eq(sfs_format_iec(4096, buf, 5), -ENOSPC);
+}
+
 Test(is_pow2, values)
 {
 	cr_expect(!sfs_is_pow2(0));

@@ -71,6 +71,8 @@ struct img_session {
 	struct sfs_image *im;          /* from sfs_store_lookup, or NULL */
 	int store_fd, state_fd;
 	bool quiet;                    /* IMG_S_QUIET */
+	bool about_image;              /* what the core logs now concerns the image: its warnings
+					* are shown (never when quiet; session.c says how it knows) */
 };
 
 #define IMG_S_GET 1u        /* also get the image */

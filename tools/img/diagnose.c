@@ -79,7 +79,7 @@ int img_check_diagnose(const struct img_view *v, struct img_diag *d)
 	if (!v->sc_present && v->map_rc == -ENOENT && v->bk_rc == -ENOENT)
 		return d->n ? 0 : -1;
 	if (!v->sc_present)
-		add(d, P_UNDECLARED, "no sidecar %s.json: the image is not declared (files left by an "
+		add(d, P_UNDECLARED, "no sidecar %s" SFS_SIDECAR_SUFFIX ": the image is not declared (files left by an "
 		    "interrupted create or unlink?)", r->name);
 	else if (v->sc_rc < 0)
 		add(d, P_SIDECAR, "sidecar: %s", v->sc_err);
@@ -96,7 +96,7 @@ int img_check_diagnose(const struct img_view *v, struct img_diag *d)
 		add(d, P_BACKING, "backing file %s has %lu hard links; it must have one", r->path,
 		    (unsigned long)v->bk.st_nlink);
 	if (v->map_rc == -ENOENT)
-		add(d, P_MAP_MISSING, "allocation map %s/%s.map is missing", SFS_STATE_DIR, r->name);
+		add(d, P_MAP_MISSING, "allocation map " SFS_STATE_DIR "/%s" SFS_MAP_SUFFIX " is missing", r->name);
 	else if (v->map_rc < 0)
 		add(d, P_MAP_BAD, "allocation map: %s", v->map_err);
 	if (!v->map)

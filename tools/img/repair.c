@@ -65,7 +65,7 @@ static bool move_corrupt_map(struct img_session *ss, const struct img_ref *r)
 	char a[SFS_NAME_MAX + 16], b[SFS_NAME_MAX + 32];
 
 	sfs_map_name(a, sizeof(a), r->name);
-	snprintf(b, sizeof(b), "%s.map.corrupt", r->name);
+	snprintf(b, sizeof(b), "%s" SFS_MAP_CORRUPT_SUFFIX, r->name);
 	if (renameat(ss->state_fd, a, ss->state_fd, b) < 0) {
 		tool_error("%s/%s/%s: cannot move aside: %s", r->store, SFS_STATE_DIR, a, strerror(errno));
 		return false;
@@ -90,7 +90,7 @@ static bool rewrite_sidecar(struct img_session *ss, const struct img_view *v)
 	if (img_save_sidecar(ss, &sc) < 0)
 		return false;
 	sfs_format_size(sc.block_size, block, sizeof(block));
-	printf("%s: repaired: rewrote %s.json with the recorded geometry (%s, block size %s, %s, %llu "
+	printf("%s: repaired: rewrote %s" SFS_SIDECAR_SUFFIX " with the recorded geometry (%s, block size %s, %s, %llu "
 	       "bytes)\n", v->ref->path, v->ref->name,
 	       img_check_sector_text(sc.lss, sc.pss, sector, sizeof(sector)), block,
 	       sfs_prov_name(sc.prov), (unsigned long long)sc.size);

@@ -10,6 +10,16 @@
  * being worked on; why the image could not be opened comes back whole
  * from sfs_store_lookup().  The store is opened lazily: only the
  * image asked for is loaded, the others are left as they are.
+ *
+ * Which warnings concern the image follows from the call that logs them,
+ * never from their text.  Every call after the store is open (the lookup,
+ * the command's own store call, the close) is on the image alone, the
+ * only one loaded: its warnings are shown.  Opening the store runs the
+ * recovery of the whole store after a crash; as the lock lets one
+ * multi-file operation run at a time, a crash leaves at most one pending,
+ * and the recovery's warnings are shown when that one concerns the image
+ * (an intent record names it, sfs_recover_pending: its grow, create,
+ * inflate, unlink, or a rename from or to it).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,26 +31,33 @@
 #include "log.h"
 #include "recover.h"
 
-/* Does msg talk about image name ("NAME: ...", "NAME.json: ...", "... NAME.map: ...")? */
-static bool mentions(const char *msg, const char *name)
+/* Does the recovery that opening ref's store runs concern the image: does an intent record in
+ * its state directory name it?  Looked at before the lock is taken, once no daemon serves the
+ * store: only another sectorfs-img can change the records meanwhile, and it holds the lock. */
+static bool recovery_concerns(const struct img_ref *ref)
 {
-	size_t n = strlen(name);
+	int fd = open(ref->store, O_RDONLY | O_DIRECTORY | O_CLOEXEC), sfd = -1;
+	char what[600];
+	bool yes = false;
 
-	for (const char *p = strstr(msg, name); p; p = strstr(p + 1, name)) {
-		char before = p == msg ? ' ' : p[-1], after = p[n];
-
-		if (strchr(" :/'\"", before) && strchr(":. '\"", after))
-			return true;
+	if (fd >= 0)
+		sfd = openat(fd, SFS_STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfd >= 0) {
+		yes = sfs_recover_pending(sfd, ref->name, what, sizeof(what)) == 1;
+		close(sfd);
 	}
-	return false;
+	if (fd >= 0)
+		close(fd);
+	return yes;
 }
 
-/* Warnings about the image are shown; errors come back from the call that failed. */
+/* Warnings logged while the session's calls concern the image are shown; errors come back from
+ * the call that failed. */
 static void session_log(void *ctx, int level, const char *msg)
 {
 	struct img_session *ss = ctx;
 
-	if (level == SFS_LOG_WARN && !ss->quiet && mentions(msg, ss->ref->name))
+	if (level == SFS_LOG_WARN && ss->about_image)
 		tool_error("warning: %s", msg);
 }
 
@@ -71,7 +88,9 @@ int img_session_open(struct img_session *ss, const struct img_ref *ref, const ch
 	o.log = img_session_log(ss);
 	snprintf(holder, sizeof(holder), IMG_PROG " %s, pid %ld", cmd, (long)getpid());
 	o.holder = holder;
+	ss->about_image = !ss->quiet && recovery_concerns(ref);
 	rc = sfs_store_open(ref->store, &o, &ss->store, err, sizeof(err));
+	ss->about_image = !ss->quiet;     /* from now on, every call is on the image */
 	if (rc < 0) {
 		tool_error("%s", err);
 		return -1;

@@ -100,11 +100,11 @@ int img_view_image(struct img_view *v, struct sfs_map_info *mi, bool *created)
 	const struct img_ref *r = v->ref;
 
 	if (!v->sc_present && v->map_rc == -ENOENT && v->bk_rc == -ENOENT) {
-		tool_error("%s: no such image (no sidecar %s.json in %s)", r->path, r->name, r->store);
+		tool_error("%s: no such image (no sidecar %s" SFS_SIDECAR_SUFFIX " in %s)", r->path, r->name, r->store);
 		return -1;
 	}
 	if (!v->sc_present) {
-		tool_error("%s: no sidecar %s.json: the image is not declared (see '" IMG_PROG
+		tool_error("%s: no sidecar %s" SFS_SIDECAR_SUFFIX ": the image is not declared (see '" IMG_PROG
 			   " check %s')", r->path, r->name, r->path);
 		return -1;
 	}
@@ -121,8 +121,8 @@ int img_view_image(struct img_view *v, struct sfs_map_info *mi, bool *created)
 		return 0;
 	}
 	if (v->map_rc == -ENOENT) {
-		tool_error("%s: allocation map %s/%s.map is missing (see '" IMG_PROG " check --repair %s')",
-			   r->path, SFS_STATE_DIR, r->name, r->path);
+		tool_error("%s: allocation map " SFS_STATE_DIR "/%s" SFS_MAP_SUFFIX " is missing (see '" IMG_PROG
+			   " check --repair %s')", r->path, r->name, r->path);
 		return -1;
 	}
 	if (v->map_rc < 0) {
