@@ -146,13 +146,16 @@ int sfs_mapi_alloc_arrays(uint64_t npages, uint64_t **words, uint64_t **dirty)
 	return 0;
 }
 
-static struct sfs_map *map_new(int fd, const struct sfs_map_info *info)
+/* A map in memory, all bits clear, for the file fd whose fstat is st. */
+static struct sfs_map *map_new(int fd, const struct stat *st, const struct sfs_map_info *info)
 {
 	struct sfs_map *m = calloc(1, sizeof(*m));
 
 	if (!m)
 		return NULL;
 	m->fd = fd;
+	m->dev = st->st_dev;
+	m->ino = st->st_ino;
 	m->info = *info;
 	m->nblocks = sfs_geom_nblocks(&info->geom);
 	m->npages = sfs_mapfile_pages(SFS_MAPFILE_VERSION, m->nblocks);
@@ -191,15 +194,16 @@ int sfs_map_create_tmp(int dirfd, const struct sfs_map_info *info, char *tmp, si
 		       struct sfs_map **out)
 {
 	struct sfs_map *m;
+	struct stat st;
 	int fd, rc;
 
 	fd = sfs_tmp_create(dirfd, tmp, tmplen, 0600);
 	if (fd < 0)
 		return fd;
 	rc = sfs_mapfile_write(fd, info, sfs_geom_nblocks(&info->geom), NULL);
-	if (rc == 0 && fsync(fd) < 0)
+	if (rc == 0 && (fsync(fd) < 0 || fstat(fd, &st) < 0))
 		rc = -errno;
-	m = rc == 0 ? map_new(fd, info) : NULL;
+	m = rc == 0 ? map_new(fd, &st, info) : NULL;
 	if (rc == 0 && !m)
 		rc = -ENOMEM;
 	if (rc < 0) {
@@ -255,12 +259,15 @@ void sfs_map_damage_text(const char *fname, const struct sfs_map_damage *d, char
 static int upgrade(struct sfs_map *m, int dirfd, const char *fname)
 {
 	char tmp[SFS_TMP_NAME_MAX];
+	struct stat st;
 	int fd, rc;
 
 	fd = sfs_tmp_create(dirfd, tmp, sizeof(tmp), 0600);
 	if (fd < 0)
 		return fd;
 	rc = sfs_mapfile_write(fd, &m->info, m->nblocks, m->words);
+	if (rc == 0 && fstat(fd, &st) < 0)
+		rc = -errno;
 	if (rc == 0)
 		rc = sfs_tmp_install(fd, dirfd, tmp, dirfd, fname);
 	else
@@ -271,14 +278,16 @@ static int upgrade(struct sfs_map *m, int dirfd, const char *fname)
 	}
 	close(m->fd);
 	m->fd = fd;
+	m->dev = st.st_dev;
+	m->ino = st.st_ino;
 	return 0;
 }
 
 /* Open fname, check it is a regular file whose header is sound and whose size is what the
- * header describes (dropping a grow's leftover pages read-write), and read the header: the fd,
- * or -errno with err filled. */
+ * header describes (dropping a grow's leftover pages read-write), and read the header and the
+ * file's fstat (st): the fd, or -errno with err filled. */
 static int open_checked(int dirfd, const char *fname, bool ro, struct sfs_map_info *info, uint64_t *nblocks,
-			unsigned *version, char *err, size_t errlen)
+			unsigned *version, struct stat *stp, char *err, size_t errlen)
 {
 	unsigned char h[MAP_HDR];
 	struct stat st;
@@ -332,6 +341,7 @@ static int open_checked(int dirfd, const char *fname, bool ro, struct sfs_map_in
 			       fname, (long long)st.st_size, (unsigned long long)want,
 			       (uint64_t)st.st_size < want ? "truncated" : "trailing data");
 	}
+	*stp = st;
 	return fd;
 }
 
@@ -341,13 +351,14 @@ int sfs_map_open(int dirfd, const char *fname, unsigned flags, const struct sfs_
 	bool ro = flags & SFS_MAP_RDONLY;
 	struct sfs_map_info info;
 	struct sfs_map *m;
+	struct stat st;
 	uint64_t nblocks = 0, cnt = 0;
 	unsigned version = 0;
-	int fd = open_checked(dirfd, fname, ro, &info, &nblocks, &version, err, errlen), rc;
+	int fd = open_checked(dirfd, fname, ro, &info, &nblocks, &version, &st, err, errlen), rc;
 
 	if (fd < 0)
 		return fd;
-	m = map_new(fd, &info);
+	m = map_new(fd, &st, &info);
 	if (!m) {
 		close(fd);
 		return sfs_err(err, errlen, -ENOMEM, "%s: out of memory", fname);
@@ -417,6 +428,12 @@ void sfs_map_close(struct sfs_map *m)
 int sfs_map_fd(const struct sfs_map *m)
 {
 	return m->fd;
+}
+
+void sfs_map_file_id(const struct sfs_map *m, dev_t *dev, ino_t *ino)
+{
+	*dev = m->dev;
+	*ino = m->ino;
 }
 
 const struct sfs_map_info *sfs_map_info(const struct sfs_map *m)

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "geometry.h"
 #include "log.h"
@@ -87,6 +88,10 @@ void sfs_map_close(struct sfs_map *m);
 
 /* The map file's descriptor (for sfs_tmp_install; do not close). */
 int sfs_map_fd(const struct sfs_map *m);
+
+/* The device and inode of the map file, as when it was opened or made (a version-1 map
+ * converted by the open: the new file's). */
+void sfs_map_file_id(const struct sfs_map *m, dev_t *dev, ino_t *ino);
 
 /* The header as recorded. */
 const struct sfs_map_info *sfs_map_info(const struct sfs_map *m);

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "allocmap.h"
 #include "mapfile.h"
@@ -32,6 +33,8 @@ struct snap_page {
 
 struct sfs_map {
 	int fd;
+	dev_t dev;                        /* the file's identity, taken when it was opened or made */
+	ino_t ino;
 	bool rdonly;                      /* SFS_MAP_RDONLY */
 	struct sfs_map_info info;
 	struct sfs_map_damage damage;     /* what the open found (and salvaged) */

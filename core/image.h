@@ -72,7 +72,7 @@ int sfs_image_close(struct sfs_image *im);
  * cache closed them: backing file by name (-ENOENT when the file there now is not the one
  * opened first: removed or replaced behind our back), map checked again (-EUCLEAN, logged,
  * when it is another file or says something else); -EMFILE/-ENFILE when no descriptor can be
- * had.  Every call below that does I/O, and sfs_image_fd and sfs_image_map, need a pin when
+ * had; any other -errno a call on the way failed with (fstat, the map's reads).  Every call below that does I/O, and sfs_image_fd and sfs_image_map, need a pin when
  * the image has a cache; without one pin and unpin do nothing (0). */
 int sfs_image_pin(struct sfs_image *im);
 
