@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * clock.h - the one clock of sectorfs's times: CLOCK_MONOTONIC in
- * nanoseconds (latencies, elapsed times, progress and benchmark timing),
- * which no change of the wall clock moves.
+ * nanoseconds (latencies, elapsed times, progress and benchmark timing,
+ * the device model's completion times), which no change of the wall clock
+ * moves, and a sleep until a time on it.  What needs another clock in its
+ * tests takes one injected (the model's struct sfs_model_clock), whose
+ * default is this one.
  */
 #ifndef SFS_CLOCK_H
 #define SFS_CLOCK_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -17,6 +21,15 @@ static inline uint64_t sfs_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Sleep until sfs_now_ns() reaches t (at once when it has), signals or not. */
+static inline void sfs_sleep_until_ns(uint64_t t)
+{
+	struct timespec ts = { .tv_sec = (time_t)(t / 1000000000ull), .tv_nsec = (long)(t % 1000000000ull) };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
 }
 
 #endif

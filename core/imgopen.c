@@ -43,6 +43,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "image_impl.h"
 #include "model.h"
 
@@ -310,7 +311,7 @@ static int image_alloc(const char *name, const struct sfs_sidecar *sc, unsigned 
 	im->zerolen = sc->block_size < SFS_IMG_ZEROBUF_MAX ? (size_t)sc->block_size : SFS_IMG_ZEROBUF_MAX;
 	im->want_stats = (flags & SFS_IMAGE_STATS) != 0;
 	im->stats_gen = sfs_stats_next_generation();
-	im->stats_t0 = sfs_stats_clock_ns();
+	im->stats_t0 = sfs_now_ns();
 	pthread_mutex_init(&im->zero_lk, NULL);
 	im->zero_bg = (flags & SFS_IMAGE_ZERO_BG) != 0;
 	*out = im;

@@ -157,11 +157,6 @@ uint64_t sfs_stats_next_generation(void)
 	return next_generation();
 }
 
-uint64_t sfs_stats_clock_ns(void)
-{
-	return sfs_now_ns();
-}
-
 void sfs_stats_snapshot_empty(uint64_t generation, uint64_t start_ns, struct sfs_stats_snap *snap)
 {
 	memset(snap, 0, sizeof(*snap));
