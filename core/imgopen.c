@@ -336,7 +336,7 @@ static int reconcile(struct sfs_image *im, const char *name, char *err, size_t e
 
 	if (diff & SFS_DIFF_SECTOR)
 		return sfs_err(err, errlen, -EINVAL,
-			       "%s.json: key 'sector': the image was made with logical %u / physical %u "
+			       "%s" SFS_SIDECAR_SUFFIX ": key 'sector': the image was made with logical %u / physical %u "
 			       "sectors and its sector format never changes (sidecar says %u / %u)",
 			       name, mi->geom.lss, mi->geom.pss, sc->lss, sc->pss);
 	if (diff & SFS_DIFF_PROV)
@@ -372,7 +372,7 @@ static int open_map(struct sfs_image *im, int state_fd, const char *name, const 
 		return rc;
 	/* A raw file with a sidecar and no map: import it as it is. */
 	if ((uint64_t)st->st_size > sc->size)
-		return sfs_err(err, errlen, -EINVAL, "%s.json: key 'size': %llu is smaller than the "
+		return sfs_err(err, errlen, -EINVAL, "%s" SFS_SIDECAR_SUFFIX ": key 'size': %llu is smaller than the "
 			       "existing backing file (%lld bytes)", name,
 			       (unsigned long long)sc->size, (long long)st->st_size);
 	rc = sfs_map_create(state_fd, mapname, mi, &im->map);
@@ -470,7 +470,7 @@ static int model_of(struct sfs_image *im, int store_fd, const char *name, char *
 	int rc = sfs_profile_load(store_fd, im->sc.profile, &p, perr, sizeof(perr));
 
 	if (rc < 0)
-		return sfs_err(err, errlen, rc, "%s.json: key 'profile': %s", name, perr);
+		return sfs_err(err, errlen, rc, "%s" SFS_SIDECAR_SUFFIX ": key 'profile': %s", name, perr);
 	rc = sfs_model_new(&p, im->sc.pss, NULL, &im->model);
 	if (rc < 0)
 		return sfs_err(err, errlen, rc, "%s: out of memory", name);
