@@ -21,6 +21,7 @@
 
 #include "allocmap.h"
 #include "allocmap_impl.h"
+#include "bitmap.h"
 #include "crc32c.h"
 #include "fdio.h"
 #include "log.h"
@@ -259,7 +260,7 @@ int sfs_map_shrink(struct sfs_map *m, uint64_t new_size)
 	np = sfs_mapfile_pages(SFS_MAPFILE_VERSION, nb);
 	/* pages past the new end are never written again: forget they were dirty */
 	for (uint64_t p = np; p < m->npages; p++)
-		__atomic_fetch_and(&m->dirty[p / 64], ~(1ull << (p % 64)), __ATOMIC_RELAXED);
+		sfs_bitmap_clear(m->dirty, p);
 	m->npages = np;
 	/* what the header no longer describes: a later open would drop it anyway */
 	if (ftruncate(m->fd, (off_t)(MAP_HDR + np * MAP_PAGE)) < 0 || fdatasync(m->fd) < 0)
