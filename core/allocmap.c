@@ -107,7 +107,6 @@
 #include "allocmap.h"
 #include "allocmap_impl.h"
 #include "bitmap.h"
-#include "crc32c.h"
 #include "fdio.h"
 #include "log.h"
 #include "mapfile.h"
@@ -115,11 +114,6 @@
 
 
 /* ---- little helpers ---- */
-
-uint32_t sfs_map_crc32c(const void *buf, size_t n)
-{
-	return sfs_crc32c(0, buf, n);
-}
 
 int sfs_mapi_write_header(struct sfs_map *m)
 {

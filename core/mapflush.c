@@ -219,17 +219,6 @@ int sfs_map_grow_abort(struct sfs_map *m)
 	return rc;
 }
 
-int sfs_map_grow(struct sfs_map *m, uint64_t new_size)
-{
-	int rc = sfs_map_grow_prepare(m, new_size);
-
-	if (rc == 0)
-		rc = sfs_map_grow_commit(m, new_size, m->info.flags);
-	if (rc < 0 && rc != -EROFS)
-		sfs_map_grow_abort(m);
-	return rc;
-}
-
 int sfs_map_shrink(struct sfs_map *m, uint64_t new_size)
 {
 	struct sfs_map_info info = m->info;
@@ -288,9 +277,4 @@ int sfs_map_set_prov(struct sfs_map *m, enum sfs_prov prov, uint32_t flags)
 		m->info = was;
 	pthread_mutex_unlock(&m->flush_lock);
 	return rc;
-}
-
-int sfs_map_set_flags(struct sfs_map *m, uint32_t flags)
-{
-	return sfs_map_set_prov(m, m->info.prov, flags);
 }

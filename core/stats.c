@@ -134,11 +134,6 @@ static void record_lat(struct sfs_stats_snap *c, enum sfs_lat_class cls, uint64_
 	raise_max(&c->lat[cls].max_ns, ns);
 }
 
-int sfs_stats_new(struct sfs_stats **out)
-{
-	return sfs_stats_new_at(next_generation(), sfs_now_ns(), out);
-}
-
 int sfs_stats_new_at(uint64_t generation, uint64_t start_ns, struct sfs_stats **out)
 {
 	struct sfs_stats *st = aligned_alloc(_Alignof(struct sfs_stats), sizeof(*st));

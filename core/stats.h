@@ -104,9 +104,6 @@ struct sfs_stats_info {
 	const struct sfs_stats_recent *recent;  /* the recent I/O lists, or NULL: shown empty */
 };
 
-/* Allocate zeroed stats; 0 or -ENOMEM. */
-int sfs_stats_new(struct sfs_stats **out);
-
 /* Allocate zeroed stats of reset generation generation (from sfs_stats_next_generation), their
  * elapsed time counted from start_ns (sfs_now_ns, clock.h): stats made when first needed that
  * go on from the empty snapshots shown before.  0 or -ENOMEM. */
