@@ -81,16 +81,19 @@
  * (empty chunks, or zero bytes from a version-1 grow or a crash before
  * they were written; anything else is "trailing data").
  *
- * In memory the bitmap is an array of 64-bit words updated with atomics,
- * 504 words (32256 bits) per bitmap page, plus one dirty bit per page;
- * words and chunks convert in the flush snapshot and at load.  Tests need
- * no lock; set and clear are serialised per block by the image's stripe
- * locks; grow runs with those locks held and keeps the old arrays until
- * close so that lock-free readers never see freed memory.
+ * In memory the bitmap is an array of 64-bit words updated with atomics
+ * (bitmap.c), 504 words (32256 bits) per bitmap page, plus one dirty bit
+ * per page in a second such array; words and chunks convert in the flush
+ * snapshot and at load.  Tests need no lock; set and clear are serialised
+ * per block by the image's stripe locks; grow runs with those locks held
+ * and keeps the old arrays until close so that lock-free readers never
+ * see freed memory.
  *
- * Here: create, open (checks, salvage, upgrade), close and the bits; the
- * flush, grow, shrink and flags are mapflush.c, the encoding of header and
- * chunks mapfile.c (whose named offsets the fuzz seeds use too).
+ * Here: create, open (checks, salvage, upgrade), close, and the bits as
+ * the map keeps them (its count, its dirty pages, the arrays a grow
+ * swaps); the bit operations themselves are bitmap.c, the flush, grow,
+ * shrink and flags mapflush.c, the encoding of header and chunks
+ * mapfile.c (whose named offsets the fuzz seeds use too).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -103,7 +106,7 @@
 
 #include "allocmap.h"
 #include "allocmap_impl.h"
-#include "crc32c.h"
+#include "bitmap.h"
 #include "fdio.h"
 #include "log.h"
 #include "mapfile.h"
@@ -111,11 +114,6 @@
 
 
 /* ---- little helpers ---- */
-
-uint32_t sfs_map_crc32c(const void *buf, size_t n)
-{
-	return sfs_crc32c(0, buf, n);
-}
 
 int sfs_mapi_write_header(struct sfs_map *m)
 {
@@ -146,13 +144,16 @@ int sfs_mapi_alloc_arrays(uint64_t npages, uint64_t **words, uint64_t **dirty)
 	return 0;
 }
 
-static struct sfs_map *map_new(int fd, const struct sfs_map_info *info)
+/* A map in memory, all bits clear, for the file fd whose fstat is st. */
+static struct sfs_map *map_new(int fd, const struct stat *st, const struct sfs_map_info *info)
 {
 	struct sfs_map *m = calloc(1, sizeof(*m));
 
 	if (!m)
 		return NULL;
 	m->fd = fd;
+	m->dev = st->st_dev;
+	m->ino = st->st_ino;
 	m->info = *info;
 	m->nblocks = sfs_geom_nblocks(&info->geom);
 	m->npages = sfs_mapfile_pages(SFS_MAPFILE_VERSION, m->nblocks);
@@ -175,14 +176,7 @@ void sfs_mapi_drop_pending(struct sfs_map *m)
 
 void sfs_mapi_mark_page_dirty(struct sfs_map *m, uint64_t page)
 {
-	uint64_t *d = __atomic_load_n(&m->dirty, __ATOMIC_ACQUIRE);
-
-	__atomic_fetch_or(&d[page / 64], 1ull << (page % 64), __ATOMIC_RELEASE);
-}
-
-static void mark_dirty(struct sfs_map *m, uint64_t blk)
-{
-	sfs_mapi_mark_page_dirty(m, blk / MAP_PAGE_BITS);
+	sfs_bitmap_set(__atomic_load_n(&m->dirty, __ATOMIC_ACQUIRE), page);
 }
 
 /* ---- create ---- */
@@ -191,15 +185,16 @@ int sfs_map_create_tmp(int dirfd, const struct sfs_map_info *info, char *tmp, si
 		       struct sfs_map **out)
 {
 	struct sfs_map *m;
+	struct stat st;
 	int fd, rc;
 
 	fd = sfs_tmp_create(dirfd, tmp, tmplen, 0600);
 	if (fd < 0)
 		return fd;
 	rc = sfs_mapfile_write(fd, info, sfs_geom_nblocks(&info->geom), NULL);
-	if (rc == 0 && fsync(fd) < 0)
+	if (rc == 0 && (fsync(fd) < 0 || fstat(fd, &st) < 0))
 		rc = -errno;
-	m = rc == 0 ? map_new(fd, info) : NULL;
+	m = rc == 0 ? map_new(fd, &st, info) : NULL;
 	if (rc == 0 && !m)
 		rc = -ENOMEM;
 	if (rc < 0) {
@@ -255,12 +250,15 @@ void sfs_map_damage_text(const char *fname, const struct sfs_map_damage *d, char
 static int upgrade(struct sfs_map *m, int dirfd, const char *fname)
 {
 	char tmp[SFS_TMP_NAME_MAX];
+	struct stat st;
 	int fd, rc;
 
 	fd = sfs_tmp_create(dirfd, tmp, sizeof(tmp), 0600);
 	if (fd < 0)
 		return fd;
 	rc = sfs_mapfile_write(fd, &m->info, m->nblocks, m->words);
+	if (rc == 0 && fstat(fd, &st) < 0)
+		rc = -errno;
 	if (rc == 0)
 		rc = sfs_tmp_install(fd, dirfd, tmp, dirfd, fname);
 	else
@@ -271,14 +269,16 @@ static int upgrade(struct sfs_map *m, int dirfd, const char *fname)
 	}
 	close(m->fd);
 	m->fd = fd;
+	m->dev = st.st_dev;
+	m->ino = st.st_ino;
 	return 0;
 }
 
 /* Open fname, check it is a regular file whose header is sound and whose size is what the
- * header describes (dropping a grow's leftover pages read-write), and read the header: the fd,
- * or -errno with err filled. */
+ * header describes (dropping a grow's leftover pages read-write), and read the header and the
+ * file's fstat (st): the fd, or -errno with err filled. */
 static int open_checked(int dirfd, const char *fname, bool ro, struct sfs_map_info *info, uint64_t *nblocks,
-			unsigned *version, char *err, size_t errlen)
+			unsigned *version, struct stat *stp, char *err, size_t errlen)
 {
 	unsigned char h[MAP_HDR];
 	struct stat st;
@@ -332,6 +332,7 @@ static int open_checked(int dirfd, const char *fname, bool ro, struct sfs_map_in
 			       fname, (long long)st.st_size, (unsigned long long)want,
 			       (uint64_t)st.st_size < want ? "truncated" : "trailing data");
 	}
+	*stp = st;
 	return fd;
 }
 
@@ -341,13 +342,14 @@ int sfs_map_open(int dirfd, const char *fname, unsigned flags, const struct sfs_
 	bool ro = flags & SFS_MAP_RDONLY;
 	struct sfs_map_info info;
 	struct sfs_map *m;
+	struct stat st;
 	uint64_t nblocks = 0, cnt = 0;
 	unsigned version = 0;
-	int fd = open_checked(dirfd, fname, ro, &info, &nblocks, &version, err, errlen), rc;
+	int fd = open_checked(dirfd, fname, ro, &info, &nblocks, &version, &st, err, errlen), rc;
 
 	if (fd < 0)
 		return fd;
-	m = map_new(fd, &info);
+	m = map_new(fd, &st, &info);
 	if (!m) {
 		close(fd);
 		return sfs_err(err, errlen, -ENOMEM, "%s: out of memory", fname);
@@ -369,12 +371,8 @@ int sfs_map_open(int dirfd, const char *fname, unsigned flags, const struct sfs_
 		return -EUCLEAN;
 	}
 	/* Bits past the last block mean nothing; drop them. */
-	if (nblocks % 64)
-		m->words[nblocks / 64] &= (1ull << (nblocks % 64)) - 1;
-	for (uint64_t w = nblocks / 64 + (nblocks % 64 != 0); w < m->npages * PAGE_WORDS; w++)
-		m->words[w] = 0;
-	for (uint64_t w = 0; w < (nblocks + 63) / 64; w++)
-		cnt += (uint64_t)__builtin_popcountll(m->words[w]);
+	sfs_bitmap_keep(m->words, nblocks, m->npages * PAGE_WORDS);
+	cnt = sfs_bitmap_count(m->words, nblocks);
 	m->count = cnt;
 	if (version == SFS_MAPFILE_V1 && !ro) {
 		rc = upgrade(m, dirfd, fname);
@@ -419,6 +417,12 @@ int sfs_map_fd(const struct sfs_map *m)
 	return m->fd;
 }
 
+void sfs_map_file_id(const struct sfs_map *m, dev_t *dev, ino_t *ino)
+{
+	*dev = m->dev;
+	*ino = m->ino;
+}
+
 const struct sfs_map_info *sfs_map_info(const struct sfs_map *m)
 {
 	return &m->info;
@@ -436,59 +440,45 @@ uint64_t sfs_map_nblocks(const struct sfs_map *m)
 
 bool sfs_map_test(const struct sfs_map *m, uint64_t blk)
 {
-	const uint64_t *w = __atomic_load_n(&m->words, __ATOMIC_ACQUIRE);
-
-	return (__atomic_load_n(&w[blk / 64], __ATOMIC_ACQUIRE) >> (blk % 64)) & 1;
+	return sfs_bitmap_test(__atomic_load_n(&m->words, __ATOMIC_ACQUIRE), blk);
 }
 
 void sfs_map_set(struct sfs_map *m, uint64_t blk)
 {
-	uint64_t bit = 1ull << (blk % 64);
-	uint64_t old = __atomic_fetch_or(&m->words[blk / 64], bit, __ATOMIC_RELEASE);
-
-	if (!(old & bit)) {
+	if (sfs_bitmap_set(m->words, blk)) {
 		__atomic_fetch_add(&m->count, 1, __ATOMIC_RELAXED);
-		mark_dirty(m, blk);
+		sfs_mapi_mark_page_dirty(m, blk / MAP_PAGE_BITS);
 	}
 }
 
 void sfs_map_clear(struct sfs_map *m, uint64_t blk)
 {
-	uint64_t bit = 1ull << (blk % 64);
-	uint64_t old = __atomic_fetch_and(&m->words[blk / 64], ~bit, __ATOMIC_RELEASE);
-
-	if (old & bit) {
+	if (sfs_bitmap_clear(m->words, blk)) {
 		__atomic_fetch_sub(&m->count, 1, __ATOMIC_RELAXED);
-		mark_dirty(m, blk);
+		sfs_mapi_mark_page_dirty(m, blk / MAP_PAGE_BITS);
 	}
 }
 
 void sfs_map_set_range(struct sfs_map *m, uint64_t first, uint64_t end)
 {
-	for (uint64_t b = first; b < end; b++) {
-		if (b % 64 == 0 && b + 64 <= end) {
-			uint64_t old = __atomic_exchange_n(&m->words[b / 64], ~0ull, __ATOMIC_RELEASE);
+	/* a page at a time, so that the pages a bit was set in, and only those, are dirty */
+	while (first < end) {
+		uint64_t page = first / MAP_PAGE_BITS, stop = (page + 1) * MAP_PAGE_BITS, n;
 
-			if (old != ~0ull) {
-				__atomic_fetch_add(&m->count, 64 - (uint64_t)__builtin_popcountll(old),
-						   __ATOMIC_RELAXED);
-				mark_dirty(m, b);
-			}
-			b += 63;
-			continue;
+		if (stop > end)
+			stop = end;
+		n = sfs_bitmap_set_range(m->words, first, stop);
+		if (n) {
+			__atomic_fetch_add(&m->count, n, __ATOMIC_RELAXED);
+			sfs_mapi_mark_page_dirty(m, page);
 		}
-		sfs_map_set(m, b);
+		first = stop;
 	}
 }
 
 bool sfs_map_dirty(const struct sfs_map *m)
 {
-	const uint64_t *d = __atomic_load_n(&m->dirty, __ATOMIC_ACQUIRE);
-
-	for (uint64_t i = 0; i < m->npages / 64 + 1; i++)
-		if (__atomic_load_n(&d[i], __ATOMIC_RELAXED))
-			return true;
-	return false;
+	return sfs_bitmap_any(__atomic_load_n(&m->dirty, __ATOMIC_ACQUIRE), m->npages / 64 + 1);
 }
 
 uint64_t sfs_map_count(const struct sfs_map *m)
@@ -499,22 +489,8 @@ uint64_t sfs_map_count(const struct sfs_map *m)
 static uint64_t next_with(const struct sfs_map *m, uint64_t from, bool set)
 {
 	uint64_t nb = sfs_map_nblocks(m);
-	const uint64_t *w = __atomic_load_n(&m->words, __ATOMIC_ACQUIRE);
 
-	while (from < nb) {
-		uint64_t word = __atomic_load_n(&w[from / 64], __ATOMIC_ACQUIRE);
-
-		if (!set)
-			word = ~word;
-		word &= ~0ull << (from % 64);
-		if (word) {
-			uint64_t b = (from & ~63ull) + (uint64_t)__builtin_ctzll(word);
-
-			return b < nb ? b : nb;
-		}
-		from = (from & ~63ull) + 64;
-	}
-	return nb;
+	return sfs_bitmap_next(__atomic_load_n(&m->words, __ATOMIC_ACQUIRE), nb, from, set);
 }
 
 uint64_t sfs_map_next_set(const struct sfs_map *m, uint64_t from)

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "geometry.h"
 #include "log.h"
@@ -85,8 +86,9 @@ void sfs_map_damage_text(const char *fname, const struct sfs_map_damage *d, char
 /* Close without flushing (what a crash looks like to the file); NULL is fine. */
 void sfs_map_close(struct sfs_map *m);
 
-/* The map file's descriptor (for sfs_tmp_install; do not close). */
-int sfs_map_fd(const struct sfs_map *m);
+/* The device and inode of the map file, as when it was opened or made (a version-1 map
+ * converted by the open: the new file's). */
+void sfs_map_file_id(const struct sfs_map *m, dev_t *dev, ino_t *ino);
 
 /* The header as recorded. */
 const struct sfs_map_info *sfs_map_info(const struct sfs_map *m);
@@ -130,11 +132,6 @@ int sfs_map_flush_end(struct sfs_map *m);
  * SFS_MAP_RDONLY map; on failure the pages stay dirty). */
 int sfs_map_flush(struct sfs_map *m, int data_fd);
 
-/* Grow in one call: prepare, commit with the current flags, abort on failure.  The caller
- * keeps set/clear out while it runs (tests are safe: the old bitmap stays readable until
- * close).  0 or -errno (map as before). */
-int sfs_map_grow(struct sfs_map *m, uint64_t new_size);
-
 /* Grow, step 1: extend the map file for new_size (>= size; new blocks clear) with encoded
  * empty pages, durably, and allocate the arrays; header and bits unchanged.  0, -EINVAL
  * (new_size < size), -EROFS (SFS_MAP_RDONLY) or -errno (file cut back as before). */
@@ -155,12 +152,6 @@ int sfs_map_grow_abort(struct sfs_map *m);
  * set/clear/flush out (image stripe locks).  0; -EBUSY (nothing changed) when a block past
  * new_size is allocated; -EINVAL; -EROFS; -errno (map as before when the header write fails). */
 int sfs_map_shrink(struct sfs_map *m, uint64_t new_size);
-
-/* CRC-32C (Castagnoli) of n bytes, as the map header and chunks record it (crc32c.h). */
-uint32_t sfs_map_crc32c(const void *buf, size_t n);
-
-/* Set header flags and rewrite the header durably.  0 or -errno (-EROFS: SFS_MAP_RDONLY). */
-int sfs_map_set_flags(struct sfs_map *m, uint32_t flags);
 
 /* Record provisioning prov and flags in the header, rewritten in place and made durable (its
  * first sector, CRC included: a crash leaves the old header or the new, never the bitmap

@@ -3,6 +3,8 @@
  * allocmap_impl.h - the allocation map in memory, shared by allocmap.c
  * (create, open, close and the bits) and mapflush.c (the flush protocol,
  * grow, shrink and flags).  allocmap.c draws the format and the ordering.
+ * Its last part is the tests' view: what a unit test may look at beside
+ * allocmap.h, which holds what the rest of sectorfs uses.
  */
 #ifndef SFS_ALLOCMAP_IMPL_H
 #define SFS_ALLOCMAP_IMPL_H
@@ -10,6 +12,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "allocmap.h"
 #include "mapfile.h"
@@ -32,6 +35,8 @@ struct snap_page {
 
 struct sfs_map {
 	int fd;
+	dev_t dev;                        /* the file's identity, taken when it was opened or made */
+	ino_t ino;
 	bool rdonly;                      /* SFS_MAP_RDONLY */
 	struct sfs_map_info info;
 	struct sfs_map_damage damage;     /* what the open found (and salvaged) */
@@ -56,5 +61,10 @@ int sfs_mapi_alloc_arrays(uint64_t npages, uint64_t **words, uint64_t **dirty);
 void sfs_mapi_drop_pending(struct sfs_map *m);
 
 void sfs_mapi_mark_page_dirty(struct sfs_map *m, uint64_t page);
+
+/* ---- the tests' view: what the unit tests look at and fs/ and tools/ never need ---- */
+
+/* The map file's descriptor (do not close): test_faults aims its failures at it. */
+int sfs_map_fd(const struct sfs_map *m);
 
 #endif

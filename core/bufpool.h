@@ -12,7 +12,9 @@
  * waits: when every kept buffer is in use it maps another.
  *
  * sfs_bufpool_shared() is the process's pool of SFS_BUFPOOL_SIZE buffers,
- * which images take their bounce and read-modify-write buffers from.
+ * which images take their bounce and read-modify-write buffers from; it
+ * is the only pool sectorfs makes (pools of other sizes, their end and
+ * their counts are the tests', bufpool_impl.h).
  */
 #ifndef SFS_BUFPOOL_H
 #define SFS_BUFPOOL_H
@@ -24,22 +26,6 @@
 #define SFS_BUFPOOL_SIZE ((1u << 20) + (128u << 10))
 
 struct sfs_bufpool;
-
-/* What a pool holds, for reports and tests. */
-struct sfs_bufpool_usage {
-	size_t size;            /* bytes per buffer */
-	unsigned keep;          /* free buffers kept at most */
-	unsigned in_use;        /* handed out now */
-	unsigned free;          /* kept, mapped, free */
-	unsigned peak;          /* the most handed out at once */
-};
-
-/* A pool of buffers of size bytes (> 0; rounded up to whole pages), keeping at most keep
- * free ones.  0 or -ENOMEM. */
-int sfs_bufpool_new(size_t size, unsigned keep, struct sfs_bufpool **out);
-
-/* Unmap every free buffer and free p (NULL is fine).  Precondition: every buffer put back. */
-void sfs_bufpool_free(struct sfs_bufpool *p);
 
 /* A buffer of sfs_bufpool_size(p) bytes, 4096-aligned, contents undefined; NULL when out of
  * memory. */
@@ -56,9 +42,6 @@ size_t sfs_bufpool_trim(struct sfs_bufpool *p);
 
 /* Bytes per buffer of p. */
 size_t sfs_bufpool_size(const struct sfs_bufpool *p);
-
-/* Counts of p into *u. */
-void sfs_bufpool_usage(struct sfs_bufpool *p, struct sfs_bufpool_usage *u);
 
 /* The process's pool of SFS_BUFPOOL_SIZE buffers (keeping 4 until set otherwise); made on the
  * first call, never freed; NULL only when it cannot be allocated. */

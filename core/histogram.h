@@ -11,7 +11,9 @@
  *
  * so the midpoint of a value's bucket is within 1/2^(s+1) of the value.
  * The stats use s = 4 in 640 buckets, the benchmark s = 5 over all of
- * uint64_t; each keeps its own counts, percentiles and clamps.
+ * uint64_t; each keeps its own counts and picks the rank of a percentile
+ * its own way, and both read the value at that rank with
+ * sfs_hist_at_rank (histogram.c): the midpoint of the rank's bucket.
  */
 #ifndef SFS_HISTOGRAM_H
 #define SFS_HISTOGRAM_H
@@ -49,5 +51,12 @@ static inline uint64_t sfs_hist_bucket_mid(unsigned b, unsigned sub_bits)
 
 	return low + (sfs_hist_bucket_low(b + 1, sub_bits) - low) / 2;
 }
+
+/* The value at rank (1 for the smallest) of hist, nbuckets counts cut with sub_bits: the
+ * midpoint of the first bucket where the counts up to it reach rank, clamped to [lo, hi] (the
+ * smallest and largest value recorded, when known: else 0 and UINT64_MAX).  hi when that
+ * bucket is the last (open-ended) or rank is past every count. */
+uint64_t sfs_hist_at_rank(const uint64_t *hist, unsigned nbuckets, unsigned sub_bits, uint64_t rank,
+			  uint64_t lo, uint64_t hi);
 
 #endif

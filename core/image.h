@@ -72,7 +72,7 @@ int sfs_image_close(struct sfs_image *im);
  * cache closed them: backing file by name (-ENOENT when the file there now is not the one
  * opened first: removed or replaced behind our back), map checked again (-EUCLEAN, logged,
  * when it is another file or says something else); -EMFILE/-ENFILE when no descriptor can be
- * had.  Every call below that does I/O, and sfs_image_fd and sfs_image_map, need a pin when
+ * had; any other -errno a call on the way failed with (fstat, the map's reads).  Every call below that does I/O, and sfs_image_fd and sfs_image_map, need a pin when
  * the image has a cache; without one pin and unpin do nothing (0). */
 int sfs_image_pin(struct sfs_image *im);
 
@@ -82,9 +82,6 @@ void sfs_image_unpin(struct sfs_image *im);
 /* Drop a pin; the last one closes the image's descriptors at once (after a load: an image
  * nobody uses holds none). */
 void sfs_image_release(struct sfs_image *im);
-
-/* Are im's descriptors open now (always without a cache)?  A hint unless pinned. */
-bool sfs_image_resident(struct sfs_image *im);
 
 /* The device and inode of the backing file as first opened. */
 void sfs_image_identity(const struct sfs_image *im, dev_t *dev, ino_t *ino);
@@ -262,9 +259,6 @@ void sfs_image_stats_snapshot(struct sfs_image *im, struct sfs_stats_snap *snap)
 /* The recent refused and read-modify-write I/Os into out, none when the image had no I/O yet
  * (which allocates nothing).  Precondition: opened with SFS_IMAGE_STATS. */
 void sfs_image_stats_recent(struct sfs_image *im, struct sfs_stats_recent *out);
-
-/* Have the stats been made (the image had I/O, or sfs_image_stats was called)? */
-bool sfs_image_has_stats(const struct sfs_image *im);
 
 /* Fill info for the stats renderers (name, geometry, allocation, profile; no recent lists:
  * NULL; no pin needed). */

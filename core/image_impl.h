@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * image_impl.h - what image.c (I/O, grow, zeroing) and imgopen.c (open,
- * close, descriptors) share about one image; not for other files.
+ * close, descriptors) share about one image; not for other files, except
+ * its last part, the tests' view: what the unit tests look at that
+ * image.h does not offer, as nothing in fs/ or tools/ needs it.
  *
  * An image has a light part, kept from load to close (name, geometry,
  * sidecar, backing file identity, what the map header says, statistics
@@ -135,5 +137,13 @@ int sfs_img_allocate_range(struct sfs_image *im, uint64_t off, uint64_t len);
 /* What the map records (resident: the map itself; else as last seen), safe without a pin. */
 void sfs_img_map_state(const struct sfs_image *im, struct sfs_map_info *mi, uint64_t *count,
 		       uint64_t *nblocks);
+
+/* ---- the tests' view ---- */
+
+/* Are im's descriptors open now (always without a cache)?  A hint unless pinned. */
+bool sfs_image_resident(struct sfs_image *im);
+
+/* Have the stats been made (the image had I/O, or sfs_image_stats was called)? */
+bool sfs_image_has_stats(const struct sfs_image *im);
 
 #endif

@@ -20,7 +20,9 @@
  *           our back (-ENOENT: the store's next lookup drops the name);
  *           its O_DIRECT twin through /proc/self/fd (same inode, checked);
  *           NAME.map, checked again, which must be the same file and say
- *           what it said when it was closed (else -EUCLEAN, logged);
+ *           what it said when it was closed (else -EUCLEAN, logged); an
+ *           error met on the way (a failed fstat, no descriptor left) is
+ *           returned as it is, never as one of those two verdicts;
  *   close:  when anything was written since the last flush, the map is
  *           flushed (data first); a flush that fails keeps the image
  *           open, so no bit is ever lost by an eviction; then the map's
@@ -41,6 +43,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "image_impl.h"
 #include "model.h"
 
@@ -93,7 +96,8 @@ static void res_drop(struct sfs_image *im)
 /* Open the O_DIRECT descriptor when the backing filesystem supports it:
  * reopen the same file through /proc (never by name, which could have been
  * replaced) and take its alignment from statx, 4096 where statx is silent.
- * 0 (with or without it), or -EMFILE/-ENFILE (out of descriptors). */
+ * 0 (with or without it), or -errno: -EMFILE/-ENFILE (out of descriptors),
+ * or what a failed fstat of either descriptor said. */
 static int open_direct(struct sfs_image *im)
 {
 	struct statx stx;
@@ -105,7 +109,13 @@ static int open_direct(struct sfs_image *im)
 	fd = open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
 	if (fd < 0)
 		return errno == EMFILE || errno == ENFILE ? -errno : 0;
-	if (fstat(im->fd, &a) < 0 || fstat(fd, &b) < 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+	if (fstat(im->fd, &a) < 0 || fstat(fd, &b) < 0) {
+		int rc = -errno;
+
+		close(fd);
+		return rc;
+	}
+	if (a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
 		close(fd);
 		return 0;
 	}
@@ -135,12 +145,7 @@ static unsigned res_nfds(const struct sfs_image *im)
 /* Remember what identifies the map file and what its header says (resident). */
 static void note_map(struct sfs_image *im)
 {
-	struct stat st;
-
-	if (fstat(sfs_map_fd(im->map), &st) == 0) {
-		im->map_dev = st.st_dev;
-		im->map_ino = st.st_ino;
-	}
+	sfs_map_file_id(im->map, &im->map_dev, &im->map_ino);
 	im->mi = *sfs_map_info(im->map);
 	im->map_count = sfs_map_count(im->map);
 	im->map_nblocks = sfs_map_nblocks(im->map);
@@ -167,12 +172,19 @@ static int res_open(struct sfs_fdslot *s)
 	char mapname[300], err[512];
 	struct sfs_map *m = NULL;
 	struct stat st;
+	dev_t mdev;
+	ino_t mino;
 	int rc;
 
 	im->fd = openat(im->store_fd, im->name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (im->fd < 0)
 		return errno == ENOENT || errno == ELOOP ? -ENOENT : -errno;
-	if (fstat(im->fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_dev != im->dev || st.st_ino != im->ino) {
+	if (fstat(im->fd, &st) < 0) {
+		rc = -errno;
+		res_drop(im);
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_dev != im->dev || st.st_ino != im->ino) {
 		res_drop(im);
 		return -ENOENT;              /* replaced behind our back: not the image's file */
 	}
@@ -189,7 +201,8 @@ static int res_open(struct sfs_fdslot *s)
 		return rc == -ENOENT ? -EUCLEAN : rc;
 	}
 	im->map = m;
-	if (fstat(sfs_map_fd(m), &st) < 0 || st.st_dev != im->map_dev || st.st_ino != im->map_ino ||
+	sfs_map_file_id(m, &mdev, &mino);
+	if (mdev != im->map_dev || mino != im->map_ino ||
 	    sfs_map_info(m)->geom.size != im->mi.geom.size || sfs_map_info(m)->geom.lss != im->mi.geom.lss ||
 	    sfs_map_info(m)->geom.pss != im->mi.geom.pss ||
 	    sfs_map_info(m)->geom.block_size != im->mi.geom.block_size || sfs_map_info(m)->prov != im->mi.prov ||
@@ -298,7 +311,7 @@ static int image_alloc(const char *name, const struct sfs_sidecar *sc, unsigned 
 	im->zerolen = sc->block_size < SFS_IMG_ZEROBUF_MAX ? (size_t)sc->block_size : SFS_IMG_ZEROBUF_MAX;
 	im->want_stats = (flags & SFS_IMAGE_STATS) != 0;
 	im->stats_gen = sfs_stats_next_generation();
-	im->stats_t0 = sfs_stats_clock_ns();
+	im->stats_t0 = sfs_now_ns();
 	pthread_mutex_init(&im->zero_lk, NULL);
 	im->zero_bg = (flags & SFS_IMAGE_ZERO_BG) != 0;
 	*out = im;
@@ -323,7 +336,7 @@ static int reconcile(struct sfs_image *im, const char *name, char *err, size_t e
 
 	if (diff & SFS_DIFF_SECTOR)
 		return sfs_err(err, errlen, -EINVAL,
-			       "%s.json: key 'sector': the image was made with logical %u / physical %u "
+			       "%s" SFS_SIDECAR_SUFFIX ": key 'sector': the image was made with logical %u / physical %u "
 			       "sectors and its sector format never changes (sidecar says %u / %u)",
 			       name, mi->geom.lss, mi->geom.pss, sc->lss, sc->pss);
 	if (diff & SFS_DIFF_PROV)
@@ -359,7 +372,7 @@ static int open_map(struct sfs_image *im, int state_fd, const char *name, const 
 		return rc;
 	/* A raw file with a sidecar and no map: import it as it is. */
 	if ((uint64_t)st->st_size > sc->size)
-		return sfs_err(err, errlen, -EINVAL, "%s.json: key 'size': %llu is smaller than the "
+		return sfs_err(err, errlen, -EINVAL, "%s" SFS_SIDECAR_SUFFIX ": key 'size': %llu is smaller than the "
 			       "existing backing file (%lld bytes)", name,
 			       (unsigned long long)sc->size, (long long)st->st_size);
 	rc = sfs_map_create(state_fd, mapname, mi, &im->map);
@@ -421,7 +434,8 @@ static int first_open(struct sfs_image *im, int store_fd, int state_fd, const ch
 	im->ino = st.st_ino;
 	if (!(flags & SFS_IMAGE_BUFFERED) && (rc = open_direct(im)) < 0) {
 		res_drop(im);
-		return sfs_err(err, errlen, rc, "%s: cannot open backing file: %s", name, strerror(-rc));
+		return sfs_err(err, errlen, rc, "%s: cannot open backing file for O_DIRECT: %s", name,
+			       strerror(-rc));
 	}
 
 	if (!fresh && (rc = open_map(im, state_fd, name, mapname, sc, &mi, &st, err, errlen)) < 0) {
@@ -456,7 +470,7 @@ static int model_of(struct sfs_image *im, int store_fd, const char *name, char *
 	int rc = sfs_profile_load(store_fd, im->sc.profile, &p, perr, sizeof(perr));
 
 	if (rc < 0)
-		return sfs_err(err, errlen, rc, "%s.json: key 'profile': %s", name, perr);
+		return sfs_err(err, errlen, rc, "%s" SFS_SIDECAR_SUFFIX ": key 'profile': %s", name, perr);
 	rc = sfs_model_new(&p, im->sc.pss, NULL, &im->model);
 	if (rc < 0)
 		return sfs_err(err, errlen, rc, "%s: out of memory", name);

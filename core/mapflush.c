@@ -21,6 +21,7 @@
 
 #include "allocmap.h"
 #include "allocmap_impl.h"
+#include "bitmap.h"
 #include "crc32c.h"
 #include "fdio.h"
 #include "log.h"
@@ -218,17 +219,6 @@ int sfs_map_grow_abort(struct sfs_map *m)
 	return rc;
 }
 
-int sfs_map_grow(struct sfs_map *m, uint64_t new_size)
-{
-	int rc = sfs_map_grow_prepare(m, new_size);
-
-	if (rc == 0)
-		rc = sfs_map_grow_commit(m, new_size, m->info.flags);
-	if (rc < 0 && rc != -EROFS)
-		sfs_map_grow_abort(m);
-	return rc;
-}
-
 int sfs_map_shrink(struct sfs_map *m, uint64_t new_size)
 {
 	struct sfs_map_info info = m->info;
@@ -259,7 +249,7 @@ int sfs_map_shrink(struct sfs_map *m, uint64_t new_size)
 	np = sfs_mapfile_pages(SFS_MAPFILE_VERSION, nb);
 	/* pages past the new end are never written again: forget they were dirty */
 	for (uint64_t p = np; p < m->npages; p++)
-		__atomic_fetch_and(&m->dirty[p / 64], ~(1ull << (p % 64)), __ATOMIC_RELAXED);
+		sfs_bitmap_clear(m->dirty, p);
 	m->npages = np;
 	/* what the header no longer describes: a later open would drop it anyway */
 	if (ftruncate(m->fd, (off_t)(MAP_HDR + np * MAP_PAGE)) < 0 || fdatasync(m->fd) < 0)
@@ -287,9 +277,4 @@ int sfs_map_set_prov(struct sfs_map *m, enum sfs_prov prov, uint32_t flags)
 		m->info = was;
 	pthread_mutex_unlock(&m->flush_lock);
 	return rc;
-}
-
-int sfs_map_set_flags(struct sfs_map *m, uint32_t flags)
-{
-	return sfs_map_set_prov(m, m->info.prov, flags);
 }

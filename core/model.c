@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "units.h"
 
@@ -358,13 +359,11 @@ struct sfs_model {
 	uint64_t *free_at;       /* p.channels model times */
 };
 
+/* The default clock: clock.h's. */
 static uint64_t mono_now(void *arg)
 {
-	struct timespec ts;
-
 	(void)arg;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return sfs_now_ns();
 }
 
 /* The last SPIN_NS of a wait are spun rather than slept, by at most spin_max threads at once (one
@@ -401,18 +400,10 @@ static unsigned spin_max(void)
 	return v;
 }
 
-static void sleep_abs(uint64_t t)
-{
-	struct timespec ts = { .tv_sec = (time_t)(t / 1000000000ull), .tv_nsec = (long)(t % 1000000000ull) };
-
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
-}
-
 static void mono_sleep_until(void *arg, uint64_t t)
 {
 	static __thread bool slack_set;
-	uint64_t now = mono_now(NULL);
+	uint64_t now = sfs_now_ns();
 
 	(void)arg;
 	/* the default 50 us of timer slack would add up to 50 us to every modelled request */
@@ -421,21 +412,21 @@ static void mono_sleep_until(void *arg, uint64_t t)
 		slack_set = true;
 	}
 	if (t > now + SPIN_NS) {
-		sleep_abs(t - SPIN_NS);
-		now = mono_now(NULL);
+		sfs_sleep_until_ns(t - SPIN_NS);
+		now = sfs_now_ns();
 	}
 	if (now >= t)
 		return;
 	if (spin_max() != UINT_MAX) {
 		bool spin = atomic_fetch_add(&spinners, 1) < spin_max();
 
-		while (spin && mono_now(NULL) < t)
+		while (spin && sfs_now_ns() < t)
 			cpu_relax();
 		atomic_fetch_sub(&spinners, 1);
 		if (spin)
 			return;
 	}
-	sleep_abs(t);
+	sfs_sleep_until_ns(t);
 }
 
 int sfs_model_new(const struct sfs_profile *p, uint32_t pss, const struct sfs_model_clock *clk,

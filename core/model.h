@@ -117,8 +117,8 @@ struct sfs_model_clock {
 
 struct sfs_model;
 
-/* A drive of profile p (copied) with physical sector pss; clk NULL: CLOCK_MONOTONIC and
- * clock_nanosleep.  0 or -ENOMEM. */
+/* A drive of profile p (copied) with physical sector pss; clk NULL: clock.h's clock, and its
+ * sleep with the last 100 us spun (model.c).  0 or -ENOMEM. */
 int sfs_model_new(const struct sfs_profile *p, uint32_t pss, const struct sfs_model_clock *clk,
 		  struct sfs_model **out);
 

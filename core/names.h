@@ -4,7 +4,11 @@
  *
  * An image NAME is three files: the backing file STORE/NAME, its sidecar
  * STORE/NAME.json and its allocation map STORE/.sectorfs/NAME.map
- * (NAME.map.new is what older versions left of a map being rewritten).  The mount
+ * (NAME.map.new is what older versions left of a map being rewritten).
+ * Beside the maps, STORE/.sectorfs holds the store's lock file and the
+ * intent records of the changes under way (recover.h says what each
+ * holds): "rename", and NAME.unlink, NAME.grow, NAME.create and
+ * NAME.inflate.  The mount
  * shows MNT/NAME, the stats under MNT/.stats/, the geometry as
  * user.sectorfs.* xattrs, and is listed in /proc/self/mounts as
  * fuse.sectorfs.  Every part of sectorfs spells these names from here.
@@ -23,6 +27,14 @@
 #define SFS_MAP_NEW_SUFFIX ".map.new"
 /* a buffer for NAME and any of the suffixes above */
 #define SFS_FILE_NAME_LEN (SFS_NAME_MAX + 16)
+
+/* in STORE/.sectorfs */
+#define SFS_LOCK_FILE "lock"              /* flock'd by the store's holder, who writes itself in */
+#define SFS_RENAME_JOURNAL "rename"       /* a rename under way */
+#define SFS_UNLINK_SUFFIX ".unlink"       /* NAME.unlink: an unlink under way */
+#define SFS_GROW_SUFFIX ".grow"           /* NAME.grow: a grow or trim under way (grow.h) */
+#define SFS_CREATE_SUFFIX ".create"       /* NAME.create: a make by sectorfs-img under way */
+#define SFS_INFLATE_SUFFIX ".inflate"     /* NAME.inflate: an inflate under way */
 
 #define SFS_STATS_DIR ".stats"            /* MNT/.stats/NAME, NAME.json, metrics */
 #define SFS_STATS_METRICS "metrics"       /* MNT/.stats/metrics: every image, Prometheus text */

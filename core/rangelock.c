@@ -29,7 +29,7 @@
 #include <stddef.h>
 
 #include "dlist.h"
-#include "rangelock.h"
+#include "rangelock_impl.h"
 
 static bool conflicts(const struct sfs_range *a, const struct sfs_range *b)
 {

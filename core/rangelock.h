@@ -62,15 +62,9 @@ int sfs_rangelock_destroy(struct sfs_rangelock *rl);
  * variable to wait on. */
 int sfs_rangelock_lock(struct sfs_rangelock *rl, struct sfs_range *r, uint64_t off, uint64_t len, bool excl);
 
-/* As sfs_rangelock_lock but never waits: -EBUSY (nothing taken) when it would. */
-int sfs_rangelock_trylock(struct sfs_rangelock *rl, struct sfs_range *r, uint64_t off, uint64_t len,
-			  bool excl);
-
-/* Release the range r holds in rl (taken by a lock or trylock that returned 0);
+/* Release the range r holds in rl (taken by a lock that returned 0, or a trylock of
+ * rangelock_impl.h);
  * wakes the waiters that no longer conflict with anything earlier.  Cannot fail. */
 void sfs_rangelock_unlock(struct sfs_rangelock *rl, struct sfs_range *r);
-
-/* How many requests hold a range and how many wait, right now (for tests). */
-void sfs_rangelock_count(struct sfs_rangelock *rl, unsigned *held, unsigned *waiting);
 
 #endif

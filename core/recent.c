@@ -42,11 +42,6 @@ void sfs_requester_set(int32_t pid)
 	requester = pid > 0 ? pid : 0;
 }
 
-int32_t sfs_requester_get(void)
-{
-	return requester;
-}
-
 /* ---- the command name, through a descriptor cached per thread ---- */
 
 struct comm_cache {

@@ -73,9 +73,6 @@ struct sfs_recent {
  * (0); read by every later sfs_recent_add() on this thread. */
 void sfs_requester_set(int32_t pid);
 
-/* The requester this thread named last (0 if none). */
-int32_t sfs_requester_get(void);
-
 /* Record an I/O of this thread's requester (its command name read now) into r; err is the
  * positive errno it was refused with, or 0.  Lock-free; safe from any thread. */
 void sfs_recent_add(struct sfs_recent *r, enum sfs_io_op op, uint64_t off, uint64_t len, int err);

@@ -150,7 +150,7 @@ static bool legacy_sidecar_tmp(struct ctx *c, const char *name)
 	char scname[NAMEBUF + 8];
 	struct stat st;
 
-	if (name[0] == '.' || !legacy_tmp(name, ".json.tmp."))
+	if (name[0] == '.' || !legacy_tmp(name, SFS_SIDECAR_SUFFIX ".tmp."))
 		return false;
 	sfs_sidecar_name(scname, sizeof(scname), name);
 	if (fstatat(c->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0)
@@ -183,7 +183,7 @@ static void sweep(struct ctx *c)
 		if (sfs_tmp_is_ours(de->d_name))
 			remove_leftover(c, c->statefd, SFS_STATE_DIR "/", de->d_name,
 					"a temporary file left by an interrupted write");
-		else if (legacy_tmp(de->d_name, ".map.tmp.") || ends_with(de->d_name, SFS_MAP_NEW_SUFFIX))
+		else if (legacy_tmp(de->d_name, SFS_MAP_SUFFIX ".tmp.") || ends_with(de->d_name, SFS_MAP_NEW_SUFFIX))
 			remove_leftover(c, c->statefd, SFS_STATE_DIR "/", de->d_name,
 					"a temporary map left by an interrupted write");
 	}

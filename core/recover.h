@@ -28,11 +28,7 @@
 #include <stdbool.h>
 
 #include "log.h"
-
-#define SFS_RENAME_JOURNAL "rename"
-#define SFS_UNLINK_SUFFIX ".unlink"
-#define SFS_CREATE_SUFFIX ".create"
-#define SFS_INFLATE_SUFFIX ".inflate"
+#include "names.h"
 
 /* Write the intent record STATE/NAME+suffix holding text, atomically and durably. 0 or -errno. */
 int sfs_intent_put(int statefd, const char *name, const char *suffix, const char *text);

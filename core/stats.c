@@ -134,11 +134,6 @@ static void record_lat(struct sfs_stats_snap *c, enum sfs_lat_class cls, uint64_
 	raise_max(&c->lat[cls].max_ns, ns);
 }
 
-int sfs_stats_new(struct sfs_stats **out)
-{
-	return sfs_stats_new_at(next_generation(), sfs_now_ns(), out);
-}
-
 int sfs_stats_new_at(uint64_t generation, uint64_t start_ns, struct sfs_stats **out)
 {
 	struct sfs_stats *st = aligned_alloc(_Alignof(struct sfs_stats), sizeof(*st));
@@ -155,11 +150,6 @@ int sfs_stats_new_at(uint64_t generation, uint64_t start_ns, struct sfs_stats **
 uint64_t sfs_stats_next_generation(void)
 {
 	return next_generation();
-}
-
-uint64_t sfs_stats_clock_ns(void)
-{
-	return sfs_now_ns();
 }
 
 void sfs_stats_snapshot_empty(uint64_t generation, uint64_t start_ns, struct sfs_stats_snap *snap)
@@ -367,7 +357,7 @@ void sfs_stats_recent(const struct sfs_stats *st, struct sfs_stats_recent *out)
 uint64_t sfs_stats_percentile(const struct sfs_stats_snap *snap, enum sfs_lat_class c, double q)
 {
 	const uint64_t *hist = snap->lat[c].hist;
-	uint64_t total = 0, rank, seen = 0, low, mid;
+	uint64_t total = 0, rank;
 	unsigned b;
 
 	/* Count from the histogram itself: a snapshot taken during I/O may
@@ -388,16 +378,7 @@ uint64_t sfs_stats_percentile(const struct sfs_stats_snap *snap, enum sfs_lat_cl
 		rank = 1;
 	if (rank == total)  /* the top rank is the max, known exactly */
 		return snap->lat[c].max_ns;
-	for (b = 0; b < SFS_LAT_NBUCKET - 1; b++) {
-		seen += hist[b];
-		if (seen >= rank)
-			break;
-	}
-	if (b == SFS_LAT_NBUCKET - 1)
-		return snap->lat[c].max_ns;
-	low = sfs_stats_lat_bucket_low(b);
-	mid = low + (sfs_stats_lat_bucket_low(b + 1) - low) / 2;
-	return mid < snap->lat[c].max_ns ? mid : snap->lat[c].max_ns;
+	return sfs_hist_at_rank(hist, SFS_LAT_NBUCKET, SFS_LAT_SUB_BITS, rank, 0, snap->lat[c].max_ns);
 }
 
 unsigned sfs_stats_size_bucket(uint64_t len)

@@ -104,19 +104,13 @@ struct sfs_stats_info {
 	const struct sfs_stats_recent *recent;  /* the recent I/O lists, or NULL: shown empty */
 };
 
-/* Allocate zeroed stats; 0 or -ENOMEM. */
-int sfs_stats_new(struct sfs_stats **out);
-
 /* Allocate zeroed stats of reset generation generation (from sfs_stats_next_generation), their
- * elapsed time counted from start_ns (sfs_stats_clock_ns): stats made when first needed that
+ * elapsed time counted from start_ns (sfs_now_ns, clock.h): stats made when first needed that
  * go on from the empty snapshots shown before.  0 or -ENOMEM. */
 int sfs_stats_new_at(uint64_t generation, uint64_t start_ns, struct sfs_stats **out);
 
 /* A reset generation larger than every one handed out so far in this process. */
 uint64_t sfs_stats_next_generation(void);
-
-/* The clock of the elapsed times (CLOCK_MONOTONIC), in nanoseconds. */
-uint64_t sfs_stats_clock_ns(void);
 
 /* The snapshot of stats never recorded into: every counter 0, of generation generation, the
  * elapsed time since start_ns, this process's identity. */

@@ -64,11 +64,8 @@
 #include "fdio.h"
 #include "grow.h"
 #include "recover.h"
-#include "step.h"
 #include "store_impl.h"
 #include "tmpfile.h"
-
-int (*sfs_step_hook)(const char *op, int n);
 
 int sfs_name_valid(const char *name)
 {

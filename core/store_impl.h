@@ -17,8 +17,6 @@
 #include "fdcache.h"
 #include "store.h"
 
-#define LOCK_FILE "lock"
-
 /* What identifies one version of a sidecar file: a rewrite changes it. */
 struct file_id {
 	dev_t dev;

@@ -34,7 +34,7 @@ int sfs_st_take_lock(struct sfs_store *s, const char *dir, char *err, size_t err
 	char holder[512];
 	ssize_t n;
 
-	s->lockfd = openat(s->statefd, LOCK_FILE, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	s->lockfd = openat(s->statefd, SFS_LOCK_FILE, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (s->lockfd < 0)
 		return sfs_err(err, errlen, -errno, "%s: cannot open lock file: %s", dir, strerror(errno));
 	if (flock(s->lockfd, LOCK_EX | LOCK_NB) < 0) {
@@ -73,7 +73,7 @@ int sfs_store_holder(const char *dir, char *buf, size_t len)
 
 	if (dfd < 0)
 		return -errno;
-	fd = openat(dfd, SFS_STATE_DIR "/" LOCK_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(dfd, SFS_STATE_DIR "/" SFS_LOCK_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	close(dfd);
 	if (fd < 0)
 		return errno == ENOENT ? -ENOENT : -errno;

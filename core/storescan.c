@@ -98,9 +98,9 @@ static int revive_orphan(struct sfs_store *s, const char *name, const struct sfs
 
 			sfs_sidecar_name(scname, sizeof(scname), name);
 			if (!already_reported(s, scname, scst))
-				sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s.json: declared again while the image is still "
+				sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s: declared again while the image is still "
 					 "open with other values (%s); not served until its open files are closed",
-					 name, diff);
+					 scname, diff);
 			return -EBUSY;
 		}
 		snprintf(e.name, sizeof(e.name), "%s", name);
@@ -215,9 +215,9 @@ bool sfs_st_prune_if_gone_stat(struct sfs_store *s, struct entry *e, struct stat
 			if (sfs_sidecar_load(s->dirfd, scname, &sc, err, sizeof(err)) < 0)
 				sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s (image not served)", err);
 			else
-				sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s.json: rewritten while the image is served, "
+				sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s: rewritten while the image is served, "
 					 "with other values (%s); not served until its open files are closed",
-					 e->name, diff);
+					 scname, diff);
 		}
 		sfs_st_remove_entry(s, e);
 		return true;

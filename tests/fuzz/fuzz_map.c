@@ -350,7 +350,7 @@ static uint8_t *fixed_copy(const uint8_t *data, size_t size, bool chunks)
 	if (!p)
 		return NULL;
 	memcpy(p, data, size);
-	crc = sfs_map_crc32c(p, CRC_OFF);
+	crc = sfs_crc32c(0, p, CRC_OFF);
 	for (int i = 0; i < 4; i++)
 		p[CRC_OFF + i] = (uint8_t)(crc >> (8 * i));
 	for (size_t off = HDR; chunks && off + CHUNK <= size; off += CHUNK) {

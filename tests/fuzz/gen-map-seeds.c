@@ -85,7 +85,7 @@ static uint64_t get64(const unsigned char *p)
 
 static void fix_crc(unsigned char *h)
 {
-	put32(h + CRC_OFF, sfs_map_crc32c(h, CRC_OFF));
+	put32(h + CRC_OFF, sfs_crc32c(0, h, CRC_OFF));
 }
 
 /* Give chunk idx of file f the checksum its bits need (version 2). */

@@ -25,7 +25,7 @@ CLANG=${CLANG:-clang}
 # shellcheck disable=SC2054   # the commas are clang's, not array separators
 CFLAGS_FUZZ=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 	-D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I "$SRC/core")
-LIBS=(-ljansson -lpthread)
+LIBS=(-ljansson -lpthread -lm)
 
 skip() { echo "SKIP: fuzz: $*"; exit 77; }
 

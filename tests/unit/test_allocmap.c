@@ -12,7 +12,7 @@
  * a crash looks like), bits set between flush_begin and flush_end wait
  * for the next flush (the crash-ordering rule), a failed data sync leaves
  * the bits dirty; grow (and its prepare, commit and abort steps) and
- * set_flags persist.  Part two, test_allocmap_robust.c, has damaged,
+ * flags set in the header persist.  Part two, test_allocmap_robust.c, has damaged,
  * torn, version-1 and padded files, read-only opens, salvage and
  * concurrency.
  */
@@ -147,7 +147,7 @@ Test(map, empty_disk)
 	cr_expect_eq(file_size(), HDR);
 	m = reopen();
 	cr_expect_eq(sfs_map_nblocks(m), 0);
-	cr_expect_eq(sfs_map_grow(m, 3 * 65536), 0);
+	cr_expect_eq(tmp_map_grow(m, 3 * 65536), 0);
 	cr_expect_eq(sfs_map_nblocks(m), 3);
 	sfs_map_set(m, 2);
 	cr_expect_eq(sfs_map_flush(m, -1), 0);
@@ -472,7 +472,7 @@ Test(map, grow_within_a_page)
 	sfs_map_set(m, 0);
 	sfs_map_set(m, 99);                        /* the partial last block */
 	cr_assert_eq(sfs_map_flush(m, -1), 0);
-	cr_expect_eq(sfs_map_grow(m, 300 * 4096), 0);
+	cr_expect_eq(tmp_map_grow(m, 300 * 4096), 0);
 	cr_expect_eq(sfs_map_nblocks(m), 300);
 	cr_expect_eq(sfs_map_info(m)->geom.size, 300 * 4096);
 	cr_expect(sfs_map_test(m, 0));
@@ -499,7 +499,7 @@ Test(map, grow_across_pages)
 	sfs_map_set(m, 99);
 	cr_assert_eq(sfs_map_flush(m, -1), 0);
 	sfs_map_set(m, 50);                        /* dirty across the grow */
-	cr_expect_eq(sfs_map_grow(m, nb * 512), 0);
+	cr_expect_eq(tmp_map_grow(m, nb * 512), 0);
 	cr_expect_eq(sfs_map_nblocks(m), nb);
 	cr_expect_eq(file_size(), HDR + 3 * 4096);
 	cr_expect(sfs_map_test(m, 3));
@@ -525,9 +525,9 @@ Test(map, grow_refuses_shrink)
 	struct sfs_map_info mi = info_of(100, 4096, false);
 	struct sfs_map *m = create(&mi);
 
-	cr_expect_eq(sfs_map_grow(m, 99 * 4096), -EINVAL);
+	cr_expect_eq(tmp_map_grow(m, 99 * 4096), -EINVAL);
 	cr_expect_eq(sfs_map_nblocks(m), 100);
-	cr_expect_eq(sfs_map_grow(m, 100 * 4096), 0);   /* same size: nothing to do */
+	cr_expect_eq(tmp_map_grow(m, 100 * 4096), 0);   /* same size: nothing to do */
 	cr_expect_eq(sfs_map_nblocks(m), 100);
 	sfs_map_close(m);
 	m = reopen();
@@ -542,7 +542,7 @@ Test(map, set_flags_persists)
 	unsigned char h[64];
 
 	sfs_map_set(m, 4);
-	cr_expect_eq(sfs_map_set_flags(m, SFS_MAP_F_ZEROED), 0);
+	cr_expect_eq(sfs_map_set_prov(m, sfs_map_info(m)->prov, SFS_MAP_F_ZEROED), 0);
 	cr_expect_eq(sfs_map_info(m)->flags, SFS_MAP_F_ZEROED);
 	sfs_map_close(m);                           /* no flush: flags are durable by themselves */
 	peek(0, h, sizeof(h));
@@ -550,8 +550,8 @@ Test(map, set_flags_persists)
 	cr_expect_eq(le32(h + 56), crc32c_ref(h, 56));
 	m = reopen();
 	cr_expect_eq(sfs_map_info(m)->flags, SFS_MAP_F_ZEROED);
-	cr_expect(!sfs_map_test(m, 4), "set_flags must not flush bits");
-	cr_expect_eq(sfs_map_set_flags(m, 0), 0);
+	cr_expect(!sfs_map_test(m, 4), "setting flags must not flush bits");
+	cr_expect_eq(sfs_map_set_prov(m, sfs_map_info(m)->prov, 0), 0);
 	sfs_map_close(m);
 	m = reopen();
 	cr_expect_eq(sfs_map_info(m)->flags, 0);
@@ -634,7 +634,7 @@ Test(map, grow_abort_after_prepare_leaves_the_old_size)
 	cr_expect_eq(sfs_map_info(m)->geom.size, 100 * 512);
 	cr_expect(sfs_map_test(m, 3));
 	/* and it grows later */
-	cr_expect_eq(sfs_map_grow(m, nb * 512), 0);
+	cr_expect_eq(tmp_map_grow(m, nb * 512), 0);
 	cr_expect_eq(sfs_map_nblocks(m), nb);
 	sfs_map_close(m);
 	m = reopen();
@@ -805,8 +805,8 @@ static void expect_read_only_changes_nothing(const char *what)
 	cr_expect(sfs_map_test(m, 0));
 	cr_expect_eq(sfs_map_flush(m, -1), -EROFS, "%s", what);
 	cr_expect_eq(sfs_map_flush_begin(m), -EROFS, "%s", what);
-	cr_expect_eq(sfs_map_set_flags(m, SFS_MAP_F_ZEROED), -EROFS, "%s", what);
-	cr_expect_eq(sfs_map_grow(m, sfs_map_info(m)->geom.size * 4), -EROFS, "%s", what);
+	cr_expect_eq(sfs_map_set_prov(m, sfs_map_info(m)->prov, SFS_MAP_F_ZEROED), -EROFS, "%s", what);
+	cr_expect_eq(tmp_map_grow(m, sfs_map_info(m)->geom.size * 4), -EROFS, "%s", what);
 	cr_expect_eq(sfs_map_grow_prepare(m, sfs_map_info(m)->geom.size * 4), -EROFS, "%s", what);
 	cr_expect_eq(sfs_map_grow_abort(m), -EROFS, "%s", what);
 	sfs_map_close(m);

@@ -37,7 +37,10 @@
  *     failed commit leaves the map in memory as it was and its abort the
  *     file, which opens with the old size and grows later;
  *   - a failing fstat of the backing file or of the map fails the open with
- *     its errno (not -EPERM or -EUCLEAN, which say the file is wrong);
+ *     its errno (not -EPERM or -EUCLEAN, which say the file is wrong); so
+ *     does each fstat of a first open and of the reopen of an evicted image
+ *     in turn (not -ENOENT, -EUCLEAN, nor a silent fall back to buffered
+ *     I/O), and the open after them works;
  *   - a pwrite that writes nothing without setting errno (a short write)
  *     is -EIO for an image write, a journal or record (sfs_write_file_atomic)
  *     and the lock file's holder, never a success.
@@ -63,7 +66,8 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 
-#include "allocmap.h"
+#include "allocmap_impl.h"
+#include "fdcache.h"
 #include "image.h"
 #include "sidecar.h"
 #include "stats.h"
@@ -209,9 +213,9 @@ int fault_fallocate(int fd, int mode, off_t off, off_t len)
 	return fallocate64(fd, mode, off, len);
 }
 
-/* fstat, outside the plan (the sweeps fail the four above): the next fstat_fails calls fail
- * with fstat_err.  Both names, as for the others. */
-static unsigned fstat_fails;
+/* fstat, outside the plan (the sweeps fail the four above): after fstat_skip calls let through,
+ * the next fstat_fails calls fail with fstat_err.  Both names, as for the others. */
+static unsigned fstat_skip, fstat_fails;
 static int fstat_err;
 
 typedef int (*fstat_t)(int, void *);
@@ -224,6 +228,10 @@ static bool fstat_fail_now(void)
 {
 	if (!fstat_fails)
 		return false;
+	if (fstat_skip) {
+		fstat_skip--;
+		return false;
+	}
 	fstat_fails--;
 	errno = fstat_err;
 	return true;
@@ -249,7 +257,7 @@ static struct sfs_log lg;
 static void setup(void)
 {
 	fault_off();
-	short_writes = fstat_fails = 0;
+	short_writes = fstat_skip = fstat_fails = 0;
 	tmpstore_make(&ts, "faults", true);
 	logcap_init(&cap);
 	lg = logcap_sink(&cap);
@@ -258,7 +266,7 @@ static void setup(void)
 static void teardown(void)
 {
 	fault_off();
-	short_writes = fstat_fails = 0;
+	short_writes = fstat_skip = fstat_fails = 0;
 	tmpstore_destroy(&ts);
 }
 
@@ -743,11 +751,11 @@ ParameterizedTest(struct scase *c, faults, sweep)
 /* ---- known bug ---- */
 
 /*
- * sfs_map_grow() extends the map file (pwrite of the new pages as encoded
- * empty chunks, fdatasync) and only then rewrites the header with the new
- * block count.  If anything fails in between (the pages' pwrite, the
- * fdatasync after it, or the header pwrite), sfs_map_grow must return the
- * error and the image must open again afterwards, as it must after a crash
+ * A grow of the map extends the map file (sfs_map_grow_prepare: pwrite of
+ * the new pages as encoded empty chunks, fdatasync) and only then rewrites
+ * the header with the new block count (sfs_map_grow_commit).  If anything
+ * fails in between (the pages' pwrite, the fdatasync after it, or the
+ * header pwrite), the image's grow must return the error and the image must open again afterwards, as it must after a crash
  * at the same point (the map file may be longer than its header says).
  */
 struct gcase {
@@ -857,7 +865,7 @@ ParameterizedTest(struct mcase *c, faults, map_grow_steps_fail_cleanly)
 	cr_expect(sfs_map_test(m, 42));
 	cr_assert_eq(fstat(sfs_map_fd(m), &st), 0);
 	cr_expect_eq(st.st_size, 4096 + 4096);
-	cr_expect_eq(sfs_map_grow(m, big), 0);
+	cr_expect_eq(tmp_map_grow(m, big), 0);
 	sfs_map_close(m);
 	m = NULL;
 	cr_assert_eq(sfs_map_open(ts.statefd, "m.map", 0, NULL, &m, err, sizeof(err)), 0, "%s", err);
@@ -888,6 +896,102 @@ Test(faults, open_reports_failed_fstat)
 	fstat_fails = 0;
 	im = open_ok(NAME, &sc);
 	cr_assert_eq(sfs_image_close(im), 0);
+}
+
+/* Fail the first, second, third... fstat that open() makes with EIO: each failure is the
+ * open's result, never a verdict on the file (-ENOENT, -EUCLEAN, -EPERM) nor a silent change of
+ * course (buffered I/O instead of O_DIRECT); the open past the last fstat succeeds.  How many
+ * fstats an open makes. */
+static unsigned each_fstat_fails_open(int (*open)(void *arg), void *arg, const char *what)
+{
+	unsigned skip;
+	int rc;
+
+	for (skip = 0; skip < 32; skip++) {
+		fstat_err = EIO;
+		fstat_skip = skip;
+		fstat_fails = 1;
+		rc = open(arg);
+		if (fstat_fails) {                 /* past the last fstat */
+			fstat_skip = fstat_fails = 0;
+			cr_expect_eq(rc, 0, "%s, no fstat failed: %d", what, rc);
+			return skip;
+		}
+		cr_expect_eq(rc, -EIO, "%s, fstat #%u failed with EIO: %d (%s)", what, skip + 1, rc,
+			     rc < 0 ? strerror(-rc) : "success");
+	}
+	cr_assert_fail("%s: more than %u fstats", what, skip);
+	return skip;
+}
+
+struct first_open_arg {
+	struct sfs_sidecar sc;
+	char err[512];
+};
+
+/* A first open of NAME (created the first time), closed again when it succeeds. */
+static int first_open_once(void *p)
+{
+	struct first_open_arg *a = p;
+	struct sfs_image *im = NULL;
+	int rc = try_open(NAME, &a->sc, &im, a->err, sizeof(a->err));
+
+	if (rc == 0) {
+		cr_expect(sfs_image_direct(im), "O_DIRECT descriptor opened");
+		cr_assert_eq(sfs_image_close(im), 0);
+	}
+	return rc;
+}
+
+Test(faults, first_open_passes_every_fstat_error_on)
+{
+	struct first_open_arg a = { .sc = sidecar(SFS_PROV_THIN, 4 * BS, true) };
+	struct sfs_image *im;
+
+	im = open_ok(NAME, &a.sc);
+	cr_assert_eq(write_val(im, 0, BS, 0x11), (ssize_t)BS);
+	cr_assert_eq(sfs_image_close(im), 0);
+	cr_expect_geq(each_fstat_fails_open(first_open_once, &a, "first open"), 3,
+		      "the backing file, its O_DIRECT twin and the map are looked at");
+	im = open_ok(NAME, &a.sc);
+	expect_bytes(im, 0, BS, 0x11);
+	cr_assert_eq(sfs_image_close(im), 0);
+}
+
+/* The reopen of an evicted image: pinned, then closed again. */
+static int reopen_once(void *p)
+{
+	struct sfs_image *im = p;
+	int rc = sfs_image_pin(im);
+
+	if (rc == 0) {
+		cr_expect(sfs_image_direct(im), "O_DIRECT descriptor opened");
+		sfs_image_release(im);
+	}
+	return rc;
+}
+
+Test(faults, reopen_passes_every_fstat_error_on)
+{
+	struct sfs_sidecar sc = sidecar(SFS_PROV_THIN, 4 * BS, true);
+	struct sfs_fdcache *fdc = NULL;
+	struct sfs_image *im = NULL;
+	char err[512] = "";
+
+	cr_assert_eq(sfs_fdcache_new(3, &fdc), 0);
+	cr_assert_eq(sfs_image_open_in(fdc, ts.fd, ts.statefd, NAME, &sc, 0, &lg, &im, err, sizeof(err)), 0,
+		     "%s", err);
+	cr_assert_eq(write_val(im, 0, BS, 0x11), (ssize_t)BS);
+	sfs_image_release(im);             /* closed: the next pin opens it again */
+	cr_expect_geq(each_fstat_fails_open(reopen_once, im, "reopen"), 3,
+		      "the backing file, its O_DIRECT twin and the map are looked at");
+	cr_expect_eq(logcap_lines(&cap, "changed behind", NULL, NULL), 0,
+		     "a failed fstat is not a changed file: %s", cap.buf);
+	cr_assert_eq(sfs_image_pin(im), 0);
+	expect_bytes(im, 0, BS, 0x11);
+	sfs_image_unpin(im);
+	cr_expect_eq(sfs_image_close(im), 0);
+	sfs_fdcache_free(fdc);
 }
 
 Test(faults, short_write_is_eio)

@@ -338,7 +338,7 @@ Test(image, interrupted_eager_zeroing_resumes)
 	for (uint64_t b = 2; b < NB; b++)
 		sfs_map_clear(m, b);
 	cr_assert_eq(sfs_map_flush(m, -1), 0);
-	cr_assert_eq(sfs_map_set_flags(m, 0), 0);
+	cr_assert_eq(sfs_map_set_prov(m, sfs_map_info(m)->prov, 0), 0);
 	sfs_map_close(m);
 	fd = openat(ts.fd, NAME, O_RDWR | O_CLOEXEC);
 	cr_assert_geq(fd, 0);

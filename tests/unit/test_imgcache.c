@@ -30,7 +30,7 @@
 #include <criterion/criterion.h>
 
 #include "allocmap.h"
-#include "image.h"
+#include "image_impl.h"
 #include "sidecar.h"
 #include "store.h"
 #include "tmpstore.h"

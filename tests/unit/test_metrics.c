@@ -18,6 +18,7 @@
 
 #include "escape.h"
 #include "metrics.h"
+#include "clock.h"
 #include "stats.h"
 
 static void label_is(const char *name, const char *want)
@@ -87,8 +88,8 @@ Test(metrics, counters_gauges_and_exact_buckets)
 	size_t len;
 
 	cr_assert_not_null(s);
-	cr_assert_eq(sfs_stats_new(&a), 0);
-	cr_assert_eq(sfs_stats_new(&b), 0);
+	cr_assert_eq(sfs_stats_new_at(sfs_stats_next_generation(), sfs_now_ns(), &a), 0);
+	cr_assert_eq(sfs_stats_new_at(sfs_stats_next_generation(), sfs_now_ns(), &b), 0);
 	/* reads at and around the first two boundaries, 512 ns and 1024 ns, and one of 20 s */
 	sfs_stats_read(a, 0, 4096, 511);
 	sfs_stats_read(a, 0, 4096, 512);

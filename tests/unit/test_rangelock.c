@@ -23,7 +23,7 @@
 
 #include <criterion/criterion.h>
 
-#include "rangelock.h"
+#include "rangelock_impl.h"
 
 static struct sfs_rangelock rl;
 

@@ -22,6 +22,7 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 
+#include "clock.h"
 #include "histogram.h"
 #include "stats.h"
 
@@ -31,7 +32,7 @@ static struct sfs_stats *fresh(void)
 {
 	struct sfs_stats *st = NULL;
 
-	cr_assert_eq(sfs_stats_new(&st), 0);
+	cr_assert_eq(sfs_stats_new_at(sfs_stats_next_generation(), sfs_now_ns(), &st), 0);
 	cr_assert_not_null(st);
 	return st;
 }

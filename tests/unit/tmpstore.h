@@ -298,4 +298,18 @@ static inline struct sfs_map *tmp_map_open_ro(int statefd, const char *name)
 	return m;
 }
 
+/* Grow m to new_size in one go, as grow.c does it around the image's other files: prepare,
+ * commit with the flags it has, abort on a failure (not on -EROFS, where there is nothing to
+ * undo).  0 or -errno. */
+static inline int tmp_map_grow(struct sfs_map *m, uint64_t new_size)
+{
+	int rc = sfs_map_grow_prepare(m, new_size);
+
+	if (rc == 0)
+		rc = sfs_map_grow_commit(m, new_size, sfs_map_info(m)->flags);
+	if (rc < 0 && rc != -EROFS)
+		sfs_map_grow_abort(m);
+	return rc;
+}
+
 #endif

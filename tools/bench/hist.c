@@ -50,27 +50,15 @@ double bench_hist_mean_us(const struct bench_hist *h)
 
 double bench_hist_pct_us(const struct bench_hist *h, double p)
 {
-	uint64_t want, seen = 0;
-	double v;
+	uint64_t want;
 
 	if (!h->count)
 		return 0;
 	want = (uint64_t)((double)h->count * p / 100.0 + 0.999999);
 	if (want < 1)
 		want = 1;
-	for (unsigned i = 0; i < BENCH_HIST_BUCKETS; i++) {
-		seen += h->b[i];
-		if (seen >= want) {
-			v = (double)sfs_hist_bucket_mid(i, BENCH_HIST_SUB_BITS);
-			/* never outside what was seen */
-			if (v > (double)h->max)
-				v = (double)h->max;
-			if (v < (double)h->min)
-				v = (double)h->min;
-			return v / 1e3;
-		}
-	}
-	return (double)h->max / 1e3;
+	/* never outside what was seen */
+	return (double)sfs_hist_at_rank(h->b, BENCH_HIST_BUCKETS, BENCH_HIST_SUB_BITS, want, h->min, h->max) / 1e3;
 }
 
 json_t *bench_hist_json(const struct bench_hist *h)
