@@ -138,6 +138,33 @@ int sfs_img_allocate_range(struct sfs_image *im, uint64_t off, uint64_t len);
 void sfs_img_map_state(const struct sfs_image *im, struct sfs_map_info *mi, uint64_t *count,
 		       uint64_t *nblocks);
 
+/* ---- the resident part (imgslot.c) ---- */
+
+/* Stripe locks and range lock: 0 or -ENOMEM. */
+int sfs_img_locks_alloc(struct sfs_image *im);
+
+/* Close and free the resident part (whatever of it is there), without flushing. */
+void sfs_img_res_drop(struct sfs_image *im);
+
+/* Open the O_DIRECT twin of im->fd where the backing filesystem takes direct I/O: 0 (with or
+ * without it), or -errno (out of descriptors, a failed fstat). */
+int sfs_img_open_direct(struct sfs_image *im);
+
+/* Descriptors the resident part holds now. */
+unsigned sfs_img_res_nfds(const struct sfs_image *im);
+
+/* Remember what identifies the map file and what its header says (resident). */
+void sfs_img_note_map(struct sfs_image *im);
+
+/* Whether requests take a range, from the descriptors open (image.c). */
+void sfs_img_note_direct(struct sfs_image *im);
+
+/* The descriptor cache's open and close of an image's slot (fdcache.h's callbacks): the open
+ * gives the descriptors it opened or -errno with nothing left open; the close flushes what
+ * was written (a failed flush keeps it open unless force) and drops the rest. */
+int sfs_img_slot_open(struct sfs_fdslot *s);
+int sfs_img_slot_close(struct sfs_fdslot *s, bool force);
+
 /* ---- the tests' view ---- */
 
 /* Are im's descriptors open now (always without a cache)?  A hint unless pinned. */
