@@ -265,9 +265,15 @@ static int do_truncate(struct sfs_fs *fs, struct sfs_image *im, const void *arg)
 		struct sfs_geom g = sfs_image_geom(im);
 		char why[160];
 
-		/* a disk shrinks only when it holds nothing past the new end; else the grow rule says
-		 * why, or the store refused for a reason of its own */
-		if (size < cur)
+		/* a size off the sector is refused whichever way it goes (the grow rule says so, as
+		 * from an empty disk); a disk shrinks only when it holds nothing past the new end; else
+		 * the grow rule says why, or the store refused for a reason of its own */
+		struct sfs_geom empty = g;
+
+		empty.size = 0;
+		if (size < cur && size % g.lss)
+			sfs_geom_grow_check(&empty, size, why, sizeof(why));
+		else if (size < cur)
 			snprintf(why, sizeof(why), "refusing to shrink from %llu to %llu bytes (a disk that "
 				 "holds data only grows)", (unsigned long long)cur, (unsigned long long)size);
 		else if (sfs_geom_grow_check(&g, size, why, sizeof(why)) >= 0)

@@ -9,7 +9,8 @@
 # refused; truncate grows (to a multiple of the logical sector, else
 # EINVAL), never shrinks, rewrites the sidecar's size and keeps the data,
 # and the daemon logs the real cause of each refused truncate (a shrink,
-# a size off the sector, a size past the 4 EiB maximum);
+# a size off the sector, growing or shrinking, a size past the 4 EiB
+# maximum);
 # rename moves image, sidecar and map together (also over an existing
 # image, which it replaces); unlink removes all three; sidecars and
 # .sectorfs never show in the mount, .stats only with ls -a; fallocate:
@@ -129,6 +130,10 @@ log_mark
 expect_errno "Invalid argument" truncate -s 512K "$MNT/disk"
 logged_since "disk: refusing to shrink from $M to $((512 * K)) bytes (a disk that holds data only grows)" \
 	"a shrink to 512K"
+log_mark
+expect_errno "Invalid argument" truncate -s $((512 * K + 512)) "$MNT/disk"
+logged_since "disk: size $((512 * K + 512)) is not a multiple of the logical sector size 4096" \
+	"a shrink to a size off the sector"
 log_mark
 expect_errno "Invalid argument" truncate -s 0 "$MNT/disk"
 logged_since "disk: refusing to shrink from $M to 0 bytes (a disk that holds data only grows)" "a shrink to 0"
