@@ -56,6 +56,7 @@
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
+#include "clock.h"
 #include "escape.h"
 #include "mountpoint.h"
 #include "names.h"
@@ -386,22 +387,15 @@ static void install_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-/* Sleep until the absolute CLOCK_MONOTONIC time t, or until a signal asks to stop. */
-static void sleep_until(const struct timespec *t)
+/* Sleep until t (ns on core's clock, clock.h), or until a signal asks to stop. */
+static void sleep_until(uint64_t t)
 {
+	struct timespec ts = sfs_ns_ts(t);
 	int rc;
 
-	while (!stop_flag && (rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, t, NULL)) != 0)
+	while (!stop_flag && (rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL)) != 0)
 		if (rc != EINTR)
 			tool_die(1, "clock_nanosleep: %s", strerror(rc));
-}
-
-static void add_seconds(struct timespec *t, double secs)
-{
-	long ns = t->tv_nsec + (long)llround(fmod(secs, 1.0) * 1e9);
-
-	t->tv_sec += (time_t)secs + ns / 1000000000;
-	t->tv_nsec = ns % 1000000000;
 }
 
 static void usage(FILE *f)
@@ -449,7 +443,7 @@ int main(int argc, char **argv)
 	struct list a = { 0 }, b = { 0 }, *prev = &a, *cur = &b, *tmp;
 	double interval = 0, count = 0;
 	bool refused = false;
-	struct timespec next;
+	uint64_t next;
 	int c;
 
 	tool_set_prog(PROG);
@@ -486,10 +480,10 @@ int main(int argc, char **argv)
 		if (!find(cur, argv[i]))
 			stat_no_image(argv[i]);
 	report(NULL, cur, 1, interval);
-	clock_gettime(CLOCK_MONOTONIC, &next);
+	next = sfs_now_ns();
 	for (unsigned n = 2; interval > 0 && (count == 0 || n <= count) && !stop_flag; n++) {
-		add_seconds(&next, interval);
-		sleep_until(&next);
+		next += (uint64_t)llround(interval * 1e9);
+		sleep_until(next);
 		if (stop_flag)
 			break;
 		tmp = prev, prev = cur, cur = tmp;

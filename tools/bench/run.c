@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "run.h"
 #include "toolutil.h"
 
@@ -44,17 +45,6 @@ static void *trampoline(void *p)
 		pthread_cond_signal(&r->done);
 	pthread_mutex_unlock(&r->lock);
 	return NULL;
-}
-
-static void deadline_in(struct timespec *ts, uint64_t ns)
-{
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += (time_t)(ns / 1000000000ull);
-	ts->tv_nsec += (long)(ns % 1000000000ull);
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
 }
 
 /* Start the workers, every signal blocked in them; the number started (rc: the error that
@@ -112,7 +102,7 @@ static void watch(struct bench_run *r)
 			if (atomic_load(&r->running) == 0)
 				break;
 		}
-		deadline_in(&ts, step);
+		ts = sfs_deadline_ts(step);
 		pthread_cond_timedwait(&r->done, &r->lock, &ts);
 	}
 	pthread_mutex_unlock(&r->lock);
