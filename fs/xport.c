@@ -372,9 +372,15 @@ static void *worker_main(void *arg)
 			/* ENOENT: the request was interrupted before we read it; EINTR: SIGTRIM */
 			if (e == EINTR || e == EAGAIN || e == ENOENT)
 				continue;
-			/* ENODEV: unmounted, or the connection was aborted */
-			end_session(e == ENODEV ? 0 : -e);
-			if (e != ENODEV)
+			/* ENODEV: unmounted, or the connection was aborted.  ECONNABORTED: the
+			 * same end, met by a read that had already taken a request from the queue
+			 * when the kernel tore the connection down (the last close after a lazy
+			 * unmount); it never means more here, as INIT does not ask for
+			 * FUSE_ABORT_ERROR.  Over io_uring the ring's commands say the same. */
+			bool gone = e == ENODEV || e == ECONNABORTED;
+
+			end_session(gone ? 0 : -e);
+			if (!gone)
 				sfs_logf(X.log, SFS_LOG_ERR, "reading /dev/fuse: %s", strerror(e));
 			break;
 		}
