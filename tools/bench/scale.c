@@ -18,7 +18,7 @@
  *   3. load: --load-seconds of fio over 8 of the images (one job each,
  *      random reads and writes half and half, 4 KiB, 64 KiB and 1 MiB,
  *      QD 4, O_DIRECT), the daemon's RSS and worker threads sampled every
- *      100 ms: the peak, the bound the README states (128 MiB + 2 MiB per
+ *      100 ms: the peak, the bound sectorfs-bench(1) states (128 MiB + 2 MiB per
  *      worker thread), the RSS as the load ends and --after-seconds later;
  *   4. per-I/O cost, measured before the load (which writes its images):
  *      4 KiB random reads at QD 1 (of blocks never written, so that they
