@@ -131,9 +131,10 @@ void sfs_img_extend_visible(struct sfs_image *im, uint64_t end);
  * offload, else zero buffers written).  0 or -errno. */
 int sfs_img_zero_backing(struct sfs_image *im, uint64_t off, uint64_t len);
 
-/* With zero offload, find out at open whether the backing filesystem (device dev, in the store
- * directory im->store_fd) zeroes ranges: probed once per filesystem in the process
- * (sfs_zero_range_probe), logged once when it does not, and recorded in im->no_zero_range. */
+/* With zero offload, find out at open whether the backing filesystem (device dev, that of the
+ * store directory im->store_fd; else nothing is done) zeroes ranges: probed once per
+ * filesystem in the process (sfs_zero_range_probe), logged once when it does not, and
+ * recorded in im->no_zero_range. */
 void sfs_img_probe_zero_range(struct sfs_image *im, dev_t dev);
 
 /* Allocate every block touching [off, off+len) of the capacity (zeroed, each under its stripe

@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bufpool.h"
@@ -144,10 +145,13 @@ static struct {
 
 void sfs_img_probe_zero_range(struct sfs_image *im, dev_t dev)
 {
+	struct stat st;
 	int why = 0;
 	unsigned i;
 
-	if (!im->sc.zero_offload)
+	/* the probe is of the store directory's filesystem: a backing file elsewhere (a bind mount)
+	 * finds out at its first zeroing */
+	if (!im->sc.zero_offload || fstat(im->store_fd, &st) < 0 || st.st_dev != dev)
 		return;
 	pthread_mutex_lock(&probes.lk);
 	for (i = 0; i < probes.n && probes.v[i].dev != dev; i++)

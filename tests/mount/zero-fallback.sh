@@ -61,6 +61,27 @@ reports a False "$REASON" "fell back to writing zeros ($REASON)" fallback "tmpfs
 pass "tmpfs: stats text, JSON, metrics and info say zero offload fell back, and why; off says off"
 stop_daemon
 
+# A backing file bind-mounted into the tmpfs store from the test's own filesystem, which has
+# ZERO_RANGE: the store's probe does not speak for it, its own zeroing does.
+if [ "$(id -u)" -eq 0 ] && command -v mount >/dev/null; then
+	: > "$T/probe"
+	if fallocate -z -l 4096 "$T/probe" 2>/dev/null; then
+		sidecar c 16M 4kn thin 1M true
+		truncate -s 16M "$T/c.backing" "$STORE/c"
+		mount --bind "$T/c.backing" "$STORE/c" || fail "mount --bind"
+		on_exit "umount $STORE/c"
+		start_daemon
+		grep -q "zero offload on" "$MNT/.stats/c" || fail "bound c: $(grep 'zero offload' "$MNT/.stats/c")"
+		dd if=/dev/urandom of="$MNT/c" bs=4k count=1 seek=3 oflag=direct conv=notrunc status=none ||
+			fail "write c"
+		grep -q "zero offload on" "$MNT/.stats/c" ||
+			fail "bound c after a write: $(grep 'zero offload' "$MNT/.stats/c")"
+		stop_daemon
+		umount "$STORE/c"
+		pass "a backing file bound in from a filesystem with ZERO_RANGE keeps zero offload on"
+	fi
+fi
+
 STORE=$EXT_STORE
 sidecar a 16M 4kn thin 1M true
 : > "$T/probe"
