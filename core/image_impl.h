@@ -134,8 +134,9 @@ int sfs_img_zero_backing(struct sfs_image *im, uint64_t off, uint64_t len);
 /* With zero offload, find out at open whether the backing filesystem (device dev, that of the
  * store directory im->store_fd; else nothing is done) zeroes ranges: probed once per
  * filesystem in the process (sfs_zero_range_probe), logged once when it does not, and
- * recorded in im->no_zero_range. */
-void sfs_img_probe_zero_range(struct sfs_image *im, dev_t dev);
+ * recorded in im->no_zero_range.  A probe that cannot tell leaves it to the first zeroing.
+ * 0, or the -errno of an fstat of the store directory that failed. */
+int sfs_img_probe_zero_range(struct sfs_image *im, dev_t dev);
 
 /* Allocate every block touching [off, off+len) of the capacity (zeroed, each under its stripe
  * lock, as a first write does), for eager zeroing; no range lock.  0 or -errno. */

@@ -143,16 +143,20 @@ static struct {
 	struct zr_probe v[16];
 } probes = { .lk = PTHREAD_MUTEX_INITIALIZER };
 
-void sfs_img_probe_zero_range(struct sfs_image *im, dev_t dev)
+int sfs_img_probe_zero_range(struct sfs_image *im, dev_t dev)
 {
 	struct stat st;
 	int why = 0;
 	unsigned i;
 
+	if (!im->sc.zero_offload)
+		return 0;
+	if (fstat(im->store_fd, &st) < 0)
+		return -errno;
 	/* the probe is of the store directory's filesystem: a backing file elsewhere (a bind mount)
 	 * finds out at its first zeroing */
-	if (!im->sc.zero_offload || fstat(im->store_fd, &st) < 0 || st.st_dev != dev)
-		return;
+	if (st.st_dev != dev)
+		return 0;
 	pthread_mutex_lock(&probes.lk);
 	for (i = 0; i < probes.n && probes.v[i].dev != dev; i++)
 		;
@@ -170,6 +174,7 @@ void sfs_img_probe_zero_range(struct sfs_image *im, dev_t dev)
 	pthread_mutex_unlock(&probes.lk);
 	if (why)
 		__atomic_store_n(&im->no_zero_range, why, __ATOMIC_RELAXED);
+	return 0;
 }
 
 /* Make [off, off+len) of the backing file zeros, offloaded when possible. */
