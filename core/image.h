@@ -64,6 +64,13 @@ int sfs_image_open_in(struct sfs_fdcache *fdc, int store_fd, int state_fd, const
 		      const struct sfs_sidecar *sc, unsigned flags, const struct sfs_log *log,
 		      struct sfs_image **out, char *err, size_t errlen);
 
+/* Does the filesystem of directory dirfd zero ranges with fallocate(FALLOC_FL_ZERO_RANGE)?
+ * Tried on an unnamed temporary file there (O_TMPFILE), so nothing in the directory changes.
+ * 0 with *why 0 when it does, or *why the errno it fails with (EOPNOTSUPP...) when it does
+ * not, zeroing then falling back to writing zeros; -errno when that cannot be told (no write
+ * permission, no O_TMPFILE, no space). */
+int sfs_zero_range_probe(int dirfd, int *why);
+
 /* Stop the zeroing thread (at its next step, progress kept) and wait for it, flush (data then
  * map) and free the image; returns the flush result.  No other call on im may be running. */
 int sfs_image_close(struct sfs_image *im);

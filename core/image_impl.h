@@ -65,7 +65,8 @@ struct sfs_image {
 	bool want_stats;             /* SFS_IMAGE_STATS */
 	uint64_t stats_gen, stats_t0;   /* the generation and start the stats get when made */
 	struct sfs_model *model;     /* the device profile's drive, NULL for none (model.h) */
-	int no_zero_range;           /* backing filesystem lacks ZERO_RANGE (atomic) */
+	int no_zero_range;           /* the errno FALLOC_FL_ZERO_RANGE failed with, by probe or in
+	                                use: zeroing fell back to writing; 0 while it works (atomic) */
 	size_t zerolen;              /* bytes of the shared zero buffer a zeroing writes at once */
 	int dirty;                   /* backing written since the last flush (atomic) */
 	bool ranged;                 /* requests take their range in rl (image.c); atomic */
@@ -129,6 +130,13 @@ void sfs_img_extend_visible(struct sfs_image *im, uint64_t end);
 /* Make [off, off+len) of the backing file read as zeros (FALLOC_FL_ZERO_RANGE with zero
  * offload, else zero buffers written).  0 or -errno. */
 int sfs_img_zero_backing(struct sfs_image *im, uint64_t off, uint64_t len);
+
+/* With zero offload, find out at open whether the backing filesystem (device dev, that of the
+ * store directory im->store_fd; else nothing is done) zeroes ranges: probed once per
+ * filesystem in the process (sfs_zero_range_probe), logged once when it does not, and
+ * recorded in im->no_zero_range.  A probe that cannot tell leaves it to the first zeroing.
+ * 0, or the -errno of an fstat of the store directory that failed. */
+int sfs_img_probe_zero_range(struct sfs_image *im, dev_t dev);
 
 /* Allocate every block touching [off, off+len) of the capacity (zeroed, each under its stripe
  * lock, as a first write does), for eager zeroing; no range lock.  0 or -errno. */

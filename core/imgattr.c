@@ -192,6 +192,7 @@ void sfs_image_stats_info(const struct sfs_image *im, struct sfs_stats_info *inf
 	info->geom = sfs_img_vis_geom(im);
 	info->prov = im->sc.prov;
 	info->zero_offload = im->sc.zero_offload;
+	info->zero_offload_fallback = im->sc.zero_offload ? __atomic_load_n(&im->no_zero_range, __ATOMIC_RELAXED) : 0;
 	info->direct = sfs_image_direct(im);
 	info->profile = im->model ? sfs_model_profile(im->model)->name : NULL;
 	sfs_img_map_state(im, &mi, &info->allocated_blocks, &info->total_blocks);

@@ -16,14 +16,22 @@
  * A transfer is whole or fails: short reads past the end of the file read
  * as zeros (a backing file shorter than its disk), short writes carry on
  * (fdio.h).  The shared zero buffer (sfs_img_zerobuf) is here too.
+ *
+ * Zeroing a range uses fallocate(FALLOC_FL_ZERO_RANGE) with zero offload,
+ * and writes zeros where the backing filesystem has no ZERO_RANGE: found
+ * at open by a probe on an unnamed file (once per filesystem), or at the
+ * first zeroing that fails so; the errno is kept for the stats to say why.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bufpool.h"
 #include "fdio.h"
@@ -100,6 +108,75 @@ int sfs_img_back_write(struct sfs_image *im, const void *buf, size_t len, uint64
 	return back_io(im, true, (char *)buf, len, off);
 }
 
+/* Is e an errno of fallocate(FALLOC_FL_ZERO_RANGE) on a filesystem that does not do it? */
+static bool no_zero_range(int e)
+{
+	return e == EOPNOTSUPP || e == ENOSYS || e == EINVAL;
+}
+
+int sfs_zero_range_probe(int dirfd, int *why)
+{
+	int fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600), rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	*why = 0;
+	if (fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, 0, 4096) < 0) {
+		if (no_zero_range(errno))
+			*why = errno;
+		else
+			rc = -errno;
+	}
+	close(fd);
+	return rc;
+}
+
+/* The probes made, one per filesystem: what FALLOC_FL_ZERO_RANGE failed with there (0: works, or
+ * could not be told: zeroing finds out). */
+struct zr_probe {
+	dev_t dev;
+	int why;
+};
+static struct {
+	pthread_mutex_t lk;
+	unsigned n;
+	struct zr_probe v[16];
+} probes = { .lk = PTHREAD_MUTEX_INITIALIZER };
+
+int sfs_img_probe_zero_range(struct sfs_image *im, dev_t dev)
+{
+	struct stat st;
+	int why = 0;
+	unsigned i;
+
+	if (!im->sc.zero_offload)
+		return 0;
+	if (fstat(im->store_fd, &st) < 0)
+		return -errno;
+	/* the probe is of the store directory's filesystem: a backing file elsewhere (a bind mount)
+	 * finds out at its first zeroing */
+	if (st.st_dev != dev)
+		return 0;
+	pthread_mutex_lock(&probes.lk);
+	for (i = 0; i < probes.n && probes.v[i].dev != dev; i++)
+		;
+	if (i < probes.n) {
+		why = probes.v[i].why;
+	} else {
+		if (sfs_zero_range_probe(im->store_fd, &why) < 0)
+			why = 0;
+		if (why)
+			sfs_logf(&im->log, SFS_LOG_INFO, "the store's filesystem has no FALLOC_FL_ZERO_RANGE (%s): "
+				 "images with zero_offload zero by writing zeros", strerror(why));
+		if (probes.n < sizeof(probes.v) / sizeof(probes.v[0]))
+			probes.v[probes.n++] = (struct zr_probe){ dev, why };
+	}
+	pthread_mutex_unlock(&probes.lk);
+	if (why)
+		__atomic_store_n(&im->no_zero_range, why, __ATOMIC_RELAXED);
+	return 0;
+}
+
 /* Make [off, off+len) of the backing file zeros, offloaded when possible. */
 int sfs_img_zero_backing(struct sfs_image *im, uint64_t off, uint64_t len)
 {
@@ -112,12 +189,12 @@ int sfs_img_zero_backing(struct sfs_image *im, uint64_t off, uint64_t len)
 	if (im->sc.zero_offload && !__atomic_load_n(&im->no_zero_range, __ATOMIC_RELAXED)) {
 		if (fallocate(im->fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) == 0)
 			goto done;
-		if (errno != EOPNOTSUPP && errno != ENOSYS && errno != EINVAL)
+		if (!no_zero_range(errno))
 			return -errno;
-		if (!__atomic_exchange_n(&im->no_zero_range, 1, __ATOMIC_RELAXED))
+		if (!__atomic_exchange_n(&im->no_zero_range, errno, __ATOMIC_RELAXED))
 			sfs_logf(&im->log, SFS_LOG_INFO,
-				 "%s: backing filesystem has no FALLOC_FL_ZERO_RANGE; zeroing by writing",
-				 im->name);
+				 "%s: backing filesystem has no FALLOC_FL_ZERO_RANGE (%s); zeroing by writing",
+				 im->name, strerror(__atomic_load_n(&im->no_zero_range, __ATOMIC_RELAXED)));
 	}
 	for (uint64_t done_len = 0; done_len < len && rc == 0;) {
 		size_t n = len - done_len > im->zerolen ? im->zerolen : (size_t)(len - done_len);

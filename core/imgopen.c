@@ -304,6 +304,11 @@ int sfs_image_open_in(struct sfs_fdcache *fdc, int store_fd, int state_fd, const
 	}
 	if (fdc)
 		sfs_fdslot_adopt(&im->slot, sfs_img_res_nfds(im));
+	rc = sfs_img_probe_zero_range(im, im->dev);
+	if (rc < 0) {
+		sfs_image_close(im);
+		return sfs_err(err, errlen, rc, "%s: cannot stat the store directory: %s", name, strerror(-rc));
+	}
 	if (im->sc.prov == SFS_PROV_EAGERZEROEDTHICK && !(sfs_map_info(im->map)->flags & SFS_MAP_F_ZEROED) &&
 	    !im->zero_bg) {
 		rc = sfs_image_finish_zeroing(im);

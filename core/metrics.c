@@ -278,7 +278,8 @@ static void render_gauges(FILE *f, const struct sfs_metrics *m)
 
 		fprintf(f, "sectorfs_image_info{image=\"%s\",sector=\"%s\",provisioning=\"%s\",zero_offload=\"%s\","
 			"backing_io=\"%s\",zeroing=\"%s\"} 1\n", e->label, sector ? sector : "custom",
-			prov ? prov : "unknown", e->info.zero_offload ? "true" : "false",
+			prov ? prov : "unknown",
+			!e->info.zero_offload ? "false" : e->info.zero_offload_fallback ? "fallback" : "true",
 			e->info.direct ? "direct" : "buffered", zeroing_names[e->info.zeroing]);
 	}
 	gauge(f, m, "sectorfs_stats_reset_generation",

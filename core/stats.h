@@ -93,7 +93,9 @@ struct sfs_stats_info {
 	const char *name;
 	struct sfs_geom geom;
 	enum sfs_prov prov;
-	bool zero_offload;
+	bool zero_offload;            /* the sidecar asks for zero offload */
+	int zero_offload_fallback;    /* ... which is not in force: the errno FALLOC_FL_ZERO_RANGE
+	                                 fails with on the backing filesystem (zeros are written); 0 */
 	bool direct;                  /* backing I/O is O_DIRECT */
 	uint64_t allocated_blocks, total_blocks;
 	enum sfs_zeroing zeroing;
@@ -103,6 +105,14 @@ struct sfs_stats_info {
 	const char *transport;                  /* how requests reach the daemon, or NULL */
 	const struct sfs_stats_recent *recent;  /* the recent I/O lists, or NULL: shown empty */
 };
+
+/* Why zeroing fell back to writing zeros, for the errno e (> 0) FALLOC_FL_ZERO_RANGE failed
+ * with: "the backing filesystem has no FALLOC_FL_ZERO_RANGE: STRERROR", into buf. */
+void sfs_stats_zero_fallback_reason(int e, char *buf, size_t len);
+
+/* How zeroing is done, for info: "on", "off", or "fell back to writing zeros (REASON)", into
+ * buf. */
+void sfs_stats_zero_offload_text(const struct sfs_stats_info *info, char *buf, size_t len);
 
 /* Allocate zeroed stats of reset generation generation (from sfs_stats_next_generation), their
  * elapsed time counted from start_ns (sfs_now_ns, clock.h): stats made when first needed that

@@ -225,10 +225,31 @@ static int finish(FILE *f, bool failed, char **out)
 #define SET(key, val) (err |= json_object_set_new(o, key, val))
 #define SETU(key, val) SET(key, json_integer((json_int_t)(val)))
 
-/* The image as served: name, geometry, provisioning, backing I/O, profile, transport. */
+void sfs_stats_zero_fallback_reason(int e, char *buf, size_t len)
+{
+	snprintf(buf, len, "the backing filesystem has no FALLOC_FL_ZERO_RANGE: %s", strerror(e));
+}
+
+void sfs_stats_zero_offload_text(const struct sfs_stats_info *info, char *buf, size_t len)
+{
+	char why[128];
+
+	if (!info->zero_offload || !info->zero_offload_fallback) {
+		snprintf(buf, len, "%s", info->zero_offload ? "on" : "off");
+		return;
+	}
+	sfs_stats_zero_fallback_reason(info->zero_offload_fallback, why, sizeof(why));
+	snprintf(buf, len, "fell back to writing zeros (%s)", why);
+}
+
+/* The image as served: name, geometry, provisioning, backing I/O, zero offload (in force, and
+ * why not when the sidecar asks for it), profile, transport. */
 static int json_set_image(json_t *o, const struct sfs_stats_info *info)
 {
+	char fallback[128];
 	int err = 0;
+
+	sfs_stats_zero_fallback_reason(info->zero_offload_fallback, fallback, sizeof(fallback));
 
 	SET("name", json_name(info->name));
 	SETU("logical_sector_size", info->geom.lss);
@@ -236,7 +257,8 @@ static int json_set_image(json_t *o, const struct sfs_stats_info *info)
 	SET("provisioning", json_string(prov_name(info->prov)));
 	SETU("block_size", info->geom.block_size);
 	SETU("size", info->geom.size);
-	SET("zero_offload", json_boolean(info->zero_offload));
+	SET("zero_offload", json_boolean(info->zero_offload && !info->zero_offload_fallback));
+	SET("zero_offload_fallback", info->zero_offload_fallback ? json_string(fallback) : json_null());
 	SET("backing_io", json_string(info->direct ? "direct" : "buffered"));
 	SET("profile", info->profile ? json_string(info->profile) : json_null());
 	if (info->transport)
@@ -514,7 +536,7 @@ int sfs_stats_render_text(const struct sfs_stats_snap *s, const struct sfs_stats
 {
 	const struct sfs_geom *g = &info->geom;
 	double secs = (double)s->elapsed_ns / 1e9;
-	char size[32], bsize[32], when[32], *name;
+	char size[32], bsize[32], when[32], zo[192], *name;
 	FILE *f = open_memstream(out, len);
 
 	if (!f)
@@ -530,8 +552,8 @@ int sfs_stats_render_text(const struct sfs_stats_snap *s, const struct sfs_stats
 	free(name);
 	fprintf(f, "geometry      %s: logical %" PRIu32 " / physical %" PRIu32 "\n",
 		sector_name(g->lss, g->pss), g->lss, g->pss);
-	fprintf(f, "provisioning  %s, block size %s, zero offload %s\n",
-		prov_name(info->prov), bsize, info->zero_offload ? "on" : "off");
+	sfs_stats_zero_offload_text(info, zo, sizeof(zo));
+	fprintf(f, "provisioning  %s, block size %s, zero offload %s\n", prov_name(info->prov), bsize, zo);
 	fprintf(f, "size          %s (%" PRIu64 " bytes)\n", size, g->size);
 	fprintf(f, "backing I/O   %s\n", info->direct ? "O_DIRECT" : "buffered (page cache)");
 	if (info->profile) {

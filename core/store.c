@@ -2,11 +2,11 @@
 /*
  * store.c - a directory of disk images and the daemon state beside them.
  *
- *   STORE/
+ *   STORE/            flock()ed by whoever serves or changes it (storelock.c)
  *     NAME            backing file (raw disk contents)
  *     NAME.json       sidecar: the user's declaration of the image
  *     .sectorfs/
- *       lock          flock()ed by the serving daemon; holds its description
+ *       lock          the holder's description, flock()ed too
  *       NAME.map      allocation map (allocmap.c)
  *       rename        intent record of a rename in progress: "FROM\0TO\0"
  *       NAME.unlink   intent record of an unlink in progress
@@ -251,16 +251,6 @@ int sfs_store_open(const char *dir, const struct sfs_store_opts *o, struct sfs_s
 	s->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (s->dirfd < 0) {
 		rc = sfs_err(err, errlen, -errno, "%s: cannot open store: %s", dir, strerror(errno));
-		goto fail;
-	}
-	if (mkdirat(s->dirfd, SFS_STATE_DIR, 0700) < 0 && errno != EEXIST) {
-		rc = sfs_err(err, errlen, -errno, "%s/%s: cannot create: %s", dir, SFS_STATE_DIR, strerror(errno));
-		goto fail;
-	}
-	s->statefd = openat(s->dirfd, SFS_STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (s->statefd < 0) {
-		rc = sfs_err(err, errlen, -errno, "%s/%s: cannot open state directory: %s", dir, SFS_STATE_DIR,
-			     strerror(errno));
 		goto fail;
 	}
 	rc = sfs_st_take_lock(s, dir, err, errlen);

@@ -5,8 +5,9 @@
  * STORE/NAME is a backing file, STORE/NAME.json its sidecar, and
  * STORE/.sectorfs/ holds daemon state: NAME.map allocation maps, the
  * "lock" file (flock + holder description) and a rename journal.
- * Opening a store takes the lock; a second opener gets -EBUSY and a
- * message naming the holder.  Bad sidecars are logged (one line naming
+ * Opening a store locks the store directory itself and the lock file; a
+ * second opener gets -EBUSY and a message naming the holder, whatever
+ * became of the lock file (storelock.c).  Bad sidecars are logged (one line naming
  * file, key and reason) and their images left out; the rest is served.
  *
  * Images are reference counted: sfs_store_get() / sfs_store_put().  An
@@ -63,8 +64,17 @@ int sfs_store_close(struct sfs_store *s);
 /* Rewrite the holder description in the lock file (after daemonising, the pid changes). */
 int sfs_store_set_holder(struct sfs_store *s, const char *holder);
 
-/* Who holds dir's lock: 0 with the holder's description in buf, -ENOENT when free, -errno. */
+/* Who holds store dir: 0 with the holder's description in buf ("" when unknown), -ENOENT when
+ * nobody does, or -errno when dir cannot be opened.  Holder is whoever holds the store
+ * directory's lock or the lock file's (a holder of an older version). */
 int sfs_store_holder(const char *dir, char *buf, size_t len);
+
+/* Would the store whose state directory is statefd be refused for its lock file (dir for the
+ * message)?  0 when the lock file is a regular file of one link, or absent; -EUCLEAN when it
+ * is a symbolic link, directory, FIFO, socket or device (never opened) or hard-linked
+ * elsewhere, -errno when it cannot be looked at; err is the message sfs_store_open refuses
+ * the store with. */
+int sfs_store_lock_file_check(const char *dir, int statefd, char *err, size_t errlen);
 
 /* Look an image up by name (loading a sidecar added since); takes a reference, not a pin
  * (sfs_image_pin before I/O).  0, or why the image cannot be served, whole: the -errno of

@@ -120,8 +120,14 @@ struct entry *sfs_st_find_live(struct sfs_store *s, const char *name);
  * thousands of images moves no entry). */
 int sfs_st_scan_locked(struct sfs_store *s);
 
-/* Take the store lock of dir (flock, non-blocking) and write our holder into it; 0, or
- * -EBUSY with err naming who holds it, or -errno. */
+/* Take the store dir whose directory s->dirfd is: lock it, open (making it) its state directory
+ * into s->statefd, lock its lock file into s->lockfd and write our holder into it
+ * (storelock.c draws the locks).  Never waits for a holder.
+ *   -EBUSY   another holds the store; err names it
+ *   -EUCLEAN the lock file is not a regular file (sfs_store_lock_file_check)
+ *   -ESTALE  the state directory or lock file kept being replaced while being locked
+ *   -errno   what failed, err saying it
+ * Precondition: s->statefd and s->lockfd are -1. */
 int sfs_st_take_lock(struct sfs_store *s, const char *dir, char *err, size_t errlen);
 
 #endif

@@ -256,6 +256,7 @@ Test(image, zeroing_without_zero_range_support)
 {
 	/* tmpfs has no FALLOC_FL_ZERO_RANGE: zeroing falls back to writing zeros, said once */
 	struct sfs_sidecar sc = sidecar(SFS_PROV_THIN, 512, 4096, SIZE, BS, true);
+	struct sfs_stats_info info;
 	struct sfs_image *im = NULL;
 	unsigned char *model = new_model(SIZE);
 	char err[512] = "";
@@ -280,7 +281,66 @@ Test(image, zeroing_without_zero_range_support)
 	expect_backing(im, model, 5 * BS, BS, "tmpfs");
 	cr_expect_eq(logcap_lines(&cap, "ZERO_RANGE", NULL, NULL), 1, "said once: %s", cap.buf);
 	cr_expect_eq(snap_of(im).zeroed_bytes, 2 * (BS - 4096) + 4096);
+	sfs_image_stats_info(im, &info);
+	cr_expect(info.zero_offload, "the sidecar's setting");
+	cr_expect_eq(info.zero_offload_fallback, EOPNOTSUPP, "and why it is not in force");
 	close_model(im, model);
+}
+
+Test(image, zero_range_probe_says_what_the_store_filesystem_does)
+{
+	/* tmpfs has no FALLOC_FL_ZERO_RANGE, ext4 and XFS have it; known before any zeroing */
+	struct sfs_sidecar sc = sidecar(SFS_PROV_THIN, 512, 4096, SIZE, BS, true);
+	struct sfs_stats_info info;
+	struct sfs_image *im = NULL;
+	char err[512] = "";
+	int why = -1, fd;
+	struct stat st;
+
+	if (stat("/dev/shm", &st) < 0 || !S_ISDIR(st.st_mode))
+		cr_skip_test("no /dev/shm");
+	tmpstore_make_in(&shm, "/dev/shm", "image", true);
+	tmp_write_file(shm.fd, "probe", "", 0);
+	fd = openat(shm.fd, "probe", O_RDWR | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	if (fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, 0, 4096) == 0)
+		cr_skip_test("/dev/shm supports ZERO_RANGE here");
+	close(fd);
+	unlinkat(shm.fd, "probe", 0);
+	cr_expect_eq(sfs_zero_range_probe(shm.fd, &why), 0);
+	cr_expect_eq(why, EOPNOTSUPP);
+	cr_expect_not(tmp_exists(shm.fd, "probe"), "nothing left in the directory");
+	cr_assert_eq(sfs_image_open(shm.fd, shm.statefd, NAME, &sc, true, &lg, &im, err, sizeof(err)), 0,
+		     "%s", err);
+	sfs_image_stats_info(im, &info);
+	cr_expect_eq(info.zero_offload_fallback, EOPNOTSUPP, "known at open, before any zeroing");
+	cr_expect_eq(logcap_lines(&cap, "has no FALLOC_FL_ZERO_RANGE (Operation not supported)", NULL, NULL), 1,
+		     "%s", cap.buf);
+	sfs_image_close(im);
+	sc.zero_offload = false;
+	cr_assert_eq(sfs_image_open(shm.fd, shm.statefd, NAME, &sc, true, &lg, &im, err, sizeof(err)), 0,
+		     "%s", err);
+	sfs_image_stats_info(im, &info);
+	cr_expect_eq(info.zero_offload_fallback, 0, "zero_offload false: nothing fell back");
+	sfs_image_close(im);
+}
+
+Test(image, zero_range_probe_on_a_filesystem_that_has_it)
+{
+	struct sfs_stats_info info;
+	struct sfs_image *im = open_fmt(&(struct fmt){ SFS_PROV_THIN, 512, 4096, true });
+	int why = -1, fd;
+
+	fd = openat(ts.fd, "probe", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	cr_assert_geq(fd, 0);
+	if (fallocate(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, 0, 4096) < 0)
+		cr_skip_test("the test store's filesystem has no ZERO_RANGE");
+	close(fd);
+	cr_expect_eq(sfs_zero_range_probe(ts.fd, &why), 0);
+	cr_expect_eq(why, 0);
+	sfs_image_stats_info(im, &info);
+	cr_expect(info.zero_offload && info.zero_offload_fallback == 0);
+	sfs_image_close(im);
 }
 
 /* ---- discard, write_zeroes, allocate ---- */

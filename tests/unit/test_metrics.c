@@ -184,3 +184,33 @@ Test(metrics, empty_collection_renders_the_families)
 	sfs_metrics_free(m);
 	sfs_metrics_free(NULL);
 }
+
+Test(metrics, image_info_says_whether_zero_offload_is_in_force)
+{
+	static const struct {
+		bool on;
+		int fallback;
+		const char *want;
+	} cases[] = { { true, 0, "true" }, { false, 0, "false" }, { true, EOPNOTSUPP, "fallback" } };
+	struct sfs_stats_snap *s = calloc(1, sizeof(*s));
+
+	cr_assert_not_null(s);
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sfs_stats_info info = info_of("d", 1 << 20, 512, 512);
+		struct sfs_metrics *m = NULL;
+		char *out = NULL, want[256];
+		size_t len;
+
+		info.zero_offload = cases[i].on;
+		info.zero_offload_fallback = cases[i].fallback;
+		cr_assert_eq(sfs_metrics_new(&m), 0);
+		cr_assert_eq(sfs_metrics_add(m, s, &info), 0);
+		cr_assert_eq(sfs_metrics_render(m, &out, &len), 0);
+		snprintf(want, sizeof(want), "sectorfs_image_info{image=\"d\",sector=\"512n\",provisioning=\"thin\","
+			 "zero_offload=\"%s\",backing_io=\"direct\",zeroing=\"none\"} ", cases[i].want);
+		value_is(out, want, "1");
+		free(out);
+		sfs_metrics_free(m);
+	}
+	free(s);
+}

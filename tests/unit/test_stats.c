@@ -827,6 +827,42 @@ Test(stats_render, text_has_the_key_lines)
 	cr_assert_not_null(strstr(rd.out, "4Kn ready: yes (all 200 I/Os 4 KiB aligned)\n"), "%s", rd.out);
 }
 
+Test(stats_render, zero_offload_on_off_and_fallen_back)
+{
+	static const struct {
+		bool on;
+		int fallback;
+		const char *text, *json_fallback;
+		bool json_on;
+	} cases[] = {
+		{ true, 0, "zero offload on\n", NULL, true },
+		{ false, 0, "zero offload off\n", NULL, false },
+		{ true, EOPNOTSUPP, "zero offload fell back to writing zeros (the backing filesystem has no "
+		  "FALLOC_FL_ZERO_RANGE: Operation not supported)\n",
+		  "the backing filesystem has no FALLOC_FL_ZERO_RANGE: Operation not supported", false },
+	};
+
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *root, *fb;
+
+		rd.info.zero_offload = cases[i].on;
+		rd.info.zero_offload_fallback = cases[i].fallback;
+		render(false);
+		cr_expect(strstr(rd.out, cases[i].text), "case %u: %s", i, rd.out);
+		render(true);
+		root = json_loads(rd.out, 0, NULL);
+		cr_assert_not_null(root);
+		cr_expect_eq(json_is_true(json_object_get(root, "zero_offload")), cases[i].json_on, "case %u", i);
+		fb = json_object_get(root, "zero_offload_fallback");
+		cr_assert_not_null(fb, "case %u: no zero_offload_fallback key", i);
+		if (cases[i].json_fallback)
+			cr_expect_str_eq(json_string_value(fb), cases[i].json_fallback, "case %u", i);
+		else
+			cr_expect(json_is_null(fb), "case %u", i);
+		json_decref(root);
+	}
+}
+
 Test(stats_render, text_names_the_image_as_ls_b_does)
 {
 	const char *want = "sectorfs stats: vm\\n1\\ \\033[2J\\351\n";

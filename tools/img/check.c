@@ -132,7 +132,8 @@ static int repair_and_recheck(struct img_view *v, const struct img_diag *d)
 	return after.n ? FSCK_LEFT : FSCK_REPAIRED;
 }
 
-int img_check_image(const struct img_ref *ref, bool repair)
+/* 'check [--repair] STORE/NAME', saying that the store is served when note_served. */
+static int check_image(const struct img_ref *ref, bool repair, bool note_served)
 {
 	struct img_diag d;
 	struct img_view v;
@@ -146,7 +147,7 @@ int img_check_image(const struct img_ref *ref, bool repair)
 		img_view_close(&v);
 		return FSCK_OPER;
 	}
-	if (v.served)
+	if (v.served && note_served)
 		tool_error("note: %s is served by sectorfs (%s); checking the state on disk as of its "
 			   "last flush", ref->store, v.holder);
 	if (d.note[0])
@@ -165,6 +166,16 @@ int img_check_image(const struct img_ref *ref, bool repair)
 		report_clean(&v, &d);
 	img_view_close(&v);
 	return d.n ? FSCK_LEFT : FSCK_CLEAN;
+}
+
+int img_check_image(const struct img_ref *ref, bool repair)
+{
+	return check_image(ref, repair, true);
+}
+
+int img_check_store_image(const struct img_ref *ref, bool repair)
+{
+	return check_image(ref, repair, false);
 }
 
 enum { CHECK_REPAIR };

@@ -45,6 +45,10 @@ int img_check_repair(const struct img_view *v, const struct img_diag *d);
 /* 'check [--repair] STORE/NAME': the fsck exit code. */
 int img_check_image(const struct img_ref *ref, bool repair);
 
+/* img_check_image for 'check STORE', which says once that the store is served: no note of it
+ * per image. */
+int img_check_store_image(const struct img_ref *ref, bool repair);
+
 /* 'check [--repair] STORE': every image of store and what a crash left in it; the OR of the
  * fsck exit codes. */
 int img_check_store(const char *store, bool repair);

@@ -9,7 +9,9 @@
  *      (taking its lock), which does that recovery, and says what it did.
  *      While a daemon serves the store it has done this at its start, and
  *      what is in the state directory may be its work in progress: the
- *      step is skipped, with a note.
+ *      step is skipped, with a note, the one that says the store is
+ *      served (not repeated for each image).  --repair of a served store
+ *      is refused before anything is checked, and says so.
  *   2. every name with a sidecar, a map or a backing file beside another
  *      of them: checked as 'check STORE/NAME' does (the same code), so a
  *      backing file and map left without a sidecar, or a map alone, is a
@@ -70,8 +72,8 @@ static int check_recovery(const char *store, int dfd, bool repair)
 	int sfd;
 
 	if (img_served(store, holder, sizeof(holder))) {
-		printf("%s: note: served by sectorfs (%s), which put right what a crash left when it started\n",
-		       store, holder[0] ? holder : "holder unknown");
+		printf("%s: note: served by sectorfs (%s), which put right what a crash left when it started; "
+		       "its images are checked as of its last flush\n", store, holder[0] ? holder : "holder unknown");
 		return FSCK_CLEAN;
 	}
 	sfd = openat(dfd, SFS_STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -178,7 +180,7 @@ static int check_images(const char *store, const struct name_list *l, bool repai
 	fflush(stdout);
 	for (size_t i = 0; i < l->n; i++) {
 		snprintf(path, sizeof(path), "%s/%s", store, l->v[i]);
-		r = img_ref_parse(path, &ref) < 0 ? FSCK_USAGE : img_check_image(&ref, repair);
+		r = img_ref_parse(path, &ref) < 0 ? FSCK_USAGE : img_check_store_image(&ref, repair);
 		fflush(stdout);
 		if (r == FSCK_CLEAN)
 			(*clean)++;
@@ -196,6 +198,11 @@ int img_check_store(const char *store, bool repair)
 	dfd = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
 		tool_error("%s: cannot open store: %s", store, strerror(errno));
+		return FSCK_OPER;
+	}
+	if (repair && img_refuse_store_if_served(store) < 0) {
+		printf("%s: nothing checked or repaired: --repair needs the store unmounted\n", store);
+		close(dfd);
 		return FSCK_OPER;
 	}
 	rc |= check_recovery(store, dfd, repair);

@@ -63,6 +63,9 @@ bool img_served(const char *store, char *holder, size_t len);
 /* Print why a change is refused when the store is served; 0 when free, -1 when served. */
 int img_refuse_if_served(const struct img_ref *ref);
 
+/* img_refuse_if_served for a store directory. */
+int img_refuse_store_if_served(const char *store);
+
 /* ---- changing an image: the store, locked (session.c) ---- */
 
 struct img_session {
