@@ -129,16 +129,21 @@ int sfs_mapi_write_header(struct sfs_map *m)
 
 /* ---- in memory ---- */
 
+void *(*sfs_mapi_calloc_hook)(size_t n, size_t size);
+
+void *sfs_mapi_calloc(size_t n, size_t size)
+{
+	return sfs_mapi_calloc_hook ? sfs_mapi_calloc_hook(n, size) : calloc(n, size);
+}
+
 int sfs_mapi_alloc_arrays(uint64_t npages, uint64_t **words, uint64_t **dirty)
 {
-	size_t wbytes = npages ? npages * PAGE_WORDS * sizeof(uint64_t) : 8;
-	size_t dwords = npages / 64 + 1;
-
-	*words = calloc(1, wbytes);
-	*dirty = calloc(dwords, sizeof(uint64_t));
+	*words = sfs_mapi_calloc(npages ? npages : 1, npages ? PAGE_WORDS * sizeof(uint64_t) : 8);
+	*dirty = sfs_mapi_calloc(npages / 64 + 1, sizeof(uint64_t));
 	if (!*words || !*dirty) {
 		free(*words);
 		free(*dirty);
+		*words = *dirty = NULL;    /* the caller's (a prepared grow's) frees them again */
 		return -ENOMEM;
 	}
 	return 0;
@@ -147,7 +152,7 @@ int sfs_mapi_alloc_arrays(uint64_t npages, uint64_t **words, uint64_t **dirty)
 /* A map in memory, all bits clear, for the file fd whose fstat is st. */
 static struct sfs_map *map_new(int fd, const struct stat *st, const struct sfs_map_info *info)
 {
-	struct sfs_map *m = calloc(1, sizeof(*m));
+	struct sfs_map *m = sfs_mapi_calloc(1, sizeof(*m));
 
 	if (!m)
 		return NULL;

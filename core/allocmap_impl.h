@@ -56,6 +56,13 @@ struct sfs_map {
 
 int sfs_mapi_write_header(struct sfs_map *m);
 
+/* Memory for n objects of size bytes, zeroed, for everything the map holds (the map itself,
+ * its arrays, a flush's snapshot, a grow's retired arrays): calloc, or the tests' hook.  NULL
+ * when there is none (or n * size overflows). */
+void *sfs_mapi_calloc(size_t n, size_t size);
+
+/* The bitmap and dirty arrays of npages bitmap pages, zeroed.  0, or -ENOMEM with *words and
+ * *dirty NULL (nothing left allocated). */
 int sfs_mapi_alloc_arrays(uint64_t npages, uint64_t **words, uint64_t **dirty);
 
 void sfs_mapi_drop_pending(struct sfs_map *m);
@@ -66,5 +73,9 @@ void sfs_mapi_mark_page_dirty(struct sfs_map *m, uint64_t page);
 
 /* The map file's descriptor (do not close): test_faults aims its failures at it. */
 int sfs_map_fd(const struct sfs_map *m);
+
+/* What sfs_mapi_calloc calls instead of calloc when set: test_limits makes each allocation of a
+ * map's life fail in turn. */
+extern void *(*sfs_mapi_calloc_hook)(size_t n, size_t size);
 
 #endif

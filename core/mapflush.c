@@ -43,7 +43,7 @@ int sfs_map_flush_begin(struct sfs_map *m)
 	m->nsnap = 0;
 	/* Take the dirty set in one sweep: a page dirtied after its word was
 	 * taken stays dirty for the next flush. */
-	taken = malloc(dwords * sizeof(*taken));
+	taken = sfs_mapi_calloc(dwords, sizeof(*taken));
 	if (!taken) {
 		pthread_mutex_unlock(&m->flush_lock);
 		return -ENOMEM;
@@ -53,7 +53,7 @@ int sfs_map_flush_begin(struct sfs_map *m)
 		ndirty += (uint64_t)__builtin_popcountll(taken[i]);
 	}
 	if (ndirty)
-		m->snap = malloc(ndirty * sizeof(*m->snap));
+		m->snap = sfs_mapi_calloc(ndirty, sizeof(*m->snap));
 	if (ndirty && !m->snap) {
 		for (uint64_t i = 0; i < dwords; i++)
 			__atomic_fetch_or(&m->dirty[i], taken[i], __ATOMIC_RELEASE);
@@ -166,7 +166,7 @@ int sfs_map_grow_commit(struct sfs_map *m, uint64_t new_size, uint32_t flags)
 		pthread_mutex_unlock(&m->flush_lock);
 		return -EINVAL;
 	}
-	if (m->pend_words && !(o = calloc(1, sizeof(*o)))) {
+	if (m->pend_words && !(o = sfs_mapi_calloc(1, sizeof(*o)))) {
 		pthread_mutex_unlock(&m->flush_lock);
 		return -ENOMEM;
 	}
