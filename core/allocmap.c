@@ -193,6 +193,9 @@ int sfs_map_create_tmp(int dirfd, const struct sfs_map_info *info, char *tmp, si
 	struct stat st;
 	int fd, rc;
 
+	/* before any byte is written: a map past the limit would fill the store's filesystem */
+	if (info->geom.size > sfs_geom_size_max(info->geom.block_size))
+		return -EFBIG;
 	fd = sfs_tmp_create(dirfd, tmp, tmplen, 0600);
 	if (fd < 0)
 		return fd;

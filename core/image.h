@@ -138,13 +138,15 @@ int sfs_image_allocate(struct sfs_image *im, uint64_t off, uint64_t len);
 
 /* Grow the disk to new_size (multiple of the logical sector, >= size) in one call, without a
  * journal: prepare, commit, zeroing (sfs_image_zero_start: in the background when opened
- * SFS_IMAGE_ZERO_BG), flush.  0; -EINVAL for a bad size; -errno with the
- * image as before when prepare or commit fails (a later error leaves it grown). */
+ * SFS_IMAGE_ZERO_BG), flush.  0; -EINVAL for a bad size, -EFBIG past sfs_geom_size_max (both
+ * before any work); -errno with the image as before when prepare or commit fails (a later
+ * error leaves it grown). */
 int sfs_image_grow(struct sfs_image *im, uint64_t new_size);
 
 /* Grow, step 1: extend the backing file to new_size (space reserved when thick, the old partial
  * last block's tail zeroed) and the map file, durably; the disk keeps its size.  0 (also when
- * new_size is the size), -EINVAL for a bad size, or -errno with everything as before. */
+ * new_size is the size), -EINVAL for a bad size, -EFBIG past sfs_geom_size_max (both before any
+ * work), or -errno with everything as before. */
 int sfs_image_grow_prepare(struct sfs_image *im, uint64_t new_size);
 
 /* Grow, step 2, the commit point: the map header records new_size (eagerzeroedthick: no longer

@@ -38,9 +38,11 @@ int sfs_image_grow_prepare(struct sfs_image *im, uint64_t new_size)
 		return rc < 0 ? rc : 0;
 	if (fstat(im->fd, &st) < 0)
 		return -errno;
-	rc = sfs_map_grow_prepare(im->map, new_size);
-	if (rc == 0 && (uint64_t)st.st_size < new_size && ftruncate(im->fd, (off_t)new_size) < 0)
+	/* the backing file first: a size past what its filesystem allows (EFBIG) costs no map pages */
+	if ((uint64_t)st.st_size < new_size && ftruncate(im->fd, (off_t)new_size) < 0)
 		rc = -errno;
+	if (rc == 0)
+		rc = sfs_map_grow_prepare(im->map, new_size);
 	/* The old last block may be partial and allocated: what grows into it must read zero.
 	 * Nothing past the old end is read or written until the commit, so no lock is needed. */
 	if (rc == 0 && old % g.block_size && sfs_map_test(im->map, sfs_geom_nblocks(&g) - 1)) {

@@ -125,6 +125,8 @@ int sfs_map_grow_prepare(struct sfs_map *m, uint64_t new_size)
 		return -EROFS;
 	if (new_size < g.size)
 		return -EINVAL;
+	if (new_size > sfs_geom_size_max(g.block_size))
+		return -EFBIG;
 	g.size = new_size;
 	np = sfs_mapfile_pages(SFS_MAPFILE_VERSION, sfs_geom_nblocks(&g));
 	pthread_mutex_lock(&m->flush_lock);

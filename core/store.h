@@ -122,12 +122,14 @@ int sfs_store_inflate(struct sfs_store *s, struct sfs_image *im, const struct sf
 int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool noreplace);
 
 /* Grow an image and rewrite its sidecar, all or nothing (grow.h); a growing image shows
- * new_size, its capacity grown to it if need be.  0, -EINVAL (a bad or smaller size), -errno. */
+ * new_size, its capacity grown to it if need be.  0, -EINVAL (a bad or smaller size), -EFBIG
+ * (past sfs_geom_size_max, refused before any work), -errno. */
 int sfs_store_resize(struct sfs_store *s, struct sfs_image *im, uint64_t new_size);
 
 /* Grow the capacity of growing image im (sfs_image_set_growing) to at least end, with room
- * ahead of its writes (journalled as any grow).  0, -EINVAL when not growing, -ENOSPC when the
- * store has no room, or -errno. */
+ * ahead of its writes (journalled as any grow).  0, -EINVAL when not growing, -EFBIG when end
+ * is past sfs_geom_size_max (refused before any work), -ENOSPC when the store has no room, or
+ * -errno. */
 int sfs_store_make_room(struct sfs_store *s, struct sfs_image *im, uint64_t end);
 
 /* Write through the handle that created im: sfs_image_write (direct) or sfs_image_write_any,

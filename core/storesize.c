@@ -31,19 +31,19 @@
 static int grow_locked(struct sfs_store *s, struct entry *e, struct sfs_image *im, uint64_t end, bool ahead)
 {
 	struct sfs_geom g = sfs_image_geom(im);
-	uint64_t cap = sfs_image_capacity(im), want = end, step;
+	uint64_t cap = sfs_image_capacity(im), want = end, step, max = sfs_geom_size_max(g.block_size);
 	int rc;
 
 	if (end <= cap)
 		return 0;
-	if (ahead) {
+	if (ahead && end <= max) {
 		/* a quarter more each time, from 1 MiB to 256 MiB: few grows for a long copy */
 		step = cap / 4 < (1ull << 20) ? 1ull << 20 : cap / 4 > (256ull << 20) ? 256ull << 20 : cap / 4;
 		if (want < cap + step)
 			want = cap + step;
 		want = (want + g.block_size - 1) / g.block_size * g.block_size;
-		if (want > SFS_SIZE_MAX)
-			want = end;
+		if (want > max)
+			want = max;
 	}
 	if (!e) {
 		/* An unlinked or replaced image has no files in the store any more. */
@@ -229,9 +229,8 @@ static int sfs_store_resize_pinned(struct sfs_store *s, struct sfs_image *im, ui
 		/* the creator's truncate: room if needed, then the disk shows new_size */
 		struct sfs_geom g = sfs_image_geom(im);
 
-		if (sfs_geom_grow_check(&g, new_size, NULL, 0) < 0)
-			rc = -EINVAL;
-		else
+		rc = sfs_geom_grow_check(&g, new_size, NULL, 0);
+		if (rc >= 0)
 			rc = grow_locked(s, entry_of(s, im), im, new_size, false);
 		if (rc == 0)
 			rc = sfs_image_show_size(im, new_size);

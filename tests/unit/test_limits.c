@@ -113,3 +113,187 @@ Test(map, every_allocation_of_a_life_fails_cleanly)
 		at++;
 	cr_expect_gt(at, 8, "only %u allocations in a map's life: is the hook reached?", at - 1);
 }
+
+/* ---- sizes past what a map can hold: refused before any work ---- */
+
+#define TiB (1ull << 40)
+#define BIG (1ull << 62)
+
+/* A map past the limit is neither allocated nor written (2^62 bytes of 1 MiB blocks would be
+ * a 512 GiB map file); the grow of one at the limit's edge is refused the same way. */
+Test(map, sizes_past_the_limit_allocate_and_write_nothing)
+{
+	struct sfs_map_info mi = info_of(SMALL, 4096, false);
+	struct sfs_map *m = NULL;
+	const uint64_t sizes[] = { sfs_geom_size_max(4096) + 4096, BIG, INT64_MAX / 4096 * 4096 };
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct sfs_map_info huge = mi;
+
+		huge.geom.size = sizes[i];
+		hook_on(0);
+		cr_expect_eq(sfs_map_create(ts.fd, MAPNAME, &huge, &m), -EFBIG, "size %llu",
+			     (unsigned long long)sizes[i]);
+		cr_expect_eq(alloc_calls, 0, "size %llu: allocated before refusing", (unsigned long long)sizes[i]);
+		hook_off();
+		cr_expect_eq(faccessat(ts.fd, MAPNAME, F_OK, 0), -1, "a map file left");
+	}
+	m = create(&mi);
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		hook_on(0);
+		cr_expect_eq(sfs_map_grow_prepare(m, sizes[i]), -EFBIG);
+		cr_expect_eq(alloc_calls, 0, "size %llu: allocated before refusing", (unsigned long long)sizes[i]);
+		hook_off();
+		cr_expect_eq(file_size(), (off_t)(HDR + PAGE), "the file grew");
+	}
+	/* the largest that is not refused: 2^30 blocks of 4 KiB, 4 TiB; only its arrays are tried */
+	hook_on(1);
+	cr_expect_eq(sfs_map_grow_prepare(m, sfs_geom_size_max(4096)), -ENOMEM, "refused by size");
+	hook_off();
+	cr_expect_eq(file_size(), (off_t)(HDR + PAGE), "the file grew");
+	cr_expect_eq(sfs_map_nblocks(m), SMALL);
+	sfs_map_close(m);
+}
+
+/* A store whose sidecars and images are asked for sizes past the limit. */
+static struct logcap cap;
+static struct sfs_store_opts opts;
+
+static void store_setup(void)
+{
+	tmpstore_make(&ts, "limits", false);
+	logcap_init(&cap);
+	tmpstore_opts(&opts, &cap, "pid 4242, mounted at /mnt/unit-test");
+}
+
+TestSuite(sizes, .init = store_setup, .fini = teardown, .timeout = 30);
+
+static struct sfs_store *open_store(void)
+{
+	struct sfs_store *s = NULL;
+	char err[1024] = "";
+
+	cr_assert_eq(sfs_store_open(ts.path, &opts, &s, err, sizeof(err)), 0, "open: %s", err);
+	return s;
+}
+
+static int state_fd(void)
+{
+	int fd = openat(ts.fd, ".sectorfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	cr_assert_geq(fd, 0);
+	return fd;
+}
+
+/* STORE/.sectorfs/name's size, or -1 when there is none. */
+static off_t state_size(const char *name)
+{
+	int fd = state_fd();
+	struct stat st;
+	off_t r = fstatat(fd, name, &st, 0) == 0 ? st.st_size : -1;
+
+	close(fd);
+	return r;
+}
+
+/* A sidecar declaring 2^62 bytes (legal JSON, 4 EiB) is refused with a message naming the key:
+ * no map is written (it was 512 GiB, written until the filesystem was full). */
+Test(sizes, a_sidecar_past_the_limit_is_refused_before_any_work)
+{
+	struct sfs_store *s;
+	struct sfs_image *im = NULL;
+	char err[512] = "";
+
+	tmp_write_sidecar(ts.fd, "huge", "{\"size\": 4611686018427387904}");
+	tmp_write_sidecar(ts.fd, "odd", "{\"size\": 9223372036854775807}");
+	tmp_write_sidecar(ts.fd, "edge", "{\"size\": \"4T\", \"block_size\": \"4K\"}");
+	tmp_write_sidecar(ts.fd, "past", "{\"size\": 4398046515200, \"block_size\": \"4K\"}");
+	s = open_store();
+	cr_expect_eq(sfs_store_lookup(s, "huge", &im, err, sizeof(err)) < 0, true);
+	cr_expect(strstr(err, "huge.json: key 'size': 4611686018427387904 is larger than the maximum 1024 TiB"),
+		  "%s", err);
+	cr_expect_eq(sfs_store_lookup(s, "odd", &im, err, sizeof(err)) < 0, true);
+	cr_expect(strstr(err, "key 'size'"), "%s", err);
+	cr_expect_eq(sfs_store_lookup(s, "past", &im, err, sizeof(err)) < 0, true);
+	cr_expect(strstr(err, "maximum 4 TiB for a block size of 4 KiB"), "%s", err);
+	cr_expect_eq(state_size("huge.map"), -1, "a map written for a refused sidecar");
+	cr_expect_eq(state_size("past.map"), -1, "a map written for a refused sidecar");
+	cr_expect(!tmp_exists(ts.fd, "huge") && !tmp_exists(ts.fd, "past"), "a backing file made");
+	/* the largest of 4 KiB blocks is served: 2^30 blocks, a map of 4 KiB + 33289 pages */
+	cr_assert_eq(sfs_store_lookup(s, "edge", &im, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(sfs_image_geom(im).size, 4 * TiB);
+	cr_expect_eq(state_size("edge.map"), (off_t)(HDR + 33289 * PAGE));
+	sfs_store_put(s, im);
+	cr_assert_eq(sfs_store_close(s), 0);
+}
+
+/* truncate (sfs_store_resize) to 0, 1, 2^62 and 2^63 - 1, of a declared image and of one
+ * growing: EINVAL or EFBIG, and nothing changed (no journal, map and backing file as before,
+ * no allocation). */
+static void expect_sizes_refused(struct sfs_store *s, struct sfs_image *im, uint64_t size)
+{
+	const struct { uint64_t size; int rc; } cases[] = {
+		{ 0, -EINVAL }, { 1, -EINVAL }, { BIG, -EFBIG }, { INT64_MAX, -EFBIG }, { UINT64_MAX, -EFBIG },
+		{ sfs_geom_size_max(sfs_image_geom(im).block_size) + 512, -EFBIG },
+	};
+	off_t map = state_size("d.map"), back = tmp_stat(ts.fd, "d").st_size;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		hook_on(0);
+		cr_expect_eq(sfs_store_resize(s, im, cases[i].size), cases[i].rc, "size %llu",
+			     (unsigned long long)cases[i].size);
+		cr_expect_eq(alloc_calls, 0, "size %llu: the map allocated", (unsigned long long)cases[i].size);
+		hook_off();
+		cr_expect_eq(sfs_image_geom(im).size, size);
+		cr_expect_eq(state_size("d.map"), map);
+		cr_expect_eq(state_size("d.grow"), -1, "a grow journal left");
+		cr_expect_eq(tmp_stat(ts.fd, "d").st_size, back);
+	}
+}
+
+Test(sizes, truncate_past_the_limit_is_refused_before_any_work)
+{
+	struct sfs_store *s;
+	struct sfs_image *im = NULL;
+	char err[512] = "";
+
+	tmp_write_sidecar(ts.fd, "d", "{\"size\": \"1M\", \"block_size\": \"4K\"}");
+	s = open_store();
+	cr_assert_eq(sfs_store_lookup(s, "d", &im, err, sizeof(err)), 0, "%s", err);
+	/* data, so that 0 is a shrink refused (an empty disk may shrink) */
+	memset(err, 0x5a, 512);
+	cr_assert_eq(sfs_image_pin(im), 0);
+	cr_assert_eq(sfs_image_write(im, err, 512, 0), 512);
+	sfs_image_unpin(im);
+	expect_sizes_refused(s, im, 1 << 20);
+	/* and the largest is taken: 2^30 blocks of 4 KiB */
+	cr_expect_eq(sfs_store_resize(s, im, sfs_geom_size_max(4096)), 0);
+	cr_expect_eq(sfs_image_geom(im).size, 4 * TiB);
+	sfs_store_put(s, im);
+	cr_assert_eq(sfs_store_close(s), 0);
+}
+
+/* An image created through the mount grows with its writes: one at 2^62 - 1 MiB, or one that
+ * crosses the limit by a sector, is EFBIG with nothing written; a truncate the same (4kn). */
+Test(sizes, a_growing_image_refuses_writes_and_truncates_past_the_limit)
+{
+	struct sfs_store *s;
+	struct sfs_image *im = NULL;
+	static char buf[8192];
+	const uint64_t max = sfs_geom_size_max(64 * 1024);
+
+	opts.defaults.block_size = 64 * 1024;
+	s = open_store();
+	cr_assert_eq(sfs_store_create(s, "d", &im), 0);
+	sfs_image_set_growing(im, true);
+	memset(buf, 0x5a, sizeof(buf));
+	cr_assert_eq(sfs_store_write_growing(s, im, buf, sizeof(buf), 0, true), (ssize_t)sizeof(buf));
+	cr_assert_eq(sfs_store_settle(s, im, false), 0);
+	cr_expect_eq(sfs_store_write_growing(s, im, buf, sizeof(buf), BIG - (1 << 20), true), -EFBIG);
+	cr_expect_eq(sfs_store_write_growing(s, im, buf, sizeof(buf), max - 4096, true), -EFBIG);
+	cr_expect_eq(sfs_image_geom(im).size, sizeof(buf), "it shows what its writes reached");
+	expect_sizes_refused(s, im, sizeof(buf));
+	cr_assert_eq(sfs_store_settle(s, im, true), 0);
+	sfs_store_put(s, im);
+	cr_assert_eq(sfs_store_close(s), 0);
+}
