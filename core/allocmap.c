@@ -87,7 +87,11 @@
  * snapshot and at load.  Tests need no lock; set and clear are serialised
  * per block by the image's stripe locks; grow runs with those locks held
  * and keeps the old arrays until close so that lock-free readers never
- * see freed memory.
+ * see freed memory.  So that an image growing with its writes in many
+ * small steps does not keep an array per step, a grow that needs bigger
+ * arrays makes them twice the pages they had (at least what it needs, at
+ * most what the largest disk needs): the arrays kept add up to less than
+ * the live ones.
  *
  * Here: create, open (checks, salvage, upgrade), close, and the bits as
  * the map keeps them (its count, its dirty pages, the arrays a grow
@@ -161,7 +165,7 @@ static struct sfs_map *map_new(int fd, const struct stat *st, const struct sfs_m
 	m->ino = st->st_ino;
 	m->info = *info;
 	m->nblocks = sfs_geom_nblocks(&info->geom);
-	m->npages = sfs_mapfile_pages(SFS_MAPFILE_VERSION, m->nblocks);
+	m->npages = m->cap_pages = sfs_mapfile_pages(SFS_MAPFILE_VERSION, m->nblocks);
 	if (sfs_mapi_alloc_arrays(m->npages, &m->words, &m->dirty) < 0) {
 		free(m);
 		return NULL;
@@ -175,7 +179,7 @@ void sfs_mapi_drop_pending(struct sfs_map *m)
 	free(m->pend_words);
 	free(m->pend_dirty);
 	m->pend_words = m->pend_dirty = NULL;
-	m->pend_size = m->pend_pages = 0;
+	m->pend_size = m->pend_pages = m->pend_cap = 0;
 	m->pending = false;
 }
 

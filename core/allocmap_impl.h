@@ -42,15 +42,17 @@ struct sfs_map {
 	struct sfs_map_damage damage;     /* what the open found (and salvaged) */
 	uint64_t nblocks;
 	uint64_t npages;                  /* bitmap pages */
-	uint64_t *words;                  /* npages * PAGE_WORDS words */
-	uint64_t *dirty;                  /* one bit per page */
+	uint64_t cap_pages;               /* pages the arrays have room for (>= npages) */
+	uint64_t *words;                  /* cap_pages * PAGE_WORDS words, zero past npages */
+	uint64_t *dirty;                  /* one bit per page (of cap_pages) */
 	uint64_t count;                   /* allocated blocks, atomic */
 	pthread_mutex_t flush_lock;
 	struct snap_page *snap;
 	size_t nsnap;
 	struct old_arrays *old;
-	uint64_t *pend_words, *pend_dirty;   /* a prepared grow's arrays (NULL: same pages) */
+	uint64_t *pend_words, *pend_dirty;   /* a prepared grow's arrays (NULL: they have room) */
 	uint64_t pend_size, pend_pages;      /* a prepared grow's size and page count */
+	uint64_t pend_cap;                   /* the room of pend_words, in pages */
 	bool pending;                        /* a grow is prepared */
 };
 

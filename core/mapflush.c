@@ -131,8 +131,14 @@ int sfs_map_grow_prepare(struct sfs_map *m, uint64_t new_size)
 	np = sfs_mapfile_pages(SFS_MAPFILE_VERSION, sfs_geom_nblocks(&g));
 	pthread_mutex_lock(&m->flush_lock);
 	sfs_mapi_drop_pending(m);
+	if (np > m->cap_pages) {
+		uint64_t most = sfs_mapfile_pages(SFS_MAPFILE_VERSION, SFS_BLOCKS_MAX);
+
+		/* twice the room (see allocmap.c): a long run of small grows keeps few arrays */
+		m->pend_cap = np > 2 * m->cap_pages ? np : 2 * m->cap_pages < most ? 2 * m->cap_pages : most;
+		rc = sfs_mapi_alloc_arrays(m->pend_cap, &m->pend_words, &m->pend_dirty);
+	}
 	if (np != m->npages) {
-		rc = sfs_mapi_alloc_arrays(np, &m->pend_words, &m->pend_dirty);
 		if (rc == 0)
 			rc = sfs_mapfile_write_pages(m->fd, NULL, m->npages, np - m->npages);
 		if (rc == 0 && fdatasync(m->fd) < 0)
@@ -193,9 +199,10 @@ int sfs_map_grow_commit(struct sfs_map *m, uint64_t new_size, uint32_t flags)
 		m->old = o;
 		__atomic_store_n(&m->dirty, m->pend_dirty, __ATOMIC_RELEASE);
 		__atomic_store_n(&m->words, m->pend_words, __ATOMIC_RELEASE);
-		m->npages = m->pend_pages;
+		m->cap_pages = m->pend_cap;
 		m->pend_words = m->pend_dirty = NULL;
 	}
+	m->npages = m->pend_pages;
 	m->info = info;
 	__atomic_store_n(&m->nblocks, nb, __ATOMIC_RELEASE);
 	sfs_mapi_drop_pending(m);

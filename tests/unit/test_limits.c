@@ -114,6 +114,50 @@ Test(map, every_allocation_of_a_life_fails_cleanly)
 	cr_expect_gt(at, 8, "only %u allocations in a map's life: is the hook reached?", at - 1);
 }
 
+/* ---- an image growing in many small steps ---- */
+
+static uint64_t alloc_bytes;
+
+static void *counting_calloc(size_t n, size_t size)
+{
+	alloc_bytes += n * size;
+	return calloc(n, size);
+}
+
+/* An image created through the mount grows a step at a time (256 MiB at most), and the arrays
+ * a grow replaces are kept until close (lock-free readers may hold them): 200 grows of one
+ * bitmap page each (4 KiB blocks) allocated 200 arrays of 1 to 200 pages, 80 MiB for a map of
+ * 800 KiB.  With arrays that double, what is allocated stays within a few times the map. */
+Test(map, many_small_grows_keep_few_arrays)
+{
+	struct sfs_map_info mi = info_of(SMALL, 4096, false);
+	struct sfs_map *m = create(&mi);
+	const unsigned steps = 200;
+	uint64_t final_words;
+
+	alloc_bytes = 0;
+	sfs_mapi_calloc_hook = counting_calloc;
+	for (unsigned i = 1; i <= steps; i++) {
+		uint64_t size = (uint64_t)i * PAGE_BITS * 4096;
+
+		cr_assert_eq(sfs_map_grow_prepare(m, size), 0, "grow %u", i);
+		cr_assert_eq(sfs_map_grow_commit(m, size, 0), 0, "grow %u", i);
+		sfs_map_set(m, (uint64_t)i * PAGE_BITS - 1);
+	}
+	hook_off();
+	cr_assert_eq(sfs_map_flush(m, -1), 0);
+	final_words = (uint64_t)steps * PAGE_BITS / 8;
+	cr_expect_leq(alloc_bytes, 4 * final_words, "%llu bytes allocated by %u grows to a map of %llu",
+		      (unsigned long long)alloc_bytes, steps, (unsigned long long)final_words);
+	sfs_map_close(m);
+	m = reopen();
+	cr_expect_eq(sfs_map_nblocks(m), (uint64_t)steps * PAGE_BITS);
+	cr_expect_eq(sfs_map_count(m), steps);
+	for (unsigned i = 1; i <= steps; i++)
+		cr_expect(sfs_map_test(m, (uint64_t)i * PAGE_BITS - 1), "bit of grow %u lost", i);
+	sfs_map_close(m);
+}
+
 /* ---- sizes past what a map can hold: refused before any work ---- */
 
 #define TiB (1ull << 40)
