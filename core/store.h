@@ -145,8 +145,9 @@ ssize_t sfs_store_write_growing(struct sfs_store *s, struct sfs_image *im, const
 int sfs_store_set_format(struct sfs_store *s, struct sfs_image *im, const char *key, const char *value);
 
 /* Make the size a growing image shows its durable size, giving back the room ahead of its
- * writes (grow.h, sfs_trim): at fsync, and with done when its creator closes it, after which
- * it is a disk of fixed size.  No-op for other images (done still clears growing).  0 or -errno. */
+ * writes (grow.h, sfs_trim): with done when its creator closes it, after which it is a disk of
+ * fixed size (an fsync keeps the room: the next write would take it again).  No-op for other
+ * images (done still clears growing).  0 or -errno. */
 int sfs_store_settle(struct sfs_store *s, struct sfs_image *im, bool done);
 
 /* Call cb for every image name, sorted; stops at and returns cb's first non-zero result. */

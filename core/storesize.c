@@ -4,7 +4,7 @@
  *
  * A growing image (one created through the mount and being written by its
  * creator) has room reserved ahead of its writes, grown as they need it
- * and given back at fsync and close (grow.h's sfs_trim); other images
+ * and given back when its creator closes it (grow.h's sfs_trim); other images
  * grow by a truncate or a resize, all or nothing (sfs_grow).
  */
 #include <dirent.h>
