@@ -140,8 +140,12 @@ ssize_t sfs_store_write_growing(struct sfs_store *s, struct sfs_image *im, const
 
 /* Choose the format of growing image im while it is empty (capacity 0): key "sector",
  * "provisioning" or "block_size" set to value (sidecar words), the sidecar rewritten and a new
- * map made.  0, -EBUSY once it has room or data (or is not growing), -EINVAL for a bad value,
- * -EPERM for another key, -errno. */
+ * map made, all or nothing: every limit is checked before a file changes, and a failure before
+ * the sidecar's rewrite puts everything back (storesize.c draws the order).  0, or:
+ *   -EBUSY   it has room or data, is not growing, or has had 4 formats since it was opened
+ *   -EINVAL  a bad value
+ *   -EPERM   another key
+ *   -errno   of the files (nothing changed) */
 int sfs_store_set_format(struct sfs_store *s, struct sfs_image *im, const char *key, const char *value);
 
 /* Make the size a growing image shows its durable size, giving back the room ahead of its

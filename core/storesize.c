@@ -151,9 +151,73 @@ int sfs_store_settle(struct sfs_store *s, struct sfs_image *im, bool done)
 	return rc;
 }
 
+/* The files of a new format for the entry e of im, all or nothing (store lock held, the limits
+ * checked).  The order keeps a crash on one side or the other: a sidecar without a map is an
+ * image imported as its sidecar says (empty), so the old map goes before the sidecar changes.
+ *   1 the new map, whole and durable, under a temporary name
+ *   2 the old map moved to a temporary name (a start removes it)
+ *   3 the sidecar says the new format: the commit
+ *   4 the new map put in place of the old; the old one removed
+ * A failure before 3 puts the old map back and removes the new: nothing changed.  Past it the
+ * format is the new one, in memory too; a map that cannot be put in place is made again from
+ * the backing file at the next start (logged).  0 or -errno. */
+static int set_format_files(struct sfs_store *s, struct entry *e, struct sfs_image *im,
+			    const struct sfs_sidecar *sc)
+{
+	char scname[SFS_NAME_MAX + 8], mapname[SFS_NAME_MAX + 8], newtmp[SFS_TMP_NAME_MAX],
+	     oldtmp[SFS_TMP_NAME_MAX];
+	struct sfs_map_info mi;
+	struct sfs_map *nm;
+	bool aside = false;
+	int fd, rc;
+
+	sfs_sidecar_name(scname, sizeof(scname), e->name);
+	sfs_map_name(mapname, sizeof(mapname), e->name);
+	sfs_image_reformat_map_info(sc, &mi);
+	rc = sfs_map_create_tmp(s->statefd, &mi, newtmp, sizeof(newtmp), &nm);
+	if (rc < 0)
+		return rc;
+	rc = sfs_step("format", 1);
+	/* a name of our own for the old map: reserved with O_EXCL, then replaced by the rename */
+	fd = rc == 0 ? sfs_tmp_create(s->statefd, oldtmp, sizeof(oldtmp), 0600) : -1;
+	if (rc == 0 && fd < 0)
+		rc = fd;
+	if (fd >= 0)
+		close(fd);
+	if (rc == 0 && renameat(s->statefd, mapname, s->statefd, oldtmp) == 0)
+		aside = true;
+	else if (rc == 0 && errno != ENOENT)       /* ENOENT: no old map to keep */
+		rc = -errno;
+	if (fd >= 0 && !aside)
+		unlinkat(s->statefd, oldtmp, 0);
+	if (rc == 0)
+		rc = sfs_fsync_dir(s->statefd);
+	if (rc == 0)
+		rc = sfs_step("format", 2);
+	if (rc == 0)
+		rc = sfs_sidecar_save(s->dirfd, scname, s->statefd, sc);
+	if (rc < 0) {
+		/* nothing committed: the old map back where it was, the new one gone */
+		if (aside && renameat(s->statefd, oldtmp, s->statefd, mapname) == 0)
+			sfs_fsync_dir(s->statefd);
+		unlinkat(s->statefd, newtmp, 0);
+		sfs_map_close(nm);
+		return rc;
+	}
+	rc = sfs_step("format", 3);
+	if (rc == 0)
+		rc = renameat(s->statefd, newtmp, s->statefd, mapname) < 0 ? -errno : sfs_fsync_dir(s->statefd);
+	if (rc < 0)
+		sfs_logf(&s->opts.log, SFS_LOG_WARN, "%s: its new map may not be in place (%s): the next "
+			 "start makes it again from the backing file", e->name, strerror(-rc));
+	if (aside)
+		sfs_remove_durably(s->statefd, oldtmp);
+	sfs_image_reformat(im, nm, sc);
+	return 0;
+}
+
 static int sfs_store_set_format_pinned(struct sfs_store *s, struct sfs_image *im, const char *key, const char *value)
 {
-	char scname[SFS_NAME_MAX + 8], mapname[SFS_NAME_MAX + 8];
 	struct sfs_sidecar sc;
 	struct entry *e;
 	int rc;
@@ -169,25 +233,17 @@ static int sfs_store_set_format_pinned(struct sfs_store *s, struct sfs_image *im
 		if (rc == -ENOENT)
 			rc = -EPERM;
 	}
-	if (rc < 0) {
-		pthread_mutex_unlock(&s->lock);
-		return rc;
-	}
-	sfs_sidecar_name(scname, sizeof(scname), e->name);
-	sfs_map_name(mapname, sizeof(mapname), e->name);
-	/* 1: the old map goes (a backing file without one is imported as the sidecar says);
-	 * 2: the sidecar says the new format (the commit); 3: the new map */
-	rc = unlinkat(s->statefd, mapname, 0) < 0 && errno != ENOENT ? -errno : sfs_fsync_dir(s->statefd);
+	/* every limit before any file changes */
 	if (rc == 0)
-		rc = sfs_sidecar_save(s->dirfd, scname, s->statefd, &sc);
+		rc = sfs_image_reformat_check(im, &sc);
 	if (rc == 0)
-		rc = sfs_image_reformat(im, s->statefd, &sc);
+		rc = set_format_files(s, e, im, &sc);
 	if (rc == 0) {
 		e->declared = sc;
 		sfs_st_sidecar_id(s, e->name, &e->scid);
-	} else {
-		sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s: cannot set %s to %s: %s", e->name, key, value,
-			 strerror(-rc));
+	} else if (e && rc != -EBUSY && rc != -EINVAL && rc != -EPERM) {
+		sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s: cannot set %s to %s: %s (nothing changed)", e->name,
+			 key, value, strerror(-rc));
 	}
 	pthread_mutex_unlock(&s->lock);
 	return rc;
