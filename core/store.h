@@ -150,8 +150,10 @@ int sfs_store_set_format(struct sfs_store *s, struct sfs_image *im, const char *
 
 /* Make the size a growing image shows its durable size, giving back the room ahead of its
  * writes (grow.h, sfs_trim): with done when its creator closes it, after which it is a disk of
- * fixed size (an fsync keeps the room: the next write would take it again).  No-op for other
- * images (done still clears growing).  0 or -errno. */
+ * fixed size (an fsync keeps the room: the next write would take it again).  With done the
+ * store first gives up the space it held for this (storesize.c), so that the trim can write
+ * on a store the copy filled; a room it still cannot give back is logged with what the image
+ * keeps.  No-op for other images (done still clears growing).  0 or -errno. */
 int sfs_store_settle(struct sfs_store *s, struct sfs_image *im, bool done);
 
 /* Call cb for every image name, sorted; stops at and returns cb's first non-zero result. */

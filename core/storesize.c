@@ -27,6 +27,59 @@
 #include "store_impl.h"
 #include "tmpfile.h"
 
+/*
+ * Space the store holds while an image grows with its writes: an unlinked temporary file of
+ * RESERVE_BYTES, allocated and kept open (a crash leaves nothing behind: the filesystem frees
+ * it).  Giving a growing image's room back at its creator's close (sfs_trim) writes two small
+ * new files, its journal and the sidecar's rewrite, before it frees anything: on a store the
+ * copy filled they could not be written, and the image kept its room.  The close gives this
+ * space up first; the next grow of a growing image takes it again.  1 MiB covers the blocks
+ * and inodes of two small files on any filesystem.
+ */
+#define RESERVE_BYTES (1 << 20)
+
+/* Allocate RESERVE_BYTES in fd: fallocate, or zeros written where there is none.  0 or -errno. */
+static int reserve_fill(int fd)
+{
+	static const char zeros[64 * 1024];
+	int rc = 0;
+
+	if (fallocate(fd, 0, 0, RESERVE_BYTES) == 0)
+		return 0;
+	if (errno != EOPNOTSUPP)
+		return -errno;
+	for (off_t off = 0; off < RESERVE_BYTES && rc == 0; off += (off_t)sizeof(zeros))
+		rc = sfs_pwrite_all(fd, zeros, sizeof(zeros), off);
+	return rc == 0 && fdatasync(fd) < 0 ? -errno : rc;
+}
+
+/* Hold the reserve if the store does not (store lock held); a store too full for it goes on
+ * without. */
+static void reserve_take(struct sfs_store *s)
+{
+	char name[SFS_TMP_NAME_MAX];
+	int fd;
+
+	if (s->reserve_fd >= 0)
+		return;
+	fd = sfs_tmp_create(s->statefd, name, sizeof(name), 0600);
+	if (fd < 0)
+		return;
+	unlinkat(s->statefd, name, 0);
+	if (reserve_fill(fd) == 0)
+		s->reserve_fd = fd;
+	else
+		close(fd);
+}
+
+/* Give the reserve's space back to the store (store lock held). */
+static void reserve_give_back(struct sfs_store *s)
+{
+	if (s->reserve_fd >= 0)
+		close(s->reserve_fd);
+	s->reserve_fd = -1;
+}
+
 /* Grow im's capacity to at least end (store lock held); with ahead, some room past it too. */
 static int grow_locked(struct sfs_store *s, struct entry *e, struct sfs_image *im, uint64_t end, bool ahead)
 {
@@ -49,6 +102,8 @@ static int grow_locked(struct sfs_store *s, struct entry *e, struct sfs_image *i
 		/* An unlinked or replaced image has no files in the store any more. */
 		return sfs_image_grow(im, want);
 	}
+	if (sfs_image_growing(im))
+		reserve_take(s);
 	rc = sfs_grow(s->dirfd, s->statefd, im, want, true, &s->opts.log);
 	if (rc == -ENOSPC && want > end)            /* no room ahead: just what the write needs */
 		rc = sfs_grow(s->dirfd, s->statefd, im, end, true, &s->opts.log);
@@ -117,6 +172,17 @@ ssize_t sfs_store_write_growing(struct sfs_store *s, struct sfs_image *im, const
 	return n;
 }
 
+/* A growing image whose room could not be given back keeps it: say what it keeps. */
+static void log_kept(struct sfs_store *s, struct sfs_image *im, int rc)
+{
+	uint64_t written = sfs_image_geom(im).size, cap = sfs_image_capacity(im);
+
+	sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s: cannot give back the room past what its creator wrote "
+		 "(%s): it keeps %llu bytes, of which the last %llu past the %llu written read as zeros",
+		 sfs_image_name(im), strerror(-rc), (unsigned long long)cap,
+		 (unsigned long long)(cap - written), (unsigned long long)written);
+}
+
 static int sfs_store_settle_pinned(struct sfs_store *s, struct sfs_image *im, bool done)
 {
 	struct entry *e;
@@ -124,10 +190,15 @@ static int sfs_store_settle_pinned(struct sfs_store *s, struct sfs_image *im, bo
 
 	pthread_mutex_lock(&s->lock);
 	e = entry_of(s, im);
+	/* the trim writes two small files first: on a store the copy filled, the reserve's space */
+	if (done)
+		reserve_give_back(s);
 	if (e && sfs_image_growing(im)) {
 		rc = sfs_trim(s->dirfd, s->statefd, im, sfs_image_geom(im).size, &s->opts.log);
 		if (rc == -EAGAIN)      /* a write went further meanwhile: the next settle */
 			rc = 0;
+		if (rc < 0 && done && sfs_image_capacity(im) > sfs_image_geom(im).size)
+			log_kept(s, im, rc);
 		e->declared = sfs_image_sidecar(im);
 		sfs_st_sidecar_id(s, e->name, &e->scid);
 	}
@@ -142,8 +213,14 @@ int sfs_store_settle(struct sfs_store *s, struct sfs_image *im, bool done)
 	int rc = sfs_image_pin(im);
 
 	if (rc < 0) {
-		if (done)
+		if (done) {
+			pthread_mutex_lock(&s->lock);
+			reserve_give_back(s);
+			if (sfs_image_growing(im) && sfs_image_capacity(im) > sfs_image_geom(im).size)
+				log_kept(s, im, rc);
 			sfs_image_set_growing(im, false);
+			pthread_mutex_unlock(&s->lock);
+		}
 		return rc;
 	}
 	rc = sfs_store_settle_pinned(s, im, done);
