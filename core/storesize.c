@@ -105,7 +105,8 @@ static int grow_locked(struct sfs_store *s, struct entry *e, struct sfs_image *i
 	if (sfs_image_growing(im))
 		reserve_take(s);
 	rc = sfs_grow(s->dirfd, s->statefd, im, want, true, &s->opts.log);
-	if (rc == -ENOSPC && want > end)            /* no room ahead: just what the write needs */
+	/* no room ahead (a full store, or past the largest file of its filesystem): what the write needs */
+	if ((rc == -ENOSPC || rc == -EFBIG) && want > end)
 		rc = sfs_grow(s->dirfd, s->statefd, im, end, true, &s->opts.log);
 	/* the sidecar is now the store's: remember what it says */
 	if (sfs_image_capacity(im) > cap) {
