@@ -114,6 +114,48 @@ Test(map, every_allocation_of_a_life_fails_cleanly)
 	cr_expect_gt(at, 8, "only %u allocations in a map's life: is the hook reached?", at - 1);
 }
 
+/* An open of a map of two pages with bits set (and a flush after it) fails at each of its
+ * allocations in turn with -ENOMEM and a message, leaving the file as it was. */
+Test(map, every_allocation_of_an_open_fails_cleanly)
+{
+	struct sfs_map_info mi = info_of(LARGE, 4096, false);
+	struct sfs_map *m = create(&mi);
+	unsigned at;
+
+	sfs_map_set(m, 3);
+	sfs_map_set(m, LARGE - 2);
+	cr_assert_eq(sfs_map_flush(m, -1), 0);
+	sfs_map_close(m);
+	for (at = 1;; at++) {
+		char err[256] = "";
+		int rc;
+
+		m = NULL;
+		hook_on(at);
+		rc = sfs_map_open(ts.fd, MAPNAME, 0, NULL, &m, err, sizeof(err));
+		if (rc == 0) {
+			sfs_map_set(m, 5);
+			rc = sfs_map_flush(m, -1);
+		}
+		hook_off();
+		if (at > alloc_calls) {
+			cr_assert_eq(rc, 0);
+			sfs_map_close(m);
+			break;
+		}
+		cr_expect_eq(rc, -ENOMEM, "allocation %u: %d (%s)", at, rc, err);
+		if (m)
+			sfs_map_close(m);
+		else
+			cr_expect(strstr(err, MAPNAME), "allocation %u: '%s' names no file", at, err);
+		cr_expect_eq(file_size(), (off_t)(HDR + 2 * PAGE), "allocation %u", at);
+	}
+	cr_expect_geq(at, 4, "only %u allocations in an open and a flush", at - 1);
+	m = reopen();
+	cr_expect_eq(sfs_map_count(m), 3);
+	sfs_map_close(m);
+}
+
 /* ---- an image growing in many small steps ---- */
 
 static uint64_t alloc_bytes;
