@@ -87,7 +87,11 @@
  * snapshot and at load.  Tests need no lock; set and clear are serialised
  * per block by the image's stripe locks; grow runs with those locks held
  * and keeps the old arrays until close so that lock-free readers never
- * see freed memory.
+ * see freed memory.  So that an image growing with its writes in many
+ * small steps does not keep an array per step, a grow that needs bigger
+ * arrays makes them twice the pages they had (at least what it needs, at
+ * most what the largest disk needs): the arrays kept add up to less than
+ * the live ones.
  *
  * Here: create, open (checks, salvage, upgrade), close, and the bits as
  * the map keeps them (its count, its dirty pages, the arrays a grow
@@ -129,16 +133,21 @@ int sfs_mapi_write_header(struct sfs_map *m)
 
 /* ---- in memory ---- */
 
+void *(*sfs_mapi_calloc_hook)(size_t n, size_t size);
+
+void *sfs_mapi_calloc(size_t n, size_t size)
+{
+	return sfs_mapi_calloc_hook ? sfs_mapi_calloc_hook(n, size) : calloc(n, size);
+}
+
 int sfs_mapi_alloc_arrays(uint64_t npages, uint64_t **words, uint64_t **dirty)
 {
-	size_t wbytes = npages ? npages * PAGE_WORDS * sizeof(uint64_t) : 8;
-	size_t dwords = npages / 64 + 1;
-
-	*words = calloc(1, wbytes);
-	*dirty = calloc(dwords, sizeof(uint64_t));
+	*words = sfs_mapi_calloc(npages ? npages : 1, npages ? PAGE_WORDS * sizeof(uint64_t) : 8);
+	*dirty = sfs_mapi_calloc(npages / 64 + 1, sizeof(uint64_t));
 	if (!*words || !*dirty) {
 		free(*words);
 		free(*dirty);
+		*words = *dirty = NULL;    /* the caller's (a prepared grow's) frees them again */
 		return -ENOMEM;
 	}
 	return 0;
@@ -147,7 +156,7 @@ int sfs_mapi_alloc_arrays(uint64_t npages, uint64_t **words, uint64_t **dirty)
 /* A map in memory, all bits clear, for the file fd whose fstat is st. */
 static struct sfs_map *map_new(int fd, const struct stat *st, const struct sfs_map_info *info)
 {
-	struct sfs_map *m = calloc(1, sizeof(*m));
+	struct sfs_map *m = sfs_mapi_calloc(1, sizeof(*m));
 
 	if (!m)
 		return NULL;
@@ -156,7 +165,7 @@ static struct sfs_map *map_new(int fd, const struct stat *st, const struct sfs_m
 	m->ino = st->st_ino;
 	m->info = *info;
 	m->nblocks = sfs_geom_nblocks(&info->geom);
-	m->npages = sfs_mapfile_pages(SFS_MAPFILE_VERSION, m->nblocks);
+	m->npages = m->cap_pages = sfs_mapfile_pages(SFS_MAPFILE_VERSION, m->nblocks);
 	if (sfs_mapi_alloc_arrays(m->npages, &m->words, &m->dirty) < 0) {
 		free(m);
 		return NULL;
@@ -170,7 +179,7 @@ void sfs_mapi_drop_pending(struct sfs_map *m)
 	free(m->pend_words);
 	free(m->pend_dirty);
 	m->pend_words = m->pend_dirty = NULL;
-	m->pend_size = m->pend_pages = 0;
+	m->pend_size = m->pend_pages = m->pend_cap = 0;
 	m->pending = false;
 }
 
@@ -188,6 +197,9 @@ int sfs_map_create_tmp(int dirfd, const struct sfs_map_info *info, char *tmp, si
 	struct stat st;
 	int fd, rc;
 
+	/* before any byte is written: a map past the limit would fill the store's filesystem */
+	if (info->geom.size > sfs_geom_size_max(info->geom.block_size))
+		return -EFBIG;
 	fd = sfs_tmp_create(dirfd, tmp, tmplen, 0600);
 	if (fd < 0)
 		return fd;

@@ -38,13 +38,14 @@ struct sfs_map_info {
 #define SFS_MAP_F_ZEROED 0x1u
 
 /* Create dirfd/fname with all bits clear (atomically: a temporary file of tmpfile.h, made
- * durable, then renamed). 0 or -errno (nothing left behind). */
+ * durable, then renamed). 0 or -errno (nothing left behind): -EFBIG, before anything is written,
+ * for a size past sfs_geom_size_max; -ENOMEM; errors of the file's creation and writes. */
 int sfs_map_create(int dirfd, const char *fname, const struct sfs_map_info *info,
 		   struct sfs_map **out);
 
 /* Create a durable map with all bits clear under a new temporary name of dirfd (put in tmp,
  * >= SFS_TMP_NAME_MAX bytes); the caller renames it into place (sfs_tmp_install) or removes
- * it.  0 or -errno (nothing left behind). */
+ * it.  0 or -errno as sfs_map_create (nothing left behind). */
 int sfs_map_create_tmp(int dirfd, const struct sfs_map_info *info, char *tmp, size_t tmplen,
 		       struct sfs_map **out);
 
@@ -134,7 +135,8 @@ int sfs_map_flush(struct sfs_map *m, int data_fd);
 
 /* Grow, step 1: extend the map file for new_size (>= size; new blocks clear) with encoded
  * empty pages, durably, and allocate the arrays; header and bits unchanged.  0, -EINVAL
- * (new_size < size), -EROFS (SFS_MAP_RDONLY) or -errno (file cut back as before). */
+ * (new_size < size), -EFBIG (past sfs_geom_size_max: nothing allocated or written), -EROFS
+ * (SFS_MAP_RDONLY), -ENOMEM or -errno (file cut back as before). */
 int sfs_map_grow_prepare(struct sfs_map *m, uint64_t new_size);
 
 /* Grow, step 2, the commit point: write the header with new_size and flags durably, then

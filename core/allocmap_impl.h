@@ -42,20 +42,29 @@ struct sfs_map {
 	struct sfs_map_damage damage;     /* what the open found (and salvaged) */
 	uint64_t nblocks;
 	uint64_t npages;                  /* bitmap pages */
-	uint64_t *words;                  /* npages * PAGE_WORDS words */
-	uint64_t *dirty;                  /* one bit per page */
+	uint64_t cap_pages;               /* pages the arrays have room for (>= npages) */
+	uint64_t *words;                  /* cap_pages * PAGE_WORDS words, zero past npages */
+	uint64_t *dirty;                  /* one bit per page (of cap_pages) */
 	uint64_t count;                   /* allocated blocks, atomic */
 	pthread_mutex_t flush_lock;
 	struct snap_page *snap;
 	size_t nsnap;
 	struct old_arrays *old;
-	uint64_t *pend_words, *pend_dirty;   /* a prepared grow's arrays (NULL: same pages) */
+	uint64_t *pend_words, *pend_dirty;   /* a prepared grow's arrays (NULL: they have room) */
 	uint64_t pend_size, pend_pages;      /* a prepared grow's size and page count */
+	uint64_t pend_cap;                   /* the room of pend_words, in pages */
 	bool pending;                        /* a grow is prepared */
 };
 
 int sfs_mapi_write_header(struct sfs_map *m);
 
+/* Memory for n objects of size bytes, zeroed, for everything the map holds (the map itself,
+ * its arrays, a flush's snapshot, a grow's retired arrays): calloc, or the tests' hook.  NULL
+ * when there is none (or n * size overflows). */
+void *sfs_mapi_calloc(size_t n, size_t size);
+
+/* The bitmap and dirty arrays of npages bitmap pages, zeroed.  0, or -ENOMEM with *words and
+ * *dirty NULL (nothing left allocated). */
 int sfs_mapi_alloc_arrays(uint64_t npages, uint64_t **words, uint64_t **dirty);
 
 void sfs_mapi_drop_pending(struct sfs_map *m);
@@ -66,5 +75,9 @@ void sfs_mapi_mark_page_dirty(struct sfs_map *m, uint64_t page);
 
 /* The map file's descriptor (do not close): test_faults aims its failures at it. */
 int sfs_map_fd(const struct sfs_map *m);
+
+/* What sfs_mapi_calloc calls instead of calloc when set: test_limits makes each allocation of a
+ * map's life fail in turn. */
+extern void *(*sfs_mapi_calloc_hook)(size_t n, size_t size);
 
 #endif

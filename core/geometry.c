@@ -13,6 +13,7 @@
  *  read                                      |  [==)  0 bytes
  *  write                             [=======|===)  ENOSPC, nothing written
  */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -96,6 +97,23 @@ uint64_t sfs_geom_nblocks(const struct sfs_geom *g)
 	return (g->size + g->block_size - 1) / g->block_size;
 }
 
+uint64_t sfs_geom_size_max(uint64_t block_size)
+{
+	assert(sfs_is_pow2(block_size) && block_size <= SFS_BLOCK_MAX);
+	return SFS_BLOCKS_MAX * block_size;
+}
+
+/* "the maximum SIZE for a block size of BLOCK (...)" into buf, for the messages. */
+static void largest_text(uint64_t block_size, char *buf, size_t len)
+{
+	char max[32], bs[32];
+
+	sfs_format_iec(sfs_geom_size_max(block_size), max, sizeof(max));
+	sfs_format_iec(block_size, bs, sizeof(bs));
+	snprintf(buf, len, "the maximum %s for a block size of %s (2^30 blocks: an open image's "
+		 "allocation map is held in memory)", max, bs);
+}
+
 void sfs_geom_block_span(const struct sfs_geom *g, uint64_t off, uint64_t len,
 			 uint64_t *first, uint64_t *last)
 {
@@ -130,7 +148,7 @@ enum sfs_grow_verdict sfs_geom_grow_verdict(const struct sfs_geom *g, uint64_t n
 {
 	if (new_size < g->size)
 		return SFS_GROW_SHRINKS;
-	if (new_size > SFS_SIZE_MAX)
+	if (new_size > sfs_geom_size_max(g->block_size))
 		return SFS_GROW_TOO_LARGE;
 	if (new_size % g->lss)
 		return SFS_GROW_UNALIGNED;
@@ -141,17 +159,22 @@ int sfs_geom_grow_check(const struct sfs_geom *g, uint64_t new_size, char *why, 
 {
 	enum sfs_grow_verdict v = sfs_geom_grow_verdict(g, new_size);
 	unsigned long long n = new_size;
+	char largest[160];
 
 	if (why && len)
 		why[0] = '\0';
 	if (v == SFS_GROW_YES || v == SFS_GROW_SAME)
 		return v == SFS_GROW_SAME;
+	if (v == SFS_GROW_TOO_LARGE) {
+		if (why) {
+			largest_text(g->block_size, largest, sizeof(largest));
+			snprintf(why, len, "size %llu is larger than %s", n, largest);
+		}
+		return -EFBIG;
+	}
 	if (why && v == SFS_GROW_SHRINKS)
 		snprintf(why, len, "cannot shrink from %llu to %llu bytes: a disk only grows",
 			 (unsigned long long)g->size, n);
-	else if (why && v == SFS_GROW_TOO_LARGE)
-		snprintf(why, len, "size %llu is larger than the maximum %llu (4 EiB)", n,
-			 (unsigned long long)SFS_SIZE_MAX);
 	else if (why)
 		snprintf(why, len, "size %llu is not a multiple of the logical sector size %u", n, g->lss);
 	return -EINVAL;
@@ -184,6 +207,22 @@ static int check_not_below(uint64_t v, uint64_t floor, const char *key, const ch
 	return 0;
 }
 
+/* size is at most the largest disk of blocks of block bytes (of any block size when block is
+ * not one): 0, or -EFBIG with the message in err.  Checked before the other rules of size, as
+ * the grow rule does: 2^63 - 1 is too large before it is off the sector. */
+static int check_size_max(uint64_t size, uint64_t block, const char *fname, char *err, size_t errlen)
+{
+	char largest[160];
+
+	if (!sfs_is_pow2(block) || block > SFS_BLOCK_MAX)
+		block = SFS_BLOCK_MAX;
+	if (size <= sfs_geom_size_max(block))
+		return 0;
+	largest_text(block, largest, sizeof(largest));
+	return sfs_key_err(err, errlen, fname, "size", -EFBIG, "%" PRIu64 " is larger than %s", size,
+			   largest);
+}
+
 int sfs_geom_validate(uint64_t size, uint64_t lss, uint64_t pss, uint64_t block, const char *fname,
 		      char *err, size_t errlen)
 {
@@ -194,10 +233,8 @@ int sfs_geom_validate(uint64_t size, uint64_t lss, uint64_t pss, uint64_t block,
 	    (rc = check_not_below(pss, lss, "physical_sector_size", "logical sector size", fname,
 				  err, errlen)))
 		return rc;
-	if (size > SFS_SIZE_MAX)
-		return sfs_key_err(err, errlen, fname, "size", -EINVAL,
-			       "%" PRIu64 " is larger than the maximum %llu (4 EiB)",
-			       size, SFS_SIZE_MAX);
+	if ((rc = check_size_max(size, block, fname, err, errlen)))
+		return rc;
 	if (size % lss)
 		return sfs_key_err(err, errlen, fname, "size", -EINVAL,
 			       "%" PRIu64 " is not a multiple of the logical sector size %" PRIu64,

@@ -22,7 +22,8 @@
 
 /* Grow im (served as STORE/NAME, store_fd/state_fd its directories) to new_size, all or
  * nothing; with save_sidecar also rewrite NAME.json with the new size.  The caller keeps other
- * changes to the image's files out (store lock).  0; -EINVAL for a bad size; -errno with
+ * changes to the image's files out (store lock).  0; -EINVAL for a bad size, -EFBIG past
+ * sfs_geom_size_max (both before the journal); -errno with
  * disk size, backing file, reservation, map and sidecar as before.  An eagerzeroedthick image
  * is then zeroed (sfs_image_zero_start: in the background when opened SFS_IMAGE_ZERO_BG); an
  * error there (-errno) leaves it grown, zeroing resumed at the next open. */

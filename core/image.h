@@ -145,13 +145,15 @@ int sfs_image_allocate(struct sfs_image *im, uint64_t off, uint64_t len);
 
 /* Grow the disk to new_size (multiple of the logical sector, >= size) in one call, without a
  * journal: prepare, commit, zeroing (sfs_image_zero_start: in the background when opened
- * SFS_IMAGE_ZERO_BG), flush.  0; -EINVAL for a bad size; -errno with the
- * image as before when prepare or commit fails (a later error leaves it grown). */
+ * SFS_IMAGE_ZERO_BG), flush.  0; -EINVAL for a bad size, -EFBIG past sfs_geom_size_max (both
+ * before any work); -errno with the image as before when prepare or commit fails (a later
+ * error leaves it grown). */
 int sfs_image_grow(struct sfs_image *im, uint64_t new_size);
 
 /* Grow, step 1: extend the backing file to new_size (space reserved when thick, the old partial
  * last block's tail zeroed) and the map file, durably; the disk keeps its size.  0 (also when
- * new_size is the size), -EINVAL for a bad size, or -errno with everything as before. */
+ * new_size is the size), -EINVAL for a bad size, -EFBIG past sfs_geom_size_max (both before any
+ * work), or -errno with everything as before. */
 int sfs_image_grow_prepare(struct sfs_image *im, uint64_t new_size);
 
 /* Grow, step 2, the commit point: the map header records new_size (eagerzeroedthick: no longer
@@ -238,10 +240,24 @@ int sfs_image_show_size(struct sfs_image *im, uint64_t size);
  * past cap meanwhile; -EBUSY when a block past cap is allocated; -EINVAL; or -errno. */
 int sfs_image_trim_commit(struct sfs_image *im, uint64_t cap);
 
-/* Give an image of capacity 0 holding nothing another format (sector sizes, provisioning,
- * block size of sc, validated): a new map in state_fd replaces NAME.map (the store removed the
- * old one and rewrote the sidecar first).  0, -EBUSY (it has room or data), -EINVAL, -errno. */
-int sfs_image_reformat(struct sfs_image *im, int state_fd, const struct sfs_sidecar *sc);
+/* Can im, of capacity 0 and holding nothing, take the format of sc (sector sizes, provisioning,
+ * block size; size 0) now?  Every limit of sfs_image_reformat, checked before the store changes
+ * a file.  0, or:
+ *   -EINVAL  sc is not a valid sidecar of size 0
+ *   -EBUSY   im has room or data, or has had a new format 4 times since its files were opened
+ *            (the maps it replaced are kept until they are closed: a lock-free reader may hold
+ *            one) */
+int sfs_image_reformat_check(const struct sfs_image *im, const struct sfs_sidecar *sc);
+
+/* The header of the empty map of an image of sc's format (size 0, no flags), for the store to
+ * make before sfs_image_reformat. */
+void sfs_image_reformat_map_info(const struct sfs_sidecar *sc, struct sfs_map_info *mi);
+
+/* Give im the format of sc with nm, the empty map the store made for it (as
+ * sfs_image_reformat_map_info says) and put in place of NAME.map; im owns nm.  Cannot fail.
+ * Precondition: sfs_image_reformat_check(im, sc) is 0, under the store's lock that kept im as
+ * it was since. */
+void sfs_image_reformat(struct sfs_image *im, struct sfs_map *nm, const struct sfs_sidecar *sc);
 
 /* After sfs_image_trim_commit: cut the backing file to the capacity, durably (its
  * reservation goes with it).  0 or -errno. */

@@ -10,6 +10,7 @@
  * takes no range lock (image.c); an eagerzeroedthick image is zeroed
  * again after it (imgzero.c).
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
@@ -38,9 +39,11 @@ int sfs_image_grow_prepare(struct sfs_image *im, uint64_t new_size)
 		return rc < 0 ? rc : 0;
 	if (fstat(im->fd, &st) < 0)
 		return -errno;
-	rc = sfs_map_grow_prepare(im->map, new_size);
-	if (rc == 0 && (uint64_t)st.st_size < new_size && ftruncate(im->fd, (off_t)new_size) < 0)
+	/* the backing file first: a size past what its filesystem allows (EFBIG) costs no map pages */
+	if ((uint64_t)st.st_size < new_size && ftruncate(im->fd, (off_t)new_size) < 0)
 		rc = -errno;
+	if (rc == 0)
+		rc = sfs_map_grow_prepare(im->map, new_size);
 	/* The old last block may be partial and allocated: what grows into it must read zero.
 	 * Nothing past the old end is read or written until the commit, so no lock is needed. */
 	if (rc == 0 && old % g.block_size && sfs_map_test(im->map, sfs_geom_nblocks(&g) - 1)) {
@@ -214,37 +217,37 @@ int sfs_image_trim_commit(struct sfs_image *im, uint64_t cap)
 	return rc;
 }
 
-int sfs_image_reformat(struct sfs_image *im, int state_fd, const struct sfs_sidecar *sc)
+int sfs_image_reformat_check(const struct sfs_image *im, const struct sfs_sidecar *sc)
 {
-	struct sfs_map_info mi = { { 0, sc->lss, sc->pss, sc->block_size }, sc->prov, 0 };
-	char mapname[300], err[256];
-	struct sfs_map *nm;
-	int rc;
-
-	if (sfs_sidecar_validate(sc, im->name, err, sizeof(err)) < 0)
+	if (sfs_sidecar_validate(sc, im->name, NULL, 0) < 0 || sc->size)
 		return -EINVAL;
 	if (sfs_image_capacity(im) || sfs_map_count(im->map))
 		return -EBUSY;
 	if (im->nretired == sizeof(im->retired) / sizeof(im->retired[0]))
 		return -EBUSY;
-	sfs_map_name(mapname, sizeof(mapname), im->name);
-	rc = sfs_map_create(state_fd, mapname, &mi, &nm);
-	if (rc < 0)
-		return rc;
+	return 0;
+}
+
+void sfs_image_reformat_map_info(const struct sfs_sidecar *sc, struct sfs_map_info *mi)
+{
+	*mi = (struct sfs_map_info){ { 0, sc->lss, sc->pss, sc->block_size }, sc->prov, 0 };
+}
+
+void sfs_image_reformat(struct sfs_image *im, struct sfs_map *nm, const struct sfs_sidecar *sc)
+{
+	assert(sfs_image_reformat_check(im, sc) == 0);
 	for (int i = 0; i < NSTRIPES; i++)
 		pthread_mutex_lock(&im->stripe[i]);
 	/* the old map stays readable until close: a lock-free reader may hold it */
 	im->retired[im->nretired++] = im->map;
 	__atomic_store_n(&im->map, nm, __ATOMIC_RELEASE);
 	im->sc = *sc;
-	im->sc.size = 0;
-	im->geom = mi.geom;
+	im->geom = sfs_map_info(nm)->geom;
 	__atomic_store_n(&im->vsize, 0, __ATOMIC_RELEASE);
 	if (im->dfd < 0 || im->geom.lss % im->dio_off != 0)
 		__atomic_store_n(&im->ranged, true, __ATOMIC_SEQ_CST);
 	for (int i = NSTRIPES - 1; i >= 0; i--)
 		pthread_mutex_unlock(&im->stripe[i]);
-	return 0;
 }
 
 int sfs_image_trim_backing(struct sfs_image *im)

@@ -43,7 +43,7 @@ int sfs_map_flush_begin(struct sfs_map *m)
 	m->nsnap = 0;
 	/* Take the dirty set in one sweep: a page dirtied after its word was
 	 * taken stays dirty for the next flush. */
-	taken = malloc(dwords * sizeof(*taken));
+	taken = sfs_mapi_calloc(dwords, sizeof(*taken));
 	if (!taken) {
 		pthread_mutex_unlock(&m->flush_lock);
 		return -ENOMEM;
@@ -53,7 +53,7 @@ int sfs_map_flush_begin(struct sfs_map *m)
 		ndirty += (uint64_t)__builtin_popcountll(taken[i]);
 	}
 	if (ndirty)
-		m->snap = malloc(ndirty * sizeof(*m->snap));
+		m->snap = sfs_mapi_calloc(ndirty, sizeof(*m->snap));
 	if (ndirty && !m->snap) {
 		for (uint64_t i = 0; i < dwords; i++)
 			__atomic_fetch_or(&m->dirty[i], taken[i], __ATOMIC_RELEASE);
@@ -125,12 +125,20 @@ int sfs_map_grow_prepare(struct sfs_map *m, uint64_t new_size)
 		return -EROFS;
 	if (new_size < g.size)
 		return -EINVAL;
+	if (new_size > sfs_geom_size_max(g.block_size))
+		return -EFBIG;
 	g.size = new_size;
 	np = sfs_mapfile_pages(SFS_MAPFILE_VERSION, sfs_geom_nblocks(&g));
 	pthread_mutex_lock(&m->flush_lock);
 	sfs_mapi_drop_pending(m);
+	if (np > m->cap_pages) {
+		uint64_t most = sfs_mapfile_pages(SFS_MAPFILE_VERSION, SFS_BLOCKS_MAX);
+
+		/* twice the room (see allocmap.c): a long run of small grows keeps few arrays */
+		m->pend_cap = np > 2 * m->cap_pages ? np : 2 * m->cap_pages < most ? 2 * m->cap_pages : most;
+		rc = sfs_mapi_alloc_arrays(m->pend_cap, &m->pend_words, &m->pend_dirty);
+	}
 	if (np != m->npages) {
-		rc = sfs_mapi_alloc_arrays(np, &m->pend_words, &m->pend_dirty);
 		if (rc == 0)
 			rc = sfs_mapfile_write_pages(m->fd, NULL, m->npages, np - m->npages);
 		if (rc == 0 && fdatasync(m->fd) < 0)
@@ -166,7 +174,7 @@ int sfs_map_grow_commit(struct sfs_map *m, uint64_t new_size, uint32_t flags)
 		pthread_mutex_unlock(&m->flush_lock);
 		return -EINVAL;
 	}
-	if (m->pend_words && !(o = calloc(1, sizeof(*o)))) {
+	if (m->pend_words && !(o = sfs_mapi_calloc(1, sizeof(*o)))) {
 		pthread_mutex_unlock(&m->flush_lock);
 		return -ENOMEM;
 	}
@@ -191,9 +199,10 @@ int sfs_map_grow_commit(struct sfs_map *m, uint64_t new_size, uint32_t flags)
 		m->old = o;
 		__atomic_store_n(&m->dirty, m->pend_dirty, __ATOMIC_RELEASE);
 		__atomic_store_n(&m->words, m->pend_words, __ATOMIC_RELEASE);
-		m->npages = m->pend_pages;
+		m->cap_pages = m->pend_cap;
 		m->pend_words = m->pend_dirty = NULL;
 	}
+	m->npages = m->pend_pages;
 	m->info = info;
 	__atomic_store_n(&m->nblocks, nb, __ATOMIC_RELEASE);
 	sfs_mapi_drop_pending(m);

@@ -12,7 +12,8 @@
  * Every message is "FNAME: key 'KEY': REASON", or "FNAME: REASON" for a
  * problem with the file as a whole (unreadable, not JSON, not an object).
  *
- * Return codes: -EINVAL for any rule broken; -ERANGE when a number cannot
+ * Return codes: -EINVAL for any rule broken but one, -EFBIG for a size past
+ * the largest disk (geometry.h); -ERANGE when a number cannot
  * even be represented (a size string above 2^63-1, a JSON integer beyond
  * 64 bits); load adds the errno of open/read, -ELOOP for a symbolic link,
  * -EINVAL for a file that is not regular and -EFBIG for one above 64 KiB.

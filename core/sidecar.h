@@ -38,7 +38,8 @@ struct sfs_sidecar {
 /* Fill sc with the defaults of the contract (512n, thin, 1M, offload on, size 0). */
 void sfs_sidecar_defaults(struct sfs_sidecar *sc);
 
-/* Parse JSON text; fname is only used in messages.  0 or -EINVAL/-ERANGE with err filled. */
+/* Parse JSON text; fname is only used in messages.  0 or -EINVAL/-EFBIG/-ERANGE with err filled
+ * (-EFBIG: a size past the largest disk, geometry.h). */
 int sfs_sidecar_parse(const char *text, size_t len, const char *fname,
 		      struct sfs_sidecar *out, char *err, size_t errlen);
 
@@ -53,7 +54,8 @@ char *sfs_sidecar_dump(const struct sfs_sidecar *sc);
  * -1: beside fname), fsync, rename, fsync dirs.  0 or -errno; nothing left behind on failure. */
 int sfs_sidecar_save(int dirfd, const char *fname, int tmpdir, const struct sfs_sidecar *sc);
 
-/* Validate the fields of sc as the parser would; 0 or -EINVAL with err naming the key. */
+/* Validate the fields of sc as the parser would; 0, -EINVAL or -EFBIG (a size past the
+ * largest disk) with err naming the key. */
 int sfs_sidecar_validate(const struct sfs_sidecar *sc, const char *fname,
 			 char *err, size_t errlen);
 

@@ -241,7 +241,7 @@ int sfs_store_open(const char *dir, const struct sfs_store_opts *o, struct sfs_s
 	if (!s)
 		return sfs_err(err, errlen, -ENOMEM, "out of memory");
 	s->opts = *o;
-	s->statefd = s->lockfd = -1;
+	s->statefd = s->lockfd = s->reserve_fd = -1;
 	pthread_mutex_init(&s->lock, NULL);
 	if (o->fd_budget && (rc = sfs_fdcache_new(o->fd_budget, &s->fdc)) < 0) {
 		pthread_mutex_destroy(&s->lock);
@@ -292,6 +292,8 @@ int sfs_store_close(struct sfs_store *s)
 			rc = -errno;
 		close(s->lockfd);
 	}
+	if (s->reserve_fd >= 0)
+		close(s->reserve_fd);
 	if (s->statefd >= 0)
 		close(s->statefd);
 	if (s->dirfd >= 0)

@@ -132,12 +132,14 @@ int sfs_store_inflate(struct sfs_store *s, struct sfs_image *im, const struct sf
 int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool noreplace);
 
 /* Grow an image and rewrite its sidecar, all or nothing (grow.h); a growing image shows
- * new_size, its capacity grown to it if need be.  0, -EINVAL (a bad or smaller size), -errno. */
+ * new_size, its capacity grown to it if need be.  0, -EINVAL (a bad or smaller size), -EFBIG
+ * (past sfs_geom_size_max, refused before any work), -errno. */
 int sfs_store_resize(struct sfs_store *s, struct sfs_image *im, uint64_t new_size);
 
 /* Grow the capacity of growing image im (sfs_image_set_growing) to at least end, with room
- * ahead of its writes (journalled as any grow).  0, -EINVAL when not growing, -ENOSPC when the
- * store has no room, or -errno. */
+ * ahead of its writes (journalled as any grow).  0, -EINVAL when not growing, -EFBIG when end
+ * is past sfs_geom_size_max (refused before any work), -ENOSPC when the store has no room, or
+ * -errno. */
 int sfs_store_make_room(struct sfs_store *s, struct sfs_image *im, uint64_t end);
 
 /* Write through the handle that created im: sfs_image_write (direct) or sfs_image_write_any,
@@ -148,13 +150,20 @@ ssize_t sfs_store_write_growing(struct sfs_store *s, struct sfs_image *im, const
 
 /* Choose the format of growing image im while it is empty (capacity 0): key "sector",
  * "provisioning" or "block_size" set to value (sidecar words), the sidecar rewritten and a new
- * map made.  0, -EBUSY once it has room or data (or is not growing), -EINVAL for a bad value,
- * -EPERM for another key, -errno. */
+ * map made, all or nothing: every limit is checked before a file changes, and a failure before
+ * the sidecar's rewrite puts everything back (storesize.c draws the order).  0, or:
+ *   -EBUSY   it has room or data, is not growing, or has had 4 formats since it was opened
+ *   -EINVAL  a bad value
+ *   -EPERM   another key
+ *   -errno   of the files (nothing changed) */
 int sfs_store_set_format(struct sfs_store *s, struct sfs_image *im, const char *key, const char *value);
 
 /* Make the size a growing image shows its durable size, giving back the room ahead of its
- * writes (grow.h, sfs_trim): at fsync, and with done when its creator closes it, after which
- * it is a disk of fixed size.  No-op for other images (done still clears growing).  0 or -errno. */
+ * writes (grow.h, sfs_trim): with done when its creator closes it, after which it is a disk of
+ * fixed size (an fsync keeps the room: the next write would take it again).  With done the
+ * store first gives up the space it held for this (storesize.c), so that the trim can write
+ * on a store the copy filled; a room it still cannot give back is logged with what the image
+ * keeps.  No-op for other images (done still clears growing).  0 or -errno. */
 int sfs_store_settle(struct sfs_store *s, struct sfs_image *im, bool done);
 
 /* Call cb for every image name, sorted; stops at and returns cb's first non-zero result. */

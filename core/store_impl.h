@@ -51,6 +51,7 @@ struct sfs_store {
 	struct entry *orphans;     /* unlinked or replaced images still held open */
 	size_t norphans, caporphans;
 	struct sfs_fdcache *fdc;   /* the images' descriptors (opts.fd_budget), or NULL */
+	int reserve_fd;            /* space held for the trim of a growing image (storesize.c), or -1 */
 };
 
 /* The SFS_IMAGE_* flags the store opens its images with (its options). */

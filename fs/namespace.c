@@ -261,9 +261,9 @@ static int do_truncate(struct sfs_fs *fs, struct sfs_image *im, const void *arg)
 	if (size == cur)
 		return 0;
 	rc = sfs_store_resize(fs->store, im, size);
-	if (rc == -EINVAL) {
+	if (rc == -EINVAL || rc == -EFBIG) {
 		struct sfs_geom g = sfs_image_geom(im);
-		char why[160];
+		char why[256];
 
 		/* a size off the sector is refused whichever way it goes (the grow rule says so, as
 		 * from an empty disk); a disk shrinks only when it holds nothing past the new end; else

@@ -9,8 +9,8 @@
 # refused; truncate grows (to a multiple of the logical sector, else
 # EINVAL), never shrinks, rewrites the sidecar's size and keeps the data,
 # and the daemon logs the real cause of each refused truncate (a shrink,
-# a size off the sector, growing or shrinking, a size past the 4 EiB
-# maximum);
+# a size off the sector, growing or shrinking, a size past the maximum,
+# 2^30 blocks: EFBIG);
 # rename moves image, sidecar and map together (also over an existing
 # image, which it replaces); unlink removes all three; sidecars and
 # .sectorfs never show in the mount, .stats only with ls -a; fallocate:
@@ -119,12 +119,12 @@ expect_eq "$(stat -c %s "$MNT/disk")" $M "size after a non-multiple grow"
 logged_since "disk: size $((2 * M + 512)) is not a multiple of the logical sector size 4096" "a non-multiple grow"
 pass "growing to a size that is not a multiple of 4096 fails with EINVAL, and the log says why"
 
-# 5 EiB: a multiple of the sector, past the 4 EiB maximum
+# 5 EiB: a multiple of the sector, past the maximum of 64K blocks (2^30 of them, 64 TiB)
 log_mark
-expect_errno "Invalid argument" truncate -s $((5 << 60)) "$MNT/disk"
+expect_errno "File too large" truncate -s $((5 << 60)) "$MNT/disk"
 expect_eq "$(stat -c %s "$MNT/disk")" $M "size after a grow past the maximum"
-logged_since "disk: size $((5 << 60)) is larger than the maximum $((1 << 62)) (4 EiB)" "a grow past the maximum"
-pass "growing past 4 EiB fails with EINVAL, and the log says the maximum, not the sector"
+logged_since "disk: size $((5 << 60)) is larger than the maximum 64 TiB for a block size of 64 KiB" "a grow past the maximum"
+pass "growing past 64 TiB with 64K blocks fails with EFBIG, and the log says the maximum, not the sector"
 
 log_mark
 expect_errno "Invalid argument" truncate -s 512K "$MNT/disk"

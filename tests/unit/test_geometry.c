@@ -258,14 +258,14 @@ Test(blocks, nblocks)
 	const struct sfs_geom empty = { 0, 512, 512, MiB };
 	const struct sfs_geom one = { MiB, 512, 512, MiB };
 	const struct sfs_geom partial = { MiB + 512, 512, 512, MiB };
-	const struct sfs_geom big = { SFS_SIZE_MAX, 512, 512, 512 };
+	const struct sfs_geom big = { 512ull << 30, 512, 512, 512 };
 	const struct sfs_geom big_partial = { SFS_SIZE_MAX - 512, 512, 512, 64 * MiB };
 
 	cr_expect_eq(sfs_geom_nblocks(&empty), 0);
 	cr_expect_eq(sfs_geom_nblocks(&one), 1);
 	cr_expect_eq(sfs_geom_nblocks(&partial), 2);
 	cr_expect_eq(sfs_geom_nblocks(&g512n), 10);
-	cr_expect_eq(sfs_geom_nblocks(&big), 1ull << 53);
+	cr_expect_eq(sfs_geom_nblocks(&big), SFS_BLOCKS_MAX);
 	cr_expect_eq(sfs_geom_nblocks(&big_partial), SFS_SIZE_MAX / (64 * MiB));
 }
 
@@ -356,7 +356,7 @@ Test(blocks, span_and_range_agree)
 Test(grow_rule, verdicts_and_reasons)
 {
 	struct sfs_geom g = { 16 * 4096, 4096, 4096, 65536 };
-	char why[160];
+	char why[256];
 
 	cr_expect_eq(sfs_geom_grow_verdict(&g, 32 * 4096), SFS_GROW_YES);
 	cr_expect_eq(sfs_geom_grow_check(&g, 32 * 4096, why, sizeof(why)), 0);
@@ -368,7 +368,30 @@ Test(grow_rule, verdicts_and_reasons)
 	cr_expect_eq(sfs_geom_grow_verdict(&g, 32 * 4096 + 512), SFS_GROW_UNALIGNED);
 	cr_expect_eq(sfs_geom_grow_check(&g, 32 * 4096 + 512, why, sizeof(why)), -EINVAL);
 	cr_expect_str_eq(why, "size 131584 is not a multiple of the logical sector size 4096");
-	cr_expect_eq(sfs_geom_grow_verdict(&g, SFS_SIZE_MAX + 4096), SFS_GROW_TOO_LARGE);
-	cr_expect_eq(sfs_geom_grow_check(&g, SFS_SIZE_MAX + 4096, NULL, 0), -EINVAL);
-	cr_expect_eq(sfs_geom_grow_check(&g, SFS_SIZE_MAX, NULL, 0), 0, "the largest size grows");
+	/* 2^30 blocks of 64 KiB: 64 TiB */
+	cr_expect_eq(sfs_geom_grow_verdict(&g, (64ull << 40) + 4096), SFS_GROW_TOO_LARGE);
+	cr_expect_eq(sfs_geom_grow_check(&g, (64ull << 40) + 4096, why, sizeof(why)), -EFBIG);
+	cr_expect_str_eq(why, "size 70368744181760 is larger than the maximum 64 TiB for a block size of "
+			 "64 KiB (2^30 blocks: an open image's allocation map is held in memory)");
+	cr_expect_eq(sfs_geom_grow_check(&g, 64ull << 40, NULL, 0), 0, "the largest size grows");
+	/* too large comes first, before the sector: 2^63 - 1 is both */
+	cr_expect_eq(sfs_geom_grow_check(&g, 1ull << 62, NULL, 0), -EFBIG);
+	cr_expect_eq(sfs_geom_grow_check(&g, INT64_MAX, NULL, 0), -EFBIG);
+	cr_expect_eq(sfs_geom_grow_check(&g, UINT64_MAX, NULL, 0), -EFBIG);
+}
+
+Test(grow_rule, largest_disk_is_2_to_the_30_blocks)
+{
+	cr_expect_eq(sfs_geom_size_max(512), 512ull << 30);
+	cr_expect_eq(sfs_geom_size_max(4096), 4ull << 40);
+	cr_expect_eq(sfs_geom_size_max(MiB), 1ull << 50);
+	cr_expect_eq(sfs_geom_size_max(SFS_BLOCK_MAX), SFS_SIZE_MAX);
+	cr_expect_eq(SFS_SIZE_MAX, 1ull << 56);
+	for (uint64_t bs = 512; bs <= SFS_BLOCK_MAX; bs *= 2) {
+		struct sfs_geom g = { sfs_geom_size_max(bs), 512, 512, bs };
+
+		cr_expect_eq(sfs_geom_nblocks(&g), SFS_BLOCKS_MAX, "block size %llu", (unsigned long long)bs);
+		cr_expect_eq(sfs_geom_validate(g.size, 512, 512, bs, "d.json", NULL, 0), 0);
+		cr_expect_eq(sfs_geom_validate(g.size + 512, 512, 512, bs, "d.json", NULL, 0), -EFBIG);
+	}
 }

@@ -61,8 +61,12 @@ ParameterizedTestParameters(parse, good)
 		{ "{\"size\": \"2T\"}", 2 * TiB, 512, 512, SFS_PROV_THIN, MiB, true },
 		{ "{\"size\": \"4KiB\"}", 4 * KiB, 512, 512, SFS_PROV_THIN, MiB, true },
 		{ "{\"size\": \"1MB\"}", MiB, 512, 512, SFS_PROV_THIN, MiB, true },
-		{ "{\"size\": 4611686018427387904}", SFS_SIZE_MAX, 512, 512, SFS_PROV_THIN, MiB, true },
-		{ "{\"size\": \"4194304T\"}", SFS_SIZE_MAX, 512, 512, SFS_PROV_THIN, MiB, true },
+		/* the largest disks: 2^30 blocks of the block size */
+		{ "{\"size\": 1125899906842624}", 1024 * TiB, 512, 512, SFS_PROV_THIN, MiB, true },
+		{ "{\"size\": \"1024T\"}", 1024 * TiB, 512, 512, SFS_PROV_THIN, MiB, true },
+		{ "{\"size\": \"512G\", \"block_size\": 512}", 512 * GiB, 512, 512, SFS_PROV_THIN, 512, true },
+		{ "{\"size\": \"65536T\", \"block_size\": \"64M\"}", SFS_SIZE_MAX, 512, 512, SFS_PROV_THIN,
+		  64 * MiB, true },
 		/* named sector formats, case-insensitive */
 		{ "{\"size\": \"1G\", \"sector\": \"512n\"}", GiB, 512, 512, SFS_PROV_THIN, MiB, true },
 		{ "{\"size\": \"1G\", \"sector\": \"512e\"}", GiB, 512, 4096, SFS_PROV_THIN, MiB, true },
@@ -172,8 +176,13 @@ ParameterizedTestParameters(parse, bad_key)
 		{ "{\"size\": \"8P\"}", -EINVAL, "size", "valid size" },
 		{ "{\"size\": \"99999999999999999999\"}", -ERANGE, "size", "too large" },
 		{ "{\"size\": \"8388608T\"}", -ERANGE, "size", "too large" },
-		{ "{\"size\": \"4194305T\"}", -EINVAL, "size", "maximum" },
-		{ "{\"size\": 9223372036854775807}", -EINVAL, "size", "maximum" },
+		{ "{\"size\": \"4194305T\"}", -EFBIG, "size", "maximum" },
+		{ "{\"size\": 9223372036854775807}", -EFBIG, "size", "maximum" },
+		{ "{\"size\": 4611686018427387904}", -EFBIG, "size", "maximum" },
+		{ "{\"size\": \"65537T\", \"block_size\": \"64M\"}", -EFBIG, "size", "maximum 65536 TiB" },
+		{ "{\"size\": 1125899906843136}", -EFBIG, "size", "1024 TiB for a block size of 1 M" },
+		{ "{\"size\": \"4T\", \"block_size\": \"2K\"}", -EFBIG, "size",
+		  "2 TiB for a block size of 2 KiB" },
 		{ "{\"size\": 1000}", -EINVAL, "size", "multiple" },
 		{ "{\"size\": \"3K\", \"sector\": \"4kn\"}", -EINVAL, "size", "multiple" },
 		{ "{\"size\": 2048, \"logical_sector_size\": 4096, \"physical_sector_size\": 4096}",
@@ -342,14 +351,19 @@ Test(names, sector)
 	cr_expect_eq(sfs_sector_parse("4k", &lss, &pss), -EINVAL);
 }
 
-static void expect_invalid(const struct sfs_sidecar *sc, const char *key, const char *word)
+static void expect_invalid_as(const struct sfs_sidecar *sc, int want, const char *key, const char *word)
 {
 	char err[256] = "", head[128];
 
 	snprintf(head, sizeof(head), FNAME ": key '%s': ", key);
-	cr_expect_eq(sfs_sidecar_validate(sc, FNAME, err, sizeof(err)), -EINVAL, "%s", err);
+	cr_expect_eq(sfs_sidecar_validate(sc, FNAME, err, sizeof(err)), want, "%s", err);
 	cr_expect_eq(strncmp(err, head, strlen(head)), 0, "'%s' should start '%s'", err, head);
 	cr_expect(strstr(err, word), "'%s' should say '%s'", err, word);
+}
+
+static void expect_invalid(const struct sfs_sidecar *sc, const char *key, const char *word)
+{
+	expect_invalid_as(sc, -EINVAL, key, word);
 }
 
 Test(validate, each_rule)
@@ -361,7 +375,11 @@ Test(validate, each_rule)
 	sc.size = 1000;
 	expect_invalid(&sc, "size", "multiple");
 	sc.size = SFS_SIZE_MAX + 512;
-	expect_invalid(&sc, "size", "maximum");
+	expect_invalid_as(&sc, -EFBIG, "size", "maximum");
+	sc.size = 1024 * TiB + 512;
+	expect_invalid_as(&sc, -EFBIG, "size", "maximum 1024 TiB for a block size of 1 MiB");
+	sc.size = 1024 * TiB;
+	cr_expect_eq(sfs_sidecar_validate(&sc, FNAME, NULL, 0), 0, "the largest disk of 1 MiB blocks");
 	sfs_sidecar_defaults(&sc);
 	sc.lss = 768;
 	expect_invalid(&sc, "logical_sector_size", "power of two");
