@@ -110,15 +110,19 @@ static int apply_one(struct sfs_badsect *b, const char *cmd, size_t n, char *err
 	if (e < s)
 		return sfs_err(err, errlen, -EINVAL, "bad_sectors: '%.*s': END %" PRIu64 " is before START %" PRIu64,
 			       w, cmd, e, s);
+	if (b->nsect == 0)
+		return sfs_err(err, errlen, -EINVAL, "bad_sectors: '%.*s': the disk has no sectors", w, cmd);
 	if (e >= b->nsect)
 		return sfs_err(err, errlen, -EINVAL,
 			       "bad_sectors: '%.*s': sector %" PRIu64 " is past the end of the disk (last: %" PRIu64 ")",
 			       w, cmd, e, b->nsect ? b->nsect - 1 : 0);
 	if (cmd[0] == '-')
 		return sfs_ext_set(&b->ext, s, e + 1, 0);
-	if (kind == SFS_BAD_DAMAGED) {         /* whole physical sectors */
+	if (kind == SFS_BAD_DAMAGED) {         /* whole physical sectors, as far as the disk goes */
 		s -= s % per_phys(b);
 		e = e - e % per_phys(b) + per_phys(b) - 1;
+		if (e >= b->nsect)
+			e = b->nsect - 1;
 	}
 	return sfs_ext_set(&b->ext, s, e + 1, kind);
 }
@@ -225,8 +229,10 @@ int sfs_bad_damage(struct sfs_badsect *b, uint64_t off, uint64_t len)
 {
 	uint64_t s = off / b->pss * b->pss, e = (off + len + b->pss - 1) / b->pss * b->pss;
 
-	if (len == 0)
+	if (len == 0 || s / b->lss >= b->nsect)
 		return 0;
+	if (e / b->lss > b->nsect)             /* a disk that ends inside a physical sector */
+		e = b->nsect * b->lss;
 	return sfs_ext_set(&b->ext, s / b->lss, e / b->lss, SFS_BAD_DAMAGED);
 }
 

@@ -25,7 +25,8 @@
  *
  * Reading the attribute lists the ranges, one per line, in the form they
  * are added with: "START-END", "START-END:sticky", "START-END:damaged".
- * A damaged range added by hand is widened to whole physical sectors.
+ * A damaged range added by hand is widened to whole physical sectors (as
+ * far as the disk goes: its size need only be whole logical sectors).
  */
 #ifndef SFS_BADSECT_H
 #define SFS_BADSECT_H
@@ -81,7 +82,7 @@ int sfs_bad_check_read(const struct sfs_badsect *b, uint64_t off, uint64_t len, 
 int sfs_bad_heal(struct sfs_badsect *b, uint64_t off, uint64_t len, bool *changed);
 
 /* Mark the physical sectors that bytes [off, off+len) touch as damaged (a power cut's), over
- * whatever kind they had.  0 or -ENOMEM. */
+ * whatever kind they had, up to the end of the disk.  0 or -ENOMEM. */
 int sfs_bad_damage(struct sfs_badsect *b, uint64_t off, uint64_t len);
 
 /* Logical sectors of the given kinds (SFS_BAD_* bits). */

@@ -92,9 +92,13 @@ static int commit_state(struct sfs_fail *f, const struct sfs_wc_cut *c, const st
 
 	sfs_disk_init(nds, f->ds.bad.lss, f->ds.bad.pss, f->ds.bad.nsect);
 	rc = sfs_bad_copy(&nds->bad, &f->ds.bad);
-	for (size_t i = 0; rc == 0 && i < rep->damaged_lba.n; i++)
-		rc = sfs_ext_set(&nds->bad.ext, rep->damaged_lba.v[i].start, rep->damaged_lba.v[i].end,
-				 SFS_BAD_DAMAGED);
+	for (size_t i = 0; rc == 0 && i < rep->damaged_lba.n; i++) {   /* up to the end of the disk */
+		const struct sfs_ext *x = &rep->damaged_lba.v[i];
+		uint64_t end = x->end < nds->bad.nsect ? x->end : nds->bad.nsect;
+
+		if (x->start < end)
+			rc = sfs_ext_set(&nds->bad.ext, x->start, end, SFS_BAD_DAMAGED);
+	}
 	nds->power_off = true;
 	nds->cut_pending = pending;
 	nds->cut = *c;
@@ -112,6 +116,7 @@ static int do_cut(struct sfs_fail *f, const uint64_t *seed, const char *trigger,
 	struct sfs_wc_state st = { 0 };
 	struct sfs_diskstate nds;
 	struct sfs_wc_cut c;
+	uint64_t damaged0;
 	int rc = 0;
 
 	__atomic_store_n(&f->off, 1, __ATOMIC_SEQ_CST);
@@ -142,13 +147,14 @@ static int do_cut(struct sfs_fail *f, const uint64_t *seed, const char *trigger,
 			strerror(-rc));
 		goto out;
 	}
+	damaged0 = sfs_bad_count(&f->ds.bad, SFS_BAD_DAMAGED);
 	sfs_disk_free(&f->ds);
 	f->ds = nds;
 	__atomic_store_n(&f->nbad, f->ds.bad.ext.n, __ATOMIC_RELEASE);
 	f->cnt.power_cuts++;
 	f->cnt.lost_writes += rep.lost;
 	f->cnt.torn_writes += rep.torn;
-	f->cnt.damaged_sectors += sfs_ext_count(&rep.damaged_lba, ~0u);
+	f->cnt.damaged_sectors += sfs_bad_count(&f->ds.bad, SFS_BAD_DAMAGED) - damaged0;
 	sfs_wc_report_free(&f->last.rep);
 	f->last = (struct sfs_fail_cutinfo){ .number = f->cnt.power_cuts, .cut = c, .rep = rep };
 	snprintf(f->last.trigger, sizeof(f->last.trigger), "%s", trigger);

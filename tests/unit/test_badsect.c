@@ -184,3 +184,36 @@ Test(badsect, at_most_so_many_ranges)
 	sfs_bad_free(&big);
 	free(v);
 }
+
+/* A disk whose size is not a whole number of physical sectors: damage never reaches past its
+ * end, so what is listed (and saved) can be added back. */
+Test(badsect, damage_stops_at_the_end_of_the_disk)
+{
+	struct sfs_badsect odd, c;
+	char err[256], *s, cmd[64];
+	size_t n;
+
+	sfs_bad_init(&odd, 512, 4096, 1001);
+	cr_assert_eq(sfs_bad_apply(&odd, "+1000:damaged", 13, NULL, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(sfs_bad_damage(&odd, 996 * 512, 512), 0);
+	cr_assert_eq(sfs_bad_format(&odd, &s, &n), 0);
+	cr_expect_str_eq(s, "992-1000:damaged\n");
+	snprintf(cmd, sizeof(cmd), "+%.*s", (int)n - 1, s);
+	sfs_bad_init(&c, 512, 4096, 1001);
+	cr_expect_eq(sfs_bad_apply(&c, cmd, strlen(cmd), NULL, err, sizeof(err)), 0, "%s", err);
+	free(s);
+	sfs_bad_free(&c);
+	sfs_bad_free(&odd);
+}
+
+Test(badsect, a_disk_without_sectors)
+{
+	struct sfs_badsect z;
+	char err[256];
+
+	sfs_bad_init(&z, 512, 512, 0);
+	cr_expect_eq(sfs_bad_apply(&z, "+0", 2, NULL, err, sizeof(err)), -EINVAL);
+	cr_expect_str_eq(err, "bad_sectors: '+0': the disk has no sectors");
+	cr_expect_eq(sfs_bad_apply(&z, "clear", 5, NULL, err, sizeof(err)), 0);
+	sfs_bad_free(&z);
+}
