@@ -15,7 +15,9 @@
  *
  * Between the two, the request holds the disk's power lock shared, so a
  * cut (which takes it exclusively) happens between requests, never in the
- * middle of one.  A write also needs its byte range held exclusively from
+ * middle of one.  Pairs never nest in one thread (the lock lets a waiting
+ * cut go first, so a nested shared take would wait for it forever): a
+ * read-modify-write is a read's pair, then a write's.  A write also needs its byte range held exclusively from
  * begin to the end of its transfer (wcache.h), which image.c's range lock
  * gives.
  *

@@ -26,12 +26,15 @@
  *     write heals it and the healing is saved, sticky ones stay, damaged
  *     physical sectors from a cut read EIO until written whole, bad
  *     commands are refused by name;
+ *   - writers and a flusher on several threads are cut by a trigger
+ *     without a deadlock, and every request after the cut fails;
  *   - a damaged log is removed (its writes kept) unless a cut needs it,
  *     then the open is refused; a log left when write_cache is no longer
  *     volatile is settled and removed; a damaged NAME.disk is refused.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -673,5 +676,63 @@ Test(fail, damage_at_the_end_of_an_odd_disk)
 	cr_assert_eq(sfs_fail_close(f), 0);
 	f = open_f(SFS_WC_VOLATILE);
 	expect_listing(f, "504-510:damaged\n");
+	cr_assert_eq(sfs_fail_close(f), 0);
+}
+
+/* ---- requests from several threads ---- */
+
+struct writer {
+	struct sfs_fail *f;
+	int id;
+	unsigned done;             /* writes that completed */
+	int last;                  /* the error that stopped it */
+};
+
+static void *writer_main(void *arg)
+{
+	struct writer *w = arg;
+
+	for (unsigned i = 0;; i++) {
+		uint64_t off = (uint64_t)w->id * 32768 + (i % 8) * 4096;
+		int rc = w->id == 4 ? fl(w->f) : wr(w->f, off, 4096, 1 + (int)(i % 200));
+
+		if (rc < 0) {
+			w->last = rc;
+			return NULL;
+		}
+		w->done++;
+	}
+}
+
+/* Four writers and a flusher run until a trigger cuts the power under them: the cut waits
+ * for the requests in flight, every request after it fails with EIO, and nothing deadlocks. */
+Test(fail, a_trigger_cuts_under_concurrent_requests)
+{
+	struct sfs_fail *f = open_f(SFS_WC_VOLATILE);
+	struct sfs_fail_cutinfo last;
+	struct writer w[5];
+	pthread_t t[5];
+	unsigned writes = 0;
+
+	cr_assert_eq(power(f, "cut-after-writes:2000"), 0);
+	for (int i = 0; i < 5; i++) {
+		w[i] = (struct writer){ .f = f, .id = i };
+		cr_assert_eq(pthread_create(&t[i], NULL, writer_main, &w[i]), 0);
+	}
+	for (int i = 0; i < 5; i++) {
+		cr_assert_eq(pthread_join(t[i], NULL), 0);
+		cr_expect_eq(w[i].last, -EIO, "thread %d stopped with %d", i, w[i].last);
+		if (i < 4)
+			writes += w[i].done;
+	}
+	cr_expect_str_eq(sfs_fail_power(f), "off");
+	cr_expect_geq(writes, 2000, "the trigger's writes all completed");
+	cr_expect_leq(writes, 2000 + 3, "at most one more write in flight on each other thread");
+	cr_assert_eq(sfs_fail_last_cut(f, &last), 0);
+	cr_expect_leq(last.rep.unflushed, writes);
+	sfs_wc_report_free(&last.rep);
+	cr_expect_eq(counters(f).cached_bytes, 0, "the cut emptied the cache");
+	cr_assert_eq(power(f, "on"), 0);
+	cr_expect_eq(wr(f, 0, 4096, 9), 0);
 	cr_assert_eq(sfs_fail_close(f), 0);
 }
