@@ -255,7 +255,8 @@ long sfs_undo_scan(int fd, const struct sfs_undo_hdr *h, int (*cb)(void *ctx, co
 		rc = read_entry(fd, h->gen, at, &r, buf);
 		if (rc < 0)
 			break;
-		if (rc > 0 || r.seq < next) {   /* not whole, or not this log's next: the end */
+		if (rc > 0 || r.seq < next || r.off % h->g.lss || r.len % h->g.lss) {
+			/* not whole, not this log's next, or not whole sectors: the end */
 			rc = 0;
 			break;
 		}

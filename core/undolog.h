@@ -28,7 +28,8 @@
  *
  * Entries are appended; a scan walks them from live and stops at the first
  * that is not whole (bad magic, generation, CRC, a number that does not
- * follow): after kill -9 that is the end of what was written.
+ * follow, a range that is not whole logical sectors): after kill -9 that
+ * is the end of what was written.
  */
 #ifndef SFS_UNDOLOG_H
 #define SFS_UNDOLOG_H

@@ -12,8 +12,8 @@
  * write and a discard are durable (no saved data), and not even logged
  * when nothing is cached; a backing read that fails fails the write and
  * logs nothing; a log left by a crash is loaded whole and a torn last
- * entry is not counted; keep syncs the backing and empties the log; a log
- * whose header is damaged, a FIFO and a symlink are refused naming the
+ * entry, or one whose range is not whole sectors, is not counted; keep
+ * syncs the backing and empties the log; a log whose header is damaged, a FIFO and a symlink are refused naming the
  * file; the log stays within about twice the cache under destaging, and
  * what it holds after compaction still reads back.
  */
@@ -376,4 +376,29 @@ Test(wcache, the_log_stays_bounded)
 	cr_assert_eq(sfs_undo_read(fd, &r, r.off, buf, sizeof(buf)), 0);
 	cr_expect_eq(buf[0], (4095 - 200) & 0xff, "the old contents of the last write: write %d's", 4095 - 200);
 	close(fd);
+}
+
+/* An entry whose range is not whole logical sectors is no entry of this log, even with a good
+ * checksum: the log ends before it. */
+Test(wcache, a_misaligned_entry_ends_the_log)
+{
+	struct sfs_wc_config c = cfg(512, 512, 1 << 20);
+	struct sfs_wc *wc = open_wc(&c);
+	struct sfs_undo_hdr h;
+	struct sfs_undo_rec r;
+	char data[1024];
+	int fd;
+
+	wr(wc, 0, 512, 1, 0);
+	sfs_wc_close(wc);
+	fd = openat(ts.statefd, LOG, O_RDWR);
+	cr_assert_eq(sfs_undo_read_hdr(fd, &h), 0);
+	memset(data, 7, sizeof(data));
+	r = (struct sfs_undo_rec){ .kind = SFS_UNDO_WRITE, .seq = 1, .off = 100, .len = 1000,
+				   .at = SFS_UNDO_HDR_LEN + SFS_UNDO_HEAD_LEN + 512 };
+	cr_assert_eq(sfs_undo_append(fd, h.gen, &r, data), 0);
+	close(fd);
+	wc = open_wc(&c);
+	cr_expect_eq(state(wc).loaded, 1, "the aligned entry only");
+	sfs_wc_close(wc);
 }
