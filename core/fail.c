@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fail.c - one disk's failures (fail.h): the request hooks, power on and
- * off, triggers, the cut's protocol over NAME.undo, the backing and
- * NAME.disk, and what an open finds after a crash.
+ * off, triggers coming due, the cut's protocol over NAME.undo, the backing
+ * and NAME.disk, and what an open finds after a crash.  The attributes
+ * and the counters are failattr.c.
  *
  * Locks, always taken in this order:
  *   pw  a rwlock (writers first): requests hold it shared from begin to
@@ -15,8 +16,6 @@
  * keep arriving while it waits.  The list is looked at only when `nbad`
  * (its ranges) is not zero, so a disk without bad sectors pays one load.
  */
-#include "fail.h"
-
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -28,31 +27,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "diskstate.h"
-#include "names.h"
+#include "fail_impl.h"
 #include "step.h"
 #include "tmpfile.h"
 
-struct sfs_fail {
-	char name[SFS_NAME_MAX + 1];
-	char dname[SFS_FILE_NAME_LEN], uname[SFS_FILE_NAME_LEN];   /* NAME.disk, NAME.undo */
-	int state_fd;
-	struct sfs_fail_config cfg;
-	struct sfs_wc_backing b;
-	struct sfs_log log;
-	struct sfs_wc *wc;            /* NULL: no volatile cache */
-	pthread_rwlock_t pw;
-	pthread_mutex_t mu;
-	int off;                      /* atomic: the power is off or going off */
-	size_t nbad;                  /* atomic: ranges in ds.bad */
-	int64_t trig_writes;          /* atomic: writes left before a cut, 0: no trigger */
-	int64_t trig_flushes;         /* atomic: flushes left before a cut */
-	char trig[SFS_FAIL_VALUE_MAX]; /* the trigger as set (mu) */
-	struct sfs_diskstate ds;      /* mu */
-	struct sfs_wc_cut cut;        /* the next cut's policy and seed (mu) */
-	struct sfs_fail_counters cnt; /* mu */
-	struct sfs_fail_cutinfo last; /* mu */
-};
 
 /* ---- the cut ---- */
 
@@ -109,8 +87,7 @@ static int commit_state(struct sfs_fail *f, const struct sfs_wc_cut *c, const st
 	return rc;
 }
 
-/* Cut the power now (seed: this cut's, or NULL for the one set).  Called with nothing held. */
-static int do_cut(struct sfs_fail *f, const uint64_t *seed, const char *trigger, char *err, size_t errlen)
+int sfs_fail_cut_now(struct sfs_fail *f, const uint64_t *seed, const char *trigger, char *err, size_t errlen)
 {
 	struct sfs_wc_report rep;
 	struct sfs_wc_state st = { 0 };
@@ -174,7 +151,7 @@ out:
 	return rc;
 }
 
-static int power_on(struct sfs_fail *f, char *err, size_t errlen)
+int sfs_fail_power_on(struct sfs_fail *f, char *err, size_t errlen)
 {
 	int rc = 0;
 
@@ -262,6 +239,7 @@ int sfs_fail_open(int state_fd, const char *name, const struct sfs_fail_config *
 	bool have_log;
 	int rc;
 
+	assert(cfg->wc.lss && cfg->size % cfg->wc.lss == 0 && b->read && b->write && b->sync);
 	rc = sfs_wc_config_check(&cfg->wc, name, err, errlen);
 	if (rc < 0)
 		return rc;
@@ -359,6 +337,7 @@ int sfs_fail_begin(struct sfs_fail *f, struct sfs_fail_io *io)
 {
 	int rc = 0;
 
+	assert(io->op <= SFS_FAIL_ZERO && (io->op == SFS_FAIL_FLUSH || io->op == SFS_FAIL_READ || io->len));
 	io->bad_kind = 0;
 	if (__atomic_load_n(&f->off, __ATOMIC_ACQUIRE))
 		return -EIO;
@@ -430,215 +409,6 @@ void sfs_fail_end(struct sfs_fail *f, struct sfs_fail_io *io, int rc)
 	pthread_mutex_lock(&f->mu);
 	snprintf(trig, sizeof(trig), "%s", f->trig);
 	pthread_mutex_unlock(&f->mu);
-	if (do_cut(f, NULL, trig, msg, sizeof(msg)) < 0)
+	if (sfs_fail_cut_now(f, NULL, trig, msg, sizeof(msg)) < 0)
 		sfs_logf(&f->log, SFS_LOG_ERR, "%s (%s)", msg, trig);
-}
-
-/* ---- attributes ---- */
-
-/* value (len bytes, one trailing newline dropped) as a string in buf. */
-static int value_str(const char *value, size_t len, char *buf, size_t buflen, const char *what, char *err,
-		     size_t errlen)
-{
-	if (len && value[len - 1] == '\n')
-		len--;
-	if (len >= buflen || memchr(value, '\0', len))
-		return sfs_err(err, errlen, -EINVAL, "%s: not a value of at most %zu characters", what, buflen - 1);
-	memcpy(buf, value, len);
-	buf[len] = '\0';
-	return 0;
-}
-
-/* A decimal or 0x number of at most max. */
-static int parse_u64(const char *s, uint64_t max, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!*s || *s == '-' || *s == '+' || *s == ' ')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (*end || errno || v > max)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-static int set_trigger(struct sfs_fail *f, int64_t *t, const char *s, uint64_t n, char *err, size_t errlen)
-{
-	int rc = 0;
-
-	pthread_mutex_lock(&f->mu);
-	if (f->ds.power_off) {
-		rc = sfs_err(err, errlen, -EINVAL, "power: '%s': the power is off: set it on first", s);
-	} else {
-		__atomic_store_n(&f->trig_writes, 0, __ATOMIC_SEQ_CST);
-		__atomic_store_n(&f->trig_flushes, 0, __ATOMIC_SEQ_CST);
-		snprintf(f->trig, sizeof(f->trig), "%s", s);
-		__atomic_store_n(t, (int64_t)n, __ATOMIC_SEQ_CST);
-	}
-	pthread_mutex_unlock(&f->mu);
-	return rc;
-}
-
-int sfs_fail_power_set(struct sfs_fail *f, const char *value, size_t len, char *err, size_t errlen)
-{
-	char s[SFS_FAIL_VALUE_MAX];
-	uint64_t n;
-	int rc = value_str(value, len, s, sizeof(s), "power", err, errlen);
-
-	if (rc < 0)
-		return rc;
-	if (!strcmp(s, "on"))
-		return power_on(f, err, errlen);
-	if (!strcmp(s, "off"))
-		return do_cut(f, NULL, s, err, errlen);
-	if (!strncmp(s, "off:", 4)) {
-		if (parse_u64(s + 4, UINT64_MAX, &n) < 0)
-			return sfs_err(err, errlen, -EINVAL, "power: '%s': the seed is not a number", s);
-		return do_cut(f, &n, s, err, errlen);
-	}
-	if (!strncmp(s, "cut-after-writes:", 17) || !strncmp(s, "cut-after-flushes:", 18)) {
-		bool w = s[10] == 'w';
-
-		if (parse_u64(s + (w ? 17 : 18), INT64_MAX, &n) < 0 || n == 0)
-			return sfs_err(err, errlen, -EINVAL, "power: '%s': N must be a number from 1", s);
-		return set_trigger(f, w ? &f->trig_writes : &f->trig_flushes, s, n, err, errlen);
-	}
-	return sfs_err(err, errlen, -EINVAL,
-		       "power: '%s': expected on, off, off:SEED, cut-after-writes:N or cut-after-flushes:N", s);
-}
-
-const char *sfs_fail_power(struct sfs_fail *f)
-{
-	return __atomic_load_n(&f->off, __ATOMIC_ACQUIRE) ? "off" : "on";
-}
-
-int sfs_fail_seed_set(struct sfs_fail *f, const char *value, size_t len, char *err, size_t errlen)
-{
-	char s[SFS_FAIL_VALUE_MAX];
-	uint64_t n;
-	int rc = value_str(value, len, s, sizeof(s), "power_seed", err, errlen);
-
-	if (rc < 0)
-		return rc;
-	if (parse_u64(s, UINT64_MAX, &n) < 0)
-		return sfs_err(err, errlen, -EINVAL, "power_seed: '%s': not a number (decimal or 0x)", s);
-	pthread_mutex_lock(&f->mu);
-	f->cut.seed = n;
-	pthread_mutex_unlock(&f->mu);
-	return 0;
-}
-
-uint64_t sfs_fail_seed(struct sfs_fail *f)
-{
-	uint64_t s;
-
-	pthread_mutex_lock(&f->mu);
-	s = f->cut.seed;
-	pthread_mutex_unlock(&f->mu);
-	return s;
-}
-
-int sfs_fail_policy_set(struct sfs_fail *f, const char *value, size_t len, char *err, size_t errlen)
-{
-	char s[SFS_FAIL_VALUE_MAX];
-	struct sfs_wc_cut c;
-	int rc = value_str(value, len, s, sizeof(s), "power_cut_policy", err, errlen);
-
-	if (rc < 0)
-		return rc;
-	pthread_mutex_lock(&f->mu);
-	c = f->cut;
-	rc = sfs_wc_parse_policy(s, &c, err, errlen);
-	if (rc == 0)
-		f->cut = c;
-	pthread_mutex_unlock(&f->mu);
-	return rc;
-}
-
-void sfs_fail_policy(struct sfs_fail *f, char *buf, size_t len)
-{
-	pthread_mutex_lock(&f->mu);
-	sfs_wc_format_policy(&f->cut, buf, len);
-	pthread_mutex_unlock(&f->mu);
-}
-
-int sfs_fail_bad_set(struct sfs_fail *f, const char *value, size_t len, char *err, size_t errlen)
-{
-	struct sfs_diskstate t;
-	bool changed = false;
-	int rc;
-
-	pthread_mutex_lock(&f->mu);
-	t = f->ds;
-	sfs_ext_init(&t.bad.ext);
-	rc = sfs_ext_copy(&t.bad.ext, &f->ds.bad.ext);
-	if (rc == 0)
-		rc = sfs_bad_apply(&t.bad, value, len, &changed, err, errlen);
-	if (rc == 0 && changed && (rc = sfs_disk_save(f->state_fd, f->dname, &t)) < 0)
-		sfs_err(err, errlen, rc, "%s: the bad sectors could not be saved in %s: %s", f->name, f->dname,
-			strerror(-rc));
-	if (rc == 0) {
-		sfs_bad_free(&f->ds.bad);
-		f->ds.bad = t.bad;
-		__atomic_store_n(&f->nbad, f->ds.bad.ext.n, __ATOMIC_RELEASE);
-	} else {
-		sfs_bad_free(&t.bad);
-	}
-	pthread_mutex_unlock(&f->mu);
-	return rc;
-}
-
-int sfs_fail_bad_get(struct sfs_fail *f, char **out, size_t *len)
-{
-	int rc;
-
-	pthread_mutex_lock(&f->mu);
-	rc = sfs_bad_format(&f->ds.bad, out, len);
-	pthread_mutex_unlock(&f->mu);
-	return rc;
-}
-
-/* ---- counters ---- */
-
-void sfs_fail_counters(struct sfs_fail *f, struct sfs_fail_counters *c)
-{
-	struct sfs_wc_state st = { 0 };
-
-	if (f->wc)
-		sfs_wc_state(f->wc, &st);
-	pthread_mutex_lock(&f->mu);
-	*c = f->cnt;
-	c->bad_sectors = sfs_bad_count(&f->ds.bad, SFS_BAD_ANY);
-	pthread_mutex_unlock(&f->mu);
-	c->cached_bytes = st.cached_bytes;
-	c->destaged_bytes = st.destaged_bytes;
-}
-
-void sfs_fail_reset_counters(struct sfs_fail *f)
-{
-	pthread_mutex_lock(&f->mu);
-	f->cnt = (struct sfs_fail_counters){ .kept_at_start = f->cnt.kept_at_start };
-	pthread_mutex_unlock(&f->mu);
-}
-
-int sfs_fail_last_cut(struct sfs_fail *f, struct sfs_fail_cutinfo *out)
-{
-	int rc = 0;
-
-	pthread_mutex_lock(&f->mu);
-	*out = f->last;
-	sfs_ext_init(&out->rep.lost_lba);
-	sfs_ext_init(&out->rep.torn_lba);
-	sfs_ext_init(&out->rep.damaged_lba);
-	if (sfs_ext_copy(&out->rep.lost_lba, &f->last.rep.lost_lba) < 0 ||
-	    sfs_ext_copy(&out->rep.torn_lba, &f->last.rep.torn_lba) < 0 ||
-	    sfs_ext_copy(&out->rep.damaged_lba, &f->last.rep.damaged_lba) < 0) {
-		sfs_wc_report_free(&out->rep);
-		rc = -ENOMEM;
-	}
-	pthread_mutex_unlock(&f->mu);
-	return rc;
 }

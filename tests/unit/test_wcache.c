@@ -13,8 +13,8 @@
  * when nothing is cached; a backing read that fails fails the write and
  * logs nothing; a log left by a crash is loaded whole and a torn last
  * entry, or one whose range is not whole sectors, is not counted; keep
- * syncs the backing and empties the log; a log whose header is damaged, a FIFO and a symlink are refused naming the
- * file; the log stays within about twice the cache under destaging, and
+ * syncs the backing and empties the log; a log whose header is damaged,
+ * a FIFO and a symlink are refused naming the file; the log stays within about twice the cache under destaging, and
  * what it holds after compaction still reads back.
  */
 #include <errno.h>
