@@ -76,6 +76,7 @@
  *     suffixes SFS_DISK_SUFFIX and SFS_UNDO_SUFFIX move to names.h;
  *     sectorfs-img info lists the power state and the list, check accepts
  *     the files;
+ *   - image grow (imgsize.c): sfs_fail_resize once the new size shows;
  *   - image close: sfs_fail_close after the image's last flush.
  */
 #ifndef SFS_FAIL_H
@@ -182,6 +183,9 @@ int sfs_fail_bad_set(struct sfs_fail *f, const char *value, size_t len, char *er
 
 /* The listing of user.sectorfs.bad_sectors into a malloc'd string.  0 or -ENOMEM. */
 int sfs_fail_bad_get(struct sfs_fail *f, char **out, size_t *len);
+
+/* The disk now has size bytes (a grow): bad sectors may be added up to its new end. */
+void sfs_fail_resize(struct sfs_fail *f, uint64_t size);
 
 /* The counters now. */
 void sfs_fail_counters(struct sfs_fail *f, struct sfs_fail_counters *c);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * failattr.c - a disk's failure attributes (fail.h): power, power_seed,
- * power_cut_policy and bad_sectors, set and read, and the counters and
- * report of the last cut.  The cut itself and the request hooks are
+ * power_cut_policy and bad_sectors, set and read, the list's disk size,
+ * and the counters and report of the last cut.  The cut itself and the request hooks are
  * fail.c.
  */
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -178,6 +179,14 @@ int sfs_fail_bad_get(struct sfs_fail *f, char **out, size_t *len)
 	rc = sfs_bad_format(&f->ds.bad, out, len);
 	pthread_mutex_unlock(&f->mu);
 	return rc;
+}
+
+void sfs_fail_resize(struct sfs_fail *f, uint64_t size)
+{
+	assert(size % f->ds.bad.lss == 0);
+	pthread_mutex_lock(&f->mu);
+	sfs_bad_resize(&f->ds.bad, size / f->ds.bad.lss);
+	pthread_mutex_unlock(&f->mu);
 }
 
 /* ---- counters ---- */

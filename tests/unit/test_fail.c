@@ -25,7 +25,8 @@
  *   - bad sectors: a read of one fails with its LBA and is counted, a
  *     write heals it and the healing is saved, sticky ones stay, damaged
  *     physical sectors from a cut read EIO until written whole, bad
- *     commands are refused by name;
+ *     commands are refused by name, and after a grow the list takes
+ *     sectors of the new part;
  *   - writers and a flusher on several threads are cut by a trigger
  *     without a deadlock, and every request after the cut fails;
  *   - a damaged log is removed (its writes kept) unless a cut needs it,
@@ -734,5 +735,23 @@ Test(fail, a_trigger_cuts_under_concurrent_requests)
 	cr_expect_eq(counters(f).cached_bytes, 0, "the cut emptied the cache");
 	cr_assert_eq(power(f, "on"), 0);
 	cr_expect_eq(wr(f, 0, 4096, 9), 0);
+	cr_assert_eq(sfs_fail_close(f), 0);
+}
+
+/* A grown disk takes bad sectors in its new part. */
+Test(fail, the_list_follows_a_grow)
+{
+	struct sfs_fail *f = open_f(SFS_WC_NONE);
+	char err[512];
+
+	cr_expect_eq(sfs_fail_bad_set(f, "+600", 4, err, sizeof(err)), -EINVAL);
+	cr_expect_str_eq(err, "bad_sectors: '+600': sector 600 is past the end of the disk (last: 511)");
+	sfs_fail_resize(f, 2 * DISK);
+	cr_assert_eq(sfs_fail_bad_set(f, "+600", 4, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(rd(f, 600 * 512, 512), -EIO);
+	cr_assert_eq(sfs_fail_close(f), 0);
+	disk_size = 2 * DISK;
+	f = open_f(SFS_WC_NONE);
+	expect_listing(f, "600-600\n");
 	cr_assert_eq(sfs_fail_close(f), 0);
 }
