@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fail.h - the failures of one disk, on purpose: its power (cuts, on
+ * command or at a trigger), its volatile write cache (wcache.h) and its
+ * unreadable sectors (badsect.h), with their counters, the report of the
+ * last cut, and what of it survives a restart (diskstate.h, undolog.h).
+ *
+ * The data path calls two hooks around every request:
+ *
+ *   struct sfs_fail_io io = { .op = SFS_FAIL_WRITE, .off = off, .len = len };
+ *   rc = sfs_fail_begin(f, &io);         refuse with rc (-EIO: power off,
+ *   if (rc < 0) return rc;               a bad sector read) or go on
+ *   rc = ... the transfer ...
+ *   sfs_fail_end(f, &io, rc);            heal, flush bookkeeping, triggers
+ *
+ * Between the two, the request holds the disk's power lock shared, so a
+ * cut (which takes it exclusively) happens between requests, never in the
+ * middle of one.  Pairs never nest in one thread (the lock lets a waiting
+ * cut go first, so a nested shared take would wait for it forever): a
+ * read-modify-write is a read's pair, then a write's.  A write also needs its byte range held exclusively from
+ * begin to the end of its transfer (wcache.h), which image.c's range lock
+ * gives.
+ *
+ * Power.  user.sectorfs.power takes:
+ *   on                     power on (after a cut); on a disk that is on,
+ *                          cancels a trigger
+ *   off, off:SEED          cut now (with SEED for this cut)
+ *   cut-after-writes:N     cut once N more writes have completed
+ *   cut-after-flushes:N    cut once N more flushes have completed
+ * A cut refuses new requests at once, waits for those in flight, then, in
+ * this order (the step hook "cut" after each, step.h):
+ *   1 the undo log is fsync'd (everything the cut reads is durable)
+ *   2 NAME.disk says: power off, this cut (seed, policy) under way, the
+ *     damaged sectors it decides added: the commit point
+ *   3 the rollback writes the disk and syncs it (idempotent, wcut.c)
+ *   4 the undo log is emptied, durably
+ *   5 NAME.disk says power off, nothing under way
+ * A crash before 2 leaves the power on and every completed write kept (a
+ * daemon crash); after 2, the next open finishes steps 3 to 5 with the
+ * recorded seed and policy and the log's own geometry, so the disk ends as
+ * the cut decided.  Nothing else is written: not the sidecar, not the
+ * map, not another image.  After a cut every request fails with EIO until
+ * power is set on again.
+ *
+ * At open, a log with entries and no cut under way is what a daemon crash
+ * left: every entry is kept (the backing synced, the log emptied) and
+ * sfs_fail_counters' kept_at_start says how many unflushed writes that
+ * kept (the caller logs it too).
+ *
+ * Integration into the data path (not made yet; image.c, imgback.c and
+ * fs/ change elsewhere first):
+ *   - image open (imgopen.c): after the map is loaded, sfs_fail_open with
+ *     the sidecar's keys (sfs_wc_config from write_cache, write_cache_size,
+ *     atomic_write_unit, atomic_write_boundary, rmw_power_safe; the cut's
+ *     policy and seed) and a backing of raw transfers (imgback.c's
+ *     sfs_img_back_read/write through the allocation map: a never-written
+ *     block reads as zeros, a write allocates; no stats, no model), and
+ *     sfs_image_need_ranges when the cache is volatile; the log through
+ *     struct sfs_log, with kept_at_start said once;
+ *   - image.c do_read, do_write, sfs_image_flush, range_op (discard,
+ *     write-zeroes): begin once the I/O rules are checked and the range
+ *     is taken, end before the range is released; a refused read counts
+ *     a media error in the stats and the recent list (recent.c), with
+ *     io.bad_lba, and is logged with the requesting process by fs/io.c;
+ *   - fs/io.c: an O_DSYNC/O_SYNC open (fi->flags) gives its writes
+ *     SFS_WC_FUA (doc/failures.md: the kernel also sends FUSE_FSYNC after
+ *     them, which flushes the rest);
+ *   - fs/xattr.c and core/xattrval.c: power, power_seed,
+ *     power_cut_policy, bad_sectors and atomic_write_unit, through
+ *     sfs_fail_power_set/get, sfs_fail_seed_*, sfs_fail_policy_*,
+ *     sfs_fail_bad_set/get;
+ *   - stats (stats.c, stats_render.c, metrics.c): sfs_fail_counters and
+ *     sfs_fail_last_cut; a reset calls sfs_fail_reset_counters;
+ *   - the store (storenames.c, recover.c, names.h): NAME.disk and
+ *     NAME.undo move with rename and go with unlink, as NAME.map does; the
+ *     suffixes SFS_DISK_SUFFIX and SFS_UNDO_SUFFIX move to names.h;
+ *     sectorfs-img info lists the power state and the list, check accepts
+ *     the files;
+ *   - image grow (imgsize.c): sfs_fail_resize once the new size shows;
+ *   - image close: sfs_fail_close after the image's last flush.
+ */
+#ifndef SFS_FAIL_H
+#define SFS_FAIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "badsect.h"
+#include "log.h"
+#include "wcache.h"
+
+#define SFS_FAIL_VALUE_MAX 64      /* a buffer for power, power_seed, power_cut_policy */
+
+enum sfs_fail_op { SFS_FAIL_READ, SFS_FAIL_WRITE, SFS_FAIL_FLUSH, SFS_FAIL_DISCARD, SFS_FAIL_ZERO };
+
+/* One request between sfs_fail_begin and sfs_fail_end. */
+struct sfs_fail_io {
+	enum sfs_fail_op op;
+	uint64_t off, len;         /* bytes; none for a flush */
+	unsigned flags;            /* a write: SFS_WC_FUA */
+	/* set by begin */
+	uint64_t mark;             /* a flush's mark (wcache.h) */
+	uint64_t bad_lba;          /* a refused read: the first unreadable sector */
+	unsigned bad_kind;         /* ... its kind, SFS_BAD_* (0: the power is off) */
+};
+
+struct sfs_fail_config {
+	struct sfs_wc_config wc;   /* the cache's keys and the disk's geometry */
+	struct sfs_wc_cut cut;     /* the policy, probability and seed of cuts */
+	uint64_t size;             /* the disk's size in bytes */
+};
+
+struct sfs_fail_counters {
+	uint64_t power_cuts;       /* cuts since open or reset */
+	uint64_t lost_writes;      /* writes lost whole by them */
+	uint64_t torn_writes;      /* writes kept in part */
+	uint64_t damaged_sectors;  /* logical sectors they left unreadable */
+	uint64_t media_errors;     /* reads refused for a bad or damaged sector */
+	uint64_t cached_bytes;     /* unflushed now */
+	uint64_t destaged_bytes;   /* destaged since open */
+	uint64_t kept_at_start;    /* unflushed writes a daemon crash left, kept at open */
+	uint64_t bad_sectors;      /* in the list now, every kind */
+};
+
+/* The last cut. */
+struct sfs_fail_cutinfo {
+	uint64_t number;           /* 1 for the first cut since open; 0: none yet */
+	struct sfs_wc_cut cut;     /* its policy, probability and seed */
+	char trigger[SFS_FAIL_VALUE_MAX]; /* "off", "cut-after-writes:5", "cut-after-flushes:1" */
+	struct sfs_wc_report rep;  /* what it kept, lost, tore and damaged */
+};
+
+struct sfs_fail;
+
+/* Open the failure state of image name: its NAME.disk and NAME.undo in state_fd, b the raw
+ * transfers of its disk (wcache.h).  A cut under way is finished and a crash's log kept
+ * (above), each logged through log.  cfg is copied.  0; -EUCLEAN (NAME.disk or NAME.undo
+ * damaged), -EPERM (not regular files), -EINVAL (cfg breaks a key's rule), -ENOMEM or -errno,
+ * with err naming the file and the reason. */
+int sfs_fail_open(int state_fd, const char *name, const struct sfs_fail_config *cfg, const struct sfs_wc_backing *b,
+		  const struct sfs_log *log, struct sfs_fail **out, char *err, size_t errlen);
+
+/* Close: writes still in the cache are kept (the image flushed before), the log removed.
+ * Precondition: no request between begin and end.  0 or -errno (f is freed either way). */
+int sfs_fail_close(struct sfs_fail *f);
+
+/* Before request io: 0 (then sfs_fail_end must follow), or -EIO (power off: io->bad_kind 0;
+ * a read of an unreadable sector: io->bad_lba, io->bad_kind), or the cache's -errno for a
+ * write whose old contents could not be saved. */
+int sfs_fail_begin(struct sfs_fail *f, struct sfs_fail_io *io);
+
+/* After request io, rc its result: on success a write heals bad sectors (persisted), a flush
+ * drops what it made durable, and a trigger that comes due cuts the power now.  Errors of
+ * that bookkeeping are logged, never returned: the request is done. */
+void sfs_fail_end(struct sfs_fail *f, struct sfs_fail_io *io, int rc);
+
+/* Set user.sectorfs.power (value, len bytes, a trailing newline ignored).  0; -EINVAL with err
+ * naming what is wrong (also: a trigger set while the power is off); or the -errno with which
+ * the cut or the power-on could not be recorded, err saying why (a cut that fails before its
+ * commit leaves the power on; one that fails after it leaves the power off and the cut to be
+ * finished by the next power-on or start). */
+int sfs_fail_power_set(struct sfs_fail *f, const char *value, size_t len, char *err, size_t errlen);
+
+/* "on" or "off". */
+const char *sfs_fail_power(struct sfs_fail *f);
+
+/* Set user.sectorfs.power_seed (a decimal or 0x number).  0 or -EINVAL with err. */
+int sfs_fail_seed_set(struct sfs_fail *f, const char *value, size_t len, char *err, size_t errlen);
+
+/* The seed of the next cut. */
+uint64_t sfs_fail_seed(struct sfs_fail *f);
+
+/* Set user.sectorfs.power_cut_policy (sfs_wc_parse_policy).  0 or -EINVAL with err. */
+int sfs_fail_policy_set(struct sfs_fail *f, const char *value, size_t len, char *err, size_t errlen);
+
+/* The policy as it is set, into buf (len bytes). */
+void sfs_fail_policy(struct sfs_fail *f, char *buf, size_t len);
+
+/* Apply commands to user.sectorfs.bad_sectors (badsect.h) and persist them, all or none.
+ * 0; -EINVAL/-E2BIG with err; or the save's -errno (the list as before). */
+int sfs_fail_bad_set(struct sfs_fail *f, const char *value, size_t len, char *err, size_t errlen);
+
+/* The listing of user.sectorfs.bad_sectors into a malloc'd string.  0 or -ENOMEM. */
+int sfs_fail_bad_get(struct sfs_fail *f, char **out, size_t *len);
+
+/* The disk now has size bytes (a grow): bad sectors may be added up to its new end. */
+void sfs_fail_resize(struct sfs_fail *f, uint64_t size);
+
+/* The counters now. */
+void sfs_fail_counters(struct sfs_fail *f, struct sfs_fail_counters *c);
+
+/* Zero the counters (a stats reset); the cache's state and the list stay. */
+void sfs_fail_reset_counters(struct sfs_fail *f);
+
+/* A copy of the last cut into out (free with sfs_wc_report_free(&out->rep)).  0 or -ENOMEM. */
+int sfs_fail_last_cut(struct sfs_fail *f, struct sfs_fail_cutinfo *out);
+
+#endif
