@@ -28,6 +28,7 @@
 
 #include "allocmap.h"
 #include "geometry.h"
+#include "intent.h"
 #include "log.h"
 #include "sidecar.h"
 #include "stats.h"
@@ -86,8 +87,12 @@ void sfs_image_release(struct sfs_image *im);
 /* The device and inode of the backing file as first opened. */
 void sfs_image_identity(const struct sfs_image *im, dev_t *dev, ino_t *ino);
 
-/* fstatat of the backing file by its name (no pin needed): 0, -ESTALE when another file is
- * there now (not the one of sfs_image_identity), or -errno (-ENOENT: none). */
+/* What an intent record says of the image (intent.h): its identity and its backing file's. */
+struct sfs_intent_who sfs_image_intent_who(const struct sfs_image *im);
+
+/* The stat of the backing file by its name (no pin needed): 0, -ESTALE when another file is
+ * there now (not the one first opened: another inode, or a new file that took its inode
+ * number, fileid.h), or -errno (-ENOENT: none). */
 int sfs_image_backing_stat(struct sfs_image *im, struct stat *st);
 
 /* Is the backing file gone from its name (removed, or another file put there)? */

@@ -217,6 +217,7 @@ int sfs_image_trim_commit(struct sfs_image *im, uint64_t cap)
 int sfs_image_reformat(struct sfs_image *im, int state_fd, const struct sfs_sidecar *sc)
 {
 	struct sfs_map_info mi = { { 0, sc->lss, sc->pss, sc->block_size }, sc->prov, 0 };
+	struct sfs_map_ident ident = { .present = true };
 	char mapname[300], err[256];
 	struct sfs_map *nm;
 	int rc;
@@ -228,7 +229,10 @@ int sfs_image_reformat(struct sfs_image *im, int state_fd, const struct sfs_side
 	if (im->nretired == sizeof(im->retired) / sizeof(im->retired[0]))
 		return -EBUSY;
 	sfs_map_name(mapname, sizeof(mapname), im->name);
-	rc = sfs_map_create(state_fd, mapname, &mi, &nm);
+	ident.backing = im->bid;
+	memcpy(ident.id, im->id, sizeof(ident.id));
+	snprintf(ident.name, sizeof(ident.name), "%.*s", SFS_NAME_MAX, im->name);
+	rc = sfs_map_create_as(state_fd, mapname, &mi, &ident, &nm);
 	if (rc < 0)
 		return rc;
 	for (int i = 0; i < NSTRIPES; i++)

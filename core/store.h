@@ -63,8 +63,15 @@ int sfs_store_close(struct sfs_store *s);
 /* Rewrite the holder description in the lock file (after daemonising, the pid changes). */
 int sfs_store_set_holder(struct sfs_store *s, const char *holder);
 
-/* Who holds dir's lock: 0 with the holder's description in buf, -ENOENT when free, -errno. */
+/* Who holds dir's lock: 0 with the holder's description in buf, -ENOENT when free, -errno
+ * (-EPERM when the lock file is not a regular file: sfs_store_lock_check says what it is). */
 int sfs_store_holder(const char *dir, char *buf, size_t len);
+
+/* Can the store whose state directory is statefd be locked with its lock file?  The one rule
+ * the daemon, the tools and check share: 0 when the lock file is a regular file or absent (it
+ * is made), else -EPERM with err saying what is there ("a FIFO", "a directory", "a symbolic
+ * link") and that it is to be removed.  Never opens it. */
+int sfs_store_lock_check(int statefd, char *err, size_t errlen);
 
 /* Look an image up by name (loading a sidecar added since); takes a reference, not a pin
  * (sfs_image_pin before I/O).  0, or why the image cannot be served, whole: the -errno of

@@ -5,7 +5,9 @@
  * The serving daemon (or a changing sectorfs-img command) holds an
  * flock() on the lock file for as long as it has the store open, and
  * writes its description into it; sfs_store_holder reads that back for
- * the message that refuses a second server.
+ * the message that refuses a second server.  A lock file that is not a
+ * regular file (a FIFO, a directory, a symbolic link) is never opened to
+ * read: sfs_store_lock_check refuses it, for the daemon and for check.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -29,12 +31,48 @@
 
 /* ---- lock and journal ---- */
 
+/* What st is, for messages: "a FIFO". */
+static const char *file_kind(const struct stat *st)
+{
+	switch (st->st_mode & S_IFMT) {
+	case S_IFDIR:
+		return "a directory";
+	case S_IFLNK:
+		return "a symbolic link";
+	case S_IFIFO:
+		return "a FIFO";
+	case S_IFSOCK:
+		return "a socket";
+	case S_IFCHR:
+	case S_IFBLK:
+		return "a device node";
+	default:
+		return "a regular file";
+	}
+}
+
+int sfs_store_lock_check(int statefd, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (fstatat(statefd, SFS_LOCK_FILE, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : sfs_err(err, errlen, -errno, SFS_STATE_DIR "/" SFS_LOCK_FILE ": %s",
+						      strerror(errno));
+	if (S_ISREG(st.st_mode))
+		return 0;
+	return sfs_err(err, errlen, -EPERM, SFS_STATE_DIR "/" SFS_LOCK_FILE " is %s, not a regular file: the "
+		       "store cannot be locked with it (remove it; 'sectorfs-img check --repair' does)",
+		       file_kind(&st));
+}
+
 int sfs_st_take_lock(struct sfs_store *s, const char *dir, char *err, size_t errlen)
 {
-	char holder[512];
+	char holder[512], why[512];
 	ssize_t n;
 
-	s->lockfd = openat(s->statefd, SFS_LOCK_FILE, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (sfs_store_lock_check(s->statefd, why, sizeof(why)) < 0)
+		return sfs_err(err, errlen, -EPERM, "%s: %s", dir, why);
+	s->lockfd = openat(s->statefd, SFS_LOCK_FILE, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
 	if (s->lockfd < 0)
 		return sfs_err(err, errlen, -errno, "%s: cannot open lock file: %s", dir, strerror(errno));
 	if (flock(s->lockfd, LOCK_EX | LOCK_NB) < 0) {
@@ -69,14 +107,20 @@ int sfs_store_set_holder(struct sfs_store *s, const char *holder)
 int sfs_store_holder(const char *dir, char *buf, size_t len)
 {
 	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), fd;
+	struct stat st;
 	ssize_t n;
 
 	if (dfd < 0)
 		return -errno;
-	fd = openat(dfd, SFS_STATE_DIR "/" SFS_LOCK_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK, and a regular file only: a FIFO planted there must not hang the question */
+	fd = openat(dfd, SFS_STATE_DIR "/" SFS_LOCK_FILE, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	close(dfd);
 	if (fd < 0)
-		return errno == ENOENT ? -ENOENT : -errno;
+		return errno == ENOENT ? -ENOENT : errno == ELOOP ? -EPERM : -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EPERM;
+	}
 	if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
 		close(fd);
 		return -ENOENT;

@@ -15,7 +15,10 @@
  * the store is served a map that looks damaged is read again (open_map).
  *
  * Each piece keeps its own result so that check can report every
- * problem, and info/map can explain the first one that stops them.
+ * problem, and info/map can explain the first one that stops them.  For
+ * check the view can show the image as the next start's recovery will
+ * leave it (img_view_open_as): a pending rename's files where they are
+ * now, a pending grow's sidecar as it will be rewritten.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,13 +54,58 @@ const struct tool_opt img_json_opts[] = {
 	{ NULL },
 };
 
+/* The name the image's file f (SFS_REC_MAP, ...) is under now: its own, or, while a rename
+ * is pending, the one the next start moves it from. */
+static const char *now_under(const struct img_view *v, int f)
+{
+	const struct sfs_rec_plan *p = v->pend;
+
+	if (!p || !p->is_record || p->kind != SFS_INTENT_RENAME || !p->at_other[f])
+		return v->ref->name;
+	return strcmp(v->ref->name, p->to) == 0 ? p->name : p->to;
+}
+
+/* Does the regular file fd hold data (not all holes or unwritten extents)? */
+static bool holds_data(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	bool yes;
+
+	if (fd < 0)
+		return true;
+	yes = !(lseek(fd, 0, SEEK_DATA) < 0 && errno == ENXIO);
+	close(fd);
+	return yes;
+}
+
+/* What the next start changes of what the view shows (pend's sizes and mode). */
+static void overlay(struct img_view *v)
+{
+	const struct sfs_rec_plan *p = v->pend;
+
+	if (!p)
+		return;
+	if (p->size_set && v->sc_rc == 0)
+		v->sc.size = p->size;
+	if (p->prov_set && v->sc_rc == 0)
+		v->sc.prov = p->prov;
+	if (p->backing_cut && v->bk_rc == 0 && (uint64_t)v->bk.st_size > p->backing_len)
+		v->bk.st_size = (off_t)p->backing_len;
+}
+
 int img_view_open(struct img_view *v, const struct img_ref *ref)
+{
+	return img_view_open_as(v, ref, NULL);
+}
+
+int img_view_open_as(struct img_view *v, const struct img_ref *ref, const struct sfs_rec_plan *pend)
 {
 	char fname[SFS_NAME_MAX + 8];
 	struct stat st;
 
 	memset(v, 0, sizeof(*v));
 	v->ref = ref;
+	v->pend = pend;
 	v->state_fd = -1;
 	if (img_store_exists(ref->store) < 0)
 		return -1;
@@ -68,19 +116,21 @@ int img_view_open(struct img_view *v, const struct img_ref *ref)
 	}
 	v->state_fd = openat(v->store_fd, SFS_STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-	sfs_sidecar_name(fname, sizeof(fname), ref->name);
+	sfs_sidecar_name(fname, sizeof(fname), now_under(v, SFS_REC_SIDECAR));
 	v->sc_present = fstatat(v->store_fd, fname, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	v->sc_rc = -ENOENT;
 	if (v->sc_present)
 		v->sc_rc = sfs_sidecar_load(v->store_fd, fname, &v->sc, v->sc_err, sizeof(v->sc_err));
 
 	v->served = img_served(ref->store, v->holder, sizeof(v->holder));
-	sfs_map_name(fname, sizeof(fname), ref->name);
+	sfs_map_name(fname, sizeof(fname), now_under(v, SFS_REC_MAP));
 	v->map_rc = -ENOENT;
 	if (v->state_fd >= 0)
 		open_map(v, fname);
 
-	v->bk_rc = fstatat(v->store_fd, ref->name, &v->bk, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	v->bk_rc = sfs_fileid_at(v->store_fd, now_under(v, SFS_REC_BACKING), &v->bk_id, &v->bk);
+	v->bk_data = v->bk_rc == 0 && S_ISREG(v->bk.st_mode) && holds_data(v->store_fd, now_under(v, SFS_REC_BACKING));
+	overlay(v);
 	return 0;
 }
 
