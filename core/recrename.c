@@ -10,8 +10,9 @@
  * there since the crash) the moves already done are rolled back, each
  * onto a free name under FROM; when even that cannot be, the record stays
  * and both names are refused until the user moves the file away.  A
- * record of an older version names no identities: then whatever is under
- * FROM moves, onto free names only.  The map's header is made to say the
+ * record of an older version names no identities: then the image's map
+ * (under either name) says which backing file is the image's, and
+ * whatever else is under FROM moves, onto free names only.  The map's header is made to say the
  * new name last (errors there are left to the next open, which records
  * the name of a map renamed by hand).
  */
@@ -68,16 +69,23 @@ void sfs_rec_plan_rename(const struct sfs_rec_env *e, struct sfs_rec_item *it)
 	struct sfs_rec_plan *p = &it->p;
 	bool legacy = !in->img.has_id && !in->img.has_backing, conflict = false, back = true;
 	bool src_ours[3], dst_ours[3], dst_taken[3], src_taken[3];
-	char a[NAMEBUF], b[NAMEBUF], in_way[NAMEBUF + 16] = "";
+	char a[NAMEBUF], b[NAMEBUF], in_way[NAMEBUF + 16] = "", err[256];
+	struct sfs_intent_who w = in->img;
+	struct sfs_map_ident mid;
 
+	/* a record of an older version names no identities: the image's map, under either name,
+	 * says which backing file is the image's */
+	if (legacy && ((sfs_rec_map(e, in->name, NULL, &mid, err, sizeof(err)) == 0 && mid.present) ||
+		       (sfs_rec_map(e, in->to, NULL, &mid, err, sizeof(err)) == 0 && mid.present)))
+		w = sfs_intent_who_of(mid.id, &mid.backing, NULL);
 	for (int f = 0; f < 3; f++) {
 		int fd = file_of(e, f, in->name, a, sizeof(a));
 
 		file_of(e, f, in->to, b, sizeof(b));
 		src_taken[f] = sfs_rec_exists(fd, a);
 		dst_taken[f] = sfs_rec_exists(fd, b);
-		src_ours[f] = src_taken[f] && owns(e, &in->img, legacy, f, in->name);
-		dst_ours[f] = dst_taken[f] && !src_ours[f] && owns(e, &in->img, legacy, f, in->to);
+		src_ours[f] = src_taken[f] && owns(e, &w, legacy, f, in->name);
+		dst_ours[f] = dst_taken[f] && !src_ours[f] && owns(e, &w, legacy, f, in->to);
 		/* to move: the image's file still under FROM, onto a free name or the replaced image's */
 		p->at_other[f] = src_ours[f];
 		if (src_ours[f] && dst_taken[f] && !(in->has_over && owns(e, &in->over, false, f, in->to))) {

@@ -37,17 +37,19 @@
 
 struct pending {
 	const char *store;
-	unsigned n;
-	const char *prefix;
+	unsigned n, errors;
 };
 
-static void print_pending(void *ctx, int level, const char *msg)
+/* What the store's recovery (run by --repair) did, and what it could not do. */
+static void print_repaired(void *ctx, int level, const char *msg)
 {
 	struct pending *p = ctx;
 
-	(void)level;
-	p->n++;
-	printf("%s: %s%s\n", p->store, p->prefix, msg);
+	if (level == SFS_LOG_ERR)
+		p->errors++;
+	else
+		p->n++;
+	printf("%s: %s: %s\n", p->store, level == SFS_LOG_ERR ? "not repaired" : "repaired", msg);
 }
 
 /* The plan of the next start's recovery, item by item. */
@@ -86,13 +88,13 @@ static const struct sfs_rec_plan *plan_of(const struct plans *l, const char *nam
 static int recover(const char *store)
 {
 	struct sfs_store_opts o = { .lazy = true, .holder = IMG_PROG " check --repair" };
-	struct pending done = { store, 0, "repaired: " };
+	struct pending done = { store, 0, 0 };
 	struct sfs_store *s;
 	char err[1024];
-	int sfd, rc = FSCK_REPAIRED;
+	int sfd, rc = FSCK_CLEAN;
 
 	sfs_sidecar_defaults(&o.defaults);
-	o.log.fn = print_pending;
+	o.log.fn = print_repaired;
 	o.log.ctx = &done;
 	if (sfs_store_open(store, &o, &s, err, sizeof(err)) < 0) {
 		tool_error("%s", err);
@@ -103,7 +105,20 @@ static int recover(const char *store)
 		rc |= FSCK_LEFT;
 	if (sfd >= 0)
 		close(sfd);
+	if (done.n)
+		rc |= FSCK_REPAIRED;
 	return sfs_store_close(s) < 0 ? FSCK_OPER : rc;
+}
+
+/* Is any of image name's files (sidecar, backing file, map) there? */
+static bool any_file(int dfd, int sfd, const char *name)
+{
+	char f[SFS_FILE_NAME_LEN];
+	struct stat st;
+
+	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+	       fstatat(dfd, sfs_sidecar_name(f, sizeof(f), name), &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+	       fstatat(sfd, sfs_map_name(f, sizeof(f), name), &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
 /* The lock file: one that the daemon cannot lock with is a problem (the one rule,
@@ -153,7 +168,6 @@ static int check_recovery(const char *store, int dfd, bool repair, struct plans 
 		pl->n = 0;
 		sfs_recover_plan(dfd, sfd, keep_plan, pl);
 	}
-	close(sfd);
 	for (size_t i = 0; i < pl->n; i++) {
 		const struct sfs_rec_plan *p = &pl->v[i];
 
@@ -163,8 +177,12 @@ static int check_recovery(const char *store, int dfd, bool repair, struct plans 
 			rc |= FSCK_LEFT;
 		} else if (!p->is_record) {
 			printf("%s/%s: pending: %s: removed at the next start\n", store, p->file, p->what);
+		} else if (!any_file(dfd, sfd, p->name) && !(p->to[0] && any_file(dfd, sfd, p->to))) {
+			/* no image to show it with */
+			printf("%s/%s: pending: %s: completed at the next start\n", store, p->name, p->what);
 		}
 	}
+	close(sfd);
 	return rc;
 }
 

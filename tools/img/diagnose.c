@@ -110,9 +110,12 @@ int img_check_diagnose(const struct img_view *v, struct img_diag *d)
 	const struct sfs_rec_plan *p = v->pend;
 
 	memset(d, 0, sizeof(*d));
-	/* A crash left a change of this image that the next start cannot put right. */
-	if (p && p->verdict == SFS_REC_BLOCKED)
+	/* A crash left a change of this image that the next start cannot put right: its files are
+	 * as that change left them, which is all there is to say until it is cleared. */
+	if (p && p->verdict == SFS_REC_BLOCKED) {
 		add(d, P_PENDING, "%s: %s: the next start cannot do it and leaves the image out", p->file, p->what);
+		return 0;
+	}
 	if (!v->sc_present && v->map_rc == -ENOENT && v->bk_rc == -ENOENT)
 		return d->n ? 0 : -1;
 	if (!v->sc_present)

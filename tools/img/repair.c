@@ -84,8 +84,7 @@ static bool move_map_aside(struct img_session *ss, const struct img_ref *r, cons
 
 static void print_cleared(void *ctx, int level, const char *msg)
 {
-	(void)level;
-	printf("%s: repaired: %s\n", (const char *)ctx, msg);
+	printf("%s: %s: %s\n", (const char *)ctx, level == SFS_LOG_ERR ? "not repaired" : "repaired", msg);
 }
 
 /* Rewrite the sidecar with the geometry the map records; true when rewritten. */
@@ -146,11 +145,15 @@ int img_check_repair(const struct img_view *v, const struct img_diag *d)
 
 	if (img_session_open(&ss, r, "check --repair", IMG_S_QUIET) < 0)
 		return -1;
-	/* what the store's start could not do about the image (it has just run again) */
+	/* what the store's start could not do about the image (it has just run again); while it
+	 * stays, the image's files are that change's, and nothing else is done to them */
 	if (d->has[P_PENDING]) {
 		struct sfs_log log = { print_cleared, (void *)r->store };
+		char what[SFS_FILE_NAME_LEN + 64];
 
 		sfs_recover_clear(ss.store_fd, ss.state_fd, &log);
+		if (sfs_recover_pending(ss.state_fd, r->name, what, sizeof(what)))
+			return img_session_close(&ss);
 	}
 	if (d->has[P_MAP_BAD] && v->map_rc == -EUCLEAN && sc_ok && bk_ok &&
 	    move_map_aside(&ss, r, SFS_MAP_CORRUPT_SUFFIX, "corrupt"))

@@ -60,7 +60,8 @@ static const char *now_under(const struct img_view *v, int f)
 {
 	const struct sfs_rec_plan *p = v->pend;
 
-	if (!p || !p->is_record || p->kind != SFS_INTENT_RENAME || !p->at_other[f])
+	if (!p || !p->is_record || p->kind != SFS_INTENT_RENAME || !p->at_other[f] ||
+	    (p->verdict != SFS_REC_FINISH && p->verdict != SFS_REC_UNDO))
 		return v->ref->name;
 	return strcmp(v->ref->name, p->to) == 0 ? p->name : p->to;
 }
@@ -83,7 +84,7 @@ static void overlay(struct img_view *v)
 {
 	const struct sfs_rec_plan *p = v->pend;
 
-	if (!p)
+	if (!p || p->verdict == SFS_REC_BLOCKED)
 		return;
 	if (p->size_set && v->sc_rc == 0)
 		v->sc.size = p->size;
