@@ -261,10 +261,11 @@ static void reuse_inode(const char *name, ino_t ino, const char *text)
 	struct stat st;
 	int i, pads;
 
-	unlinkat(ts.fd, name, 0);
+	/* the directory first: made after the unlink, it could take the number itself */
 	mkdirat(ts.fd, ".pads", 0700);
 	pads = openat(ts.fd, ".pads", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_geq(pads, 0);
+	unlinkat(ts.fd, name, 0);
 	for (i = 0;; i++) {
 		tmp_write_file(ts.fd, name, text, strlen(text));
 		st = tmp_stat(ts.fd, name);
