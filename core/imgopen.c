@@ -5,8 +5,18 @@
  * The first open (sfs_image_open, sfs_image_open_in) makes a declared
  * image that does not exist yet, imports a raw file without a map, checks
  * the backing file (a regular file with one link, never followed through
- * a symbolic link) and the map (every chunk's checksum), and reconciles
- * the sidecar with the geometry the map records.
+ * a symbolic link) and the map (every chunk's checksum, and that it is
+ * this image's: mapident.h), and reconciles the sidecar with the geometry
+ * the map records.
+ *
+ * Making an image: the backing file is made unnamed (O_TMPFILE) and sized,
+ * the map written recording its identity, and only then is the backing
+ * file linked under its name.  So a crash leaves the sidecar alone, or
+ * with a map that records no data, never a backing file without its map.
+ * A declared image whose backing file is missing is made (again) only when
+ * its map records no data, which is such an interrupted create (logged);
+ * with data it is refused: a disk whose data went is not replaced by zeros
+ * without a word.
  *
  * Without a descriptor cache the image then keeps its backing file, its
  * O_DIRECT twin and its map open until sfs_image_close.  With one

@@ -17,18 +17,34 @@
  *   the same   another        -          REPLACED: the map describes a file that is gone;
  *                                        refused (check --repair rebuilds it from the
  *                                        file now there)
- *   a copy     another        the same   COPIED: the image was copied whole (a store
+ *   a copy     another, none  the same   COPIED: the image was copied whole (a store
  *                                        copied or restored); recorded again
  *   a copy     the same       the same   FOREIGN: a copy of a map put over the image's
  *   a copy     -              other      own, or another image's map: refused
  *   no identity recorded                 NONE (an older version's map): recorded at the
  *                                        next read-write open
  *
- * The name is what tells a store copied whole (every map a copy, under its
- * own name) from a map copied from another image; a map copied from
- * another store's image of the same name reads as COPIED, and nothing on
- * disk can tell it apart.  Devices are left out (fileid.h): a store's
- * device number can change at a reboot.
+ * Why each part.  The map's own identity tells a map left where it was
+ * made from a copy, so that a store copied or restored whole (cp -a,
+ * rsync, tar: every file new) keeps working while a backing file replaced
+ * beside its own map does not pass.  The name then tells a store copied
+ * whole (every map a copy, under its own name) from a map copied from
+ * another image; a map copied from another store's image of the same name
+ * reads as COPIED, and nothing on disk can tell it apart.  The name is
+ * rewritten with the map when the image is renamed (sfs_image_set_name,
+ * and recovery's rename), so that a copy taken after a rename is still
+ * its image's.  Devices are left out (fileid.h): a store's device number
+ * can change at a reboot.  The image identity is what intent records name
+ * the map by.
+ *
+ * Why a replaced backing file is refused here but imported while served:
+ * a daemon that sees the image's file go (prune_if_gone in storescan.c)
+ * drops the image and serves the name again from its sidecar, importing
+ * whatever file is there, as it always has; at a start nothing says
+ * whether the file now under the name was meant as the disk, and the
+ * map's bits describe another file (laid over it, they would read as
+ * zeros where it holds data and have a first write zero the rest of its
+ * block), so the choice is left to check --repair, which imports it.
  */
 #ifndef SFS_MAPIDENT_H
 #define SFS_MAPIDENT_H
