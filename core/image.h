@@ -40,6 +40,8 @@ struct sfs_fdcache;
 #define SFS_IMAGE_STATS 1u     /* keep statistics */
 #define SFS_IMAGE_BUFFERED 2u  /* buffered backing I/O instead of O_DIRECT */
 #define SFS_IMAGE_ZERO_BG 4u   /* eager zeroing in a thread of the image's own (sfs_image_zero_start) */
+#define SFS_IMAGE_CREATE 8u    /* the image is being created: a map left under its name is an older
+				* image's, and is replaced */
 
 /* Open (or create, when the backing file is missing) image name.
  * store_fd: the store directory, holding name (backing file);

@@ -318,7 +318,7 @@ static int first_open(struct sfs_image *im, int store_fd, int state_fd, const ch
 	im->fd = openat(store_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (im->fd < 0 && errno == ENOENT) {
 		/* The sidecar declares an image that does not exist yet: make it. */
-		rc = may_make(im, state_fd, name, mapname, err, errlen);
+		rc = flags & SFS_IMAGE_CREATE ? 0 : may_make(im, state_fd, name, mapname, err, errlen);
 		if (rc == 0)
 			rc = make_image(im, store_fd, state_fd, name, mapname, sc, &mi, err, errlen);
 		if (rc < 0)

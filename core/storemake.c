@@ -116,7 +116,7 @@ static int make_files(struct sfs_store *s, const char *name, const struct sfs_si
 		rc = sfs_step("make", 1);
 	if (rc < 0)
 		return rc;
-	rc = sfs_image_open(s->dirfd, s->statefd, name, &osc, sfs_st_image_flags(s) & SFS_IMAGE_BUFFERED,
+	rc = sfs_image_open(s->dirfd, s->statefd, name, &osc, (sfs_st_image_flags(s) & SFS_IMAGE_BUFFERED) | SFS_IMAGE_CREATE,
 			    &s->opts.log, out, err, errlen);
 	if (rc < 0)
 		return rc;

@@ -90,8 +90,8 @@ int sfs_store_create(struct sfs_store *s, const char *name, struct sfs_image **o
 		rc = sfs_step("create", 1);
 	/* 2: map and backing file */
 	if (rc == 0) {
-		rc = sfs_image_open_in(s->fdc, s->dirfd, s->statefd, name, &sc, sfs_st_image_flags(s), &s->opts.log,
-				       &im, err, sizeof(err));
+		rc = sfs_image_open_in(s->fdc, s->dirfd, s->statefd, name, &sc, sfs_st_image_flags(s) | SFS_IMAGE_CREATE,
+				       &s->opts.log, &im, err, sizeof(err));
 		if (rc < 0)
 			sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s", err);
 	}

@@ -597,3 +597,21 @@ Test(identity, a_fifo_as_the_lock_file_is_never_waited_on, .timeout = 10)
 	cr_expect_neq(sfs_store_open(ts.path, &opts, &s, err, sizeof(err)), 0, "locked with a FIFO");
 	cr_expect(strstr(err, "lock is a FIFO, not a regular file"), "%s", err);
 }
+
+Test(identity, a_create_replaces_a_map_left_by_an_image_removed_by_hand)
+{
+	struct sfs_image *im = NULL;
+	struct sfs_store *s;
+
+	make_images("a");
+	cr_assert_eq(unlinkat(ts.fd, "a", 0), 0);     /* the user removed a, but not its map */
+	cr_assert_eq(unlinkat(ts.fd, "a.json", 0), 0);
+	s = open_store();
+	cr_expect_eq(sfs_store_create(s, "a", &im), 0, "a new image over the map of a removed one (log: %s)",
+		     cap.buf);
+	if (im) {
+		sfs_image_release(im);
+		sfs_store_put(s, im);
+	}
+	cr_assert_eq(sfs_store_close(s), 0);
+}
