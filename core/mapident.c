@@ -25,7 +25,7 @@ enum sfs_map_tie sfs_map_tie(const struct sfs_map *m, const char *name, const st
 	else if (self && (bk || !backing))
 		t = named ? SFS_TIE_OK : SFS_TIE_RENAMED;
 	else if (self)
-		t = SFS_TIE_REPLACED;
+		t = named ? SFS_TIE_REPLACED : SFS_TIE_FOREIGN;    /* the other: a link to another's map */
 	else if (named && !bk)
 		t = SFS_TIE_COPIED;
 	else
@@ -56,8 +56,8 @@ enum sfs_map_tie sfs_map_tie(const struct sfs_map *m, const char *name, const st
 		break;
 	case SFS_TIE_FOREIGN:
 		if (!named)
-			snprintf(why, len, "%s" SFS_MAP_SUFFIX ": a copy of the map of image '%s', not this "
-				 "image's", name, id->name);
+			snprintf(why, len, "%s" SFS_MAP_SUFFIX ": %s the map of image '%s', not this image's", name,
+				 self ? "a hard link to" : "a copy of", id->name);
 		else
 			snprintf(why, len, "%s" SFS_MAP_SUFFIX ": a copy of a map put in place of the one "
 				 "written for this image (not the file the map was written as)", name);

@@ -14,9 +14,10 @@
  *   map file   backing file   name       verdict
  *   the same   the same       the same   OK
  *   the same   the same       other      RENAMED (by hand): the name recorded again
- *   the same   another        -          REPLACED: the map describes a file that is gone;
+ *   the same   another        the same   REPLACED: the map describes a file that is gone;
  *                                        refused (check --repair rebuilds it from the
  *                                        file now there)
+ *   the same   another        other      FOREIGN: a hard link to another image's map
  *   a copy     another, none  the same   COPIED: the image was copied whole (a store
  *                                        copied or restored); recorded again
  *   a copy     the same       the same   FOREIGN: a copy of a map put over the image's

@@ -24,11 +24,14 @@
  *     identity at its first open;
  *   - a declared image whose backing file is missing is made again only
  *     when its map records no data (an interrupted create), with a line;
- *   - a FIFO as a map, a record or the lock file is never waited on.
+ *   - a FIFO as a map, a record or the lock file is never waited on;
+ *   - a create replaces a map a removed image left, and images are made
+ *     where the filesystem has no O_TMPFILE (openat refuses it here).
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +58,9 @@ static struct tmpstore ts;
 static struct logcap cap;
 static struct sfs_store_opts opts;
 
+static bool no_tmpfile;          /* openat refuses O_TMPFILE, as some filesystems do */
+static unsigned tmpfile_refused;
+
 /* A file reported under another inode number (reuse_inode) */
 static struct {
 	bool on;
@@ -73,6 +79,7 @@ static void teardown(void)
 {
 	sfs_step_hook = NULL;
 	alias.on = false;
+	no_tmpfile = false;
 	tmpstore_destroy(&ts);
 }
 
@@ -249,6 +256,47 @@ int statx(int dfd, const char *path, int flags, unsigned mask, struct statx *sx)
 	    sx->stx_ino == alias.real)
 		sx->stx_ino = alias.fake;
 	return rc;
+}
+
+/* ---- a filesystem without O_TMPFILE (openat refuses it while no_tmpfile is set) ---- */
+
+int ident_openat(int dfd, const char *path, int flags, ...) __asm__("openat");
+int ident_openat64(int dfd, const char *path, int flags, ...) __asm__("openat64");
+
+static int openat_as(const char *name, int dfd, const char *path, int flags, mode_t mode)
+{
+	int (*real)(int, const char *, int, ...) = real_fn(name);
+
+	if (no_tmpfile && (flags & O_TMPFILE) == O_TMPFILE) {
+		tmpfile_refused++;
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	return real(dfd, path, flags, mode);
+}
+
+int ident_openat(int dfd, const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	va_list ap;
+
+	va_start(ap, flags);
+	if (flags & (O_CREAT | O_TMPFILE))
+		mode = va_arg(ap, mode_t);
+	va_end(ap);
+	return openat_as("openat", dfd, path, flags, mode);
+}
+
+int ident_openat64(int dfd, const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	va_list ap;
+
+	va_start(ap, flags);
+	if (flags & (O_CREAT | O_TMPFILE))
+		mode = va_arg(ap, mode_t);
+	va_end(ap);
+	return openat_as("openat64", dfd, path, flags, mode);
 }
 
 /* The user: STORE/name removed, and files made under that name until one has inode ino again,
@@ -613,5 +661,27 @@ Test(identity, a_create_replaces_a_map_left_by_an_image_removed_by_hand)
 		sfs_image_release(im);
 		sfs_store_put(s, im);
 	}
+	cr_assert_eq(sfs_store_close(s), 0);
+}
+
+Test(identity, images_are_made_where_the_filesystem_has_no_o_tmpfile)
+{
+	struct sfs_store *s;
+	struct sfs_map *m;
+
+	tmp_write_sidecar(ts.fd, "a", DISK);
+	no_tmpfile = true;
+	s = open_store();
+	sfs_store_put(s, get(s, "a"));
+	cr_assert_eq(sfs_store_close(s), 0);
+	no_tmpfile = false;
+	cr_expect_gt(tmpfile_refused, 0, "O_TMPFILE was never asked for");
+	cr_assert(tmp_exists(ts.fd, "a"), "no backing file made");
+	m = tmp_map_open_ro(ts.statefd, "a.map");
+	cr_expect(sfs_map_ident(m)->present);
+	cr_expect_eq(sfs_map_ident(m)->backing.ino, (uint64_t)tmp_stat(ts.fd, "a").st_ino, "the map names another file");
+	sfs_map_close(m);
+	s = open_store();                              /* and it is served again, tied */
+	sfs_store_put(s, get(s, "a"));
 	cr_assert_eq(sfs_store_close(s), 0);
 }
