@@ -99,8 +99,10 @@ int sfs_recover_clear(int dirfd, int statefd, const struct sfs_log *log);
 int sfs_recover_pending(int statefd, const char *name, char *buf, size_t len);
 
 /* Rename the map, backing file and sidecar of image from to to, skipping those already moved,
- * then fsync both directories; over what is under to only with replace (the caller checked it
- * is a served image's), else never over anything (-EEXIST).  0 or -errno. */
+ * then fsync both directories; over the backing file and sidecar under to only with replace
+ * (the caller checked they are a served image's), else never over anything (-EEXIST); a map
+ * under to goes either way (the caller checked to is a served image, or no image: then the
+ * map is a removed image's leftover).  0 or -errno. */
 int sfs_move_image_files(int dirfd, int statefd, const char *from, const char *to, bool replace);
 
 #endif

@@ -30,6 +30,8 @@ struct sfs_rec_item {
 	struct sfs_rec_plan p;
 	struct sfs_intent in;
 	struct sfs_fileid cut_want;      /* the backing file a planned cut was planned on */
+	bool replace[3];                 /* a rename: what is under TO goes (the replaced image's,
+					  * or a removed image's map) */
 };
 
 /* The plan's texts (printf): what is pending and what the start does (p->what), its log line

@@ -68,7 +68,7 @@ void sfs_rec_plan_rename(const struct sfs_rec_env *e, struct sfs_rec_item *it)
 	const struct sfs_intent *in = &it->in;
 	struct sfs_rec_plan *p = &it->p;
 	bool legacy = !in->img.has_id && !in->img.has_backing, conflict = false, back = true;
-	bool src_ours[3], dst_ours[3], dst_taken[3], src_taken[3];
+	bool src_ours[3], dst_ours[3], dst_taken[3], src_taken[3], leftover_map;
 	char a[NAMEBUF], b[NAMEBUF], in_way[NAMEBUF + 16] = "", err[256];
 	struct sfs_intent_who w = in->img;
 	struct sfs_map_ident mid;
@@ -86,9 +86,18 @@ void sfs_rec_plan_rename(const struct sfs_rec_env *e, struct sfs_rec_item *it)
 		dst_taken[f] = sfs_rec_exists(fd, b);
 		src_ours[f] = src_taken[f] && owns(e, &w, legacy, f, in->name);
 		dst_ours[f] = dst_taken[f] && !src_ours[f] && owns(e, &w, legacy, f, in->to);
+	}
+	/* a map under TO beside no sidecar and no backing file but the image's is a removed image's
+	 * leftover, the daemon's own, which the rename replaces as it did when it ran */
+	leftover_map = (!dst_taken[SFS_REC_SIDECAR] || dst_ours[SFS_REC_SIDECAR]) &&
+		       (!dst_taken[SFS_REC_BACKING] || dst_ours[SFS_REC_BACKING]);
+	for (int f = 0; f < 3; f++) {
+		file_of(e, f, in->to, b, sizeof(b));
 		/* to move: the image's file still under FROM, onto a free name or the replaced image's */
 		p->at_other[f] = src_ours[f];
-		if (src_ours[f] && dst_taken[f] && !(in->has_over && owns(e, &in->over, false, f, in->to))) {
+		it->replace[f] = dst_taken[f] && ((in->has_over && owns(e, &in->over, false, f, in->to)) ||
+						  (f == SFS_REC_MAP && leftover_map));
+		if (src_ours[f] && dst_taken[f] && !it->replace[f]) {
 			conflict = true;
 			snprintf(in_way, sizeof(in_way), "%s%s", f == SFS_REC_MAP ? SFS_STATE_DIR "/" : "", b);
 		}
@@ -169,7 +178,7 @@ int sfs_rec_apply_rename(const struct sfs_rec_env *e, const struct sfs_rec_item 
 
 	for (int f = 0; f < 3 && rc == 0; f++)
 		if (it->p.at_other[f])
-			rc = move_file(e, f, from, to, !undo && in->has_over && owns(e, &in->over, false, f, to));
+			rc = move_file(e, f, from, to, !undo && it->replace[f]);
 	if (rc == 0 && (fsync(e->statefd) < 0 || fsync(e->dirfd) < 0))
 		rc = -errno;
 	if (rc == 0)
@@ -186,8 +195,9 @@ int sfs_move_image_files(int dirfd, int statefd, const char *from, const char *t
 	for (int f = 0; f < 3 && rc == 0; f++) {
 		int fd = file_of(&e, f, from, a, sizeof(a));
 
+		/* a map under to, when to is no image, is a removed image's leftover: replaced */
 		if (sfs_rec_exists(fd, a))
-			rc = move_file(&e, f, from, to, replace);
+			rc = move_file(&e, f, from, to, replace || f == SFS_REC_MAP);
 	}
 	if (rc == 0 && (fsync(statefd) < 0 || fsync(dirfd) < 0))
 		rc = -errno;

@@ -685,3 +685,16 @@ Test(identity, images_are_made_where_the_filesystem_has_no_o_tmpfile)
 	sfs_store_put(s, get(s, "a"));
 	cr_assert_eq(sfs_store_close(s), 0);
 }
+
+Test(identity, a_rename_replaces_a_map_left_by_an_image_removed_by_hand)
+{
+	struct sfs_store *s;
+
+	make_images("a b");
+	cr_assert_eq(unlinkat(ts.fd, "b", 0), 0);     /* the user removed b, but not its map */
+	cr_assert_eq(unlinkat(ts.fd, "b.json", 0), 0);
+	s = open_store();
+	cr_expect_eq(sfs_store_rename(s, "a", "b", false), 0, "log: %s", cap.buf);
+	cr_expect(!state_exists("rename"), "a rename record left");
+	cr_assert_eq(sfs_store_close(s), 0);
+}
