@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 # check-identity.sh - sectorfs-img check and a store whose files do not
 # belong together, or that a crash left half changed:
-#  - a map copied from another image is named, and --repair never adopts
-#    it: it is set aside (.sectorfs/NAME.map.stale) and the map rebuilt from
-#    the backing file, the sidecar's geometry kept;
+#  - a map copied from another image is named (and info refuses to show
+#    its geometry as the image's), and --repair never adopts it: it is set
+#    aside (.sectorfs/NAME.map.stale) and the map rebuilt from the backing
+#    file, the sidecar's geometry kept;
 #  - a FIFO as a map is named, never waited on, and set aside by --repair;
 #  - a create cut before its backing file (a map that records no data) is
 #    an image not made yet (0); a backing file gone while its map records
@@ -31,6 +32,8 @@ head -c 512 /dev/urandom > "$T/sector"
 img 0 create -s 1M -f 512n -b 64K --from "$T/sector" --raw "$STORE/a"
 img 0 create -s 1M -f 4kn -b 64K "$STORE/b"
 cp "$STORE/.sectorfs/b.map" "$STORE/.sectorfs/a.map"
+img 1 info "$STORE/a"
+err_has "$STORE/a: the allocation map is not this image's: a.map: a copy of the map of image 'b'"
 img 4 check "$STORE"
 out_has "$STORE/a: allocation map: a.map: a copy of the map of image 'b', not this image's"
 out_lacks "sidecar says sector"

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "mapident.h"
 
 /* Open the map read-only and salvaging.  While a daemon serves the store, a read
  * that overlaps its write of the same page can see part of it, which fails a
@@ -149,6 +150,7 @@ void img_view_close(struct img_view *v)
 int img_view_image(struct img_view *v, struct sfs_map_info *mi, bool *created)
 {
 	const struct img_ref *r = v->ref;
+	char why[768];
 
 	if (!v->sc_present && v->map_rc == -ENOENT && v->bk_rc == -ENOENT) {
 		tool_error("%s: no such image (no sidecar %s" SFS_SIDECAR_SUFFIX " in %s)", r->path, r->name, r->store);
@@ -190,6 +192,11 @@ int img_view_image(struct img_view *v, struct sfs_map_info *mi, bool *created)
 	if (v->bk_rc < 0) {
 		tool_error("%s: backing file: %s (see '" IMG_PROG " check %s')", r->path,
 			   strerror(-v->bk_rc), r->path);
+		return -1;
+	}
+	if (!sfs_map_tie_servable(sfs_map_tie(v->map, r->name, v->bk_rc == 0 ? &v->bk_id : NULL, why, sizeof(why)))) {
+		tool_error("%s: the allocation map is not this image's: %s (see '" IMG_PROG " check %s')", r->path,
+			   why, r->path);
 		return -1;
 	}
 	*mi = *sfs_map_info(v->map);
