@@ -42,12 +42,12 @@ for what in FIFO directory "symbolic link" socket; do
 		skip "cannot make a socket (python3)" ;;
 	esac
 	chk 4 "$STORE"
-	grep -qF "lock is a $what, not a regular file" "$T/out" || fail "check did not name the $what: $(cat "$T/out")"
+	grep -qE "lock( file)? is a $what" "$T/out" || fail "check did not name the $what: $(cat "$T/out")"
 	rc=0
 	timeout 20 "$SECTORFS" -f "$STORE" "$MNT" >"$T/d.out" 2>&1 || rc=$?
 	[ $rc -ne 124 ] || fail "the daemon hung with a $what as the lock file"
 	[ $rc -ne 0 ] || fail "the daemon served the store with a $what as the lock file"
-	grep -qF "lock is a $what, not a regular file" "$T/d.out" ||
+	grep -qE "lock( file)? is a $what" "$T/d.out" ||
 		fail "the daemon's refusal does not name the $what: $(cat "$T/d.out")"
 	mountpoint -q "$MNT" && fail "a mount was left by the refused daemon"
 	chk 1 --repair "$STORE"
