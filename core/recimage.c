@@ -40,6 +40,7 @@ static void plan_removal(const struct sfs_rec_env *e, struct sfs_rec_item *it, c
 			     sfs_fileid_same(&mid.backing, &fid, false));
 
 		p->keeps_backing = !ours;
+		it->cut_want = fid;                  /* the file the applier removes, and no other */
 		if (!ours)
 			sfs_rec_alone(p, "%s: not the backing file an interrupted %s (%s: another file took the "
 				      "name, or no record names it); left alone", p->name, doing,
@@ -55,19 +56,15 @@ static void plan_removal(const struct sfs_rec_env *e, struct sfs_rec_item *it, c
 int sfs_rec_apply_removal(const struct sfs_rec_env *e, const struct sfs_rec_item *it)
 {
 	char mapname[NAMEBUF];
-	struct sfs_map_ident mid = { 0 };
 	struct sfs_fileid fid;
-	char err[256];
-	int rc = 0, mrc = sfs_rec_map(e, it->p.name, NULL, &mid, err, sizeof(err));
+	int rc = 0;
 
 	sfs_map_name(mapname, sizeof(mapname), it->p.name);
-	/* the backing file first, checked again: its map is what vouches for it */
+	/* the backing file first, and only the one planned on (its map vouches for it) */
 	if (!it->p.keeps_backing && sfs_rec_backing(e, it->p.name, &fid, NULL) == 0 &&
-	    (sfs_rec_backing_ours(&it->in, mrc == 0 ? &mid : NULL, &fid) ||
-	     (mrc == 0 && mid.present && sfs_fileid_same(&mid.backing, &fid, false))) &&
-	    unlinkat(e->dirfd, it->p.name, 0) < 0 && errno != ENOENT)
+	    sfs_fileid_same(&fid, &it->cut_want, true) && unlinkat(e->dirfd, it->p.name, 0) < 0 && errno != ENOENT)
 		rc = -errno;
-	if (rc == 0 && mrc != -ENOENT && !it->p.keeps_map && unlinkat(e->statefd, mapname, 0) < 0 && errno != ENOENT)
+	if (rc == 0 && !it->p.keeps_map && unlinkat(e->statefd, mapname, 0) < 0 && errno != ENOENT)
 		rc = -errno;
 	if (rc == 0 && fsync(e->dirfd) < 0)
 		rc = -errno;

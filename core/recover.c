@@ -293,7 +293,8 @@ static bool read_record(struct walk *w, enum sfs_intent_kind kind, const char *f
 {
 	struct sfs_rec_plan *p = &it->p;
 	int rc = sfs_intent_read(w->e.statefd, kind, fname, &it->in);
-	size_t k = kind == SFS_INTENT_RENAME ? 0 : strlen(fname) - (strchr(fname, '.') ? strlen(strrchr(fname, '.')) : 0);
+	const char *dot = strrchr(fname, '.');
+	size_t k = kind == SFS_INTENT_RENAME || !dot ? 0 : (size_t)(dot - fname);   /* NAME of NAME.grow */
 
 	p->is_record = true;
 	p->kind = kind;
@@ -320,8 +321,6 @@ static bool read_record(struct walk *w, enum sfs_intent_kind kind, const char *f
 	} else if (rc != -ENOENT) {
 		p->verdict = SFS_REC_BLOCKED;
 		sfs_rec_say(p, "%s record that cannot be read: %s", kind_text(kind), strerror(-rc));
-	} else {
-		return false;
 	}
 	return false;
 }
@@ -336,9 +335,10 @@ static void apply(struct walk *w, struct sfs_rec_item *it)
 	int rc = 0;
 
 	if (p->verdict == SFS_REC_BLOCKED) {
-		sfs_logf(e->log, SFS_LOG_ERR, "%s: %s; the record is kept, and %s%s%s not served until it is "
-			 "cleared (%s)", p->file, p->what, p->name[0] ? p->name : "no image",
-			 p->to[0] ? " and " : "", p->to, p->fix[0] ? p->fix : "see 'sectorfs-img check'");
+		sfs_logf(e->log, SFS_LOG_ERR, "%s: %s; the record is kept%s%s%s%s%s (%s)", p->file, p->what,
+			 p->name[0] ? ", and " : "", p->name, p->to[0] ? " and " : "", p->to,
+			 p->name[0] ? " not served until it is cleared" : "", p->fix[0] ? p->fix :
+			 "see 'sectorfs-img check'");
 		return;
 	}
 	if (p->verdict == SFS_REC_REMOVE) {
@@ -366,9 +366,9 @@ static void apply(struct walk *w, struct sfs_rec_item *it)
 	if (rc == 0 && p->verdict != SFS_REC_REMOVE)
 		rc = sfs_remove_durably(e->statefd, p->file + sizeof(SFS_STATE_DIR));
 	if (rc < 0) {
-		sfs_logf(e->log, SFS_LOG_ERR, "%s: %s; cannot be done: %s (the record is kept for the next start; "
-			 "%s%s%s not served until then)", p->file, p->what, strerror(-rc),
-			 p->name[0] ? p->name : "no image", p->to[0] ? " and " : "", p->to);
+		sfs_logf(e->log, SFS_LOG_ERR, "%s: %s; cannot be done: %s (the record is kept for the next "
+			 "start%s%s%s%s%s)", p->file, p->what, strerror(-rc), p->name[0] ? "; " : "", p->name,
+			 p->to[0] ? " and " : "", p->to, p->name[0] ? " not served until then" : "");
 		note_rc(w, rc);
 		return;
 	}

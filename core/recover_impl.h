@@ -29,7 +29,7 @@ struct sfs_rec_env {
 struct sfs_rec_item {
 	struct sfs_rec_plan p;
 	struct sfs_intent in;
-	struct sfs_fileid cut_want;      /* the backing file a planned cut was planned on */
+	struct sfs_fileid cut_want;      /* the backing file a planned cut or removal was planned on */
 	bool replace[3];                 /* a rename: what is under TO goes (the replaced image's,
 					  * or a removed image's map) */
 };
