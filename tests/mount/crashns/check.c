@@ -132,7 +132,15 @@ int cmd_precheck(struct state *s, const char *store, const char *imgtool)
 
 	report_init(&r, s, "right after the kill -9, before the restart", owned, 1);
 	rc = run_check(imgtool, store, out, sizeof(out));
-	if (rc != 0) {
+	if (rc == 0) {
+		unsigned n = 0;
+
+		for (const char *p = out; (p = strstr(p, ": pending: ")); p++)
+			n++;
+		if (n)
+			printf("# round %u: check before the restart exits 0, with %u item%s pending\n", s->round, n,
+			       n == 1 ? "" : "s");
+	} else {
 		check_gist(first_problem(out), gist, sizeof(gist));
 		snprintf(key, sizeof(key), "%d|%.60s", rc, gist);
 		if (problem(&r, K_CHECK_BEFORE, key, "sectorfs-img check %s exited %d, want 0 (clean, or "
