@@ -91,6 +91,7 @@ static void blocked(const struct sfs_rec_env *e, struct sfs_rec_item *it, const 
 		    it->in.old_size, it->in.new_size, why);
 	sfs_rec_done(p, "%s: dropped an interrupted %s from %" PRIu64 " to %" PRIu64 " bytes (%s): the image "
 		     "keeps what its map says", p->name, what, it->in.old_size, it->in.new_size, why);
+	p->clearable = true;
 	snprintf(p->fix, sizeof(p->fix), "'sectorfs-img check --repair' drops the record: the image keeps what "
 		 "its map says");
 }

@@ -135,6 +135,7 @@ void sfs_rec_plan_inflate(const struct sfs_rec_env *e, struct sfs_rec_item *it)
 		sfs_rec_say(p, "an interrupted inflate of %s, whose map cannot be read (%s)", p->name, err);
 		sfs_rec_done(p, "%s: dropped an interrupted inflate: its map cannot be read; the sidecar keeps "
 			     "its mode", p->name);
+		p->clearable = true;
 		snprintf(p->fix, sizeof(p->fix), "'sectorfs-img check --repair' drops the record and sees to "
 			 "the map");
 	} else if (mi.prov == SFS_PROV_EAGERZEROEDTHICK) {

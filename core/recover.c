@@ -317,6 +317,7 @@ static bool read_record(struct walk *w, enum sfs_intent_kind kind, const char *f
 		sfs_rec_say(p, "%s record that is not a regular file, so none of sectorfs's (never opened)",
 			    kind_text(kind));
 		sfs_rec_done(p, "removed %s: not a regular file, so no record of sectorfs's", p->file);
+		p->clearable = true;
 		snprintf(p->fix, sizeof(p->fix), "'sectorfs-img check --repair' removes it");
 	} else if (rc != -ENOENT) {
 		p->verdict = SFS_REC_BLOCKED;

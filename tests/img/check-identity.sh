@@ -95,8 +95,8 @@ printf 'grow 1048576 2097152 1048576 1\n%s\n' "$(ident "$STORE/h")" > "$STORE/.s
 truncate -s 2M "$STORE/h"
 printf 'garbage' | dd of="$STORE/.sectorfs/h.map" conv=notrunc status=none
 img 4 check "$STORE"
-out_has "$STORE/.sectorfs/h.grow: an interrupted grow of h from 1048576 to 2097152 bytes: its map cannot be read"
-out_has "the next start cannot do it, and leaves h out"
+out_has "$STORE/h: .sectorfs/h.grow: an interrupted grow of h from 1048576 to 2097152 bytes: its map cannot be read"
+out_has "the next start cannot do it and leaves the image out"
 img 1 check --repair "$STORE"
 out_has "repaired: h: undid an interrupted grow from 1048576 to 2097152 bytes as its sidecar says"
 out_has "$STORE/h: repaired: rebuilt the allocation map"

@@ -168,19 +168,21 @@ static int check_recovery(const char *store, int dfd, bool repair, struct plans 
 		pl->n = 0;
 		sfs_recover_plan(dfd, sfd, keep_plan, pl);
 	}
+	/* each item is shown with the image it concerns (part 2); here those with no image to show
+	 * them with: temporary files, and records whose images have no file left */
 	for (size_t i = 0; i < pl->n; i++) {
 		const struct sfs_rec_plan *p = &pl->v[i];
+		bool alone = !p->is_record || (!any_file(dfd, sfd, p->name) && !(p->to[0] && any_file(dfd, sfd, p->to)));
 
-		if (p->verdict == SFS_REC_BLOCKED) {
-			printf("%s/%s: %s: the next start cannot do it, and leaves %s out (%s)\n", store, p->file,
-			       p->what, p->name[0] ? p->name : "no image", p->fix[0] ? p->fix : "see the log");
+		if (p->verdict == SFS_REC_BLOCKED)
 			rc |= FSCK_LEFT;
-		} else if (!p->is_record) {
+		if (p->verdict == SFS_REC_BLOCKED && alone)
+			printf("%s/%s: %s: the next start cannot do it (%s)\n", store, p->file, p->what,
+			       p->fix[0] ? p->fix : "see the log");
+		else if (!p->is_record)
 			printf("%s/%s: pending: %s: removed at the next start\n", store, p->file, p->what);
-		} else if (!any_file(dfd, sfd, p->name) && !(p->to[0] && any_file(dfd, sfd, p->to))) {
-			/* no image to show it with */
+		else if (alone)
 			printf("%s/%s: pending: %s: completed at the next start\n", store, p->name, p->what);
-		}
 	}
 	close(sfd);
 	return rc;

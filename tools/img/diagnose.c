@@ -205,7 +205,9 @@ const char *img_check_why_not(const struct img_view *v, enum img_prob p)
 			return "the map is rebuilt from the backing file, which is not usable";
 		return NULL;
 	case P_PENDING:
-		return v->pend && v->pend->fix[0] && !strstr(v->pend->fix, "--repair") ? v->pend->fix : NULL;
+		if (!v->pend || v->pend->clearable)
+			return NULL;
+		return v->pend->fix[0] ? v->pend->fix : "the store's start could not do it: see its log";
 	case P_MAP_MISSING:
 	case P_MAP_BAD:
 		if (!sc_ok)
