@@ -27,6 +27,12 @@
  *           16 u64 disk size         24 u32 logical      28 u32 physical sector
  *           32 u64 block size        40 u64 nblocks      48 u32 provisioning
  *           52 u32 flags             56 u32 CRC-32C of bytes 0..55
+ *           the identity (mapident.c says what it is for; zeros in older maps):
+ *           64 "SFSID\0\0\1"         72 16-byte image id      88 backing file identity
+ *          128 map file identity    168 image name, 208 bytes NUL-padded
+ *          376 u32 CRC-32C of bytes 64..375
+ *           (a file identity: u64 inode, s64 + u32 birth time, u32 what is known, u64
+ *           handle generation, u64 device; fileid.h)
  *
  * Version 1 (every map before this format) has the same header with
  * version 1 and pages of plain bits (bit b of byte i is block 8*i + b,
@@ -112,6 +118,7 @@
 #include "allocmap_impl.h"
 #include "bitmap.h"
 #include "fdio.h"
+#include "fileid.h"
 #include "log.h"
 #include "mapfile.h"
 #include "tmpfile.h"
@@ -124,7 +131,7 @@ int sfs_mapi_write_header(struct sfs_map *m)
 	unsigned char h[MAP_HDR];
 	int rc;
 
-	sfs_mapfile_encode_header(&m->info, m->nblocks, h);
+	sfs_mapfile_encode_header(&m->info, m->nblocks, &m->ident, h);
 	rc = sfs_pwrite_all(m->fd, h, 512, 0);
 	if (rc == 0 && fdatasync(m->fd) < 0)
 		rc = -errno;
@@ -153,16 +160,18 @@ int sfs_mapi_alloc_arrays(uint64_t npages, uint64_t **words, uint64_t **dirty)
 	return 0;
 }
 
-/* A map in memory, all bits clear, for the file fd whose fstat is st. */
-static struct sfs_map *map_new(int fd, const struct stat *st, const struct sfs_map_info *info)
+/* A map in memory, all bits clear, for the file fd whose identity is file. */
+static struct sfs_map *map_new(int fd, const struct sfs_fileid *file, const struct sfs_map_info *info,
+			       const struct sfs_map_ident *ident)
 {
 	struct sfs_map *m = sfs_mapi_calloc(1, sizeof(*m));
 
 	if (!m)
 		return NULL;
 	m->fd = fd;
-	m->dev = st->st_dev;
-	m->ino = st->st_ino;
+	m->file = *file;
+	if (ident)
+		m->ident = *ident;
 	m->info = *info;
 	m->nblocks = sfs_geom_nblocks(&info->geom);
 	m->npages = m->cap_pages = sfs_mapfile_pages(SFS_MAPFILE_VERSION, m->nblocks);
@@ -190,11 +199,12 @@ void sfs_mapi_mark_page_dirty(struct sfs_map *m, uint64_t page)
 
 /* ---- create ---- */
 
-int sfs_map_create_tmp(int dirfd, const struct sfs_map_info *info, char *tmp, size_t tmplen,
-		       struct sfs_map **out)
+int sfs_map_create_tmp(int dirfd, const struct sfs_map_info *info, const struct sfs_map_ident *ident,
+		       char *tmp, size_t tmplen, struct sfs_map **out)
 {
+	struct sfs_map_ident id = { 0 };
+	struct sfs_fileid file;
 	struct sfs_map *m;
-	struct stat st;
 	int fd, rc;
 
 	/* before any byte is written: a map past the limit would fill the store's filesystem */
@@ -203,10 +213,17 @@ int sfs_map_create_tmp(int dirfd, const struct sfs_map_info *info, char *tmp, si
 	fd = sfs_tmp_create(dirfd, tmp, tmplen, 0600);
 	if (fd < 0)
 		return fd;
-	rc = sfs_mapfile_write(fd, info, sfs_geom_nblocks(&info->geom), NULL);
-	if (rc == 0 && (fsync(fd) < 0 || fstat(fd, &st) < 0))
+	/* the identity the file has now is the one it keeps: it is renamed, never copied */
+	rc = sfs_fileid_fd(fd, &file, NULL);
+	if (rc == 0 && ident && ident->present) {
+		id = *ident;
+		id.self = file;
+	}
+	if (rc == 0)
+		rc = sfs_mapfile_write(fd, info, sfs_geom_nblocks(&info->geom), &id, NULL);
+	if (rc == 0 && fsync(fd) < 0)
 		rc = -errno;
-	m = rc == 0 ? map_new(fd, &st, info) : NULL;
+	m = rc == 0 ? map_new(fd, &file, info, &id) : NULL;
 	if (rc == 0 && !m)
 		rc = -ENOMEM;
 	if (rc < 0) {
@@ -221,9 +238,15 @@ int sfs_map_create_tmp(int dirfd, const struct sfs_map_info *info, char *tmp, si
 int sfs_map_create(int dirfd, const char *fname, const struct sfs_map_info *info,
 		   struct sfs_map **out)
 {
+	return sfs_map_create_as(dirfd, fname, info, NULL, out);
+}
+
+int sfs_map_create_as(int dirfd, const char *fname, const struct sfs_map_info *info,
+		      const struct sfs_map_ident *ident, struct sfs_map **out)
+{
 	char tmp[SFS_TMP_NAME_MAX];
 	struct sfs_map *m;
-	int rc = sfs_map_create_tmp(dirfd, info, tmp, sizeof(tmp), &m);
+	int rc = sfs_map_create_tmp(dirfd, info, ident, tmp, sizeof(tmp), &m);
 
 	if (rc < 0)
 		return rc;
@@ -262,15 +285,17 @@ void sfs_map_damage_text(const char *fname, const struct sfs_map_damage *d, char
 static int upgrade(struct sfs_map *m, int dirfd, const char *fname)
 {
 	char tmp[SFS_TMP_NAME_MAX];
-	struct stat st;
+	struct sfs_fileid file;
 	int fd, rc;
 
 	fd = sfs_tmp_create(dirfd, tmp, sizeof(tmp), 0600);
 	if (fd < 0)
 		return fd;
-	rc = sfs_mapfile_write(fd, &m->info, m->nblocks, m->words);
-	if (rc == 0 && fstat(fd, &st) < 0)
-		rc = -errno;
+	rc = sfs_fileid_fd(fd, &file, NULL);
+	if (rc == 0 && m->ident.present)
+		m->ident.self = file;
+	if (rc == 0)
+		rc = sfs_mapfile_write(fd, &m->info, m->nblocks, &m->ident, m->words);
 	if (rc == 0)
 		rc = sfs_tmp_install(fd, dirfd, tmp, dirfd, fname);
 	else
@@ -281,8 +306,7 @@ static int upgrade(struct sfs_map *m, int dirfd, const char *fname)
 	}
 	close(m->fd);
 	m->fd = fd;
-	m->dev = st.st_dev;
-	m->ino = st.st_ino;
+	m->file = file;
 	return 0;
 }
 
@@ -290,18 +314,19 @@ static int upgrade(struct sfs_map *m, int dirfd, const char *fname)
  * header describes (dropping a grow's leftover pages read-write), and read the header and the
  * file's fstat (st): the fd, or -errno with err filled. */
 static int open_checked(int dirfd, const char *fname, bool ro, struct sfs_map_info *info, uint64_t *nblocks,
-			unsigned *version, struct stat *stp, char *err, size_t errlen)
+			unsigned *version, struct sfs_map_ident *ident, struct sfs_fileid *file, char *err,
+			size_t errlen)
 {
 	unsigned char h[MAP_HDR];
 	struct stat st;
 	uint64_t want;
 	int fd, rc;
 
-	fd = openat(dirfd, fname, (ro ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO planted as the map must not hang the open; it is refused below */
+	fd = openat(dirfd, fname, (ro ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return sfs_err(err, errlen, -errno, "%s: cannot open allocation map: %s", fname, strerror(errno));
-	if (fstat(fd, &st) < 0) {
-		rc = -errno;
+	if ((rc = sfs_fileid_fd(fd, file, &st)) < 0) {
 		close(fd);
 		return sfs_err(err, errlen, rc, "%s: cannot stat allocation map: %s", fname, strerror(-rc));
 	}
@@ -319,7 +344,7 @@ static int open_checked(int dirfd, const char *fname, bool ro, struct sfs_map_in
 		close(fd);
 		return sfs_err(err, errlen, rc, "%s: cannot read map header", fname);
 	}
-	rc = sfs_mapfile_check_header(h, fname, info, nblocks, version, err, errlen);
+	rc = sfs_mapfile_check_header(h, fname, info, nblocks, version, ident, err, errlen);
 	if (rc < 0) {
 		close(fd);
 		return rc;
@@ -344,7 +369,6 @@ static int open_checked(int dirfd, const char *fname, bool ro, struct sfs_map_in
 			       fname, (long long)st.st_size, (unsigned long long)want,
 			       (uint64_t)st.st_size < want ? "truncated" : "trailing data");
 	}
-	*stp = st;
 	return fd;
 }
 
@@ -352,16 +376,17 @@ int sfs_map_open(int dirfd, const char *fname, unsigned flags, const struct sfs_
 		 struct sfs_map **out, char *err, size_t errlen)
 {
 	bool ro = flags & SFS_MAP_RDONLY;
+	struct sfs_map_ident ident;
 	struct sfs_map_info info;
+	struct sfs_fileid file;
 	struct sfs_map *m;
-	struct stat st;
 	uint64_t nblocks = 0, cnt = 0;
 	unsigned version = 0;
-	int fd = open_checked(dirfd, fname, ro, &info, &nblocks, &version, &st, err, errlen), rc;
+	int fd = open_checked(dirfd, fname, ro, &info, &nblocks, &version, &ident, &file, err, errlen), rc;
 
 	if (fd < 0)
 		return fd;
-	m = map_new(fd, &st, &info);
+	m = map_new(fd, &file, &info, &ident);
 	if (!m) {
 		close(fd);
 		return sfs_err(err, errlen, -ENOMEM, "%s: out of memory", fname);
@@ -401,6 +426,28 @@ int sfs_map_open(int dirfd, const char *fname, unsigned flags, const struct sfs_
 	return 0;
 }
 
+int sfs_map_peek(int dirfd, const char *fname, struct sfs_map_info *info, struct sfs_map_ident *ident,
+		 struct sfs_fileid *file, char *err, size_t errlen)
+{
+	struct sfs_map_ident id;
+	struct sfs_map_info mi;
+	struct sfs_fileid f;
+	uint64_t nblocks;
+	unsigned version;
+	int fd = open_checked(dirfd, fname, true, &mi, &nblocks, &version, &id, &f, err, errlen);
+
+	if (fd < 0)
+		return fd;
+	close(fd);
+	if (info)
+		*info = mi;
+	if (ident)
+		*ident = id;
+	if (file)
+		*file = f;
+	return 0;
+}
+
 void sfs_map_close(struct sfs_map *m)
 {
 	if (!m)
@@ -431,8 +478,18 @@ int sfs_map_fd(const struct sfs_map *m)
 
 void sfs_map_file_id(const struct sfs_map *m, dev_t *dev, ino_t *ino)
 {
-	*dev = m->dev;
-	*ino = m->ino;
+	*dev = (dev_t)m->file.dev;
+	*ino = (ino_t)m->file.ino;
+}
+
+const struct sfs_fileid *sfs_map_fileid(const struct sfs_map *m)
+{
+	return &m->file;
+}
+
+const struct sfs_map_ident *sfs_map_ident(const struct sfs_map *m)
+{
+	return &m->ident;
 }
 
 const struct sfs_map_info *sfs_map_info(const struct sfs_map *m)

@@ -22,8 +22,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "fileid.h"
 #include "geometry.h"
 #include "log.h"
+#include "names.h"
 
 struct sfs_map;
 
@@ -37,17 +39,35 @@ struct sfs_map_info {
 /* Eager zeroing of the whole image has completed (eagerzeroedthick). */
 #define SFS_MAP_F_ZEROED 0x1u
 
+#define SFS_IMAGE_ID_LEN 16
+
+/* What ties a map to its image, recorded in the header after the geometry (mapident.c says
+ * how it is judged).  Maps of older versions have none (present false). */
+struct sfs_map_ident {
+	bool present;
+	unsigned char id[SFS_IMAGE_ID_LEN];   /* the image's random identity, for life */
+	struct sfs_fileid backing;            /* the backing file the map describes */
+	struct sfs_fileid self;               /* the map file it was written as (in place since) */
+	char name[SFS_NAME_MAX + 1];          /* the image's name when last written */
+};
+
 /* Create dirfd/fname with all bits clear (atomically: a temporary file of tmpfile.h, made
- * durable, then renamed). 0 or -errno (nothing left behind): -EFBIG, before anything is written,
- * for a size past sfs_geom_size_max; -ENOMEM; errors of the file's creation and writes. */
+ * durable, then renamed), with no identity (for tests and tools that make a map alone).
+ * 0 or -errno (nothing left behind): -EFBIG, before anything is written, for a size past
+ * sfs_geom_size_max; -ENOMEM; errors of the file's creation and writes. */
 int sfs_map_create(int dirfd, const char *fname, const struct sfs_map_info *info,
 		   struct sfs_map **out);
 
+/* As sfs_map_create, tied to its image: ident's id, backing and name recorded (its self is
+ * filled in with the new file's identity); NULL: none.  0 or -errno. */
+int sfs_map_create_as(int dirfd, const char *fname, const struct sfs_map_info *info,
+		      const struct sfs_map_ident *ident, struct sfs_map **out);
+
 /* Create a durable map with all bits clear under a new temporary name of dirfd (put in tmp,
- * >= SFS_TMP_NAME_MAX bytes); the caller renames it into place (sfs_tmp_install) or removes
- * it.  0 or -errno as sfs_map_create (nothing left behind). */
-int sfs_map_create_tmp(int dirfd, const struct sfs_map_info *info, char *tmp, size_t tmplen,
-		       struct sfs_map **out);
+ * >= SFS_TMP_NAME_MAX bytes), tied as ident says (NULL: not tied); the caller renames it into
+ * place (sfs_tmp_install) or removes it.  0 or -errno as sfs_map_create (nothing left behind). */
+int sfs_map_create_tmp(int dirfd, const struct sfs_map_info *info, const struct sfs_map_ident *ident,
+		       char *tmp, size_t tmplen, struct sfs_map **out);
 
 /* Flags of sfs_map_open. */
 #define SFS_MAP_RDONLY 0x1u    /* open O_RDONLY and change nothing: no reserve, no trim of an
@@ -75,6 +95,12 @@ struct sfs_map_damage {
 int sfs_map_open(int dirfd, const char *fname, unsigned flags, const struct sfs_log *log,
 		 struct sfs_map **out, char *err, size_t errlen);
 
+/* Read and check the header of dirfd/fname as sfs_map_open does (the file's length included),
+ * without reading the bitmap or changing anything: 0 with *info, *ident and *file set (each may
+ * be NULL), or -errno with err set as sfs_map_open's. */
+int sfs_map_peek(int dirfd, const char *fname, struct sfs_map_info *info, struct sfs_map_ident *ident,
+		 struct sfs_fileid *file, char *err, size_t errlen);
+
 /* The bitmap damage the open found (and salvaged: only an SFS_MAP_SALVAGE open gets a map
  * with damage); all zero for an intact map.  Never NULL. */
 const struct sfs_map_damage *sfs_map_damage(const struct sfs_map *m);
@@ -90,6 +116,17 @@ void sfs_map_close(struct sfs_map *m);
 /* The device and inode of the map file, as when it was opened or made (a version-1 map
  * converted by the open: the new file's). */
 void sfs_map_file_id(const struct sfs_map *m, dev_t *dev, ino_t *ino);
+
+/* The map file's identity (fileid.h), taken as sfs_map_file_id's. */
+const struct sfs_fileid *sfs_map_fileid(const struct sfs_map *m);
+
+/* What the header records of the map's image (present false for a map of an older version). */
+const struct sfs_map_ident *sfs_map_ident(const struct sfs_map *m);
+
+/* Record ident in the header (its self replaced by the map file's own identity), rewritten in
+ * place and made durable as sfs_map_set_prov does.  0; -EROFS (SFS_MAP_RDONLY); -errno (the
+ * header as before in memory). */
+int sfs_map_set_ident(struct sfs_map *m, const struct sfs_map_ident *ident);
 
 /* The header as recorded. */
 const struct sfs_map_info *sfs_map_info(const struct sfs_map *m);

@@ -35,8 +35,8 @@ struct snap_page {
 
 struct sfs_map {
 	int fd;
-	dev_t dev;                        /* the file's identity, taken when it was opened or made */
-	ino_t ino;
+	struct sfs_fileid file;           /* the file's identity, taken when it was opened or made */
+	struct sfs_map_ident ident;       /* what the header records of the image */
 	bool rdonly;                      /* SFS_MAP_RDONLY */
 	struct sfs_map_info info;
 	struct sfs_map_damage damage;     /* what the open found (and salvaged) */

@@ -3,10 +3,12 @@
  * grow.c - growing an image all or nothing (see grow.h).
  *
  * The order, with the state a crash after each step leaves and what the
- * next open of the store (sfs_grow_recover) makes of it:
+ * next open of the store (recgrow.c) makes of it:
  *
  *   step                                  on disk after it        recovery
  *   1 journal NAME.grow: OLD NEW LEN SC   nothing else changed    undo: nothing to do
+ *     (and the image's identity:
+ *     intent.h)
  *   2 prepare: backing file extended to   backing longer, map     undo: backing cut to LEN
  *     NEW (reserved if thick), map file   file longer, both       (the reservation goes
  *     extended; both durable              headers still OLD       with it), map pages dropped
@@ -36,6 +38,7 @@
 #include <unistd.h>
 
 #include "grow.h"
+#include "intent.h"
 #include "names.h"
 #include "sidecar.h"
 #include "step.h"
@@ -43,12 +46,6 @@
 #include "tmpfile.h"
 
 #define NAMEBUF 300
-
-struct journal {
-	bool trim;                    /* "trim OLD NEW": capacity given back, else a grow */
-	uint64_t old_size, new_size, old_len;
-	int sidecar;
-};
 
 static int journal_name(const char *name, char *buf, size_t len)
 {
@@ -87,7 +84,8 @@ int sfs_grow(int store_fd, int state_fd, struct sfs_image *im, uint64_t new_size
 {
 	struct sfs_geom g = sfs_image_geom(im);
 	const char *name = sfs_image_name(im);
-	char jname[NAMEBUF], text[128];
+	struct sfs_intent rec = { .kind = SFS_INTENT_GROW, .new_size = new_size, .sidecar = save_sidecar };
+	char jname[NAMEBUF];
 	struct sfs_sidecar sc;
 	bool saved = false;
 	struct stat st;
@@ -101,9 +99,11 @@ int sfs_grow(int store_fd, int state_fd, struct sfs_image *im, uint64_t new_size
 		return rc;
 	if (fstat(sfs_image_fd(im), &st) < 0)
 		return -errno;
-	snprintf(text, sizeof(text), "grow %" PRIu64 " %" PRIu64 " %" PRIu64 " %d\n", g.size, new_size,
-		 (uint64_t)st.st_size, save_sidecar);
-	rc = grow_step(sfs_write_file_atomic(state_fd, state_fd, jname, text, strlen(text), 0600), 1);
+	snprintf(rec.name, sizeof(rec.name), "%s", name);
+	rec.old_size = g.size;
+	rec.old_len = (uint64_t)st.st_size;
+	rec.img = sfs_image_intent_who(im);
+	rc = grow_step(sfs_intent_write(state_fd, &rec), 1);
 	if (rc == 0)
 		rc = grow_step(sfs_image_grow_prepare(im, new_size), 2);
 	if (rc == 0 && save_sidecar) {
@@ -144,79 +144,21 @@ int sfs_grow(int store_fd, int state_fd, struct sfs_image *im, uint64_t new_size
 	return rc;
 }
 
-static int parse_journal(const char *text, struct journal *j)
-{
-	char tail;
-
-	j->trim = strncmp(text, "trim ", 5) == 0;
-	if (j->trim)
-		return sscanf(text, "trim %" SCNu64 " %" SCNu64 "%c", &j->old_size, &j->new_size, &tail) == 3 &&
-		       tail == '\n' && j->new_size < j->old_size ? 0 : -EUCLEAN;
-	if (sscanf(text, "grow %" SCNu64 " %" SCNu64 " %" SCNu64 " %d%c", &j->old_size, &j->new_size,
-		   &j->old_len, &j->sidecar, &tail) != 5 || tail != '\n' || j->new_size <= j->old_size ||
-	    (j->sidecar != 0 && j->sidecar != 1))
-		return -EUCLEAN;
-	return 0;
-}
-
-/* Cut the backing file back to len (undoing the extension and its reservation). */
-static int cut_backing(int store_fd, const char *name, uint64_t len)
-{
-	int fd = openat(store_fd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), rc = 0;
-	struct stat st;
-
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	if (fstat(fd, &st) < 0)
-		rc = -errno;
-	else if (!S_ISREG(st.st_mode) || st.st_nlink != 1)
-		rc = -EPERM;
-	else if ((uint64_t)st.st_size > len && (ftruncate(fd, (off_t)len) < 0 || fsync(fd) < 0))
-		rc = -errno;
-	close(fd);
-	return rc;
-}
-
-/* A trim the map header says happened is finished (sidecar and backing file follow it); one
- * it says did not is dropped. */
-static int recover_trim(int store_fd, int state_fd, const char *name, const char *jname,
-			const struct journal *j, uint64_t msize, const struct sfs_log *log)
-{
-	int rc = 0;
-
-	if (msize == j->new_size) {
-		rc = rewrite_sidecar_size(store_fd, state_fd, name, j->old_size, j->new_size, false, log);
-		if (rc == 0)
-			rc = cut_backing(store_fd, name, j->new_size);
-		if (rc == 0)
-			sfs_logf(log, SFS_LOG_WARN, "%s: finished an interrupted shrink from %" PRIu64 " to %" PRIu64
-				 " bytes", name, j->old_size, j->new_size);
-	} else if (msize != j->old_size) {
-		sfs_logf(log, SFS_LOG_ERR, "%s: its map says %" PRIu64 " bytes, neither side of the interrupted "
-			 "trim from %" PRIu64 " to %" PRIu64 "; %s/%s left alone", name, msize, j->old_size,
-			 j->new_size, SFS_STATE_DIR, jname);
-		return -EUCLEAN;
-	}
-	if (rc < 0) {
-		sfs_logf(log, SFS_LOG_ERR, "%s: cannot finish an interrupted trim: %s", name, strerror(-rc));
-		return rc;
-	}
-	return sfs_remove_durably(state_fd, jname);
-}
-
 int sfs_trim(int store_fd, int state_fd, struct sfs_image *im, uint64_t size, const struct sfs_log *log)
 {
 	uint64_t cap = sfs_image_capacity(im);
 	const char *name = sfs_image_name(im);
-	char jname[NAMEBUF], text[96];
+	struct sfs_intent rec = { .kind = SFS_INTENT_TRIM, .old_size = cap, .new_size = size };
+	char jname[NAMEBUF];
 	int rc;
 
 	if (size >= cap)
 		return 0;
 	if ((rc = journal_name(name, jname, sizeof(jname))) < 0)
 		return rc;
-	snprintf(text, sizeof(text), "trim %" PRIu64 " %" PRIu64 "\n", cap, size);
-	rc = sfs_write_file_atomic(state_fd, state_fd, jname, text, strlen(text), 0600);
+	snprintf(rec.name, sizeof(rec.name), "%s", name);
+	rec.img = sfs_image_intent_who(im);
+	rc = sfs_intent_write(state_fd, &rec);
 	if (rc == 0)
 		rc = sfs_step("trim", 1);
 	if (rc == 0)
@@ -239,58 +181,4 @@ int sfs_trim(int store_fd, int state_fd, struct sfs_image *im, uint64_t size, co
 		sfs_logf(log, SFS_LOG_ERR, "%s: cannot finish shrinking from %" PRIu64 " to %" PRIu64 " bytes: %s; "
 			 "the next start of the store finishes it", name, cap, size, strerror(-rc));
 	return rc;
-}
-
-int sfs_grow_recover(int store_fd, int state_fd, const char *name, const struct sfs_log *log)
-{
-	char jname[NAMEBUF], mapname[NAMEBUF], text[256], err[512];
-	struct journal j;
-	struct sfs_map *m;
-	uint64_t msize;
-	ssize_t n;
-	int rc;
-
-	if ((rc = journal_name(name, jname, sizeof(jname))) < 0)
-		return rc;
-	n = sfs_read_small_file(state_fd, jname, text, sizeof(text));
-	if (n < 0)
-		return n == -ENOENT ? 0 : (int)n;
-	if (parse_journal(text, &j) < 0) {
-		/* written atomically, so never half there: damaged */
-		sfs_logf(log, SFS_LOG_WARN, "removed %s/%s: a damaged grow journal", SFS_STATE_DIR, jname);
-		return sfs_remove_durably(state_fd, jname);
-	}
-	sfs_map_name(mapname, sizeof(mapname), name);
-	rc = sfs_map_open(state_fd, mapname, 0, log, &m, err, sizeof(err));
-	if (rc < 0) {
-		sfs_logf(log, SFS_LOG_ERR, "%s: cannot finish or undo an interrupted grow: %s", name, err);
-		return rc;
-	}
-	msize = sfs_map_info(m)->geom.size;
-	sfs_map_close(m);
-	if (j.trim)
-		return recover_trim(store_fd, state_fd, name, jname, &j, msize, log);
-	if (msize == j.new_size) {
-		rc = j.sidecar ? rewrite_sidecar_size(store_fd, state_fd, name, 0, j.new_size, true, log) : 0;
-		if (rc == 0)
-			sfs_logf(log, SFS_LOG_WARN, "%s: finished an interrupted grow from %" PRIu64 " to %" PRIu64
-				 " bytes", name, j.old_size, j.new_size);
-	} else if (msize == j.old_size) {
-		rc = cut_backing(store_fd, name, j.old_len);
-		if (rc == 0 && j.sidecar)
-			rc = rewrite_sidecar_size(store_fd, state_fd, name, j.new_size, j.old_size, false, log);
-		if (rc == 0)
-			sfs_logf(log, SFS_LOG_WARN, "%s: undid an interrupted grow from %" PRIu64 " to %" PRIu64
-				 " bytes; the image keeps %" PRIu64 " bytes", name, j.old_size, j.new_size, j.old_size);
-	} else {
-		sfs_logf(log, SFS_LOG_ERR, "%s: its map says %" PRIu64 " bytes, neither side of the interrupted "
-			 "grow from %" PRIu64 " to %" PRIu64 "; %s/%s left alone", name, msize, j.old_size,
-			 j.new_size, SFS_STATE_DIR, jname);
-		return -EUCLEAN;
-	}
-	if (rc < 0) {
-		sfs_logf(log, SFS_LOG_ERR, "%s: cannot finish or undo an interrupted grow: %s", name, strerror(-rc));
-		return rc;
-	}
-	return sfs_remove_durably(state_fd, jname);
 }

@@ -7,8 +7,7 @@
  * (a new size).  sfs_grow() orders them around a journal,
  * STORE/.sectorfs/NAME.grow, so that on any failure everything is as
  * before, and after a crash the next open of the store finishes the grow
- * or undoes it (sfs_grow_recover), whichever side of the commit it
- * stopped on.
+ * or undoes it (recgrow.c), whichever side of the commit it stopped on.
  */
 #ifndef SFS_GROW_H
 #define SFS_GROW_H
@@ -37,9 +36,5 @@ int sfs_grow(int store_fd, int state_fd, struct sfs_image *im, uint64_t new_size
  * capacity); -EAGAIN when a write went past size meanwhile; -EBUSY when a block past size is
  * allocated; -EINVAL; or -errno. */
 int sfs_trim(int store_fd, int state_fd, struct sfs_image *im, uint64_t size, const struct sfs_log *log);
-
-/* Finish or undo the grow (or trim) that STATE/NAME.grow records (a crash interrupted it), log what was
- * done and remove the journal.  0, or -errno with the journal kept (and the reason logged). */
-int sfs_grow_recover(int store_fd, int state_fd, const char *name, const struct sfs_log *log);
 
 #endif

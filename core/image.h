@@ -28,6 +28,7 @@
 
 #include "allocmap.h"
 #include "geometry.h"
+#include "intent.h"
 #include "log.h"
 #include "sidecar.h"
 #include "stats.h"
@@ -39,6 +40,8 @@ struct sfs_fdcache;
 #define SFS_IMAGE_STATS 1u     /* keep statistics */
 #define SFS_IMAGE_BUFFERED 2u  /* buffered backing I/O instead of O_DIRECT */
 #define SFS_IMAGE_ZERO_BG 4u   /* eager zeroing in a thread of the image's own (sfs_image_zero_start) */
+#define SFS_IMAGE_CREATE 8u    /* the image is being created: a map left under its name is an older
+				* image's, and is replaced */
 
 /* Open (or create, when the backing file is missing) image name.
  * store_fd: the store directory, holding name (backing file);
@@ -93,8 +96,12 @@ void sfs_image_release(struct sfs_image *im);
 /* The device and inode of the backing file as first opened. */
 void sfs_image_identity(const struct sfs_image *im, dev_t *dev, ino_t *ino);
 
-/* fstatat of the backing file by its name (no pin needed): 0, -ESTALE when another file is
- * there now (not the one of sfs_image_identity), or -errno (-ENOENT: none). */
+/* What an intent record says of the image (intent.h): its identity and its backing file's. */
+struct sfs_intent_who sfs_image_intent_who(const struct sfs_image *im);
+
+/* The stat of the backing file by its name (no pin needed): 0, -ESTALE when another file is
+ * there now (not the one first opened: another inode, or a new file that took its inode
+ * number, fileid.h), or -errno (-ENOENT: none). */
 int sfs_image_backing_stat(struct sfs_image *im, struct stat *st);
 
 /* Is the backing file gone from its name (removed, or another file put there)? */
@@ -249,9 +256,10 @@ int sfs_image_trim_commit(struct sfs_image *im, uint64_t cap);
  *            one) */
 int sfs_image_reformat_check(const struct sfs_image *im, const struct sfs_sidecar *sc);
 
-/* The header of the empty map of an image of sc's format (size 0, no flags), for the store to
- * make before sfs_image_reformat. */
-void sfs_image_reformat_map_info(const struct sfs_sidecar *sc, struct sfs_map_info *mi);
+/* The header of the empty map of im in sc's format (size 0, no flags) and the identity that ties
+ * it to im, for the store to make before sfs_image_reformat. */
+void sfs_image_reformat_map_info(const struct sfs_image *im, const struct sfs_sidecar *sc,
+				 struct sfs_map_info *mi, struct sfs_map_ident *ident);
 
 /* Give im the format of sc with nm, the empty map the store made for it (as
  * sfs_image_reformat_map_info says) and put in place of NAME.map; im owns nm.  Cannot fail.

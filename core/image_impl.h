@@ -48,9 +48,10 @@ struct sfs_image {
 	struct sfs_map *retired[4];  /* maps replaced by sfs_image_reformat, freed at close */
 	unsigned nretired;
 
-	/* identity, and what the map said when the resident part was last dropped */
-	dev_t dev, map_dev;
-	ino_t ino, map_ino;
+	/* identity (fileid.h, mapident.h), and what the map said when the resident part was last
+	 * dropped */
+	struct sfs_fileid bid, mid;  /* backing file and map file, as first opened */
+	unsigned char id[SFS_IMAGE_ID_LEN];   /* the image's, from its map */
 	struct sfs_map_info mi;
 	uint64_t map_count, map_nblocks;
 

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileid.h"
 #include "image_impl.h"
 #include "model.h"
 
@@ -22,15 +23,23 @@
 
 void sfs_image_identity(const struct sfs_image *im, dev_t *dev, ino_t *ino)
 {
-	*dev = im->dev;
-	*ino = im->ino;
+	*dev = (dev_t)im->bid.dev;
+	*ino = (ino_t)im->bid.ino;
+}
+
+struct sfs_intent_who sfs_image_intent_who(const struct sfs_image *im)
+{
+	return sfs_intent_who_of(im->id, &im->bid, NULL);
 }
 
 int sfs_image_backing_stat(struct sfs_image *im, struct stat *st)
 {
-	if (fstatat(im->store_fd, im->name, st, AT_SYMLINK_NOFOLLOW) < 0)
-		return -errno;
-	return st->st_dev == im->dev && st->st_ino == im->ino ? 0 : -ESTALE;
+	struct sfs_fileid id;
+	int rc = sfs_fileid_at(im->store_fd, im->name, &id, st);
+
+	if (rc < 0)
+		return rc;
+	return sfs_fileid_same(&id, &im->bid, true) ? 0 : -ESTALE;
 }
 
 bool sfs_image_backing_gone(struct sfs_image *im)
@@ -118,10 +127,27 @@ const char *sfs_image_name(const struct sfs_image *im)
 
 int sfs_image_set_name(struct sfs_image *im, const char *name)
 {
+	struct sfs_map_ident id = { .present = true, .backing = im->bid };
+	char mapname[SFS_FILE_NAME_LEN], err[256];
+	struct sfs_map *m = NULL;
+	bool open;
+
 	if (strlen(name) >= sizeof(im->name))
 		return -ENAMETOOLONG;
-	sfs_img_hold(im);
+	open = sfs_img_hold(im);
 	snprintf(im->name, sizeof(im->name), "%s", name);
+	/* the map says the name too (mapident.h): the open one, or its file by the new name; what
+	 * fails here is left to the next open, which records the name of a map renamed by hand */
+	memcpy(id.id, im->id, sizeof(id.id));
+	snprintf(id.name, sizeof(id.name), "%s", name);
+	sfs_map_name(mapname, sizeof(mapname), name);
+	if (open && im->map)
+		sfs_map_set_ident(im->map, &id);
+	else if (sfs_map_open(im->state_fd, mapname, SFS_MAP_SALVAGE, NULL, &m, err, sizeof(err)) == 0) {
+		if (sfs_fileid_same(sfs_map_fileid(m), &im->mid, true))
+			sfs_map_set_ident(m, &id);
+		sfs_map_close(m);
+	}
 	sfs_img_unhold(im);
 	return 0;
 }

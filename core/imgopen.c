@@ -5,8 +5,18 @@
  * The first open (sfs_image_open, sfs_image_open_in) makes a declared
  * image that does not exist yet, imports a raw file without a map, checks
  * the backing file (a regular file with one link, never followed through
- * a symbolic link) and the map (every chunk's checksum), and reconciles
- * the sidecar with the geometry the map records.
+ * a symbolic link) and the map (every chunk's checksum, and that it is
+ * this image's: mapident.h), and reconciles the sidecar with the geometry
+ * the map records.
+ *
+ * Making an image: the backing file is made unnamed (O_TMPFILE) and sized,
+ * the map written recording its identity, and only then is the backing
+ * file linked under its name.  So a crash leaves the sidecar alone, or
+ * with a map that records no data, never a backing file without its map.
+ * A declared image whose backing file is missing is made (again) only when
+ * its map records no data, which is such an interrupted create (logged);
+ * with data it is refused: a disk whose data went is not replaced by zeros
+ * without a word.
  *
  * Without a descriptor cache the image then keeps its backing file, its
  * O_DIRECT twin and its map open until sfs_image_close.  With one
@@ -28,36 +38,146 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "fileid.h"
 #include "image_impl.h"
+#include "mapident.h"
 #include "model.h"
 
 /* ---- first open ---- */
 
-static int create_backing(int store_fd, const char *name, const struct sfs_sidecar *sc,
-			  const struct sfs_log *log, int *fd_out)
+/* Size fd, a new backing file, for sc: its length, and its space reserved when thick.  0 or
+ * -errno. */
+static int size_backing(int fd, const struct sfs_sidecar *sc, const char *name, const struct sfs_log *log)
 {
-	int fd = openat(store_fd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-
-	if (fd < 0)
+	if (ftruncate(fd, (off_t)sc->size) < 0)
 		return -errno;
-	if (ftruncate(fd, (off_t)sc->size) < 0) {
-		int rc = -errno;
-
-		close(fd);
-		unlinkat(store_fd, name, 0);
-		return rc;
-	}
 	if (sc->prov != SFS_PROV_THIN && sc->size && fallocate(fd, 0, 0, (off_t)sc->size) < 0) {
-		int rc = -errno;
-
-		if (rc != -EOPNOTSUPP) {
-			close(fd);
-			unlinkat(store_fd, name, 0);
-			return rc;
-		}
+		if (errno != EOPNOTSUPP)
+			return -errno;
 		sfs_logf(log, SFS_LOG_WARN, "%s: backing filesystem cannot reserve space; image stays sparse", name);
 	}
-	*fd_out = fd;
+	return 0;
+}
+
+/* A new backing file for sc in the store directory, not linked under any name yet (O_TMPFILE:
+ * a crash before link_backing leaves nothing of it); where the filesystem has no O_TMPFILE,
+ * made under its name at once (O_EXCL), *linked set.  The fd, or -errno (nothing left). */
+static int create_backing(int store_fd, const char *name, const struct sfs_sidecar *sc,
+			  const struct sfs_log *log, bool *linked)
+{
+	int fd = openat(store_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0644), rc;
+
+	*linked = fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL);
+	if (*linked)
+		fd = openat(store_fd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	rc = size_backing(fd, sc, name, log);
+	if (rc < 0) {
+		close(fd);
+		if (*linked)
+			unlinkat(store_fd, name, 0);
+		return rc;
+	}
+	return fd;
+}
+
+/* Give the unnamed backing file fd its name, never over anything, durably.  0 or -errno. */
+static int link_backing(int fd, int store_fd, const char *name)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (linkat(AT_FDCWD, path, store_fd, name, AT_SYMLINK_FOLLOW) < 0 &&
+	    (errno != ENOENT || linkat(fd, "", store_fd, name, AT_EMPTY_PATH) < 0))
+		return -errno;
+	return fsync(store_fd) < 0 ? -errno : 0;
+}
+
+/* Make image name: its backing file, then its map recording both (mapident.h), then the
+ * backing file's name, so that a crash on the way leaves at most a map that records no data
+ * (see may_make).  0, or -errno with err filled and nothing left behind. */
+static int make_image(struct sfs_image *im, int store_fd, int state_fd, const char *name, const char *mapname,
+		      const struct sfs_sidecar *sc, const struct sfs_map_info *mi, char *err, size_t errlen)
+{
+	struct sfs_map_ident ident = { .present = true };
+	bool linked;
+	int rc;
+
+	im->fd = create_backing(store_fd, name, sc, &im->log, &linked);
+	rc = im->fd < 0 ? im->fd : sfs_fileid_fd(im->fd, &ident.backing, NULL);
+	if (rc == 0)
+		rc = sfs_image_id_new(ident.id);
+	snprintf(ident.name, sizeof(ident.name), "%s", name);
+	if (rc == 0)
+		rc = sfs_map_create_as(state_fd, mapname, mi, &ident, &im->map);
+	if (rc == 0 && !linked && (rc = link_backing(im->fd, store_fd, name)) < 0)
+		unlinkat(state_fd, mapname, 0);
+	if (rc < 0 && linked && im->fd >= 0)
+		unlinkat(store_fd, name, 0);
+	if (rc < 0) {
+		sfs_img_res_drop(im);
+		return sfs_err(err, errlen, rc, "%s: cannot create image: %s", name, strerror(-rc));
+	}
+	return 0;
+}
+
+/* The backing file of a declared image is missing: may it be made?  Yes when there is no map,
+ * or a map that records no data (a create interrupted before the backing file was named:
+ * finished now, and logged); no when the map records data or cannot be read: a disk whose data
+ * went is not replaced by zeros without a word (-EUCLEAN, err saying what to do). */
+static int may_make(struct sfs_image *im, int state_fd, const char *name, const char *mapname, char *err,
+		    size_t errlen)
+{
+	char merr[512];
+	struct sfs_map *m;
+	uint64_t n = 0;
+	int rc = sfs_map_open(state_fd, mapname, SFS_MAP_RDONLY | SFS_MAP_SALVAGE, NULL, &m, merr, sizeof(merr));
+
+	if (rc == -ENOENT)
+		return 0;
+	if (rc == 0) {
+		n = sfs_map_count(m);
+		sfs_map_close(m);
+		if (n == 0) {
+			sfs_logf(&im->log, SFS_LOG_WARN, "%s: backing file missing, and its map records no data: "
+				 "made now (a create interrupted before it had its backing file)", name);
+			return 0;
+		}
+		return sfs_err(err, errlen, -EUCLEAN, "%s: backing file missing while its map records %llu "
+			       "block%s of data (removed behind the daemon's back?); not made again empty: put "
+			       "the file back, or remove " SFS_STATE_DIR "/%s to have the image made again, "
+			       "empty", name, (unsigned long long)n, n == 1 ? "" : "s", mapname);
+	}
+	return sfs_err(err, errlen, -EUCLEAN, "%s: backing file missing, and its map cannot be read (%s); not "
+		       "made again: see 'sectorfs-img check' on the store", name, merr);
+}
+
+/* The map of an existing backing file, opened: is it this image's?  One of an older version,
+ * renamed by hand or copied with its backing file gets its identity recorded (logged); another
+ * image's map, or one made for a file that has been replaced, is refused (-EUCLEAN, err). */
+static int tie_map(struct sfs_image *im, const char *name, const struct sfs_fileid *bid, char *err,
+		   size_t errlen)
+{
+	char why[768];
+	enum sfs_map_tie t = sfs_map_tie(im->map, name, bid, why, sizeof(why));
+	struct sfs_map_ident id;
+	int rc;
+
+	if (t == SFS_TIE_OK)
+		return 0;
+	if (!sfs_map_tie_servable(t))
+		return sfs_err(err, errlen, -EUCLEAN, "%s: %s; image not served ('sectorfs-img check --repair' "
+			       "on the store rebuilds its map from the backing file there, keeping this one as "
+			       SFS_STATE_DIR "/%s" SFS_MAP_STALE_SUFFIX ")", name, why, name);
+	rc = sfs_map_ident_for(im->map, name, bid, &id);
+	if (rc == 0)
+		rc = sfs_map_set_ident(im->map, &id);
+	if (rc < 0)
+		return sfs_err(err, errlen, rc, "%s: cannot record the image's identity in its map: %s", name,
+			       strerror(-rc));
+	sfs_logf(&im->log, t == SFS_TIE_COPIED ? SFS_LOG_WARN : SFS_LOG_INFO, "%s: %s: %s", name, why,
+		 t == SFS_TIE_NONE ? "the image's identity recorded in it" : "recorded again");
 	return 0;
 }
 
@@ -154,10 +274,11 @@ static int open_map(struct sfs_image *im, int state_fd, const char *name, const 
 		    const struct sfs_sidecar *sc, const struct sfs_map_info *mi, const struct stat *st,
 		    char *err, size_t errlen)
 {
+	struct sfs_map_ident ident = { .present = true, .backing = im->bid };
 	int rc;
 
 	rc = sfs_map_open(state_fd, mapname, 0, &im->log, &im->map, err, errlen);
-	if (rc == 0)
+	if (rc == 0 && (rc = tie_map(im, name, &im->bid, err, errlen)) == 0)
 		return reconcile(im, name, err, errlen);
 	if (rc != -ENOENT)
 		return rc;
@@ -166,7 +287,10 @@ static int open_map(struct sfs_image *im, int state_fd, const char *name, const 
 		return sfs_err(err, errlen, -EINVAL, "%s" SFS_SIDECAR_SUFFIX ": key 'size': %llu is smaller than the "
 			       "existing backing file (%lld bytes)", name,
 			       (unsigned long long)sc->size, (long long)st->st_size);
-	rc = sfs_map_create(state_fd, mapname, mi, &im->map);
+	snprintf(ident.name, sizeof(ident.name), "%s", name);
+	rc = sfs_image_id_new(ident.id);
+	if (rc == 0)
+		rc = sfs_map_create_as(state_fd, mapname, mi, &ident, &im->map);
 	if (rc < 0)
 		return sfs_err(err, errlen, rc, "%s: cannot create map: %s", name, strerror(-rc));
 	import_extents(im, (uint64_t)st->st_size);
@@ -194,13 +318,11 @@ static int first_open(struct sfs_image *im, int store_fd, int state_fd, const ch
 	im->fd = openat(store_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (im->fd < 0 && errno == ENOENT) {
 		/* The sidecar declares an image that does not exist yet: make it. */
-		rc = sfs_map_create(state_fd, mapname, &mi, &im->map);
-		if (rc == 0 && (rc = create_backing(store_fd, name, sc, &im->log, &im->fd)) < 0)
-			unlinkat(state_fd, mapname, 0);
-		if (rc < 0) {
-			sfs_img_res_drop(im);
-			return sfs_err(err, errlen, rc, "%s: cannot create image: %s", name, strerror(-rc));
-		}
+		rc = flags & SFS_IMAGE_CREATE ? 0 : may_make(im, state_fd, name, mapname, err, errlen);
+		if (rc == 0)
+			rc = make_image(im, store_fd, state_fd, name, mapname, sc, &mi, err, errlen);
+		if (rc < 0)
+			return rc;
 		fresh = true;
 	} else if (im->fd < 0) {
 		rc = -errno;
@@ -211,8 +333,7 @@ static int first_open(struct sfs_image *im, int store_fd, int state_fd, const ch
 			return sfs_err(err, errlen, -EPERM, "%s: backing file is not a regular file; refused", name);
 		return sfs_err(err, errlen, rc, "%s: cannot open backing file: %s", name, strerror(-rc));
 	}
-	if (fstat(im->fd, &st) < 0) {
-		rc = -errno;
+	if ((rc = sfs_fileid_fd(im->fd, &im->bid, &st)) < 0) {
 		sfs_img_res_drop(im);
 		return sfs_err(err, errlen, rc, "%s: cannot stat backing file: %s", name, strerror(-rc));
 	}
@@ -221,8 +342,6 @@ static int first_open(struct sfs_image *im, int store_fd, int state_fd, const ch
 		return sfs_err(err, errlen, -EPERM, "%s: backing file is %s; refused", name,
 			       !S_ISREG(st.st_mode) ? "not a regular file" : "hard-linked elsewhere");
 	}
-	im->dev = st.st_dev;
-	im->ino = st.st_ino;
 	if (!(flags & SFS_IMAGE_BUFFERED) && (rc = sfs_img_open_direct(im)) < 0) {
 		sfs_img_res_drop(im);
 		return sfs_err(err, errlen, rc, "%s: cannot open backing file for O_DIRECT: %s", name,
@@ -249,6 +368,7 @@ static int first_open(struct sfs_image *im, int store_fd, int state_fd, const ch
 		return sfs_err(err, errlen, -ENOMEM, "%s: out of memory", name);
 	}
 	sfs_img_note_map(im);
+	memcpy(im->id, sfs_map_ident(im->map)->id, sizeof(im->id));
 	sfs_img_note_direct(im);
 	return 0;
 }
@@ -304,7 +424,7 @@ int sfs_image_open_in(struct sfs_fdcache *fdc, int store_fd, int state_fd, const
 	}
 	if (fdc)
 		sfs_fdslot_adopt(&im->slot, sfs_img_res_nfds(im));
-	rc = sfs_img_probe_zero_range(im, im->dev);
+	rc = sfs_img_probe_zero_range(im, (dev_t)im->bid.dev);
 	if (rc < 0) {
 		sfs_image_close(im);
 		return sfs_err(err, errlen, rc, "%s: cannot stat the store directory: %s", name, strerror(-rc));

@@ -228,9 +228,13 @@ int sfs_image_reformat_check(const struct sfs_image *im, const struct sfs_sideca
 	return 0;
 }
 
-void sfs_image_reformat_map_info(const struct sfs_sidecar *sc, struct sfs_map_info *mi)
+void sfs_image_reformat_map_info(const struct sfs_image *im, const struct sfs_sidecar *sc,
+				 struct sfs_map_info *mi, struct sfs_map_ident *ident)
 {
 	*mi = (struct sfs_map_info){ { 0, sc->lss, sc->pss, sc->block_size }, sc->prov, 0 };
+	*ident = (struct sfs_map_ident){ .present = true, .backing = im->bid };
+	memcpy(ident->id, im->id, sizeof(ident->id));
+	snprintf(ident->name, sizeof(ident->name), "%.*s", SFS_NAME_MAX, im->name);
 }
 
 void sfs_image_reformat(struct sfs_image *im, struct sfs_map *nm, const struct sfs_sidecar *sc)

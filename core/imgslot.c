@@ -8,9 +8,10 @@
  * next pin:
  *
  *   reopen: STORE/NAME by name (O_NOFOLLOW, O_NONBLOCK), which must be the
- *           regular file of the same device and inode as at the first
- *           open, else the image's file was removed or replaced behind
- *           our back (-ENOENT: the store's next lookup drops the name);
+ *           regular file of the same identity as at the first open
+ *           (device, inode and birth time or generation: fileid.h, so
+ *           not a new file that took a freed inode number), else the
+ *           image's file was removed or replaced behind our back (-ENOENT: the store's next lookup drops the name);
  *           its O_DIRECT twin through /proc/self/fd (same inode, checked);
  *           NAME.map, checked again, which must be the same file and say
  *           what it said when it was closed (else -EUCLEAN, logged); an
@@ -30,6 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileid.h"
 #include "image_impl.h"
 
 /* Stripe locks and range lock: 0 or -ENOMEM. */
@@ -128,7 +130,7 @@ unsigned sfs_img_res_nfds(const struct sfs_image *im)
 /* Remember what identifies the map file and what its header says (resident). */
 void sfs_img_note_map(struct sfs_image *im)
 {
-	sfs_map_file_id(im->map, &im->map_dev, &im->map_ino);
+	im->mid = *sfs_map_fileid(im->map);
 	im->mi = *sfs_map_info(im->map);
 	im->map_count = sfs_map_count(im->map);
 	im->map_nblocks = sfs_map_nblocks(im->map);
@@ -154,20 +156,19 @@ int sfs_img_slot_open(struct sfs_fdslot *s)
 	struct sfs_image *im = image_of_slot(s);
 	char mapname[300], err[512];
 	struct sfs_map *m = NULL;
+	struct sfs_fileid bid;
 	struct stat st;
-	dev_t mdev;
-	ino_t mino;
 	int rc;
 
 	im->fd = openat(im->store_fd, im->name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (im->fd < 0)
 		return errno == ENOENT || errno == ELOOP ? -ENOENT : -errno;
-	if (fstat(im->fd, &st) < 0) {
-		rc = -errno;
+	if ((rc = sfs_fileid_fd(im->fd, &bid, &st)) < 0) {
 		sfs_img_res_drop(im);
 		return rc;
 	}
-	if (!S_ISREG(st.st_mode) || st.st_dev != im->dev || st.st_ino != im->ino) {
+	/* the same file, not one that took its inode number since: its birth time says */
+	if (!S_ISREG(st.st_mode) || !sfs_fileid_same(&bid, &im->bid, true)) {
 		sfs_img_res_drop(im);
 		return -ENOENT;              /* replaced behind our back: not the image's file */
 	}
@@ -184,8 +185,7 @@ int sfs_img_slot_open(struct sfs_fdslot *s)
 		return rc == -ENOENT ? -EUCLEAN : rc;
 	}
 	im->map = m;
-	sfs_map_file_id(m, &mdev, &mino);
-	if (mdev != im->map_dev || mino != im->map_ino ||
+	if (!sfs_fileid_same(sfs_map_fileid(m), &im->mid, true) ||
 	    sfs_map_info(m)->geom.size != im->mi.geom.size || sfs_map_info(m)->geom.lss != im->mi.geom.lss ||
 	    sfs_map_info(m)->geom.pss != im->mi.geom.pss ||
 	    sfs_map_info(m)->geom.block_size != im->mi.geom.block_size || sfs_map_info(m)->prov != im->mi.prov ||

@@ -149,7 +149,58 @@ int sfs_mapfile_write_pages(int fd, const uint64_t *words, uint64_t first, uint6
 
 /* ---- header ---- */
 
-void sfs_mapfile_encode_header(const struct sfs_map_info *info, uint64_t nblocks, unsigned char *h)
+static void put_fileid(unsigned char *p, const struct sfs_fileid *id)
+{
+	put64(p, id->ino);
+	put64(p + 8, (uint64_t)id->btime_sec);
+	put32(p + 16, id->btime_nsec);
+	put32(p + 20, id->has);
+	put64(p + 24, id->gen);
+	put64(p + 32, id->dev);
+}
+
+static void get_fileid(const unsigned char *p, struct sfs_fileid *id)
+{
+	id->ino = get64(p);
+	id->btime_sec = (int64_t)get64(p + 8);
+	id->btime_nsec = get32(p + 16);
+	id->has = get32(p + 20) & (SFS_FILEID_BTIME | SFS_FILEID_GEN);
+	id->gen = get64(p + 24);
+	id->dev = get64(p + 32);
+}
+
+static void encode_ident(const struct sfs_map_ident *ident, unsigned char *h)
+{
+	size_t n = strnlen(ident->name, sizeof(ident->name) - 1);
+
+	memcpy(h + SFS_MAPFILE_OFF_ID, SFS_MAPFILE_ID_MAGIC, 8);
+	memcpy(h + SFS_MAPFILE_OFF_IMAGE_ID, ident->id, SFS_IMAGE_ID_LEN);
+	put_fileid(h + SFS_MAPFILE_OFF_BACKING, &ident->backing);
+	put_fileid(h + SFS_MAPFILE_OFF_SELF, &ident->self);
+	memcpy(h + SFS_MAPFILE_OFF_NAME, ident->name, n);
+	put32(h + SFS_MAPFILE_OFF_IDCRC, sfs_crc32c(0, h + SFS_MAPFILE_OFF_ID, SFS_MAPFILE_OFF_IDCRC - SFS_MAPFILE_OFF_ID));
+}
+
+/* The identity part of h, when it is there and checks (a name that is no image name does not). */
+static void decode_ident(const unsigned char *h, struct sfs_map_ident *ident)
+{
+	const unsigned char *name = h + SFS_MAPFILE_OFF_NAME;
+
+	memset(ident, 0, sizeof(*ident));
+	if (memcmp(h + SFS_MAPFILE_OFF_ID, SFS_MAPFILE_ID_MAGIC, 8) != 0 ||
+	    get32(h + SFS_MAPFILE_OFF_IDCRC) != sfs_crc32c(0, h + SFS_MAPFILE_OFF_ID,
+							  SFS_MAPFILE_OFF_IDCRC - SFS_MAPFILE_OFF_ID) ||
+	    !memchr(name, '\0', SFS_NAME_MAX + 1))
+		return;
+	memcpy(ident->id, h + SFS_MAPFILE_OFF_IMAGE_ID, SFS_IMAGE_ID_LEN);
+	get_fileid(h + SFS_MAPFILE_OFF_BACKING, &ident->backing);
+	get_fileid(h + SFS_MAPFILE_OFF_SELF, &ident->self);
+	memcpy(ident->name, name, strlen((const char *)name) + 1);
+	ident->present = true;
+}
+
+void sfs_mapfile_encode_header(const struct sfs_map_info *info, uint64_t nblocks,
+			       const struct sfs_map_ident *ident, unsigned char *h)
 {
 	memset(h, 0, MAP_HDR);
 	memcpy(h, SFS_MAPFILE_MAGIC, 8);
@@ -163,12 +214,18 @@ void sfs_mapfile_encode_header(const struct sfs_map_info *info, uint64_t nblocks
 	put32(h + SFS_MAPFILE_OFF_PROV, (uint32_t)info->prov);
 	put32(h + SFS_MAPFILE_OFF_FLAGS, info->flags);
 	put32(h + SFS_MAPFILE_OFF_CRC, sfs_crc32c(0, h, SFS_MAPFILE_OFF_CRC));
+	if (ident && ident->present)
+		encode_ident(ident, h);
 }
 
 int sfs_mapfile_check_header(const unsigned char *h, const char *fname, struct sfs_map_info *info,
-			     uint64_t *nblocks, unsigned *version, char *err, size_t errlen)
+			     uint64_t *nblocks, unsigned *version, struct sfs_map_ident *ident, char *err,
+			     size_t errlen)
 {
 	char why[256];
+
+	if (ident)
+		decode_ident(h, ident);
 
 	if (memcmp(h, SFS_MAPFILE_MAGIC, 8) != 0)
 		return sfs_err(err, errlen, -EUCLEAN, "%s: not a sectorfs allocation map (bad magic)", fname);
@@ -197,12 +254,13 @@ int sfs_mapfile_check_header(const unsigned char *h, const char *fname, struct s
 	return 0;
 }
 
-int sfs_mapfile_write(int fd, const struct sfs_map_info *info, uint64_t nblocks, const uint64_t *words)
+int sfs_mapfile_write(int fd, const struct sfs_map_info *info, uint64_t nblocks,
+		      const struct sfs_map_ident *ident, const uint64_t *words)
 {
 	unsigned char h[MAP_HDR];
 	int rc;
 
-	sfs_mapfile_encode_header(info, nblocks, h);
+	sfs_mapfile_encode_header(info, nblocks, ident, h);
 	rc = sfs_pwrite_all(fd, h, MAP_HDR, 0);
 	if (rc == 0)
 		rc = sfs_mapfile_write_pages(fd, words, 0, sfs_mapfile_pages(SFS_MAPFILE_VERSION, nblocks));

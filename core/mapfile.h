@@ -47,17 +47,35 @@
 #define SFS_MAPFILE_OFF_FLAGS 52u      /* u32, SFS_MAP_F_* */
 #define SFS_MAPFILE_OFF_CRC 56u        /* u32, CRC32C of the bytes before it */
 
+/* The identity part (allocmap.c draws it; struct sfs_map_ident), with a CRC of its own over
+ * [SFS_MAPFILE_OFF_ID, SFS_MAPFILE_OFF_IDCRC): maps of older versions have zeros there, and an
+ * older version that rewrites the header writes zeros there again, which reads as "no
+ * identity".  A file identity is 40 bytes: ino u64, birth time s64 + u32 ns, has u32, gen
+ * u64, dev u64. */
+#define SFS_MAPFILE_ID_MAGIC "SFSID\0\0\1"
+#define SFS_MAPFILE_OFF_ID 64u         /* 8 bytes, SFS_MAPFILE_ID_MAGIC */
+#define SFS_MAPFILE_OFF_IMAGE_ID 72u   /* 16 bytes */
+#define SFS_MAPFILE_OFF_BACKING 88u    /* the backing file's identity */
+#define SFS_MAPFILE_OFF_SELF 128u      /* the map file's identity */
+#define SFS_MAPFILE_OFF_NAME 168u      /* 208 bytes, the image name NUL-padded */
+#define SFS_MAPFILE_NAME_LEN 208u
+#define SFS_MAPFILE_OFF_IDCRC 376u     /* u32, CRC32C of [SFS_MAPFILE_OFF_ID, here) */
+
 /* Bitmap pages a map of version (1 or 2) needs for nblocks blocks. */
 uint64_t sfs_mapfile_pages(unsigned version, uint64_t nblocks);
 
-/* Encode the version-2 header of a map of info with nblocks blocks into h
- * (SFS_MAPFILE_HDR bytes; only the first sector is not zero). */
-void sfs_mapfile_encode_header(const struct sfs_map_info *info, uint64_t nblocks, unsigned char *h);
+/* Encode the version-2 header of a map of info with nblocks blocks, and its identity part
+ * when ident says one is present (NULL: none), into h (SFS_MAPFILE_HDR bytes; only the first
+ * sector is not zero). */
+void sfs_mapfile_encode_header(const struct sfs_map_info *info, uint64_t nblocks,
+			       const struct sfs_map_ident *ident, unsigned char *h);
 
 /* Decode and check header h (SFS_MAPFILE_HDR bytes) of map file fname: 0 with *info, *nblocks
- * and *version (1 or 2) set, or -EUCLEAN with err saying what is wrong. */
+ * and *version (1 or 2) set, and *ident when ident is not NULL (present false unless the
+ * identity part is there and checks), or -EUCLEAN with err saying what is wrong. */
 int sfs_mapfile_check_header(const unsigned char *h, const char *fname, struct sfs_map_info *info,
-			     uint64_t *nblocks, unsigned *version, char *err, size_t errlen);
+			     uint64_t *nblocks, unsigned *version, struct sfs_map_ident *ident, char *err,
+			     size_t errlen);
 
 /* Encode bitmap page `page` of words (the whole array, read with atomic loads, so that
  * setters may run; NULL: an empty page) into out (SFS_MAPFILE_PAGE bytes), each chunk with
@@ -69,8 +87,10 @@ void sfs_mapfile_encode_page(const uint64_t *words, uint64_t page, unsigned char
 int sfs_mapfile_write_pages(int fd, const uint64_t *words, uint64_t first, uint64_t n);
 
 /* Write a whole version-2 map file to fd, from offset 0: the header of info with nblocks
- * blocks, then its pages encoded from words (NULL: all clear).  Not synced.  0 or -errno. */
-int sfs_mapfile_write(int fd, const struct sfs_map_info *info, uint64_t nblocks, const uint64_t *words);
+ * blocks and ident (NULL: none), then its pages encoded from words (NULL: all clear).  Not
+ * synced.  0 or -errno. */
+int sfs_mapfile_write(int fd, const struct sfs_map_info *info, uint64_t nblocks,
+		      const struct sfs_map_ident *ident, const uint64_t *words);
 
 /* Read the npages pages of a version-2 bitmap of nblocks blocks from fd into words (npages *
  * SFS_MAPFILE_PAGE_WORDS, zeroed by the caller), checking every chunk.  Bad chunks are

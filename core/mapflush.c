@@ -181,7 +181,7 @@ int sfs_map_grow_commit(struct sfs_map *m, uint64_t new_size, uint32_t flags)
 	info.geom.size = new_size;
 	info.flags = flags;
 	nb = sfs_geom_nblocks(&info.geom);
-	sfs_mapfile_encode_header(&info, nb, h);
+	sfs_mapfile_encode_header(&info, nb, &m->ident, h);
 	rc = sfs_pwrite_all(m->fd, h, 512, 0);
 	if (rc == 0 && fdatasync(m->fd) < 0)
 		rc = -errno;
@@ -245,7 +245,7 @@ int sfs_map_shrink(struct sfs_map *m, uint64_t new_size)
 		return -EBUSY;
 	pthread_mutex_lock(&m->flush_lock);
 	/* the header is the commit point: the blocks it drops were never written */
-	sfs_mapfile_encode_header(&info, nb, h);
+	sfs_mapfile_encode_header(&info, nb, &m->ident, h);
 	rc = sfs_pwrite_all(m->fd, h, 512, 0);
 	if (rc == 0 && fdatasync(m->fd) < 0)
 		rc = -errno;
@@ -263,6 +263,26 @@ int sfs_map_shrink(struct sfs_map *m, uint64_t new_size)
 	/* what the header no longer describes: a later open would drop it anyway */
 	if (ftruncate(m->fd, (off_t)(MAP_HDR + np * MAP_PAGE)) < 0 || fdatasync(m->fd) < 0)
 		rc = -errno;
+	pthread_mutex_unlock(&m->flush_lock);
+	return rc;
+}
+
+int sfs_map_set_ident(struct sfs_map *m, const struct sfs_map_ident *ident)
+{
+	struct sfs_map_ident was;
+	int rc;
+
+	if (m->rdonly)
+		return -EROFS;
+	pthread_mutex_lock(&m->flush_lock);
+	was = m->ident;
+	m->ident = *ident;
+	m->ident.present = true;
+	m->ident.self = m->file;
+	/* one sector with its CRCs, written in place, as sfs_map_set_prov */
+	rc = sfs_mapi_write_header(m);
+	if (rc < 0)
+		m->ident = was;
 	pthread_mutex_unlock(&m->flush_lock);
 	return rc;
 }

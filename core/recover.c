@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * recover.c - start-up recovery of a store (see recover.h).
+ * recover.c - start-up recovery of a store (recover.h): the walk over what
+ * a crash can leave, each thing planned (read-only) and then, unless only
+ * the plan is asked for, applied at once.
  *
  * The state directory is the daemon's own: anything in it named as a
  * temporary file (tmpfile.h), or as the temporary files of older versions
@@ -11,25 +13,30 @@
  * older versions wrote, when no image of that name is declared (an image
  * may have such a name; its sidecar would be NAME.json.tmp.PID.json).
  *
- * Then the intent records, in the order their operations can have left
- * them (the store lock lets one multi-file operation run at a time, so at
- * most one is pending unless older versions left more):
- *   rename       finished: the three files moved, the record removed;
- *   NAME.unlink  sidecar gone (the commit point): backing file (the same
- *                inode as recorded, else left alone) and map removed;
+ * Then the intent records (intent.h), in the order their operations can
+ * have left them (the store lock lets one multi-file operation run at a
+ * time, so at most one is pending unless older versions left more):
+ *   rename       each of map, backing file and sidecar that is still under
+ *                FROM and is the image's (its identity) moves to TO, never
+ *                over a file that is not the image's or the replaced one's;
+ *                when TO is taken by such a file the moves already done are
+ *                rolled back, and when even that cannot be the record stays;
+ *   NAME.unlink  sidecar gone (the commit point): backing file and map
+ *                removed when they are the image's, else left alone;
  *                sidecar still there: the unlink never happened;
  *   NAME.create  the sidecar there (its last step): finished; else the
- *                backing file (the recorded inode; without one, only if it
- *                holds no data) and map removed;
- *   NAME.grow    finished or undone by grow.c, as the map header says;
+ *                backing file and map removed when they are the ones made;
+ *   NAME.grow    finished or undone as the map header says (recgrow.c);
  *   NAME.inflate the sidecar made to say eagerzeroedthick when the map
  *                (the commit point) does.
+ * A record that is not a regular file is never opened (a FIFO would hang
+ * the read); it blocks the images it names until check --repair removes it.
  */
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,50 +44,58 @@
 #include <unistd.h>
 
 #include "allocmap.h"
-#include "grow.h"
+#include "mapident.h"
 #include "names.h"
-#include "recover.h"
-#include "sidecar.h"
+#include "recover_impl.h"
 #include "store.h"
 #include "tmpfile.h"
 
-#define NAMEBUF 300
+#define NAMEBUF SFS_FILE_NAME_LEN
 
-int sfs_intent_put(int statefd, const char *name, const char *suffix, const char *text)
+struct walk {
+	struct sfs_rec_env e;
+	bool apply;
+	void (*fn)(void *ctx, const struct sfs_rec_plan *p);
+	void *ctx;
+	int rc;
+};
+
+static void note_rc(struct walk *w, int rc)
 {
-	char rec[NAMEBUF];
-
-	if ((size_t)snprintf(rec, sizeof(rec), "%s%s", name, suffix) >= sizeof(rec))
-		return -ENAMETOOLONG;
-	return sfs_write_file_atomic(statefd, statefd, rec, text, strlen(text), 0600);
+	if (rc < 0 && w->rc == 0)
+		w->rc = rc;
 }
 
-int sfs_intent_drop(int statefd, const char *name, const char *suffix)
+void sfs_rec_say(struct sfs_rec_plan *p, const char *fmt, ...)
 {
-	char rec[NAMEBUF];
+	va_list ap;
 
-	if ((size_t)snprintf(rec, sizeof(rec), "%s%s", name, suffix) >= sizeof(rec))
-		return -ENAMETOOLONG;
-	return sfs_remove_durably(statefd, rec);
+	va_start(ap, fmt);
+	vsnprintf(p->what, sizeof(p->what), fmt, ap);
+	va_end(ap);
 }
 
-int sfs_move_image_files(int dirfd, int statefd, const char *from, const char *to)
+void sfs_rec_done(struct sfs_rec_plan *p, const char *fmt, ...)
 {
-	char a[NAMEBUF], b[NAMEBUF];
+	va_list ap;
 
-	sfs_map_name(a, sizeof(a), from);
-	sfs_map_name(b, sizeof(b), to);
-	if (renameat(statefd, a, statefd, b) < 0 && errno != ENOENT)
-		return -errno;
-	if (renameat(dirfd, from, dirfd, to) < 0 && errno != ENOENT)
-		return -errno;
-	sfs_sidecar_name(a, sizeof(a), from);
-	sfs_sidecar_name(b, sizeof(b), to);
-	if (renameat(dirfd, a, dirfd, b) < 0 && errno != ENOENT)
-		return -errno;
-	if (fsync(statefd) < 0 || fsync(dirfd) < 0)
-		return -errno;
-	return 0;
+	va_start(ap, fmt);
+	vsnprintf(p->done, sizeof(p->done), fmt, ap);
+	va_end(ap);
+}
+
+void sfs_rec_alone(struct sfs_rec_plan *p, const char *fmt, ...)
+{
+	size_t n = strlen(p->alone);
+	va_list ap;
+
+	if (n && n + 2 < sizeof(p->alone)) {
+		memcpy(p->alone + n, "; ", 3);
+		n += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(p->alone + n, sizeof(p->alone) - n, fmt, ap);
+	va_end(ap);
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -90,7 +105,82 @@ static bool ends_with(const char *s, const char *suffix)
 	return n > k && strcmp(s + n - k, suffix) == 0;
 }
 
-/* Does s end in ".tmp.DIGITS" after prefix_len bytes ending in suffix ("X.map" / "X.json")? */
+/* ---- shared with recgrow.c ---- */
+
+int sfs_rec_backing(const struct sfs_rec_env *e, const char *name, struct sfs_fileid *id, struct stat *st)
+{
+	return sfs_fileid_at(e->dirfd, name, id, st);
+}
+
+int sfs_rec_map(const struct sfs_rec_env *e, const char *name, struct sfs_map_info *info,
+		struct sfs_map_ident *ident, char *err, size_t len)
+{
+	char fname[NAMEBUF];
+
+	sfs_map_name(fname, sizeof(fname), name);
+	return sfs_map_peek(e->statefd, fname, info, ident, NULL, err, len);
+}
+
+bool sfs_rec_backing_ours(const struct sfs_intent *in, const struct sfs_map_ident *mid,
+			  const struct sfs_fileid *fid)
+{
+	if (in->img.has_backing)
+		return sfs_fileid_same(&in->img.backing, fid, false);
+	/* a record of an older version: vouched for by the map, and its device and inode if it has */
+	return (!in->has_devino || (in->dev == fid->dev && in->ino == fid->ino)) && mid && mid->present &&
+	       sfs_fileid_same(&mid->backing, fid, false);
+}
+
+bool sfs_rec_map_ours(const struct sfs_intent *in, const struct sfs_map_ident *mid)
+{
+	return !mid->present || !in->img.has_id || memcmp(mid->id, in->img.id, SFS_IMAGE_ID_LEN) == 0;
+}
+
+int sfs_rec_cut_backing(const struct sfs_rec_env *e, const char *name, const struct sfs_fileid *want,
+			uint64_t len)
+{
+	int fd = openat(e->dirfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), rc = 0;
+	struct sfs_fileid id;
+	struct stat st;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if ((rc = sfs_fileid_fd(fd, &id, &st)) == 0) {
+		if (!S_ISREG(st.st_mode) || st.st_nlink != 1 || (want && !sfs_fileid_same(want, &id, false)))
+			rc = -ESTALE;
+		else if ((uint64_t)st.st_size > len && (ftruncate(fd, (off_t)len) < 0 || fsync(fd) < 0))
+			rc = -errno;
+	}
+	close(fd);
+	return rc;
+}
+
+int sfs_rec_sidecar_size(const struct sfs_rec_env *e, const char *name, uint64_t size)
+{
+	char scname[NAMEBUF], err[512];
+	struct sfs_sidecar sc;
+	int rc;
+
+	sfs_sidecar_name(scname, sizeof(scname), name);
+	rc = sfs_sidecar_load(e->dirfd, scname, &sc, err, sizeof(err));
+	if (rc == -ENOENT)
+		return 0;
+	if (rc < 0 || sc.size == size)
+		return rc;
+	sc.size = size;
+	return sfs_sidecar_save(e->dirfd, scname, e->statefd, &sc);
+}
+
+bool sfs_rec_exists(int dirfd, const char *name)
+{
+	struct stat st;
+
+	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/* ---- temporary files ---- */
+
+/* Does s hold "WHAT" followed by digits only, after at least one byte ("X.map.tmp.123")? */
 static bool legacy_tmp(const char *s, const char *what)
 {
 	const char *p = strstr(s, what);
@@ -105,339 +195,229 @@ static bool legacy_tmp(const char *s, const char *what)
 	return false;
 }
 
-struct ctx {
-	int dirfd, statefd;
-	const struct sfs_log *log;
-	bool apply;
-	int rc;
-};
-
-static void note_rc(struct ctx *c, int rc)
-{
-	if (rc < 0 && c->rc == 0)
-		c->rc = rc;
-}
-
-static void remove_leftover(struct ctx *c, int fd, const char *where, const char *name, const char *what)
-{
-	if (!c->apply) {
-		sfs_logf(c->log, SFS_LOG_WARN, "%s%s: %s (removed at the next start)", where, name, what);
-		return;
-	}
-	if (unlinkat(fd, name, 0) < 0 && errno != ENOENT) {
-		sfs_logf(c->log, SFS_LOG_ERR, "%s%s: %s; cannot remove it: %s", where, name, what, strerror(errno));
-		note_rc(c, -errno);
-		return;
-	}
-	sfs_logf(c->log, SFS_LOG_WARN, "removed %s%s: %s", where, name, what);
-}
-
 /* Is STORE/name a regular file holding a sidecar's text? */
-static bool is_sidecar(struct ctx *c, const char *name)
+static bool is_sidecar(const struct sfs_rec_env *e, const char *name)
 {
 	struct sfs_sidecar sc;
 	struct stat st;
 	char err[256];
 
-	if (fstatat(c->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1)
+	if (fstatat(e->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1)
 		return false;
-	return sfs_sidecar_load(c->dirfd, name, &sc, err, sizeof(err)) == 0;
+	return sfs_sidecar_load(e->dirfd, name, &sc, err, sizeof(err)) == 0;
 }
 
 /* A NAME.json.tmp.PID of an older version: a sidecar text, no image declared by that name. */
-static bool legacy_sidecar_tmp(struct ctx *c, const char *name)
+static bool legacy_sidecar_tmp(const struct sfs_rec_env *e, const char *name)
 {
-	char scname[NAMEBUF + 8];
+	char scname[NAME_MAX + 8];
 	struct stat st;
 
 	if (name[0] == '.' || !legacy_tmp(name, SFS_SIDECAR_SUFFIX ".tmp."))
 		return false;
 	sfs_sidecar_name(scname, sizeof(scname), name);
-	if (fstatat(c->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0)
+	if (fstatat(e->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return false;
-	return is_sidecar(c, name);
+	return is_sidecar(e, name);
 }
 
-/* The directory dirfd, to read; NULL with the errno noted in c when it cannot be opened. */
-static DIR *open_dir(struct ctx *c, int dirfd)
+/* The directory dirfd, to read; NULL with the errno noted when it cannot be opened. */
+static DIR *open_dir(struct walk *w, int dirfd)
 {
 	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 
 	if (!d) {
-		note_rc(c, -errno);
+		note_rc(w, -errno);
 		if (fd >= 0)
 			close(fd);
 	}
 	return d;
 }
 
-static void sweep(struct ctx *c)
+/* Plan, and apply when asked, the removal of leftover in_state ? .sectorfs/name : name. */
+static void leftover(struct walk *w, bool in_state, const char *name, const char *what)
 {
-	DIR *d = open_dir(c, c->statefd);
+	struct sfs_rec_plan p = { .verdict = SFS_REC_REMOVE };
+	int fd = in_state ? w->e.statefd : w->e.dirfd;
+
+	snprintf(p.file, sizeof(p.file), "%s%s", in_state ? SFS_STATE_DIR "/" : "", name);
+	sfs_rec_say(&p, "%s", what);
+	sfs_rec_done(&p, "removed %s: %s", p.file, what);
+	if (w->fn)
+		w->fn(w->ctx, &p);
+	if (!w->apply)
+		return;
+	if (unlinkat(fd, name, 0) < 0 && errno != ENOENT) {
+		sfs_logf(w->e.log, SFS_LOG_ERR, "%s: %s; cannot remove it: %s", p.file, what, strerror(errno));
+		note_rc(w, -errno);
+		return;
+	}
+	sfs_logf(w->e.log, SFS_LOG_WARN, "removed %s: %s", p.file, what);
+}
+
+static void sweep(struct walk *w)
+{
+	DIR *d = open_dir(w, w->e.statefd);
 	struct dirent *de;
 
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
 		if (sfs_tmp_is_ours(de->d_name))
-			remove_leftover(c, c->statefd, SFS_STATE_DIR "/", de->d_name,
-					"a temporary file left by an interrupted write");
+			leftover(w, true, de->d_name, "a temporary file left by an interrupted write");
 		else if (legacy_tmp(de->d_name, SFS_MAP_SUFFIX ".tmp.") || ends_with(de->d_name, SFS_MAP_NEW_SUFFIX))
-			remove_leftover(c, c->statefd, SFS_STATE_DIR "/", de->d_name,
-					"a temporary map left by an interrupted write");
+			leftover(w, true, de->d_name, "a temporary map left by an interrupted write");
 	}
 	closedir(d);
-	if (!(d = open_dir(c, c->dirfd)))
+	if (!(d = open_dir(w, w->e.dirfd)))
 		return;
 	while ((de = readdir(d)))
-		if (legacy_sidecar_tmp(c, de->d_name) || (sfs_tmp_is_ours(de->d_name) && is_sidecar(c, de->d_name)))
-			remove_leftover(c, c->dirfd, "", de->d_name,
-					"a temporary sidecar left by an interrupted rewrite");
+		if (legacy_sidecar_tmp(&w->e, de->d_name) || (sfs_tmp_is_ours(de->d_name) && is_sidecar(&w->e, de->d_name)))
+			leftover(w, false, de->d_name, "a temporary sidecar left by an interrupted rewrite");
 	closedir(d);
 }
 
-/* Intent records are written atomically: one that does not parse is damaged, and goes. */
-static void drop_record(struct ctx *c, const char *rec, const char *what)
+/* ---- records: reading ---- */
+
+static const char *kind_text(enum sfs_intent_kind k)
 {
-	remove_leftover(c, c->statefd, SFS_STATE_DIR "/", rec, what);
+	static const char *const t[] = { "rename", "unlink", "create", "grow", "trim", "inflate" };
+
+	return t[k];
 }
 
-static void replay_rename(struct ctx *c)
+/* Read record fname of kind into it; false (the item planned) when it cannot be: a damaged
+ * record is dropped, one that is not a regular file or cannot be read blocks its image. */
+static bool read_record(struct walk *w, enum sfs_intent_kind kind, const char *fname, struct sfs_rec_item *it)
 {
-	char buf[2 * (SFS_NAME_MAX + 1) + 1];
-	ssize_t n = sfs_read_small_file(c->statefd, SFS_RENAME_JOURNAL, buf, sizeof(buf));
-	const char *from = buf, *to;
+	struct sfs_rec_plan *p = &it->p;
+	int rc = sfs_intent_read(w->e.statefd, kind, fname, &it->in);
+	const char *dot = strrchr(fname, '.');
+	size_t k = kind == SFS_INTENT_RENAME || !dot ? 0 : (size_t)(dot - fname);   /* NAME of NAME.grow */
 
-	if (n == -ENOENT)
-		return;
-	if (n < 0) {
-		sfs_logf(c->log, SFS_LOG_ERR, SFS_STATE_DIR "/" SFS_RENAME_JOURNAL ": cannot read: %s",
-			 strerror((int)-n));
-		note_rc(c, (int)n);
-		return;
+	p->is_record = true;
+	p->kind = kind;
+	snprintf(p->file, sizeof(p->file), SFS_STATE_DIR "/%s", fname);
+	if (rc == 0) {
+		p->kind = it->in.kind;
+		memcpy(p->name, it->in.name, sizeof(p->name));
+		memcpy(p->to, it->in.to, sizeof(p->to));
+		return true;
 	}
-	to = memchr(buf, '\0', (size_t)n) ? buf + strlen(buf) + 1 : NULL;
-	if (!to || to >= buf + n || !memchr(to, '\0', (size_t)(buf + n - to)) || sfs_name_valid(from) < 0 ||
-	    sfs_name_valid(to) < 0) {
-		/* written atomically, so never half there: damaged */
-		drop_record(c, SFS_RENAME_JOURNAL, "a damaged rename record");
-		return;
+	if (k && k <= SFS_NAME_MAX)
+		snprintf(p->name, sizeof(p->name), "%.*s", (int)k, fname);
+	if (rc == -EUCLEAN) {
+		p->verdict = SFS_REC_DROP;
+		sfs_rec_say(p, "a damaged %s record (written atomically, so never half there): removed",
+			    kind_text(kind));
+		sfs_rec_done(p, "removed %s: a damaged %s record", p->file, kind_text(kind));
+	} else if (rc == -EPERM) {
+		p->verdict = w->e.clear ? SFS_REC_REMOVE : SFS_REC_BLOCKED;
+		sfs_rec_say(p, "%s record that is not a regular file, so none of sectorfs's (never opened)",
+			    kind_text(kind));
+		sfs_rec_done(p, "removed %s: not a regular file, so no record of sectorfs's", p->file);
+		p->clearable = true;
+		snprintf(p->fix, sizeof(p->fix), "'sectorfs-img check --repair' removes it");
+	} else if (rc != -ENOENT) {
+		p->verdict = SFS_REC_BLOCKED;
+		sfs_rec_say(p, "%s record that cannot be read: %s", kind_text(kind), strerror(-rc));
 	}
-	if (!c->apply) {
-		sfs_logf(c->log, SFS_LOG_WARN, "%s: interrupted rename to %s (finished at the next start)", from, to);
-		return;
-	}
-	n = sfs_move_image_files(c->dirfd, c->statefd, from, to);
-	if (n == 0)
-		n = sfs_remove_durably(c->statefd, SFS_RENAME_JOURNAL);
-	if (n < 0) {
-		sfs_logf(c->log, SFS_LOG_ERR, "%s: cannot finish an interrupted rename to %s: %s", from, to,
-			 strerror((int)-n));
-		note_rc(c, (int)n);
-		return;
-	}
-	sfs_logf(c->log, SFS_LOG_WARN, "%s: finished an interrupted rename to %s", from, to);
+	return false;
 }
 
-/* The image name of record rec (NAME + suffix); false when it is no valid name. */
-static bool record_name(const char *rec, const char *suffix, char *name, size_t len)
-{
-	size_t n = strlen(rec) - strlen(suffix);
+/* ---- the walk ---- */
 
-	if (n >= len)
-		return false;
-	memcpy(name, rec, n);
-	name[n] = '\0';
-	return sfs_name_valid(name) == 0;
-}
-
-/* Does the file hold no byte of data (all holes or unwritten extents)? */
-static bool holds_no_data(int fd, const struct stat *st)
+/* Apply item it (planned): its changes, then the record goes, unless it is blocked; logged. */
+static void apply(struct walk *w, struct sfs_rec_item *it)
 {
-	return st->st_size == 0 || (lseek(fd, 0, SEEK_DATA) < 0 && errno == ENXIO);
-}
-
-/* The end of an unlink finished, or of a create undone: the backing file (when
- * remove_backing), the map and the record go; what was done is logged (what: "finished an
- * interrupted unlink"). */
-static void remove_image_files(struct ctx *c, const char *name, const char *rec, bool remove_backing,
-			       const char *what)
-{
-	char mapname[NAMEBUF + 8];
+	const struct sfs_rec_env *e = &w->e;
+	struct sfs_rec_plan *p = &it->p;
 	int rc = 0;
 
-	sfs_map_name(mapname, sizeof(mapname), name);
-	if (remove_backing && unlinkat(c->dirfd, name, 0) < 0 && errno != ENOENT)
-		rc = -errno;
-	if (rc == 0 && unlinkat(c->statefd, mapname, 0) < 0 && errno != ENOENT)
-		rc = -errno;
-	if (rc == 0 && fsync(c->dirfd) < 0)
-		rc = -errno;
-	if (rc == 0)
-		rc = sfs_remove_durably(c->statefd, rec);
-	if (rc < 0) {
-		sfs_logf(c->log, SFS_LOG_ERR, "%s: cannot %s: %s", name, what, strerror(-rc));
-		note_rc(c, rc);
+	if (p->verdict == SFS_REC_BLOCKED) {
+		sfs_logf(e->log, SFS_LOG_ERR, "%s: %s; the record is kept%s%s%s%s%s (%s)", p->file, p->what,
+			 p->name[0] ? ", and " : "", p->name, p->to[0] ? " and " : "", p->to,
+			 p->name[0] ? " not served until it is cleared" : "", p->fix[0] ? p->fix :
+			 "see 'sectorfs-img check'");
 		return;
 	}
-	sfs_logf(c->log, SFS_LOG_WARN, "%s: %s", name, what);
-}
-
-static void replay_unlink(struct ctx *c, const char *rec)
-{
-	char name[NAMEBUF], text[128], scname[NAMEBUF + 8], tail;
-	unsigned long long dev, ino;
-	struct stat st;
-	bool ours;
-	ssize_t len;
-	int rc;
-
-	if (!record_name(rec, SFS_UNLINK_SUFFIX, name, sizeof(name)))
-		return;
-	len = sfs_read_small_file(c->statefd, rec, text, sizeof(text));
-	if (len < 0 ||
-	    sscanf(text, "unlink %llu %llu%c", &dev, &ino, &tail) != 3 || tail != '\n') {
-		drop_record(c, rec, "a damaged unlink record");
-		return;
-	}
-	sfs_sidecar_name(scname, sizeof(scname), name);
-	if (fstatat(c->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		if (!c->apply) {
-			sfs_logf(c->log, SFS_LOG_WARN, "%s: interrupted unlink that had not begun (the image stays)", name);
-			return;
+	if (p->verdict == SFS_REC_REMOVE) {
+		rc = unlinkat(e->statefd, p->file + sizeof(SFS_STATE_DIR), 0) < 0 && errno != ENOENT ? -errno : 0;
+		if (rc == -EISDIR || rc == -EPERM)
+			rc = unlinkat(e->statefd, p->file + sizeof(SFS_STATE_DIR), AT_REMOVEDIR) < 0 ? -errno : 0;
+	} else if (p->verdict != SFS_REC_DROP) {
+		switch (p->kind) {
+		case SFS_INTENT_RENAME:
+			rc = sfs_rec_apply_rename(e, it);
+			break;
+		case SFS_INTENT_UNLINK:
+		case SFS_INTENT_CREATE:
+			rc = p->goes ? sfs_rec_apply_removal(e, it) : 0;
+			break;
+		case SFS_INTENT_GROW:
+		case SFS_INTENT_TRIM:
+			rc = sfs_rec_apply_grow(e, it);
+			break;
+		case SFS_INTENT_INFLATE:
+			rc = sfs_rec_apply_inflate(e, it);
+			break;
 		}
-		rc = sfs_remove_durably(c->statefd, rec);
-		if (rc == 0)
-			sfs_logf(c->log, SFS_LOG_WARN, "%s: an interrupted unlink had not removed the sidecar; "
-				 "the image stays", name);
-		note_rc(c, rc);
-		return;
 	}
-	if (!c->apply) {
-		sfs_logf(c->log, SFS_LOG_WARN, "%s: interrupted unlink (finished at the next start)", name);
-		return;
-	}
-	ours = true;
-	if (fstatat(c->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    ((unsigned long long)st.st_dev != dev || (unsigned long long)st.st_ino != ino)) {
-		sfs_logf(c->log, SFS_LOG_WARN, "%s: not the backing file an interrupted unlink was "
-			 "removing (another file took the name); left alone", name);
-		ours = false;
-	}
-	remove_image_files(c, name, rec, ours, "finished an interrupted unlink");
-}
-
-static void replay_create(struct ctx *c, const char *rec)
-{
-	char name[NAMEBUF], text[128], scname[NAMEBUF + 8], tail;
-	unsigned long long dev = 0, ino = 0;
-	struct stat st;
-	bool ours = true;
-	int n = 0, fd, rc;
-	ssize_t len;
-
-	if (!record_name(rec, SFS_CREATE_SUFFIX, name, sizeof(name)))
-		return;
-	len = sfs_read_small_file(c->statefd, rec, text, sizeof(text));
-	if (len < 0 || (strcmp(text, "create\n") != 0 &&
-			((n = sscanf(text, "create %llu %llu%c", &dev, &ino, &tail)) != 3 || tail != '\n'))) {
-		drop_record(c, rec, "a damaged create record");
-		return;
-	}
-	sfs_sidecar_name(scname, sizeof(scname), name);
-	if (!c->apply) {
-		sfs_logf(c->log, SFS_LOG_WARN, "%s: interrupted create (%s at the next start)", name,
-			 fstatat(c->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0 ? "finished" : "undone");
-		return;
-	}
-	if (fstatat(c->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-		/* the sidecar is its last step: the image is whole */
-		rc = sfs_remove_durably(c->statefd, rec);
-		if (rc == 0)
-			sfs_logf(c->log, SFS_LOG_WARN, "%s: finished an interrupted create", name);
-		note_rc(c, rc);
-		return;
-	}
-	fd = openat(c->dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd >= 0) {
-		ours = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
-			    (n == 3 ? (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino
-				    : holds_no_data(fd, &st));
-
-		close(fd);
-		if (!ours)
-			sfs_logf(c->log, SFS_LOG_WARN, "%s: not the backing file an interrupted create made "
-				 "(another file took the name, or it holds data); left alone", name);
-	}
-	remove_image_files(c, name, rec, ours, "undid an interrupted create");
-}
-
-static void replay_inflate(struct ctx *c, const char *rec)
-{
-	char name[NAMEBUF], scname[NAMEBUF + 8], mapname[NAMEBUF + 8], err[512];
-	struct sfs_sidecar sc;
-	struct sfs_map *m;
-	enum sfs_prov prov;
-	int rc;
-
-	if (!record_name(rec, SFS_INFLATE_SUFFIX, name, sizeof(name)))
-		return;
-	if (!c->apply) {
-		sfs_logf(c->log, SFS_LOG_WARN, "%s: interrupted inflate (finished at the next start)", name);
-		return;
-	}
-	sfs_sidecar_name(scname, sizeof(scname), name);
-	sfs_map_name(mapname, sizeof(mapname), name);
-	rc = sfs_map_open(c->statefd, mapname, 0, c->log, &m, err, sizeof(err));
+	if (rc == 0 && p->verdict != SFS_REC_REMOVE)
+		rc = sfs_remove_durably(e->statefd, p->file + sizeof(SFS_STATE_DIR));
 	if (rc < 0) {
-		sfs_logf(c->log, SFS_LOG_ERR, "%s: cannot finish an interrupted inflate: %s", name, err);
-		note_rc(c, rc);
+		sfs_logf(e->log, SFS_LOG_ERR, "%s: %s; cannot be done: %s (the record is kept for the next "
+			 "start%s%s%s%s%s)", p->file, p->what, strerror(-rc), p->name[0] ? "; " : "", p->name,
+			 p->to[0] ? " and " : "", p->to, p->name[0] ? " not served until then" : "");
+		note_rc(w, rc);
 		return;
 	}
-	prov = sfs_map_info(m)->prov;
-	sfs_map_close(m);
-	/* the map is the commit point: the sidecar follows it */
-	if (prov == SFS_PROV_EAGERZEROEDTHICK && sfs_sidecar_load(c->dirfd, scname, &sc, err, sizeof(err)) == 0 &&
-	    sc.prov != prov) {
-		sc.prov = prov;
-		rc = sfs_sidecar_save(c->dirfd, scname, c->statefd, &sc);
-	}
-	if (rc == 0)
-		rc = sfs_remove_durably(c->statefd, rec);
-	if (rc < 0) {
-		sfs_logf(c->log, SFS_LOG_ERR, "%s: cannot finish an interrupted inflate: %s", name, strerror(-rc));
-		note_rc(c, rc);
-		return;
-	}
-	sfs_logf(c->log, SFS_LOG_WARN, "%s: %s an interrupted inflate", name,
-		 prov == SFS_PROV_EAGERZEROEDTHICK ? "finished" : "dropped (the image keeps its mode)");
+	if (p->alone[0])
+		sfs_logf(e->log, SFS_LOG_WARN, "%s", p->alone);
+	sfs_logf(e->log, SFS_LOG_WARN, "%s", p->done[0] ? p->done : p->what);
 }
 
-static void replay_grow(struct ctx *c, const char *rec)
+/* Plan record fname of kind, hand the plan on and apply it when asked. */
+static void record(struct walk *w, enum sfs_intent_kind kind, const char *fname)
 {
-	char name[NAMEBUF];
-	size_t n = strlen(rec) - strlen(SFS_GROW_SUFFIX);
+	struct sfs_rec_item it;
 
-	if (n >= sizeof(name))
-		return;
-	memcpy(name, rec, n);
-	name[n] = '\0';
-	if (sfs_name_valid(name) < 0)
-		return;
-	if (!c->apply) {
-		sfs_logf(c->log, SFS_LOG_WARN, "%s: interrupted grow (finished or undone at the next start)", name);
-		return;
+	memset(&it, 0, sizeof(it));
+	if (read_record(w, kind, fname, &it)) {
+		switch (it.p.kind) {
+		case SFS_INTENT_RENAME:
+			sfs_rec_plan_rename(&w->e, &it);
+			break;
+		case SFS_INTENT_UNLINK:
+			sfs_rec_plan_unlink(&w->e, &it);
+			break;
+		case SFS_INTENT_CREATE:
+			sfs_rec_plan_create(&w->e, &it);
+			break;
+		case SFS_INTENT_GROW:
+		case SFS_INTENT_TRIM:
+			sfs_rec_plan_grow(&w->e, &it);
+			break;
+		case SFS_INTENT_INFLATE:
+			sfs_rec_plan_inflate(&w->e, &it);
+			break;
+		}
+	} else if (!it.p.what[0]) {
+		return;                             /* gone meanwhile */
 	}
-	note_rc(c, sfs_grow_recover(c->dirfd, c->statefd, name, c->log));
+	if (w->fn)
+		w->fn(w->ctx, &it.p);
+	if (w->apply)
+		apply(w, &it);
 }
 
-/* Call fn for every name in the state directory ending in suffix. */
-static void each_record(struct ctx *c, const char *suffix, void (*fn)(struct ctx *, const char *))
+/* Every record in the state directory ending in suffix, of kind. */
+static void each_record(struct walk *w, const char *suffix, enum sfs_intent_kind kind)
 {
-	DIR *d = open_dir(c, c->statefd);
-	struct dirent *de;
+	DIR *d = open_dir(w, w->e.statefd);
 	char (*names)[NAME_MAX + 1] = NULL;
+	struct dirent *de;
 	size_t n = 0, cap = 0;
 
 	if (!d)
@@ -449,7 +429,7 @@ static void each_record(struct ctx *c, const char *suffix, void (*fn)(struct ctx
 			void *p = realloc(names, (cap = cap ? 2 * cap : 8) * sizeof(*names));
 
 			if (!p) {
-				note_rc(c, -ENOMEM);
+				note_rc(w, -ENOMEM);
 				break;
 			}
 			names = p;
@@ -458,8 +438,50 @@ static void each_record(struct ctx *c, const char *suffix, void (*fn)(struct ctx
 	}
 	closedir(d);
 	for (size_t i = 0; i < n; i++)
-		fn(c, names[i]);
+		record(w, kind, names[i]);
 	free(names);
+}
+
+static int walk(struct walk *w)
+{
+	sweep(w);
+	if (sfs_rec_exists(w->e.statefd, SFS_RENAME_JOURNAL))
+		record(w, SFS_INTENT_RENAME, SFS_RENAME_JOURNAL);
+	each_record(w, SFS_UNLINK_SUFFIX, SFS_INTENT_UNLINK);
+	each_record(w, SFS_CREATE_SUFFIX, SFS_INTENT_CREATE);
+	each_record(w, SFS_GROW_SUFFIX, SFS_INTENT_GROW);
+	each_record(w, SFS_INFLATE_SUFFIX, SFS_INTENT_INFLATE);
+	return w->rc;
+}
+
+int sfs_recover_plan(int dirfd, int statefd, void (*fn)(void *ctx, const struct sfs_rec_plan *p), void *ctx)
+{
+	struct walk w = { { dirfd, statefd, NULL, false }, false, fn, ctx, 0 };
+
+	return walk(&w);
+}
+
+/* Only the state directory that cannot be read stops the store: the rest is one image's. */
+static int recover_with(int dirfd, int statefd, const struct sfs_log *log, bool clear)
+{
+	struct walk w = { { dirfd, statefd, log, clear }, true, NULL, NULL, 0 };
+	DIR *d = open_dir(&w, statefd);
+
+	if (!d)
+		return w.rc;
+	closedir(d);
+	walk(&w);
+	return clear ? w.rc : 0;
+}
+
+int sfs_recover(int dirfd, int statefd, const struct sfs_log *log)
+{
+	return recover_with(dirfd, statefd, log, false);
+}
+
+int sfs_recover_clear(int dirfd, int statefd, const struct sfs_log *log)
+{
+	return recover_with(dirfd, statefd, log, true);
 }
 
 int sfs_recover_pending(int statefd, const char *name, char *buf, size_t len)
@@ -470,39 +492,21 @@ int sfs_recover_pending(int statefd, const char *name, char *buf, size_t len)
 		{ SFS_CREATE_SUFFIX, "an interrupted create" },
 		{ SFS_INFLATE_SUFFIX, "an interrupted inflate" },
 	};
-	char rec[NAMEBUF], j[2 * (SFS_NAME_MAX + 1) + 1];
-	struct stat st;
-	ssize_t n;
+	char rec[NAMEBUF];
+	struct sfs_intent in;
 
 	for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
 		snprintf(rec, sizeof(rec), "%s%s", name, recs[i].suffix);
-		if (fstatat(statefd, rec, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (sfs_rec_exists(statefd, rec)) {
 			snprintf(buf, len, "%s (%s/%s)", recs[i].what, SFS_STATE_DIR, rec);
 			return 1;
 		}
 	}
-	n = sfs_read_small_file(statefd, SFS_RENAME_JOURNAL, j, sizeof(j));
-	if (n > 0 && memchr(j, '\0', (size_t)n) && (size_t)n > strlen(j) + 1) {
-		const char *to = j + strlen(j) + 1;
-
-		if (strcmp(j, name) == 0 || strcmp(to, name) == 0) {
-			snprintf(buf, len, "an interrupted rename of %s to %s (%s/%s)", j, to, SFS_STATE_DIR,
-				 SFS_RENAME_JOURNAL);
-			return 1;
-		}
+	if (sfs_intent_read(statefd, SFS_INTENT_RENAME, SFS_RENAME_JOURNAL, &in) == 0 &&
+	    (strcmp(in.name, name) == 0 || strcmp(in.to, name) == 0)) {
+		snprintf(buf, len, "an interrupted rename of %s to %s (%s/%s)", in.name, in.to, SFS_STATE_DIR,
+			 SFS_RENAME_JOURNAL);
+		return 1;
 	}
 	return 0;
-}
-
-int sfs_recover(int dirfd, int statefd, const struct sfs_log *log, bool apply)
-{
-	struct ctx c = { dirfd, statefd, log, apply, 0 };
-
-	sweep(&c);
-	replay_rename(&c);
-	each_record(&c, SFS_UNLINK_SUFFIX, replay_unlink);
-	each_record(&c, SFS_CREATE_SUFFIX, replay_create);
-	each_record(&c, SFS_GROW_SUFFIX, replay_grow);
-	each_record(&c, SFS_INFLATE_SUFFIX, replay_inflate);
-	return c.rc;
 }

@@ -256,10 +256,11 @@ int sfs_store_open(const char *dir, const struct sfs_store_opts *o, struct sfs_s
 	rc = sfs_st_take_lock(s, dir, err, errlen);
 	if (rc < 0)
 		goto fail;
-	rc = sfs_recover(s->dirfd, s->statefd, &s->opts.log, true);
+	/* what recovery cannot do for one image keeps that image out, not the store */
+	rc = sfs_recover(s->dirfd, s->statefd, &s->opts.log);
 	if (rc < 0) {
-		sfs_err(err, errlen, rc, "%s: cannot put the store right after a crash: %s (the log says what "
-			"was left)", dir, strerror(-rc));
+		sfs_err(err, errlen, rc, "%s/%s: cannot read the state directory to put the store right after a "
+			"crash: %s", dir, SFS_STATE_DIR, strerror(-rc));
 		goto fail;
 	}
 	rc = s->opts.lazy ? 0 : sfs_st_scan_locked(s);

@@ -8,9 +8,9 @@
  *   1. the record "create\n";
  *   2. backing file and map (sfs_image_open; eagerzeroedthick opened as
  *      zeroedthick, so that the zeroing below reports its progress);
- *   3. the record rewritten to name the backing file's inode (before
- *      that, the next start tells our backing file by its holding no
- *      data);
+ *   3. the record rewritten to name the image and its backing file by
+ *      identity (intent.h; before that, the next start knows the backing
+ *      file by the map's identity, mapident.h);
  *   4. the data: the raw file copied in (sfs_image_import_raw), then for
  *      eagerzeroedthick every block zeroed (sfs_image_fill) and the mode
  *      recorded in the map (sfs_image_make_eager); the image closed;
@@ -44,6 +44,8 @@
 #include <unistd.h>
 
 #include "fdio.h"
+#include "fileid.h"
+#include "intent.h"
 #include "recover.h"
 #include "step.h"
 #include "store_impl.h"
@@ -68,7 +70,7 @@ static void *progress_ctx(const struct sfs_store_progress *pr)
 /* Is any of name's three files there?  0, or -EEXIST with err naming it. */
 static int refuse_existing(struct sfs_store *s, const char *name, char *err, size_t errlen)
 {
-	char scname[SFS_NAME_MAX + 8], mapname[SFS_NAME_MAX + 8];
+	char scname[SFS_NAME_MAX + 8], mapname[SFS_NAME_MAX + 8], pending[SFS_FILE_NAME_LEN + 64];
 	struct stat st;
 
 	sfs_sidecar_name(scname, sizeof(scname), name);
@@ -80,6 +82,9 @@ static int refuse_existing(struct sfs_store *s, const char *name, char *err, siz
 	if (fstatat(s->statefd, mapname, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		return sfs_err(err, errlen, -EEXIST, "image already exists (" SFS_STATE_DIR "/%s is there)",
 			       mapname);
+	if (sfs_recover_pending(s->statefd, name, pending, sizeof(pending)))
+		return sfs_err(err, errlen, -EEXIST, "%s is pending for that name (see 'sectorfs-img check' on "
+			       "the store)", pending);
 	return 0;
 }
 
@@ -98,10 +103,10 @@ static int put_record(struct sfs_store *s, const char *name, const char *suffix,
 /* Make steps 1 to 3: the record, the backing file and the map (*out, open; *made, the
  * backing file's identity, once *out is set), the record naming it. */
 static int make_files(struct sfs_store *s, const char *name, const struct sfs_sidecar *sc,
-		      struct sfs_image **out, struct stat *made, char *err, size_t errlen)
+		      struct sfs_image **out, struct sfs_fileid *made, char *err, size_t errlen)
 {
+	struct sfs_intent rec = { .kind = SFS_INTENT_CREATE };
 	struct sfs_sidecar osc = *sc;
-	char rec[64];
 	int rc;
 
 	if (sc->prov == SFS_PROV_EAGERZEROEDTHICK)
@@ -111,19 +116,23 @@ static int make_files(struct sfs_store *s, const char *name, const struct sfs_si
 		rc = sfs_step("make", 1);
 	if (rc < 0)
 		return rc;
-	rc = sfs_image_open(s->dirfd, s->statefd, name, &osc, sfs_st_image_flags(s) & SFS_IMAGE_BUFFERED,
+	rc = sfs_image_open(s->dirfd, s->statefd, name, &osc, (sfs_st_image_flags(s) & SFS_IMAGE_BUFFERED) | SFS_IMAGE_CREATE,
 			    &s->opts.log, out, err, errlen);
 	if (rc < 0)
 		return rc;
-	if (fstat(sfs_image_fd(*out), made) < 0)
-		return sfs_err(err, errlen, -errno, "cannot stat the new backing file: %s", strerror(errno));
+	rc = sfs_fileid_fd(sfs_image_fd(*out), made, NULL);
+	if (rc < 0)
+		return sfs_err(err, errlen, rc, "cannot stat the new backing file: %s", strerror(-rc));
 	rc = sfs_step("make", 2);
 	if (rc < 0)
 		return rc;
-	snprintf(rec, sizeof(rec), "create %llu %llu\n", (unsigned long long)made->st_dev,
-		 (unsigned long long)made->st_ino);
-	rc = put_record(s, name, SFS_CREATE_SUFFIX, rec, err, errlen);
-	return rc == 0 ? sfs_step("make", 3) : rc;
+	snprintf(rec.name, sizeof(rec.name), "%s", name);
+	rec.img = sfs_image_intent_who(*out);
+	rc = sfs_intent_write(s->statefd, &rec);
+	if (rc < 0)
+		return sfs_err(err, errlen, rc, "cannot write " SFS_STATE_DIR "/%s" SFS_CREATE_SUFFIX ": %s", name,
+			       strerror(-rc));
+	return sfs_step("make", 3);
 }
 
 /* Make step 4 before the close: src_fd copied in (when >= 0), an eagerzeroedthick image
@@ -157,17 +166,16 @@ static int make_data(struct sfs_image *im, const struct sfs_sidecar *sc, int src
  * still the file made (made: its identity, NULL when the open failed, which removes its own
  * files), its map with it, then the record.  A file someone else put under one of the names
  * stays. */
-static void remove_made(struct sfs_store *s, const char *name, const struct stat *made, bool saved)
+static void remove_made(struct sfs_store *s, const char *name, const struct sfs_fileid *made, bool saved)
 {
 	char f[SFS_NAME_MAX + 16];
-	struct stat st;
+	struct sfs_fileid id;
 
 	if (saved) {
 		sfs_sidecar_name(f, sizeof(f), name);
 		unlinkat(s->dirfd, f, 0);
 	}
-	if (made && fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == made->st_dev &&
-	    st.st_ino == made->st_ino) {
+	if (made && sfs_fileid_at(s->dirfd, name, &id, NULL) == 0 && sfs_fileid_same(&id, made, true)) {
 		unlinkat(s->dirfd, name, 0);
 		sfs_map_name(f, sizeof(f), name);
 		unlinkat(s->statefd, f, 0);
@@ -182,7 +190,7 @@ static int make_locked(struct sfs_store *s, const char *name, const struct sfs_s
 {
 	char scname[SFS_NAME_MAX + 8];
 	struct sfs_image *im = NULL;
-	struct stat made = { 0 };
+	struct sfs_fileid made = { 0 };
 	bool opened, saved = false;
 	int rc, crc;
 
@@ -265,7 +273,15 @@ static int save_eager_sidecar(struct sfs_store *s, struct sfs_image *im, bool on
 static int inflate_locked(struct sfs_store *s, struct sfs_image *im, char *err, size_t errlen)
 {
 	const char *name = sfs_image_name(im);
-	int rc = put_record(s, name, SFS_INFLATE_SUFFIX, "inflate\n", err, errlen);
+	struct sfs_intent rec = { .kind = SFS_INTENT_INFLATE, .img = sfs_image_intent_who(im) };
+	int rc;
+
+	rec.img.has_backing = false;
+	snprintf(rec.name, sizeof(rec.name), "%s", name);
+	rc = sfs_intent_write(s->statefd, &rec);
+	if (rc < 0)
+		sfs_err(err, errlen, rc, "cannot write " SFS_STATE_DIR "/%s" SFS_INFLATE_SUFFIX ": %s", name,
+			strerror(-rc));
 
 	if (rc == 0)
 		rc = sfs_step("inflate", 2);

@@ -21,7 +21,9 @@
 
 #include "fdcache.h"
 #include "fdio.h"
+#include "fileid.h"
 #include "grow.h"
+#include "intent.h"
 #include "recover.h"
 #include "step.h"
 #include "store_impl.h"
@@ -39,9 +41,17 @@ static int held_by_other(struct sfs_store *s, const char *name, const char *what
 
 	if (sfs_st_find(s, name, NULL))
 		return 0;
+	char pending[SFS_FILE_NAME_LEN + 64];
+
 	sfs_sidecar_name(scname, sizeof(scname), name);
 	sc = fstatat(s->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	bk = fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	if (!sc && !bk && sfs_recover_pending(s->statefd, name, pending, sizeof(pending))) {
+		/* what recovery could not finish would act on the new image's files */
+		sfs_logf(&s->opts.log, SFS_LOG_WARN, "%s: cannot %s it: %s is still pending (see "
+			 "'sectorfs-img check' on the store)", name, what, pending);
+		return -EEXIST;
+	}
 	if (!sc && !bk)
 		return 0;
 	sfs_logf(&s->opts.log, SFS_LOG_WARN, "%s: cannot %s it: %s in the store is not a served image (%s); "
@@ -80,8 +90,8 @@ int sfs_store_create(struct sfs_store *s, const char *name, struct sfs_image **o
 		rc = sfs_step("create", 1);
 	/* 2: map and backing file */
 	if (rc == 0) {
-		rc = sfs_image_open_in(s->fdc, s->dirfd, s->statefd, name, &sc, sfs_st_image_flags(s), &s->opts.log,
-				       &im, err, sizeof(err));
+		rc = sfs_image_open_in(s->fdc, s->dirfd, s->statefd, name, &sc, sfs_st_image_flags(s) | SFS_IMAGE_CREATE,
+				       &s->opts.log, &im, err, sizeof(err));
 		if (rc < 0)
 			sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s", err);
 	}
@@ -112,7 +122,8 @@ int sfs_store_create(struct sfs_store *s, const char *name, struct sfs_image **o
 
 int sfs_store_unlink(struct sfs_store *s, const char *name)
 {
-	char scname[SFS_NAME_MAX + 8], mapname[SFS_NAME_MAX + 8], rec[SFS_NAME_MAX + 16], text[96];
+	char scname[SFS_NAME_MAX + 8], mapname[SFS_NAME_MAX + 8], rec[SFS_NAME_MAX + 16];
+	struct sfs_intent in = { .kind = SFS_INTENT_UNLINK };
 	struct entry *e;
 	dev_t dev;
 	ino_t ino;
@@ -126,10 +137,13 @@ int sfs_store_unlink(struct sfs_store *s, const char *name)
 	sfs_sidecar_name(scname, sizeof(scname), name);
 	sfs_map_name(mapname, sizeof(mapname), name);
 	snprintf(rec, sizeof(rec), "%s" SFS_UNLINK_SUFFIX, name);
-	/* 1: the intent, naming the backing file by inode (prune_if_gone found it there) */
+	/* 1: the intent, naming the image and its backing file (prune_if_gone found it there) */
 	sfs_image_identity(e->im, &dev, &ino);
-	snprintf(text, sizeof(text), "unlink %llu %llu\n", (unsigned long long)dev, (unsigned long long)ino);
-	rc = sfs_intent_put(s->statefd, name, SFS_UNLINK_SUFFIX, text);
+	snprintf(in.name, sizeof(in.name), "%s", name);
+	in.dev = (uint64_t)dev;
+	in.ino = (uint64_t)ino;
+	in.img = sfs_image_intent_who(e->im);
+	rc = sfs_intent_write(s->statefd, &in);
 	if (rc == 0)
 		rc = sfs_step("unlink", 1);
 	/* 2: the sidecar goes: the commit point */
@@ -160,11 +174,21 @@ int sfs_store_unlink(struct sfs_store *s, const char *name)
 	return rc;
 }
 
+/* What a rename record says of the image of e: its identity, backing file and sidecar. */
+static struct sfs_intent_who who_of(struct sfs_store *s, struct entry *e)
+{
+	struct sfs_intent_who w = sfs_image_intent_who(e->im);
+	char scname[SFS_NAME_MAX + 8];
+
+	sfs_sidecar_name(scname, sizeof(scname), e->name);
+	w.has_sidecar = sfs_fileid_at(s->dirfd, scname, &w.sidecar, NULL) == 0;
+	return w;
+}
+
 int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool noreplace)
 {
-	char journal[2 * (SFS_NAME_MAX + 1)];
+	struct sfs_intent in = { .kind = SFS_INTENT_RENAME };
 	struct entry *e, *t, moved;
-	size_t jl;
 	int rc;
 
 	if (sfs_name_valid(to) < 0)
@@ -189,9 +213,22 @@ int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool
 		pthread_mutex_unlock(&s->lock);
 		return rc;
 	}
-	/* 1: the intent; 2: map, backing file, sidecar; 3: the intent goes */
-	jl = (size_t)snprintf(journal, sizeof(journal), "%s%c%s", from, '\0', to) + 1;
-	rc = sfs_write_file_atomic(s->statefd, s->statefd, SFS_RENAME_JOURNAL, journal, jl, 0600);
+	/* a rename record that recovery could not apply: this one would take its place */
+	if (fstatat(s->statefd, SFS_RENAME_JOURNAL, &(struct stat){ 0 }, AT_SYMLINK_NOFOLLOW) == 0) {
+		sfs_logf(&s->opts.log, SFS_LOG_ERR, "rename of %s to %s refused: " SFS_STATE_DIR "/"
+			 SFS_RENAME_JOURNAL " is left from a crash (see 'sectorfs-img check' on the store)", from, to);
+		pthread_mutex_unlock(&s->lock);
+		return -EBUSY;
+	}
+	/* 1: the intent, naming the image's files and the replaced one's; 2: map, backing file,
+	 * sidecar; 3: the intent goes */
+	snprintf(in.name, sizeof(in.name), "%s", from);
+	snprintf(in.to, sizeof(in.to), "%s", to);
+	in.img = who_of(s, e);
+	in.has_over = t != NULL;
+	if (t)
+		in.over = who_of(s, t);
+	rc = sfs_intent_write(s->statefd, &in);
 	if (rc == 0)
 		rc = sfs_step("rename", 1);
 	if (rc < 0) {
@@ -199,7 +236,7 @@ int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool
 		pthread_mutex_unlock(&s->lock);
 		return rc;
 	}
-	rc = sfs_move_image_files(s->dirfd, s->statefd, from, to);
+	rc = sfs_move_image_files(s->dirfd, s->statefd, from, to, t != NULL);
 	if (rc < 0) {
 		/* Stopped part way: the intent stays, and the next start finishes the move.
 		 * Until then the names are served as they were. */

@@ -122,7 +122,7 @@ static int revive_orphan(struct sfs_store *s, const char *name, const struct sfs
 int sfs_st_load_locked(struct sfs_store *s, const char *name, struct entry **out, char *err,
 		       size_t errlen)
 {
-	char scname[SFS_NAME_MAX + 8];
+	char scname[SFS_NAME_MAX + 8], pend[SFS_FILE_NAME_LEN + 64];
 	struct sfs_sidecar sc;
 	struct sfs_image *im;
 	struct file_id id;
@@ -140,6 +140,10 @@ int sfs_st_load_locked(struct sfs_store *s, const char *name, struct entry **out
 	/* out of descriptors: an idle image gives its own back */
 	while (sfs_st_out_of_fds(rc) && s->fdc && sfs_fdcache_evict_one(s->fdc))
 		rc = sfs_sidecar_load(s->dirfd, scname, &sc, err, errlen);
+	if (rc == 0 && sfs_recover_pending(s->statefd, name, pend, sizeof(pend)))
+		rc = sfs_err(err, errlen, -EUCLEAN, "%s: %s, which the store's start could not finish or "
+			     "undo, is pending (the log said why; 'sectorfs-img check' on the store says what "
+			     "to do)", name, pend);
 	if (rc == 0) {
 		rc = revive_orphan(s, name, &sc, &st, out);
 		if (rc == 0)

@@ -245,14 +245,15 @@ static int set_format_files(struct sfs_store *s, struct entry *e, struct sfs_ima
 	char scname[SFS_NAME_MAX + 8], mapname[SFS_NAME_MAX + 8], newtmp[SFS_TMP_NAME_MAX],
 	     oldtmp[SFS_TMP_NAME_MAX];
 	struct sfs_map_info mi;
+	struct sfs_map_ident ident;
 	struct sfs_map *nm;
 	bool aside = false;
 	int fd, rc;
 
 	sfs_sidecar_name(scname, sizeof(scname), e->name);
 	sfs_map_name(mapname, sizeof(mapname), e->name);
-	sfs_image_reformat_map_info(sc, &mi);
-	rc = sfs_map_create_tmp(s->statefd, &mi, newtmp, sizeof(newtmp), &nm);
+	sfs_image_reformat_map_info(im, sc, &mi, &ident);
+	rc = sfs_map_create_tmp(s->statefd, &mi, &ident, newtmp, sizeof(newtmp), &nm);
 	if (rc < 0)
 		return rc;
 	rc = sfs_step("format", 1);

@@ -36,7 +36,8 @@
  *   - the map's grow steps: a failed prepare leaves the file as it was, a
  *     failed commit leaves the map in memory as it was and its abort the
  *     file, which opens with the old size and grows later;
- *   - a failing fstat of the backing file or of the map fails the open with
+ *   - a failing fstat (or statx for the identity, fileid.h) of the backing
+ *     file or of the map fails the open with
  *     its errno (not -EPERM or -EUCLEAN, which say the file is wrong); so
  *     does each fstat of a first open and of the reopen of an evicted image
  *     in turn (not -ENOENT, -EUCLEAN, nor a silent fall back to buffered
@@ -246,6 +247,17 @@ int fault_fstat64(int fd, void *st)
 int fault_fstat(int fd, void *st)
 {
 	return fstat_fail_now() ? -1 : REAL(fstat_t, fstat)(fd, st);
+}
+
+typedef int (*statx_t)(int, const char *, int, unsigned, struct statx *);
+
+/* A statx of a descriptor for its identity (fileid.h: with the birth time) is the fstat of a
+ * file an open looks at: the same counter. */
+int statx(int dirfd, const char *path, int flags, unsigned mask, struct statx *sx)
+{
+	if ((flags & AT_EMPTY_PATH) && !*path && (mask & STATX_BTIME) && fstat_fail_now())
+		return -1;
+	return REAL(statx_t, statx)(dirfd, path, flags, mask, sx);
 }
 
 /* ---- fixture and helpers ---- */

@@ -13,7 +13,9 @@
  *   - stops the operation after step n in a forked child that then exits
  *     at once, as a crash would: the next open of the store leaves the
  *     name as before or as after (which one is fixed by the step), logs
- *     what it repaired, and leaves the store clean: no temporary file, no
+ *     what it repaired (the plan of that recovery, which sectorfs-img
+ *     check shows before it, holds nothing it cannot do), and leaves the
+ *     store clean: no temporary file, no
  *     intent record, every sidecar saying its map's size, every backing
  *     file at least that long, a failed grow's extension and reservation
  *     given back.
@@ -36,6 +38,7 @@
 
 #include "allocmap.h"
 #include "image.h"
+#include "recover.h"
 #include "sidecar.h"
 #include "step_impl.h"
 #include "store.h"
@@ -454,6 +457,24 @@ static const struct op ops[] = {
 	{ "inflate", 4, 3, 3, run_inflate, "a b", "a b", expect_inflate },
 };
 
+static void no_blocked(void *ctx, const struct sfs_rec_plan *p)
+{
+	cr_expect_neq(p->verdict, SFS_REC_BLOCKED, "%s: the start could not do %s: %s", (const char *)ctx,
+		      p->file, p->what);
+}
+
+/* The plan of the next start's recovery (what sectorfs-img check shows before it) has nothing
+ * that start cannot do. */
+static void expect_plan_applicable(const char *what)
+{
+	int sfd = openat(ts.fd, ".sectorfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (sfd < 0)
+		return;
+	cr_expect_eq(sfs_recover_plan(ts.fd, sfd, no_blocked, (void *)what), 0, "%s: plan", what);
+	close(sfd);
+}
+
 static void cut(const struct op *op, int n, enum mode mode, enum sfs_prov prov)
 {
 	char what[128];
@@ -491,6 +512,8 @@ static void cut(const struct op *op, int n, enum mode mode, enum sfs_prov prov)
 		cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: the child did not stop at the step",
 			  what);
 	}
+	/* what check shows before it: every item one the start can do */
+	expect_plan_applicable(what);
 	/* the next open puts right what a crash or a failure left */
 	s = open_store();
 	expect_listing(s, after ? op->after : op->before, what);

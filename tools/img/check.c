@@ -37,8 +37,11 @@
  * found in diagnose.c, repaired in repair.c, and a whole store is
  * checkstore.c.
  */
+#include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 
@@ -132,15 +135,68 @@ static int repair_and_recheck(struct img_view *v, const struct img_diag *d)
 	return after.n ? FSCK_LEFT : FSCK_REPAIRED;
 }
 
-/* 'check [--repair] STORE/NAME', saying that the store is served when note_served. */
-static int check_image(const struct img_ref *ref, bool repair, bool note_served)
+struct find_plan {
+	const char *name;
+	struct sfs_rec_plan *out;
+	bool found;
+};
+
+static void find_plan(void *ctx, const struct sfs_rec_plan *p)
+{
+	struct find_plan *f = ctx;
+
+	if (p->is_record && (strcmp(p->name, f->name) == 0 || strcmp(p->to, f->name) == 0)) {
+		*f->out = *p;
+		f->found = true;
+	}
+}
+
+bool img_check_pending(const char *store, const char *name, struct sfs_rec_plan *p)
+{
+	struct find_plan f = { name, p, false };
+	int dfd, sfd;
+
+	if (img_served(store, NULL, 0) || (dfd = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return false;
+	sfd = openat(dfd, SFS_STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfd >= 0) {
+		sfs_recover_plan(dfd, sfd, find_plan, &f);
+		close(sfd);
+	}
+	close(dfd);
+	return f.found;
+}
+
+/* Does the next start take the image out of the store (an unlink finished, a make undone, a
+ * rename moving it to the other name)?  Then it is not checked: what stays is the plan's. */
+static bool leaves(const struct img_ref *ref, const struct sfs_rec_plan *p)
+{
+	if (!p || p->verdict == SFS_REC_BLOCKED || p->verdict == SFS_REC_DROP)
+		return false;
+	if (p->kind == SFS_INTENT_RENAME)
+		return strcmp(ref->name, p->verdict == SFS_REC_UNDO ? p->to : p->name) == 0;
+	return p->goes && !p->keeps_map;
+}
+
+/* 'check [--repair] STORE/NAME' as pend says the next start leaves it, saying that the store is
+ * served when note_served. */
+static int check_image(const struct img_ref *ref, bool repair, const struct sfs_rec_plan *pend,
+		       bool note_served)
 {
 	struct img_diag d;
 	struct img_view v;
 
 	if (repair && (img_store_exists(ref->store) < 0 || img_refuse_if_served(ref) < 0))
 		return FSCK_OPER;
-	if (img_view_open(&v, ref) < 0)
+	if (pend && pend->verdict != SFS_REC_BLOCKED) {
+		printf("%s: pending: %s: completed at the next start%s\n", ref->path, pend->what,
+		       leaves(ref, pend) ? ", and the image is not there after it" : "");
+		if (pend->alone[0])
+			printf("%s: note: %s\n", ref->path, pend->alone);
+	}
+	if (leaves(ref, pend))
+		return FSCK_CLEAN;
+	if (img_view_open_as(&v, ref, pend) < 0)
 		return FSCK_OPER;
 	if (img_check_diagnose(&v, &d) < 0) {
 		tool_error("%s: no such image (no sidecar, backing file or map)", ref->path);
@@ -168,14 +224,14 @@ static int check_image(const struct img_ref *ref, bool repair, bool note_served)
 	return d.n ? FSCK_LEFT : FSCK_CLEAN;
 }
 
-int img_check_image(const struct img_ref *ref, bool repair)
+int img_check_image(const struct img_ref *ref, bool repair, const struct sfs_rec_plan *pend)
 {
-	return check_image(ref, repair, true);
+	return check_image(ref, repair, pend, true);
 }
 
-int img_check_store_image(const struct img_ref *ref, bool repair)
+int img_check_store_image(const struct img_ref *ref, bool repair, const struct sfs_rec_plan *pend)
 {
-	return check_image(ref, repair, false);
+	return check_image(ref, repair, pend, false);
 }
 
 enum { CHECK_REPAIR };
@@ -188,9 +244,14 @@ static int exec_check(const struct tool_cmd *self, struct tool_item *item)
 {
 	const struct img_target *t = item->target;
 	bool repair = item->opt[CHECK_REPAIR].set;
+	struct sfs_rec_plan pend;
 
 	(void)self;
-	return t->store_dir ? img_check_store(t->store_dir, repair) : img_check_image(&t->ref, repair);
+	if (t->store_dir)
+		return img_check_store(t->store_dir, repair);
+	/* with --repair the session's start applies what is pending before the image is looked at */
+	return img_check_image(&t->ref, repair,
+			       img_check_pending(t->ref.store, t->ref.name, &pend) ? &pend : NULL);
 }
 
 TOOL_CMD(img_cmd_check, "check", "[--repair] STORE/NAME | STORE",
