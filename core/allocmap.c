@@ -116,12 +116,12 @@
 
 #include "allocmap.h"
 #include "allocmap_impl.h"
-#include "bitmap.h"
-#include "fdio.h"
-#include "fileid.h"
-#include "log.h"
+#include "util/bitmap.h"
+#include "util/fdio.h"
+#include "util/fileid.h"
+#include "util/log.h"
 #include "mapfile.h"
-#include "tmpfile.h"
+#include "util/tmpfile.h"
 
 
 /* ---- little helpers ---- */

@@ -22,9 +22,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "fileid.h"
+#include "util/fileid.h"
 #include "geometry.h"
-#include "log.h"
+#include "util/log.h"
 #include "names.h"
 
 struct sfs_map;

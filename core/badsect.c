@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "util/log.h"
 
 void sfs_bad_init(struct sfs_badsect *b, uint32_t lss, uint32_t pss, uint64_t nsect)
 {

@@ -35,7 +35,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "extents.h"
+#include "util/extents.h"
 
 #define SFS_BAD_PLAIN 1u
 #define SFS_BAD_STICKY 2u

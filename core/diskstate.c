@@ -15,11 +15,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "crc32c.h"
-#include "fdio.h"
-#include "log.h"
-#include "step.h"
-#include "tmpfile.h"
+#include "util/crc32c.h"
+#include "util/fdio.h"
+#include "util/log.h"
+#include "util/step.h"
+#include "util/tmpfile.h"
 
 #define FIRST_LINE "sectorfs-disk 1\n"
 

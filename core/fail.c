@@ -28,8 +28,8 @@
 #include <unistd.h>
 
 #include "fail_impl.h"
-#include "step.h"
-#include "tmpfile.h"
+#include "util/step.h"
+#include "util/tmpfile.h"
 
 
 /* ---- the cut ---- */

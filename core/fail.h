@@ -87,7 +87,7 @@
 #include <stdint.h>
 
 #include "badsect.h"
-#include "log.h"
+#include "util/log.h"
 #include "wcache.h"
 
 #define SFS_FAIL_VALUE_MAX 64      /* a buffer for power, power_seed, power_cut_policy */

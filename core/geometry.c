@@ -21,8 +21,8 @@
 #include <string.h>
 
 #include "geometry.h"
-#include "log.h"
-#include "units.h"
+#include "util/log.h"
+#include "util/units.h"
 
 static const struct sector_format {
 	const char *name;

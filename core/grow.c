@@ -41,9 +41,9 @@
 #include "intent.h"
 #include "names.h"
 #include "sidecar.h"
-#include "step.h"
+#include "util/step.h"
 #include "store.h"
-#include "tmpfile.h"
+#include "util/tmpfile.h"
 
 #define NAMEBUF 300
 

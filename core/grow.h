@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "image.h"
-#include "log.h"
+#include "util/log.h"
 #include "names.h"
 
 /* Grow im (served as STORE/NAME, store_fd/state_fd its directories) to new_size, all or

@@ -62,12 +62,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bufpool.h"
-#include "clock.h"
-#include "fdio.h"
+#include "util/bufpool.h"
+#include "util/clock.h"
+#include "util/fdio.h"
 #include "image_impl.h"
 #include "model.h"
-#include "units.h"
+#include "util/units.h"
 
 #define NSTRIPES SFS_IMG_NSTRIPES
 #define BOUNCE_LEN SFS_IMG_BOUNCE_LEN

@@ -29,7 +29,7 @@
 #include "allocmap.h"
 #include "geometry.h"
 #include "intent.h"
-#include "log.h"
+#include "util/log.h"
 #include "sidecar.h"
 #include "stats.h"
 

@@ -21,10 +21,10 @@
 #include <pthread.h>
 #include <sys/types.h>
 
-#include "fdcache.h"
+#include "util/fdcache.h"
 #include "image.h"
 #include "names.h"
-#include "rangelock.h"
+#include "util/rangelock.h"
 
 #define SFS_IMG_NSTRIPES 256
 #define SFS_IMG_ZEROBUF_MAX (1u << 20)

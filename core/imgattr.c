@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fileid.h"
+#include "util/fileid.h"
 #include "image_impl.h"
 #include "model.h"
 

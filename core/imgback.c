@@ -33,8 +33,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bufpool.h"
-#include "fdio.h"
+#include "util/bufpool.h"
+#include "util/fdio.h"
 #include "image_impl.h"
 
 #define BOUNCE_LEN SFS_IMG_BOUNCE_LEN

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fdio.h"
+#include "util/fdio.h"
 #include "image.h"
 
 #define COPY_BYTES (4u << 20)          /* one read + write */

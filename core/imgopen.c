@@ -37,8 +37,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "fileid.h"
+#include "util/clock.h"
+#include "util/fileid.h"
 #include "image_impl.h"
 #include "mapident.h"
 #include "model.h"

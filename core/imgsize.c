@@ -22,9 +22,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fdio.h"
+#include "util/fdio.h"
 #include "image_impl.h"
-#include "units.h"
+#include "util/units.h"
 
 #define NSTRIPES SFS_IMG_NSTRIPES
 

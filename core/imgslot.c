@@ -31,7 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fileid.h"
+#include "util/fileid.h"
 #include "image_impl.h"
 
 /* Stripe locks and range lock: 0 or -ENOMEM. */

@@ -32,9 +32,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "util/clock.h"
 #include "image_impl.h"
-#include "units.h"
+#include "util/units.h"
 
 #define NSTRIPES SFS_IMG_NSTRIPES
 /* Eager zeroing (zero_blocks) flushes the map after this many bytes, so a stop or a crash

@@ -18,7 +18,7 @@
 #include "intent.h"
 #include "mapident.h"
 #include "store.h"
-#include "tmpfile.h"
+#include "util/tmpfile.h"
 
 #define TEXT_MAX 2048
 

@@ -32,7 +32,7 @@
 #include <stdint.h>
 
 #include "allocmap.h"
-#include "fileid.h"
+#include "util/fileid.h"
 #include "names.h"
 
 enum sfs_intent_kind {

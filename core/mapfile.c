@@ -14,9 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "crc32c.h"
-#include "fdio.h"
-#include "log.h"
+#include "util/crc32c.h"
+#include "util/fdio.h"
+#include "util/log.h"
 #include "mapfile.h"
 
 #define MAP_HDR SFS_MAPFILE_HDR

@@ -21,12 +21,12 @@
 
 #include "allocmap.h"
 #include "allocmap_impl.h"
-#include "bitmap.h"
-#include "crc32c.h"
-#include "fdio.h"
-#include "log.h"
+#include "util/bitmap.h"
+#include "util/crc32c.h"
+#include "util/fdio.h"
+#include "util/log.h"
 #include "mapfile.h"
-#include "tmpfile.h"
+#include "util/tmpfile.h"
 
 
 /* ---- flush ---- */

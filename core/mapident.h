@@ -54,7 +54,7 @@
 #include <stddef.h>
 
 #include "allocmap.h"
-#include "fileid.h"
+#include "util/fileid.h"
 
 enum sfs_map_tie {
 	SFS_TIE_OK,

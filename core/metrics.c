@@ -34,7 +34,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "escape.h"
+#include "util/escape.h"
 #include "metrics.h"
 
 #define NLE (SFS_METRICS_LE_MAX - SFS_METRICS_LE_MIN + 1)

@@ -30,9 +30,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "log.h"
-#include "units.h"
+#include "util/clock.h"
+#include "util/log.h"
+#include "util/units.h"
 
 #ifndef SFS_PROFILE_DIR
 #define SFS_PROFILE_DIR "/usr/local/share/sectorfs/profiles"

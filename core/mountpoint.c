@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "log.h"
+#include "util/log.h"
 #include "mountpoint.h"
 
 /* Undo mountinfo's octal escapes (\040 for a space) in place. */

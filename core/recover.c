@@ -48,7 +48,7 @@
 #include "names.h"
 #include "recover_impl.h"
 #include "store.h"
-#include "tmpfile.h"
+#include "util/tmpfile.h"
 
 #define NAMEBUF SFS_FILE_NAME_LEN
 

@@ -33,7 +33,7 @@
 
 #include "geometry.h"
 #include "intent.h"
-#include "log.h"
+#include "util/log.h"
 #include "names.h"
 
 /* What the next start does about one thing a crash left. */

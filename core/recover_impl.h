@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 
 #include "allocmap.h"
-#include "fileid.h"
+#include "util/fileid.h"
 #include "intent.h"
-#include "log.h"
+#include "util/log.h"
 #include "recover.h"
 #include "sidecar.h"
 

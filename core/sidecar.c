@@ -32,10 +32,10 @@
 
 #include <jansson.h>
 
-#include "log.h"
+#include "util/log.h"
 #include "sidecar.h"
-#include "tmpfile.h"
-#include "units.h"
+#include "util/tmpfile.h"
+#include "util/units.h"
 
 void sfs_sidecar_defaults(struct sfs_sidecar *sc)
 {

@@ -9,8 +9,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "log.h"
-#include "prng.h"
+#include "util/log.h"
+#include "util/prng.h"
 
 bool sfs_spike_on(const struct sfs_spike *s)
 {

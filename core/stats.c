@@ -59,8 +59,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "histogram.h"
+#include "util/clock.h"
+#include "util/histogram.h"
 #include "stats.h"
 
 #define NSHARD 8

@@ -24,7 +24,7 @@
 
 #include <jansson.h>
 
-#include "log.h"
+#include "util/log.h"
 #include "stats.h"
 
 /* A key, required or not, and where its counter goes. */

@@ -33,9 +33,9 @@
 
 #include <jansson.h>
 
-#include "escape.h"
+#include "util/escape.h"
 #include "stats.h"
-#include "units.h"
+#include "util/units.h"
 
 #define BAR_WIDTH 40
 #define TEXT_RECENT 5   /* rows of each recent table in the text file */

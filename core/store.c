@@ -60,12 +60,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fdcache.h"
-#include "fdio.h"
+#include "util/fdcache.h"
+#include "util/fdio.h"
 #include "grow.h"
 #include "recover.h"
 #include "store_impl.h"
-#include "tmpfile.h"
+#include "util/tmpfile.h"
 
 int sfs_name_valid(const char *name)
 {

@@ -31,7 +31,7 @@
 #include <sys/stat.h>
 
 #include "image.h"
-#include "log.h"
+#include "util/log.h"
 #include "names.h"
 #include "sidecar.h"
 

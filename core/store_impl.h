@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <sys/stat.h>
 
-#include "fdcache.h"
+#include "util/fdcache.h"
 #include "store.h"
 
 /* What identifies one version of a sidecar file: a rewrite changes it. */

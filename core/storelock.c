@@ -47,13 +47,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fdcache.h"
-#include "fdio.h"
+#include "util/fdcache.h"
+#include "util/fdio.h"
 #include "grow.h"
 #include "recover.h"
-#include "step.h"
+#include "util/step.h"
 #include "store_impl.h"
-#include "tmpfile.h"
+#include "util/tmpfile.h"
 
 #define LOCK_TRIES 50              /* a taken lock is tried again this many times, */
 #define LOCK_RETRY_NS 5000000L     /* this far apart (250 ms in all): longer than a question lasts */

@@ -43,13 +43,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fdio.h"
-#include "fileid.h"
+#include "util/fdio.h"
+#include "util/fileid.h"
 #include "intent.h"
 #include "recover.h"
-#include "step.h"
+#include "util/step.h"
 #include "store_impl.h"
-#include "tmpfile.h"
+#include "util/tmpfile.h"
 
 /* Enter phase name (NULL: the data is in place): 0, or -ECANCELED when pr says stop. */
 static int phase(const struct sfs_store_progress *pr, const char *name)

@@ -19,15 +19,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fdcache.h"
-#include "fdio.h"
-#include "fileid.h"
+#include "util/fdcache.h"
+#include "util/fdio.h"
+#include "util/fileid.h"
 #include "grow.h"
 #include "intent.h"
 #include "recover.h"
-#include "step.h"
+#include "util/step.h"
 #include "store_impl.h"
-#include "tmpfile.h"
+#include "util/tmpfile.h"
 
 /* ---- changes ---- */
 

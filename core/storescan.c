@@ -21,13 +21,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fdcache.h"
-#include "fdio.h"
+#include "util/fdcache.h"
+#include "util/fdio.h"
 #include "grow.h"
 #include "recover.h"
-#include "step.h"
+#include "util/step.h"
 #include "store_impl.h"
-#include "tmpfile.h"
+#include "util/tmpfile.h"
 
 /* ---- sidecar loading ---- */
 

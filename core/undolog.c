@@ -28,10 +28,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "crc32c.h"
-#include "fdio.h"
-#include "prng.h"
-#include "tmpfile.h"
+#include "util/crc32c.h"
+#include "util/fdio.h"
+#include "util/prng.h"
+#include "util/tmpfile.h"
 
 #define MAGIC "SFSUNDO\0"
 #define VERSION 1u

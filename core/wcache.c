@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
+#include "util/log.h"
 
 #define COMPACT_MIN (1ull << 20)
 

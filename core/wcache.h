@@ -84,7 +84,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "extents.h"
+#include "util/extents.h"
 #include "undolog.h"
 
 enum sfs_wc_mode { SFS_WC_NONE, SFS_WC_VOLATILE };

@@ -32,7 +32,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "prng.h"
+#include "util/prng.h"
 
 /* Is the write e one atomic unit? */
 static bool atomic_whole(const struct sfs_undo_geom *g, const struct wc_ent *e)

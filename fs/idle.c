@@ -33,8 +33,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "bufpool.h"
-#include "clock.h"
+#include "util/bufpool.h"
+#include "util/clock.h"
 #include "idle.h"
 #include "xport.h"
 

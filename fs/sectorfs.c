@@ -40,9 +40,9 @@
 #include "fuse_version.h"
 #include <fuse_lowlevel.h>
 
-#include "bufpool.h"
+#include "util/bufpool.h"
 #include "daemon.h"
-#include "fdio.h"
+#include "util/fdio.h"
 #include "idle.h"
 #include "mountpoint.h"
 #include "ops.h"

@@ -16,7 +16,7 @@
 
 #include "fuse_version.h"
 
-#include "log.h"
+#include "util/log.h"
 
 /* The module parameter that turns FUSE over io_uring on (Linux 6.14 and later). */
 #define SFS_URING_PARAM "/sys/module/fuse/parameters/enable_uring"

@@ -13,7 +13,7 @@
 #include "fuse_version.h"
 #include <fuse_lowlevel.h>
 
-#include "log.h"
+#include "util/log.h"
 
 /* -o io_uring=: off (/dev/fuse only), auto (io_uring where the kernel offers it), on (io_uring or fail) */
 enum sfs_uring_mode { SFS_URING_OFF, SFS_URING_AUTO, SFS_URING_ON };

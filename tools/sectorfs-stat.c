@@ -56,8 +56,8 @@
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
-#include "clock.h"
-#include "escape.h"
+#include "util/clock.h"
+#include "util/escape.h"
 #include "mountpoint.h"
 #include "names.h"
 #include "stat.h"

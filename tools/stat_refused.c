@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "escape.h"
+#include "util/escape.h"
 #include "stat.h"
 #include "stats.h"
 

@@ -43,7 +43,7 @@
 #include <unistd.h>
 
 #include "allocmap.h"
-#include "crc32c.h"
+#include "util/crc32c.h"
 
 #define MAP_FILE "fuzz.map"
 #define CRC_OFF 56u

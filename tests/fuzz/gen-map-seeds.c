@@ -42,7 +42,7 @@
 #include <unistd.h>
 
 #include "allocmap.h"
-#include "crc32c.h"
+#include "util/crc32c.h"
 #include "mapfile.h"
 
 /* the map file's layout, named where its codec names it */

@@ -19,7 +19,7 @@
 
 #include <criterion/criterion.h>
 
-#include "bitmap.h"
+#include "util/bitmap.h"
 
 #define NW 8u
 #define NBITS (NW * 64u)

@@ -13,7 +13,7 @@
 
 #include <criterion/criterion.h>
 
-#include "bufpool_impl.h"
+#include "util/bufpool_test.h"
 
 Test(bufpool, aligned_distinct_and_reused)
 {

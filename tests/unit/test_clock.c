@@ -13,7 +13,7 @@
 
 #include <criterion/criterion.h>
 
-#include "clock.h"
+#include "util/clock.h"
 
 #define NS 1000000000ull
 

@@ -17,7 +17,7 @@
 
 #include <criterion/criterion.h>
 
-#include "crc32c.h"
+#include "util/crc32c.h"
 
 /* CRC-32C one bit at a time (what allocmap.c computed before): the oracle. */
 static uint32_t crc_ref(uint32_t crc, const unsigned char *p, size_t n)

@@ -24,10 +24,10 @@
 
 #include <criterion/criterion.h>
 
-#include "crc32c.h"
+#include "util/crc32c.h"
 #include "diskstate.h"
-#include "step_impl.h"
-#include "tmpfile.h"
+#include "util/step_test.h"
+#include "util/tmpfile.h"
 #include "tmpstore.h"
 
 #define F "d.disk"

@@ -11,7 +11,7 @@
 
 #include <criterion/criterion.h>
 
-#include "escape.h"
+#include "util/escape.h"
 
 static const char *esc(const char *name)
 {

@@ -14,8 +14,8 @@
 
 #include <criterion/criterion.h>
 
-#include "extents.h"
-#include "prng.h"
+#include "util/extents.h"
+#include "util/prng.h"
 
 /* sorted, disjoint, non-empty, tagged, merged */
 static void expect_canonical(const struct sfs_extents *e)

@@ -46,8 +46,8 @@
 
 #include "diskstate.h"
 #include "fail.h"
-#include "step_impl.h"
-#include "tmpfile.h"
+#include "util/step_test.h"
+#include "util/tmpfile.h"
 #include "tmpstore.h"
 #include "wc_fixture.h"
 

@@ -68,12 +68,12 @@
 #include <criterion/parameterized.h>
 
 #include "allocmap_impl.h"
-#include "fdcache.h"
+#include "util/fdcache.h"
 #include "image.h"
 #include "sidecar.h"
 #include "stats.h"
 #include "store.h"
-#include "tmpfile.h"
+#include "util/tmpfile.h"
 #include "tmpstore.h"
 
 #define KiB 1024ull

@@ -25,7 +25,7 @@
 
 #include <criterion/criterion.h>
 
-#include "fdcache.h"
+#include "util/fdcache.h"
 
 struct pslot {
 	struct sfs_fdslot slot;          /* first: the callbacks cast back */

@@ -17,7 +17,7 @@
 
 #include <criterion/criterion.h>
 
-#include "histogram.h"
+#include "util/histogram.h"
 
 #define NB 64u
 

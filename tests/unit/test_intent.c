@@ -26,7 +26,7 @@
 #include <criterion/criterion.h>
 
 #include "allocmap.h"
-#include "fileid.h"
+#include "util/fileid.h"
 #include "intent.h"
 #include "mapident.h"
 #include "tmpstore.h"

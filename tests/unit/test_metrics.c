@@ -16,9 +16,9 @@
 
 #include <criterion/criterion.h>
 
-#include "escape.h"
+#include "util/escape.h"
 #include "metrics.h"
-#include "clock.h"
+#include "util/clock.h"
 #include "stats.h"
 
 static void label_is(const char *name, const char *want)

@@ -23,7 +23,7 @@
 
 #include <criterion/criterion.h>
 
-#include "rangelock_impl.h"
+#include "util/rangelock_test.h"
 
 static struct sfs_rangelock rl;
 

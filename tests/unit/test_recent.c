@@ -25,7 +25,7 @@
 #include <jansson.h>
 
 #include "recent.h"
-#include "clock.h"
+#include "util/clock.h"
 #include "stats.h"
 
 static int32_t my_tid(void)

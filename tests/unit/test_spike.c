@@ -17,7 +17,7 @@
 
 #include <criterion/criterion.h>
 
-#include "prng.h"
+#include "util/prng.h"
 #include "spike.h"
 
 Test(prng, splitmix64_known_answers)

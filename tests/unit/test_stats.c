@@ -22,8 +22,8 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 
-#include "clock.h"
-#include "histogram.h"
+#include "util/clock.h"
+#include "util/histogram.h"
 #include "stats.h"
 
 #define MiB (1024ull * 1024)

@@ -40,7 +40,7 @@
 #include "image.h"
 #include "recover.h"
 #include "sidecar.h"
-#include "step_impl.h"
+#include "util/step_test.h"
 #include "store.h"
 #include "tmpstore.h"
 

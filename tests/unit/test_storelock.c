@@ -31,7 +31,7 @@
 
 #include <criterion/criterion.h>
 
-#include "step_impl.h"
+#include "util/step_test.h"
 #include "store.h"
 #include "tmpstore.h"
 

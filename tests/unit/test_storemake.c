@@ -35,7 +35,7 @@
 #include "allocmap.h"
 #include "image.h"
 #include "sidecar.h"
-#include "step_impl.h"
+#include "util/step_test.h"
 #include "store.h"
 #include "tmpstore.h"
 

@@ -12,7 +12,7 @@
 
 #include <criterion/criterion.h>
 
-#include "units.h"
+#include "util/units.h"
 
 static uint64_t parse_ok(const char *s)
 {

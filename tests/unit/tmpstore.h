@@ -27,7 +27,7 @@
 #include <criterion/criterion.h>
 
 #include "allocmap.h"
-#include "log.h"
+#include "util/log.h"
 #include "sidecar.h"
 #include "store.h"
 

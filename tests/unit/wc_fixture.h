@@ -23,7 +23,7 @@
 
 #include <criterion/criterion.h>
 
-#include "prng.h"
+#include "util/prng.h"
 #include "wcache.h"
 
 struct memdisk {

@@ -30,7 +30,7 @@
 
 #include "common.h"
 #include "names.h"
-#include "units.h"
+#include "util/units.h"
 
 /* ---- for people ---- */
 

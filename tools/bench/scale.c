@@ -44,7 +44,7 @@
 #include "common.h"
 #include "scale.h"
 #include "testbed.h"
-#include "units.h"
+#include "util/units.h"
 
 static const char help[] =
 	"Make a store of N thin 4kn images (sidecars; the first mount makes the files),\n"

@@ -11,7 +11,7 @@
 #include "common.h"
 #include "median.h"
 #include "scale.h"
-#include "units.h"
+#include "util/units.h"
 
 /* The median of the ncmp IOPS of v. */
 static double scale_iops_median(const struct scale_result *r, const double *v)

@@ -44,7 +44,7 @@
 
 #include "model.h"
 #include "sweep.h"
-#include "units.h"
+#include "util/units.h"
 
 static bool rotational(const struct bench_disk *d)
 {

@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "fdio.h"
+#include "util/fdio.h"
 #include "mountpoint.h"
 #include "names.h"
 #include "testbed.h"

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "units.h"
+#include "util/units.h"
 
 static const char create_help[] =
 	"Create the image NAME in the store directory STORE: the backing file STORE/NAME,\n"

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "common.h"
-#include "units.h"
+#include "util/units.h"
 
 static const char inflate_help[] =
 	"Convert STORE/NAME to eagerzeroedthick: zero every block not yet written (with a\n"

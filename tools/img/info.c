@@ -20,7 +20,7 @@
 #include "common.h"
 #include "model.h"
 #include "stats.h"
-#include "units.h"
+#include "util/units.h"
 
 static const char info_help[] =
 	"Show the geometry (recorded in the image's map), provisioning, block size, size,\n"

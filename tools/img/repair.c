@@ -28,7 +28,7 @@
 
 #include "check.h"
 #include "recover.h"
-#include "units.h"
+#include "util/units.h"
 
 /* Rewrite a map whose bitmap chunks fail their checksum, each block of theirs allocated; the
  * backing file is synced first (crash-ordering rule: data before the bits). */

@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "log.h"
+#include "util/log.h"
 #include "recover.h"
 
 /* Does the recovery that opening ref's store runs concern the image: does an intent record in

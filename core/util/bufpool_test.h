@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * bufpool_impl.h - the tests' view of the buffer pools (bufpool.h): a
+ * bufpool_test.h - the tests' view of the buffer pools (bufpool.h): a
  * pool of one's own, of any size and keep, its end, and its counts, with
  * which test_bufpool.c checks what is kept and given back.  bufpool.c
  * makes the shared pool with sfs_bufpool_new too; nothing in fs/ or

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "bufpool_impl.h"
+#include "bufpool_test.h"
 
 #define PAGE 4096u
 

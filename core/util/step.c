@@ -6,7 +6,7 @@
  */
 #include <stddef.h>
 
-#include "step_impl.h"
+#include "step_test.h"
 
 int (*sfs_step_hook)(const char *op, int n);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rangelock_impl.h - the tests' view of the range lock (rangelock.h):
+ * rangelock_test.h - the tests' view of the range lock (rangelock.h):
  * a take that never waits, and the counts of held and waiting requests,
  * with which test_rangelock.c probes conflicts without blocking and knows
  * when a request in another thread is queued.  The image only ever waits

@@ -29,7 +29,7 @@
 #include <stddef.h>
 
 #include "dlist.h"
-#include "rangelock_impl.h"
+#include "rangelock_test.h"
 
 static bool conflicts(const struct sfs_range *a, const struct sfs_range *b)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * step_impl.h - the tests' view of the steps (step.h): the hook that
+ * step_test.h - the tests' view of the steps (step.h): the hook that
  * test_steps.c and test_storemake.c set to cut an operation after each of
  * its steps in turn.  A non-zero return (a negative errno) makes the
  * operation fail right there, as if step n had failed, and a hook that
