@@ -23,9 +23,9 @@
 #include <sys/types.h>
 
 #include "util/fileid.h"
-#include "geometry.h"
+#include "contract/geometry.h"
 #include "util/log.h"
-#include "names.h"
+#include "contract/names.h"
 
 struct sfs_map;
 

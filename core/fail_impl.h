@@ -11,7 +11,7 @@
 
 #include "diskstate.h"
 #include "fail.h"
-#include "names.h"
+#include "contract/names.h"
 
 struct sfs_fail {
 	char name[SFS_NAME_MAX + 1];

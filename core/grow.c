@@ -39,8 +39,8 @@
 
 #include "grow.h"
 #include "intent.h"
-#include "names.h"
-#include "sidecar.h"
+#include "contract/names.h"
+#include "contract/sidecar.h"
 #include "util/step.h"
 #include "store.h"
 #include "util/tmpfile.h"

@@ -17,7 +17,7 @@
 
 #include "image.h"
 #include "util/log.h"
-#include "names.h"
+#include "contract/names.h"
 
 /* Grow im (served as STORE/NAME, store_fd/state_fd its directories) to new_size, all or
  * nothing; with save_sidecar also rewrite NAME.json with the new size.  The caller keeps other

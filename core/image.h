@@ -27,10 +27,10 @@
 #include <sys/types.h>
 
 #include "allocmap.h"
-#include "geometry.h"
+#include "contract/geometry.h"
 #include "intent.h"
 #include "util/log.h"
-#include "sidecar.h"
+#include "contract/sidecar.h"
 #include "stats.h"
 
 struct sfs_image;

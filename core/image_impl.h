@@ -23,7 +23,7 @@
 
 #include "util/fdcache.h"
 #include "image.h"
-#include "names.h"
+#include "contract/names.h"
 #include "util/rangelock.h"
 
 #define SFS_IMG_NSTRIPES 256

@@ -33,7 +33,7 @@
 
 #include "allocmap.h"
 #include "util/fileid.h"
-#include "names.h"
+#include "contract/names.h"
 
 enum sfs_intent_kind {
 	SFS_INTENT_RENAME,

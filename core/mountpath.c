@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "mountpath.h"
-#include "names.h"
+#include "contract/names.h"
 
 /* NAME (n bytes of p) into name, or SFS_MPATH_LONG when it does not fit. */
 static enum sfs_mpath with_name(enum sfs_mpath k, const char *p, size_t n, char *name, size_t len)

@@ -45,7 +45,7 @@
 
 #include "allocmap.h"
 #include "mapident.h"
-#include "names.h"
+#include "contract/names.h"
 #include "recover_impl.h"
 #include "store.h"
 #include "util/tmpfile.h"

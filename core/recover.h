@@ -31,10 +31,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "geometry.h"
+#include "contract/geometry.h"
 #include "intent.h"
 #include "util/log.h"
-#include "names.h"
+#include "contract/names.h"
 
 /* What the next start does about one thing a crash left. */
 enum sfs_rec_verdict {

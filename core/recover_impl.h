@@ -17,7 +17,7 @@
 #include "intent.h"
 #include "util/log.h"
 #include "recover.h"
-#include "sidecar.h"
+#include "contract/sidecar.h"
 
 struct sfs_rec_env {
 	int dirfd, statefd;

@@ -33,7 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "geometry.h"
+#include "contract/geometry.h"
 #include "recent.h"
 
 enum sfs_lat_class {

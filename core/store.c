@@ -67,17 +67,6 @@
 #include "store_impl.h"
 #include "util/tmpfile.h"
 
-int sfs_name_valid(const char *name)
-{
-	size_t n = strlen(name);
-
-	if (n == 0 || n > SFS_NAME_MAX || name[0] == '.' || strchr(name, '/'))
-		return -EINVAL;
-	if (sfs_sidecar_image_len(name))   /* NAME.json: a sidecar */
-		return -EINVAL;
-	return 0;
-}
-
 /* ---- table ---- */
 
 unsigned sfs_st_image_flags(const struct sfs_store *s)

@@ -32,8 +32,8 @@
 
 #include "image.h"
 #include "util/log.h"
-#include "names.h"
-#include "sidecar.h"
+#include "contract/names.h"
+#include "contract/sidecar.h"
 
 struct sfs_store;
 
@@ -50,9 +50,6 @@ struct sfs_store_opts {
 	                                 holds its own only while in use or idle in the cache; 0: every
 	                                 image holds them from its load to the close (the tools) */
 };
-
-/* Check an image name: 0, or -EINVAL for "", ".", "..", "/", leading '.', ".json" suffix, too long. */
-int sfs_name_valid(const char *name);
 
 /* Open dir as a store: lock it, finish an interrupted rename, load every sidecar (unless lazy). */
 int sfs_store_open(const char *dir, const struct sfs_store_opts *o, struct sfs_store **out,

@@ -13,7 +13,7 @@
 
 #include <pthread.h>
 
-#include "names.h"
+#include "contract/names.h"
 #include "wcache.h"
 
 struct wc_ent {

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "names.h"
+#include "contract/names.h"
 #include "xattrval.h"
 
 static const char names[] =

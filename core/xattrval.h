@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "sidecar.h"
+#include "contract/sidecar.h"
 
 /* A buffer for any value of ours, NUL included. */
 #define SFS_XATTR_VALUE_MAX 64

@@ -59,7 +59,7 @@
 #include "util/clock.h"
 #include "util/escape.h"
 #include "mountpoint.h"
-#include "names.h"
+#include "contract/names.h"
 #include "stat.h"
 #include "stats.h"
 

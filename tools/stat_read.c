@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "names.h"
+#include "contract/names.h"
 #include "stat.h"
 #include "stats.h"
 

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sidecar.h"
+#include "contract/sidecar.h"
 
 #define FNAME "fuzz.json"
 

@@ -24,7 +24,7 @@
 
 #include "allocmap.h"
 #include "image.h"
-#include "sidecar.h"
+#include "contract/sidecar.h"
 #include "stats.h"
 #include "tmpstore.h"
 

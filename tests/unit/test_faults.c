@@ -70,7 +70,7 @@
 #include "allocmap_impl.h"
 #include "util/fdcache.h"
 #include "image.h"
-#include "sidecar.h"
+#include "contract/sidecar.h"
 #include "stats.h"
 #include "store.h"
 #include "util/tmpfile.h"

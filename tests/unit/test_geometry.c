@@ -16,8 +16,8 @@
 
 #include <criterion/criterion.h>
 
-#include "geometry.h"
-#include "sidecar.h"
+#include "contract/geometry.h"
+#include "contract/sidecar.h"
 
 #define KiB 1024ull
 #define MiB (1024 * KiB)

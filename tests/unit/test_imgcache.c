@@ -31,7 +31,7 @@
 
 #include "allocmap.h"
 #include "image_impl.h"
-#include "sidecar.h"
+#include "contract/sidecar.h"
 #include "store.h"
 #include "tmpstore.h"
 

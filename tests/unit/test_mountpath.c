@@ -14,7 +14,7 @@
 #include <criterion/criterion.h>
 
 #include "mountpath.h"
-#include "names.h"
+#include "contract/names.h"
 
 struct mcase {
 	const char *path;

@@ -20,7 +20,7 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 
-#include "sidecar.h"
+#include "contract/sidecar.h"
 
 #define FNAME "disk.json"
 #define KiB 1024ull

@@ -39,7 +39,7 @@
 #include "allocmap.h"
 #include "image.h"
 #include "recover.h"
-#include "sidecar.h"
+#include "contract/sidecar.h"
 #include "util/step_test.h"
 #include "store.h"
 #include "tmpstore.h"

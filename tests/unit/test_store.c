@@ -30,7 +30,7 @@
 
 #include "allocmap.h"
 #include "image.h"
-#include "sidecar.h"
+#include "contract/sidecar.h"
 #include "store.h"
 #include "tmpstore.h"
 

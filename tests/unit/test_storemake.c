@@ -34,7 +34,7 @@
 
 #include "allocmap.h"
 #include "image.h"
-#include "sidecar.h"
+#include "contract/sidecar.h"
 #include "util/step_test.h"
 #include "store.h"
 #include "tmpstore.h"

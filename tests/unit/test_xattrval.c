@@ -13,7 +13,7 @@
 
 #include <criterion/criterion.h>
 
-#include "names.h"
+#include "contract/names.h"
 #include "xattrval.h"
 
 static struct sfs_sidecar sidecar(uint32_t lss, uint32_t pss, enum sfs_prov prov, uint64_t block)

@@ -28,7 +28,7 @@
 
 #include "allocmap.h"
 #include "util/log.h"
-#include "sidecar.h"
+#include "contract/sidecar.h"
 #include "store.h"
 
 #define TMP_STATE_DIR ".sectorfs"

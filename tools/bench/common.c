@@ -29,7 +29,7 @@
 #include <linux/fs.h>
 
 #include "common.h"
-#include "names.h"
+#include "contract/names.h"
 #include "util/units.h"
 
 /* ---- for people ---- */

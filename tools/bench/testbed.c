@@ -26,7 +26,7 @@
 #include "common.h"
 #include "util/fdio.h"
 #include "mountpoint.h"
-#include "names.h"
+#include "contract/names.h"
 #include "testbed.h"
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)

@@ -31,12 +31,12 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#include "names.h"
+#include "contract/names.h"
 #include "recover.h"
 #include "toolutil.h"
 #include "allocmap.h"
 #include "image.h"
-#include "sidecar.h"
+#include "contract/sidecar.h"
 #include "store.h"
 
 #define IMG_PROG "sectorfs-img"

@@ -41,6 +41,9 @@
 #define SFS_XATTR_PREFIX "user.sectorfs."
 #define SFS_FSTYPE "fuse.sectorfs"
 
+/* Check an image name: 0, or -EINVAL for "", ".", "..", "/", leading '.', ".json" suffix, too long. */
+int sfs_name_valid(const char *name);
+
 /* NAME.json into buf (len bytes); buf. */
 static inline char *sfs_sidecar_name(char *buf, size_t len, const char *name)
 {
