@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "mountpath.h"
+#include "mount/mountpath.h"
 #include "contract/names.h"
 #include "ops.h"
 

@@ -44,7 +44,7 @@
 #include "daemon.h"
 #include "util/fdio.h"
 #include "idle.h"
-#include "mountpoint.h"
+#include "mount/mountpoint.h"
 #include "ops.h"
 #include "options.h"
 #include "xport.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "ops_impl.h"
-#include "xattrval.h"
+#include "mount/xattrval.h"
 
 struct xattr_req {
 	const char *name;

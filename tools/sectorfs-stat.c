@@ -58,7 +58,7 @@
 #endif
 #include "util/clock.h"
 #include "util/escape.h"
-#include "mountpoint.h"
+#include "mount/mountpoint.h"
 #include "contract/names.h"
 #include "stat.h"
 #include "stats.h"

@@ -13,7 +13,7 @@
 
 #include <criterion/criterion.h>
 
-#include "mountpath.h"
+#include "mount/mountpath.h"
 #include "contract/names.h"
 
 struct mcase {

@@ -19,7 +19,7 @@
 
 #include <criterion/criterion.h>
 
-#include "mountpoint.h"
+#include "mount/mountpoint.h"
 #include "tmpstore.h"
 
 static struct tmpstore ts;

@@ -14,7 +14,7 @@
 #include <criterion/criterion.h>
 
 #include "contract/names.h"
-#include "xattrval.h"
+#include "mount/xattrval.h"
 
 static struct sfs_sidecar sidecar(uint32_t lss, uint32_t pss, enum sfs_prov prov, uint64_t block)
 {

@@ -25,7 +25,7 @@
 
 #include "common.h"
 #include "util/fdio.h"
-#include "mountpoint.h"
+#include "mount/mountpoint.h"
 #include "contract/names.h"
 #include "testbed.h"
 
