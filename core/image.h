@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "allocmap.h"
+#include "map/map.h"
 #include "contract/geometry.h"
 #include "intent.h"
 #include "util/log.h"

@@ -40,7 +40,7 @@
 #include "util/clock.h"
 #include "util/fileid.h"
 #include "image_impl.h"
-#include "mapident.h"
+#include "map/ident.h"
 #include "model.h"
 
 /* ---- first open ---- */

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "intent.h"
-#include "mapident.h"
+#include "map/ident.h"
 #include "store.h"
 #include "util/tmpfile.h"
 

@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "allocmap.h"
+#include "map/map.h"
 #include "util/fileid.h"
 #include "contract/names.h"
 

@@ -43,8 +43,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "allocmap.h"
-#include "mapident.h"
+#include "map/map.h"
+#include "map/ident.h"
 #include "contract/names.h"
 #include "recover_impl.h"
 #include "store.h"

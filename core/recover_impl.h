@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <sys/stat.h>
 
-#include "allocmap.h"
+#include "map/map.h"
 #include "util/fileid.h"
 #include "intent.h"
 #include "util/log.h"

@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "allocmap.h"
+#include "map/map.h"
 #include "recover_impl.h"
 
 #define NAMEBUF SFS_FILE_NAME_LEN

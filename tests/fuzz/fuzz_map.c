@@ -42,7 +42,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "allocmap.h"
+#include "map/map.h"
 #include "util/crc32c.h"
 
 #define MAP_FILE "fuzz.map"

@@ -22,7 +22,7 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 
-#include "allocmap.h"
+#include "map/map.h"
 #include "image.h"
 #include "contract/sidecar.h"
 #include "stats.h"

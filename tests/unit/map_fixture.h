@@ -21,7 +21,7 @@
 
 #include <criterion/criterion.h>
 
-#include "allocmap.h"
+#include "map/map.h"
 #include "tmpstore.h"
 
 #define MAPNAME "disk.map"

@@ -67,7 +67,7 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 
-#include "allocmap_impl.h"
+#include "map/map_test.h"
 #include "util/fdcache.h"
 #include "image.h"
 #include "contract/sidecar.h"

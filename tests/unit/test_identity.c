@@ -43,7 +43,7 @@
 
 #include <criterion/criterion.h>
 
-#include "allocmap.h"
+#include "map/map.h"
 #include "image.h"
 #include "contract/sidecar.h"
 #include "util/step_test.h"

@@ -29,7 +29,7 @@
 
 #include <criterion/criterion.h>
 
-#include "allocmap.h"
+#include "map/map.h"
 #include "image_impl.h"
 #include "contract/sidecar.h"
 #include "store.h"

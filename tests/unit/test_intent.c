@@ -25,10 +25,10 @@
 
 #include <criterion/criterion.h>
 
-#include "allocmap.h"
+#include "map/map.h"
 #include "util/fileid.h"
 #include "intent.h"
-#include "mapident.h"
+#include "map/ident.h"
 #include "tmpstore.h"
 
 static struct tmpstore ts;

@@ -16,7 +16,7 @@
  */
 #include "map_fixture.h"
 
-#include "allocmap_impl.h"
+#include "map/map_test.h"
 
 /* ---- the hook: fail allocation number fail_at (counted from 1) ---- */
 

@@ -36,7 +36,7 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 
-#include "allocmap.h"
+#include "map/map.h"
 #include "image.h"
 #include "recover.h"
 #include "contract/sidecar.h"

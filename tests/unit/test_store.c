@@ -28,7 +28,7 @@
 
 #include <criterion/criterion.h>
 
-#include "allocmap.h"
+#include "map/map.h"
 #include "image.h"
 #include "contract/sidecar.h"
 #include "store.h"

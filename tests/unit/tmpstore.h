@@ -26,7 +26,7 @@
 
 #include <criterion/criterion.h>
 
-#include "allocmap.h"
+#include "map/map.h"
 #include "util/log.h"
 #include "contract/sidecar.h"
 #include "store.h"

@@ -34,7 +34,7 @@
 #include "contract/names.h"
 #include "recover.h"
 #include "toolutil.h"
-#include "allocmap.h"
+#include "map/map.h"
 #include "image.h"
 #include "contract/sidecar.h"
 #include "store.h"

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "mapident.h"
+#include "map/ident.h"
 #include "recover.h"
 
 __attribute__((format(printf, 3, 4)))

@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "mapident.h"
+#include "map/ident.h"
 
 /* Open the map read-only and salvaging.  While a daemon serves the store, a read
  * that overlaps its write of the same page can see part of it, which fails a

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocmap.c - the allocation map: one bit per block, persisted in
+ * map.c - the allocation map: one bit per block, persisted in
  * STORE/.sectorfs/NAME.map.
  *
  * On-disk format, version 2 (all integers little-endian):
@@ -114,13 +114,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "allocmap.h"
-#include "allocmap_impl.h"
+#include "map.h"
+#include "internal.h"
+#include "map_test.h"
 #include "util/bitmap.h"
 #include "util/fdio.h"
 #include "util/fileid.h"
 #include "util/log.h"
-#include "mapfile.h"
+#include "format.h"
 #include "util/tmpfile.h"
 
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * mapflush.c - the allocation map's flush protocol and its changes of
+ * flush.c - the allocation map's flush protocol and its changes of
  * size and flags (allocmap.h; the ordering is drawn in allocmap.c).
  *
  * A flush snapshots the dirty pages under the flush lock, writes them
@@ -19,13 +19,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "allocmap.h"
-#include "allocmap_impl.h"
+#include "map.h"
+#include "internal.h"
 #include "util/bitmap.h"
 #include "util/crc32c.h"
 #include "util/fdio.h"
 #include "util/log.h"
-#include "mapfile.h"
+#include "format.h"
 #include "util/tmpfile.h"
 
 

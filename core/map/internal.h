@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocmap_impl.h - the allocation map in memory, shared by allocmap.c
- * (create, open, close and the bits) and mapflush.c (the flush protocol,
- * grow, shrink and flags).  allocmap.c draws the format and the ordering.
- * Its last part is the tests' view: what a unit test may look at beside
- * allocmap.h, which holds what the rest of sectorfs uses.
+ * internal.h - the allocation map in memory, shared by map.c (create,
+ * open, close and the bits) and flush.c (the flush protocol, grow, shrink
+ * and flags).  map.c draws the format and the ordering.  The tests' view
+ * is map_test.h; map.h holds what the rest of sectorfs uses.
  */
 #ifndef SFS_ALLOCMAP_IMPL_H
 #define SFS_ALLOCMAP_IMPL_H
@@ -14,8 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "allocmap.h"
-#include "mapfile.h"
+#include "map.h"
+#include "format.h"
 
 #define MAP_HDR SFS_MAPFILE_HDR
 #define MAP_PAGE SFS_MAPFILE_PAGE
@@ -70,14 +69,5 @@ int sfs_mapi_alloc_arrays(uint64_t npages, uint64_t **words, uint64_t **dirty);
 void sfs_mapi_drop_pending(struct sfs_map *m);
 
 void sfs_mapi_mark_page_dirty(struct sfs_map *m, uint64_t page);
-
-/* ---- the tests' view: what the unit tests look at and fs/ and tools/ never need ---- */
-
-/* The map file's descriptor (do not close): test_faults aims its failures at it. */
-int sfs_map_fd(const struct sfs_map *m);
-
-/* What sfs_mapi_calloc calls instead of calloc when set: test_limits makes each allocation of a
- * map's life fail in turn. */
-extern void *(*sfs_mapi_calloc_hook)(size_t n, size_t size);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * mapfile.c - the allocation map's file format (mapfile.h): header and
+ * format.c - the allocation map's file format (mapfile.h): header and
  * checksummed bitmap chunks, as drawn at the top of allocmap.c.
  *
  * A page is encoded chunk by chunk: the 63 words little-endian, then the
@@ -17,7 +17,7 @@
 #include "util/crc32c.h"
 #include "util/fdio.h"
 #include "util/log.h"
-#include "mapfile.h"
+#include "format.h"
 
 #define MAP_HDR SFS_MAPFILE_HDR
 #define MAP_PAGE SFS_MAPFILE_PAGE

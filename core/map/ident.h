@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * mapident.h - what ties an allocation map to its image, and how a map
+ * ident.h - what ties an allocation map to its image, and how a map
  * found on disk is judged against the image it is to serve.
  *
  * Every image has a random identity of 16 bytes, made with its map and
@@ -53,7 +53,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "allocmap.h"
+#include "map.h"
 #include "util/fileid.h"
 
 enum sfs_map_tie {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * allocmap.h - the allocation map of one image: which blocks hold data.
+ * map.h - the allocation map of one image: which blocks hold data.
  *
  * A set bit means "the backing file holds this block's contents"; a clear
  * bit means "never written (or discarded): reads as zeros, whatever the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * mapident.c - judging a map against its image (mapident.h), and image
+ * ident.c - judging a map against its image (mapident.h), and image
  * identities: 16 bytes from getrandom, written as 32 hex digits.
  */
 #include <errno.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "mapident.h"
+#include "ident.h"
 
 enum sfs_map_tie sfs_map_tie(const struct sfs_map *m, const char *name, const struct sfs_fileid *backing,
 			     char *why, size_t len)

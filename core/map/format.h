@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * mapfile.h - the allocation map's file format: the header and the
+ * format.h - the allocation map's file format: the header and the
  * checksummed bitmap chunks drawn at the top of allocmap.c, encoded and
  * decoded.
  *
@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "allocmap.h"
+#include "map.h"
 
 #define SFS_MAPFILE_VERSION 2u                   /* what is written */
 #define SFS_MAPFILE_V1 1u                        /* still read: plain bits, no checksums */
