@@ -26,9 +26,9 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "map/ident.h"
 #include "map/map.h"
 #include "contract/geometry.h"
-#include "intent.h"
 #include "util/log.h"
 #include "contract/sidecar.h"
 #include "stats.h"

@@ -47,26 +47,6 @@ int sfs_intent_file(const struct sfs_intent *in, char *buf, size_t len)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-struct sfs_intent_who sfs_intent_who_of(const unsigned char *id, const struct sfs_fileid *backing,
-					const struct sfs_fileid *sidecar)
-{
-	struct sfs_intent_who w = { 0 };
-
-	if (id) {
-		w.has_id = true;
-		memcpy(w.id, id, SFS_IMAGE_ID_LEN);
-	}
-	if (backing) {
-		w.has_backing = true;
-		w.backing = *backing;
-	}
-	if (sidecar) {
-		w.has_sidecar = true;
-		w.sidecar = *sidecar;
-	}
-	return w;
-}
-
 /* The words of w ("id=... dev=... ino=... sc.dev=..."), after a space each, appended to buf
  * (len bytes in all, *n used). */
 static void format_who(const struct sfs_intent_who *w, char *buf, size_t len, size_t *n)

@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "map/ident.h"
 #include "map/map.h"
 #include "util/fileid.h"
 #include "contract/names.h"
@@ -42,14 +43,6 @@ enum sfs_intent_kind {
 	SFS_INTENT_GROW,     /* NAME.grow holding "grow ..." */
 	SFS_INTENT_TRIM,     /* NAME.grow holding "trim ..." */
 	SFS_INTENT_INFLATE,
-};
-
-/* What a record says of one image. */
-struct sfs_intent_who {
-	bool has_id;
-	unsigned char id[SFS_IMAGE_ID_LEN];
-	bool has_backing, has_sidecar;
-	struct sfs_fileid backing, sidecar;
 };
 
 struct sfs_intent {
@@ -81,11 +74,6 @@ int sfs_intent_remove(int statefd, const struct sfs_intent *in);
  * a directory: never opened for reading, so nothing hangs); -EUCLEAN when it does not parse
  * (records are written atomically: such a one is damaged); -errno when it cannot be read. */
 int sfs_intent_read(int statefd, enum sfs_intent_kind kind, const char *fname, struct sfs_intent *out);
-
-/* A who for an image of identity id (NULL: none) whose backing file and sidecar have the
- * identities given (NULL: not recorded). */
-struct sfs_intent_who sfs_intent_who_of(const unsigned char *id, const struct sfs_fileid *backing,
-					const struct sfs_fileid *sidecar);
 
 /* Write the small record NAME+suffix holding text (sectorfs-img's make: "create\n..."),
  * atomically and durably. */

@@ -122,3 +122,23 @@ int sfs_image_id_parse(const char *hex, unsigned char id[SFS_IMAGE_ID_LEN])
 	}
 	return hex[2 * SFS_IMAGE_ID_LEN] && !strchr(" \t\n", hex[2 * SFS_IMAGE_ID_LEN]) ? -EINVAL : 0;
 }
+
+struct sfs_intent_who sfs_intent_who_of(const unsigned char *id, const struct sfs_fileid *backing,
+					const struct sfs_fileid *sidecar)
+{
+	struct sfs_intent_who w = { 0 };
+
+	if (id) {
+		w.has_id = true;
+		memcpy(w.id, id, SFS_IMAGE_ID_LEN);
+	}
+	if (backing) {
+		w.has_backing = true;
+		w.backing = *backing;
+	}
+	if (sidecar) {
+		w.has_sidecar = true;
+		w.sidecar = *sidecar;
+	}
+	return w;
+}

@@ -92,4 +92,18 @@ char *sfs_image_id_hex(const unsigned char id[SFS_IMAGE_ID_LEN], char *buf);
 /* Parse 32 hex digits at hex (then a space, a newline or the end) into id: 0 or -EINVAL. */
 int sfs_image_id_parse(const char *hex, unsigned char id[SFS_IMAGE_ID_LEN]);
 
+/* What an intent record (intent.h) says of one image: its identity, its backing file's and
+ * its sidecar's. */
+struct sfs_intent_who {
+	bool has_id;
+	unsigned char id[SFS_IMAGE_ID_LEN];
+	bool has_backing, has_sidecar;
+	struct sfs_fileid backing, sidecar;
+};
+
+/* A who for an image of identity id (NULL: none) whose backing file and sidecar have the
+ * identities given (NULL: not recorded). */
+struct sfs_intent_who sfs_intent_who_of(const unsigned char *id, const struct sfs_fileid *backing,
+					const struct sfs_fileid *sidecar);
+
 #endif
