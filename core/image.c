@@ -66,7 +66,7 @@
 #include "util/clock.h"
 #include "util/fdio.h"
 #include "image_impl.h"
-#include "model.h"
+#include "model/model.h"
 #include "util/units.h"
 
 #define NSTRIPES SFS_IMG_NSTRIPES

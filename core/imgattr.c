@@ -17,7 +17,7 @@
 
 #include "util/fileid.h"
 #include "image_impl.h"
-#include "model.h"
+#include "model/model.h"
 
 /* ---- identity, stat, attributes ---- */
 

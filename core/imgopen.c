@@ -41,7 +41,7 @@
 #include "util/fileid.h"
 #include "image_impl.h"
 #include "map/ident.h"
-#include "model.h"
+#include "model/model.h"
 
 /* ---- first open ---- */
 

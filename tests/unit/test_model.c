@@ -28,7 +28,7 @@
 
 #include <criterion/criterion.h>
 
-#include "model.h"
+#include "model/model.h"
 
 struct fake {
 	uint64_t now;

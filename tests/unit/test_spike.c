@@ -18,7 +18,7 @@
 #include <criterion/criterion.h>
 
 #include "util/prng.h"
-#include "spike.h"
+#include "model/spike.h"
 
 Test(prng, splitmix64_known_answers)
 {

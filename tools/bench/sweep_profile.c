@@ -42,7 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "model.h"
+#include "model/model.h"
 #include "sweep.h"
 #include "util/units.h"
 

@@ -18,7 +18,7 @@
 #include <jansson.h>
 
 #include "common.h"
-#include "model.h"
+#include "model/model.h"
 #include "stats.h"
 #include "util/units.h"
 
