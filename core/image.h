@@ -31,7 +31,7 @@
 #include "contract/geometry.h"
 #include "util/log.h"
 #include "contract/sidecar.h"
-#include "stats.h"
+#include "stats/stats.h"
 
 struct sfs_image;
 struct sfs_rangelock;

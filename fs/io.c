@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "metrics.h"
+#include "stats/metrics.h"
 #include "ops_impl.h"
 #include "xport.h"
 

@@ -61,7 +61,7 @@
 #include "mount/mountpoint.h"
 #include "contract/names.h"
 #include "stat.h"
-#include "stats.h"
+#include "stats/stats.h"
 
 
 /* One image's snapshot, as parsed from NAME.json. */

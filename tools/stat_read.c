@@ -15,7 +15,7 @@
 
 #include "contract/names.h"
 #include "stat.h"
-#include "stats.h"
+#include "stats/stats.h"
 
 static int by_str(const void *a, const void *b)
 {

@@ -19,7 +19,7 @@
 
 #include "util/escape.h"
 #include "stat.h"
-#include "stats.h"
+#include "stats/stats.h"
 
 static int by_str(const void *a, const void *b)
 {

@@ -25,7 +25,7 @@
 #include "map/map.h"
 #include "image.h"
 #include "contract/sidecar.h"
-#include "stats.h"
+#include "stats/stats.h"
 #include "tmpstore.h"
 
 #define KiB 1024ull

@@ -71,7 +71,7 @@
 #include "util/fdcache.h"
 #include "image.h"
 #include "contract/sidecar.h"
-#include "stats.h"
+#include "stats/stats.h"
 #include "store.h"
 #include "util/tmpfile.h"
 #include "tmpstore.h"

@@ -17,9 +17,9 @@
 #include <criterion/criterion.h>
 
 #include "util/escape.h"
-#include "metrics.h"
+#include "stats/metrics.h"
 #include "util/clock.h"
-#include "stats.h"
+#include "stats/stats.h"
 
 static void label_is(const char *name, const char *want)
 {

@@ -24,9 +24,9 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 
-#include "recent.h"
+#include "stats/recent.h"
 #include "util/clock.h"
-#include "stats.h"
+#include "stats/stats.h"
 
 static int32_t my_tid(void)
 {

@@ -24,7 +24,7 @@
 
 #include "util/clock.h"
 #include "util/histogram.h"
-#include "stats.h"
+#include "stats/stats.h"
 
 #define MiB (1024ull * 1024)
 

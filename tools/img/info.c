@@ -19,7 +19,7 @@
 
 #include "common.h"
 #include "model/model.h"
-#include "stats.h"
+#include "stats/stats.h"
 #include "util/units.h"
 
 static const char info_help[] =

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stats_parse.c - the JSON stats file read back (stats.h), for the tools
+ * parse.c - the JSON stats file read back (stats.h), for the tools
  * that show it (sectorfs-stat); the inverse of sfs_stats_render_json.
  *
  * The keys a reader needs must be there (counts, bytes, first writes and

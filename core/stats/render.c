@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stats_render.c - the two faces of a stats snapshot: text and JSON.
+ * render.c - the two faces of a stats snapshot: text and JSON.
  *
  * MNT/.stats/NAME is for a person running cat: the name as ls -b shows it
  * (escape.h: one line, no terminal controls), geometry and allocation,
