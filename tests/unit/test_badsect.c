@@ -18,7 +18,7 @@
 
 #include <criterion/criterion.h>
 
-#include "badsect.h"
+#include "fail/badsect.h"
 
 static struct sfs_badsect b;
 

@@ -25,7 +25,7 @@
 #include <criterion/criterion.h>
 
 #include "util/crc32c.h"
-#include "diskstate.h"
+#include "fail/diskstate.h"
 #include "util/step_test.h"
 #include "util/tmpfile.h"
 #include "tmpstore.h"

@@ -44,8 +44,8 @@
 
 #include <criterion/criterion.h>
 
-#include "diskstate.h"
-#include "fail.h"
+#include "fail/diskstate.h"
+#include "fail/fail.h"
 #include "util/step_test.h"
 #include "util/tmpfile.h"
 #include "tmpstore.h"

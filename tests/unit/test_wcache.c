@@ -27,9 +27,9 @@
 #include <criterion/criterion.h>
 
 #include "tmpstore.h"
-#include "undolog.h"
+#include "fail/undolog.h"
 #include "wc_fixture.h"
-#include "wcache.h"
+#include "fail/wcache.h"
 
 #define LOG "d.undo"
 #define DISK (1u << 20)

@@ -33,7 +33,7 @@
 
 #include "tmpstore.h"
 #include "wc_fixture.h"
-#include "wcache.h"
+#include "fail/wcache.h"
 
 #define LOG "d.undo"
 #define DISK (256u << 10)

@@ -24,7 +24,7 @@
 #include <criterion/criterion.h>
 
 #include "util/prng.h"
-#include "wcache.h"
+#include "fail/wcache.h"
 
 struct memdisk {
 	unsigned char *data;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * failattr.c - a disk's failure attributes (fail.h): power, power_seed,
+ * attr.c - a disk's failure attributes (fail.h): power, power_seed,
  * power_cut_policy and bad_sectors, set and read, the list's disk size,
  * and the counters and report of the last cut.  The cut itself and the request hooks are
  * fail.c.
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fail_impl.h"
+#include "internal.h"
 
 /* ---- attributes ---- */
 

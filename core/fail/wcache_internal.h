@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wcache_impl.h - what wcache.c (the cache: writes, flushes, destaging,
+ * wcache_internal.h - what wcache.c (the cache: writes, flushes, destaging,
  * the log) and wcut.c (the cut: resolve, roll back) share: the cache and
  * its index of entries.
  *

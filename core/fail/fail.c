@@ -27,7 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fail_impl.h"
+#include "internal.h"
 #include "util/step.h"
 #include "util/tmpfile.h"
 

@@ -13,7 +13,7 @@
  * 1 MiB) the live entries are copied to a new file (undolog.c), so the
  * file stays within about twice the cache.
  */
-#include "wcache_impl.h"
+#include "wcache_internal.h"
 
 #include <assert.h>
 #include <errno.h>

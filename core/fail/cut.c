@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wcut.c - a power cut over a volatile write cache (wcache.h): which
+ * cut.c - a power cut over a volatile write cache (wcache.h): which
  * units of the unflushed writes are kept, what that leaves in each
  * sector, and which physical sectors it damages.
  *
@@ -26,7 +26,7 @@
  * and the unit's index, nothing else.  The rollback reads only the log,
  * which it does not change, so running it twice gives the same disk.
  */
-#include "wcache_impl.h"
+#include "wcache_internal.h"
 
 #include <assert.h>
 #include <errno.h>

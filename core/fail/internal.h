@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fail_impl.h - what fail.c (the hooks, the cut, open and close) and
+ * internal.h - what fail.c (the hooks, the cut, open and close) and
  * failattr.c (the attributes, the counters) share: the failure state of a
  * disk, and the two changes of power both make.
  */
