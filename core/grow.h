@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "image.h"
+#include "image/image.h"
 #include "util/log.h"
 #include "contract/names.h"
 

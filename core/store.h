@@ -30,7 +30,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#include "image.h"
+#include "image/image.h"
 #include "util/log.h"
 #include "contract/names.h"
 #include "contract/sidecar.h"

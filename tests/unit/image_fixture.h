@@ -23,7 +23,7 @@
 #include <criterion/parameterized.h>
 
 #include "map/map.h"
-#include "image.h"
+#include "image/image.h"
 #include "contract/sidecar.h"
 #include "stats/stats.h"
 #include "tmpstore.h"

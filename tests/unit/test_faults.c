@@ -69,7 +69,7 @@
 
 #include "map/map_test.h"
 #include "util/fdcache.h"
-#include "image.h"
+#include "image/image.h"
 #include "contract/sidecar.h"
 #include "stats/stats.h"
 #include "store.h"

@@ -44,7 +44,7 @@
 #include <criterion/criterion.h>
 
 #include "map/map.h"
-#include "image.h"
+#include "image/image.h"
 #include "contract/sidecar.h"
 #include "util/step_test.h"
 #include "store.h"

@@ -24,7 +24,7 @@
 
 #include <sys/stat.h>
 
-#include "image.h"
+#include "image/image.h"
 #include "tmpstore.h"
 
 #define K 1024ull

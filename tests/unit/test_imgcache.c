@@ -30,7 +30,7 @@
 #include <criterion/criterion.h>
 
 #include "map/map.h"
-#include "image_impl.h"
+#include "image/image_test.h"
 #include "contract/sidecar.h"
 #include "store.h"
 #include "tmpstore.h"

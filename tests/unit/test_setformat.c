@@ -30,7 +30,7 @@
 
 #include <criterion/criterion.h>
 
-#include "image.h"
+#include "image/image.h"
 #include "util/step_test.h"
 #include "store.h"
 #include "tmpstore.h"

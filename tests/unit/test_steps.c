@@ -37,7 +37,7 @@
 #include <criterion/parameterized.h>
 
 #include "map/map.h"
-#include "image.h"
+#include "image/image.h"
 #include "recover.h"
 #include "contract/sidecar.h"
 #include "util/step_test.h"

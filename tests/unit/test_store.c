@@ -29,7 +29,7 @@
 #include <criterion/criterion.h>
 
 #include "map/map.h"
-#include "image.h"
+#include "image/image.h"
 #include "contract/sidecar.h"
 #include "store.h"
 #include "tmpstore.h"

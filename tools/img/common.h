@@ -35,7 +35,7 @@
 #include "recover.h"
 #include "toolutil.h"
 #include "map/map.h"
-#include "image.h"
+#include "image/image.h"
 #include "contract/sidecar.h"
 #include "store.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * image.c - one disk image: I/O at disk offsets onto the backing file,
+ * io.c - one disk image: I/O at disk offsets onto the backing file,
  * with lazy zeroing, the allocation map and statistics.
  *
  * A request is walked block by block (block = the image's allocation
@@ -65,28 +65,12 @@
 #include "util/bufpool.h"
 #include "util/clock.h"
 #include "util/fdio.h"
-#include "image_impl.h"
+#include "internal.h"
 #include "model/model.h"
 #include "util/units.h"
 
 #define NSTRIPES SFS_IMG_NSTRIPES
 #define BOUNCE_LEN SFS_IMG_BOUNCE_LEN
-
-/* The image's stats, made at its first I/O; NULL without stats (or out of memory). */
-struct sfs_stats *sfs_img_stats_of(struct sfs_image *im)
-{
-	struct sfs_stats *st = __atomic_load_n(&im->stats, __ATOMIC_ACQUIRE), *nst = NULL;
-
-	if (st || !im->want_stats)
-		return st;
-	if (sfs_stats_new_at(im->stats_gen, im->stats_t0, &nst) < 0)
-		return NULL;
-	if (!__atomic_compare_exchange_n(&im->stats, &st, nst, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		sfs_stats_free(nst);           /* another thread made them first */
-		return st;
-	}
-	return nst;
-}
 
 /* A request of class c that arrived at t0 is done on the backing store: hold it until the device
  * profile's drive would have completed it (no profile: at once), and count the time added. */
@@ -100,23 +84,6 @@ static void model_done(struct sfs_image *im, enum sfs_lat_class c, const struct 
 	ns = sfs_model_complete(im->model, rq, t0);
 	if (ns && (st = sfs_img_stats_of(im)))
 		sfs_stats_model_delay(st, c, ns);
-}
-
-/* The backing file was written: the next flush (or the eviction) must sync it. */
-void sfs_img_mark_dirty(struct sfs_image *im)
-{
-	if (!__atomic_load_n(&im->dirty, __ATOMIC_RELAXED))
-		__atomic_store_n(&im->dirty, 1, __ATOMIC_RELEASE);
-}
-
-/* A write of a growing image reached end: the disk shows at least that much. */
-void sfs_img_extend_visible(struct sfs_image *im, uint64_t end)
-{
-	uint64_t cur = __atomic_load_n(&im->vsize, __ATOMIC_ACQUIRE);
-
-	while (cur < end && !__atomic_compare_exchange_n(&im->vsize, &cur, end, false, __ATOMIC_ACQ_REL,
-							 __ATOMIC_ACQUIRE))
-		;
 }
 
 static pthread_mutex_t *stripe_of(struct sfs_image *im, uint64_t blk)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * image_impl.h - what image.c (I/O, grow, zeroing) and imgopen.c (open,
- * close, descriptors) share about one image; not for other files, except
- * its last part, the tests' view: what the unit tests look at that
- * image.h does not offer, as nothing in fs/ or tools/ needs it.
+ * internal.h - what the files of image/ share about one image: io.c
+ * (I/O), open.c (open, close, descriptors), resident.c, backing.c,
+ * zero.c, size.c, attr.c and state.c; not for other folders.  The tests'
+ * view is image_test.h.
  *
  * An image has a light part, kept from load to close (name, geometry,
  * sidecar, backing file identity, what the map header says, statistics
@@ -173,13 +173,5 @@ void sfs_img_note_direct(struct sfs_image *im);
  * was written (a failed flush keeps it open unless force) and drops the rest. */
 int sfs_img_slot_open(struct sfs_fdslot *s);
 int sfs_img_slot_close(struct sfs_fdslot *s, bool force);
-
-/* ---- the tests' view ---- */
-
-/* Are im's descriptors open now (always without a cache)?  A hint unless pinned. */
-bool sfs_image_resident(struct sfs_image *im);
-
-/* Have the stats been made (the image had I/O, or sfs_image_stats was called)? */
-bool sfs_image_has_stats(const struct sfs_image *im);
 
 #endif

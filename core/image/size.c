@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * imgsize.c - the size of an image (image.h): grow in three steps
+ * size.c - the size of an image (image.h): grow in three steps
  * (prepare, commit, abort; grow.c journals them), trim of the room a
  * growing image reserved, the capacity and the size it shows, and a new
  * format for an image that holds nothing yet.
@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "util/fdio.h"
-#include "image_impl.h"
+#include "internal.h"
 #include "util/units.h"
 
 #define NSTRIPES SFS_IMG_NSTRIPES
@@ -133,11 +133,6 @@ void sfs_image_set_growing(struct sfs_image *im, bool growing)
 	/* a disk of fixed size shows all it has (the room ahead, when it could not be given back) */
 	if (!growing)
 		__atomic_store_n(&im->vsize, sfs_image_capacity(im), __ATOMIC_RELEASE);
-}
-
-bool sfs_image_growing(const struct sfs_image *im)
-{
-	return __atomic_load_n(&im->growing, __ATOMIC_ACQUIRE);
 }
 
 int sfs_image_show_size(struct sfs_image *im, uint64_t size)

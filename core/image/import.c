@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * imgimport.c - a raw file copied into an image, sparse-aware (image.h,
+ * import.c - a raw file copied into an image, sparse-aware (image.h,
  * sfs_image_import_raw).
  *
  * Only what SEEK_DATA reports is copied, widened to logical sectors:

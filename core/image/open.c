@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * imgopen.c - opening and closing an image.
+ * open.c - opening and closing an image.
  *
  * The first open (sfs_image_open, sfs_image_open_in) makes a declared
  * image that does not exist yet, imports a raw file without a map, checks
@@ -39,7 +39,8 @@
 
 #include "util/clock.h"
 #include "util/fileid.h"
-#include "image_impl.h"
+#include "image_test.h"
+#include "internal.h"
 #include "map/ident.h"
 #include "model/model.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * imgslot.c - an open image's resident part: its backing file, the
+ * resident.c - an open image's resident part: its backing file, the
  * O_DIRECT twin, the map with its bitmap, the stripe locks and the range
  * lock, held while the image is open (imgopen.c) and, with a descriptor
  * cache (fdcache.h), as the image's slot: pinned while used, idle in the
@@ -32,7 +32,7 @@
 #include <unistd.h>
 
 #include "util/fileid.h"
-#include "image_impl.h"
+#include "internal.h"
 
 /* Stripe locks and range lock: 0 or -ENOMEM. */
 int sfs_img_locks_alloc(struct sfs_image *im)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * imgzero.c - eager zeroing of an eagerzeroedthick image (image.h).
+ * zero.c - eager zeroing of an eagerzeroedthick image (image.h).
  *
  * Eager zeroing (eagerzeroedthick, at creation and after a grow) is an
  * allocation of every clear block, a chunk at a time, each block under
@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "util/clock.h"
-#include "image_impl.h"
+#include "internal.h"
 #include "util/units.h"
 
 #define NSTRIPES SFS_IMG_NSTRIPES

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * imgattr.c - what an image is and shows (image.h): its geometry and
+ * attr.c - what an image is and shows (image.h): its geometry and
  * sidecar, map and stats, identity, the stat of the disk, the backing
  * file's mode, owner and times, and its name.
  *
@@ -16,7 +16,8 @@
 #include <unistd.h>
 
 #include "util/fileid.h"
-#include "image_impl.h"
+#include "image_test.h"
+#include "internal.h"
 #include "model/model.h"
 
 /* ---- identity, stat, attributes ---- */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * imgback.c - an image's transfers to and from its backing file.
+ * backing.c - an image's transfers to and from its backing file.
  *
  * Backing I/O is O_DIRECT unless the image is opened SFS_IMAGE_BUFFERED
  * or the backing filesystem cannot do it: the host page cache would
@@ -35,7 +35,7 @@
 
 #include "util/bufpool.h"
 #include "util/fdio.h"
-#include "image_impl.h"
+#include "internal.h"
 
 #define BOUNCE_LEN SFS_IMG_BOUNCE_LEN
 
