@@ -72,7 +72,7 @@
 #include "image/image.h"
 #include "contract/sidecar.h"
 #include "stats/stats.h"
-#include "store.h"
+#include "store/store.h"
 #include "util/tmpfile.h"
 #include "tmpstore.h"
 

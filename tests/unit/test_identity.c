@@ -47,7 +47,7 @@
 #include "image/image.h"
 #include "contract/sidecar.h"
 #include "util/step_test.h"
-#include "store.h"
+#include "store/store.h"
 #include "tmpstore.h"
 
 #define KiB 1024ull

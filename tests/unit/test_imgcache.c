@@ -32,7 +32,7 @@
 #include "map/map.h"
 #include "image/image_test.h"
 #include "contract/sidecar.h"
-#include "store.h"
+#include "store/store.h"
 #include "tmpstore.h"
 
 #define KiB 1024ull

@@ -27,7 +27,7 @@
 
 #include "map/map.h"
 #include "util/fileid.h"
-#include "intent.h"
+#include "store/intent.h"
 #include "map/ident.h"
 #include "tmpstore.h"
 

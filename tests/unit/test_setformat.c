@@ -32,7 +32,7 @@
 
 #include "image/image.h"
 #include "util/step_test.h"
-#include "store.h"
+#include "store/store.h"
 #include "tmpstore.h"
 
 static struct tmpstore ts;

@@ -38,10 +38,10 @@
 
 #include "map/map.h"
 #include "image/image.h"
-#include "recover.h"
+#include "store/recover.h"
 #include "contract/sidecar.h"
 #include "util/step_test.h"
-#include "store.h"
+#include "store/store.h"
 #include "tmpstore.h"
 
 #define KiB 1024ull

@@ -31,7 +31,7 @@
 #include "map/map.h"
 #include "image/image.h"
 #include "contract/sidecar.h"
-#include "store.h"
+#include "store/store.h"
 #include "tmpstore.h"
 
 #define KiB 1024ull

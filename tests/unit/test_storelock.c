@@ -32,7 +32,7 @@
 #include <criterion/criterion.h>
 
 #include "util/step_test.h"
-#include "store.h"
+#include "store/store.h"
 #include "tmpstore.h"
 
 #define HOLDER "pid 4242, mounted at /mnt/unit-test"

@@ -19,7 +19,7 @@
 #include <time.h>
 
 #include "image_fixture.h"
-#include "store.h"
+#include "store/store.h"
 
 #define ZBS (64 * KiB)
 #define ZSIZE (512 * MiB)

@@ -29,7 +29,7 @@
 #include "map/map.h"
 #include "util/log.h"
 #include "contract/sidecar.h"
-#include "store.h"
+#include "store/store.h"
 
 #define TMP_STATE_DIR ".sectorfs"
 

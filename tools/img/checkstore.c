@@ -35,7 +35,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "recover.h"
+#include "store/recover.h"
 
 struct pending {
 	const char *store;

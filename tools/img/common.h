@@ -32,12 +32,12 @@
 #include <sys/stat.h>
 
 #include "contract/names.h"
-#include "recover.h"
+#include "store/recover.h"
 #include "toolutil.h"
 #include "map/map.h"
 #include "image/image.h"
 #include "contract/sidecar.h"
-#include "store.h"
+#include "store/store.h"
 
 #define IMG_PROG "sectorfs-img"
 

@@ -21,7 +21,7 @@
 
 #include "check.h"
 #include "map/ident.h"
-#include "recover.h"
+#include "store/recover.h"
 
 __attribute__((format(printf, 3, 4)))
 static void add(struct img_diag *d, enum img_prob p, const char *fmt, ...)

@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "recover.h"
+#include "store/recover.h"
 #include "util/units.h"
 
 /* Rewrite a map whose bitmap chunks fail their checksum, each block of theirs allocated; the

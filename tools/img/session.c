@@ -29,7 +29,7 @@
 
 #include "common.h"
 #include "util/log.h"
-#include "recover.h"
+#include "store/recover.h"
 
 /* Does the recovery that opening ref's store runs concern the image: does an intent record in
  * its state directory name it?  Looked at before the lock is taken, once no daemon serves the

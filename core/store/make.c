@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * storemake.c - images the tools make and convert whole: make (a new image
+ * make.c - images the tools make and convert whole: make (a new image
  * from its sidecar, a raw file copied in, eagerzeroedthick zeroed with
  * progress) and inflate (to eagerzeroedthick).
  *
@@ -48,7 +48,7 @@
 #include "intent.h"
 #include "recover.h"
 #include "util/step.h"
-#include "store_impl.h"
+#include "internal.h"
 #include "util/tmpfile.h"
 
 /* Enter phase name (NULL: the data is in place): 0, or -ECANCELED when pr says stop. */

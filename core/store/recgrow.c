@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "recover_impl.h"
+#include "recover_internal.h"
 
 /* The sidecar's size of image name into *size: 0, -ENOENT, or -errno with err. */
 static int sidecar_size(const struct sfs_rec_env *e, const char *name, uint64_t *size, char *err, size_t len)

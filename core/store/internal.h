@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * store_impl.h - the store's state and the helpers its files share
+ * internal.h - the store's state and the helpers its files share
  * (store.c: the table, open, lookups; storescan.c: loading sidecars and
  * the scan; storelock.c: the lock; storenames.c: create, unlink and
  * rename; storesize.c: grow, trim and the format of growing images).

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * recover_impl.h - what the planners and appliers of recovery share:
+ * recover_internal.h - what the planners and appliers of recovery share:
  * recover.c (the walk, temporary files, applying), recrename.c (rename),
  * recimage.c (unlink, create, inflate) and recgrow.c (grow and trim).  A planner reads the record and the
  * files it names and fills a plan, changing nothing; its applier does

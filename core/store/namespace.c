@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * storenames.c - changing the namespace: create, unlink and rename.
+ * namespace.c - changing the namespace: create, unlink and rename.
  *
  * Each is ordered, around an intent record, so that a crash leaves the
  * name as before or as after (store.c draws the order; recover.c finishes
@@ -26,7 +26,7 @@
 #include "intent.h"
 #include "recover.h"
 #include "util/step.h"
-#include "store_impl.h"
+#include "internal.h"
 #include "util/tmpfile.h"
 
 /* ---- changes ---- */

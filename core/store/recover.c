@@ -46,7 +46,7 @@
 #include "map/map.h"
 #include "map/ident.h"
 #include "contract/names.h"
-#include "recover_impl.h"
+#include "recover_internal.h"
 #include "store.h"
 #include "util/tmpfile.h"
 

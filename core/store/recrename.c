@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "map/map.h"
-#include "recover_impl.h"
+#include "recover_internal.h"
 
 #define NAMEBUF SFS_FILE_NAME_LEN
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * storelock.c - one holder per store: the store lock and the holder's
+ * lock.c - one holder per store: the store lock and the holder's
  * description.
  *
  * Whoever opens a store (the daemon, a changing sectorfs-img command:
@@ -52,7 +52,7 @@
 #include "grow.h"
 #include "recover.h"
 #include "util/step.h"
-#include "store_impl.h"
+#include "internal.h"
 #include "util/tmpfile.h"
 
 #define LOCK_TRIES 50              /* a taken lock is tried again this many times, */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * storescan.c - loading an image from its sidecar, and the scan of the store.
+ * scan.c - loading an image from its sidecar, and the scan of the store.
  *
  * A sidecar is loaded when the store opens (the scan) or when a lookup
  * names an image not in the table yet.  A sidecar that cannot be served is
@@ -26,7 +26,7 @@
 #include "grow.h"
 #include "recover.h"
 #include "util/step.h"
-#include "store_impl.h"
+#include "internal.h"
 #include "util/tmpfile.h"
 
 /* ---- sidecar loading ---- */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * storesize.c - the size and format of served images: grow, make room, settle, resize.
+ * size.c - the size and format of served images: grow, make room, settle, resize.
  *
  * A growing image (one created through the mount and being written by its
  * creator) has room reserved ahead of its writes, grown as they need it
@@ -24,7 +24,7 @@
 #include "grow.h"
 #include "recover.h"
 #include "util/step.h"
-#include "store_impl.h"
+#include "internal.h"
 #include "util/tmpfile.h"
 
 /*
