@@ -42,7 +42,7 @@
 #include "contract/sidecar.h"
 #include "util/step_test.h"
 #include "store/store.h"
-#include "tmpstore.h"
+#include "fixtures/tmpstore.h"
 
 #define KiB 1024ull
 #define MiB (1024 * KiB)

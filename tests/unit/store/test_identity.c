@@ -48,7 +48,7 @@
 #include "contract/sidecar.h"
 #include "util/step_test.h"
 #include "store/store.h"
-#include "tmpstore.h"
+#include "fixtures/tmpstore.h"
 
 #define KiB 1024ull
 #define DISK "{\"size\": \"1M\", \"sector\": \"4kn\", \"block_size\": \"64K\"}"

@@ -24,7 +24,7 @@
 #include <stdatomic.h>
 #include <sys/stat.h>
 
-#include "image_fixture.h"
+#include "fixtures/image_fixture.h"
 
 /* ---- the gate in the backing I/O ---- */
 

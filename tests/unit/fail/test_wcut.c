@@ -31,8 +31,8 @@
 
 #include <criterion/criterion.h>
 
-#include "tmpstore.h"
-#include "wc_fixture.h"
+#include "fixtures/tmpstore.h"
+#include "fixtures/wc_fixture.h"
 #include "fail/wcache.h"
 
 #define LOG "d.undo"

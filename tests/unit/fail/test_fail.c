@@ -48,8 +48,8 @@
 #include "fail/fail.h"
 #include "util/step_test.h"
 #include "util/tmpfile.h"
-#include "tmpstore.h"
-#include "wc_fixture.h"
+#include "fixtures/tmpstore.h"
+#include "fixtures/wc_fixture.h"
 
 #define DISK (256u << 10)
 

@@ -16,7 +16,7 @@
  * torn, version-1 and padded files, read-only opens, salvage and
  * concurrency.
  */
-#include "map_fixture.h"
+#include "fixtures/map_fixture.h"
 
 /* ---- create / open ---- */
 

@@ -14,7 +14,7 @@
  * zeroes thick ones, write_zeroes and allocate.  Part two is
  * test_image_life.c.  Each test gets its own store directory (mkdtemp).
  */
-#include "image_fixture.h"
+#include "fixtures/image_fixture.h"
 
 /* ---- open ---- */
 

@@ -28,7 +28,7 @@
 #include "fail/diskstate.h"
 #include "util/step_test.h"
 #include "util/tmpfile.h"
-#include "tmpstore.h"
+#include "fixtures/tmpstore.h"
 
 #define F "d.disk"
 

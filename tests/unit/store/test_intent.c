@@ -29,7 +29,7 @@
 #include "util/fileid.h"
 #include "store/intent.h"
 #include "map/ident.h"
-#include "tmpstore.h"
+#include "fixtures/tmpstore.h"
 
 static struct tmpstore ts;
 

@@ -18,7 +18,7 @@
  */
 #include <time.h>
 
-#include "image_fixture.h"
+#include "fixtures/image_fixture.h"
 #include "store/store.h"
 
 #define ZBS (64 * KiB)

@@ -33,7 +33,7 @@
 
 #include "util/step_test.h"
 #include "store/store.h"
-#include "tmpstore.h"
+#include "fixtures/tmpstore.h"
 
 #define HOLDER "pid 4242, mounted at /mnt/unit-test"
 

@@ -74,7 +74,7 @@
 #include "stats/stats.h"
 #include "store/store.h"
 #include "util/tmpfile.h"
-#include "tmpstore.h"
+#include "fixtures/tmpstore.h"
 
 #define KiB 1024ull
 #define BS (64 * KiB)

@@ -32,7 +32,7 @@
 #include "image/image.h"
 #include "contract/sidecar.h"
 #include "store/store.h"
-#include "tmpstore.h"
+#include "fixtures/tmpstore.h"
 
 #define KiB 1024ull
 #define MiB (1024 * KiB)

@@ -25,7 +25,7 @@
 #include <sys/stat.h>
 
 #include "image/image.h"
-#include "tmpstore.h"
+#include "fixtures/tmpstore.h"
 
 #define K 1024ull
 #define BS (64 * K)

@@ -20,7 +20,7 @@
 #include <criterion/criterion.h>
 
 #include "mount/mountpoint.h"
-#include "tmpstore.h"
+#include "fixtures/tmpstore.h"
 
 static struct tmpstore ts;
 

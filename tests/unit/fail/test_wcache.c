@@ -26,9 +26,9 @@
 
 #include <criterion/criterion.h>
 
-#include "tmpstore.h"
+#include "fixtures/tmpstore.h"
 #include "fail/undolog.h"
-#include "wc_fixture.h"
+#include "fixtures/wc_fixture.h"
 #include "fail/wcache.h"
 
 #define LOG "d.undo"

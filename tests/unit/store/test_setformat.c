@@ -33,7 +33,7 @@
 #include "image/image.h"
 #include "util/step_test.h"
 #include "store/store.h"
-#include "tmpstore.h"
+#include "fixtures/tmpstore.h"
 
 static struct tmpstore ts;
 static struct logcap cap;

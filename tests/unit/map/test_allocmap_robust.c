@@ -17,7 +17,7 @@
  * began even while another thread dirties pages.  Each test gets its own
  * mkdtemp directory.
  */
-#include "map_fixture.h"
+#include "fixtures/map_fixture.h"
 
 #include <criterion/parameterized.h>
 

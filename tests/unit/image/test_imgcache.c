@@ -33,7 +33,7 @@
 #include "image/image_test.h"
 #include "contract/sidecar.h"
 #include "store/store.h"
-#include "tmpstore.h"
+#include "fixtures/tmpstore.h"
 
 #define KiB 1024ull
 #define BS (64 * KiB)

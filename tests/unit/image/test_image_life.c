@@ -9,7 +9,7 @@
  * zeroing, eight threads racing on first writes to one block, and exact
  * stats counters after known I/O.  Each test gets its own store directory.
  */
-#include "image_fixture.h"
+#include "fixtures/image_fixture.h"
 
 /* ---- grow ---- */
 

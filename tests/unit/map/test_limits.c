@@ -14,7 +14,7 @@
  * the map then grows and flushes once memory is back, and opens again
  * with every bit that was flushed.
  */
-#include "map_fixture.h"
+#include "fixtures/map_fixture.h"
 
 #include "map/map_test.h"
 
