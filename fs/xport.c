@@ -55,8 +55,8 @@
 #include <unistd.h>
 
 #include "pdw.h"
-#include "uring.h"
-#include "uring_proto.h"
+#include "uring/uring.h"
+#include "uring/proto.h"
 #include "xport.h"
 
 /* What a thread processes now: set around fuse_session_process_buf. */

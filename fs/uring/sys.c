@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * uring_sys.c - what the system offers FUSE over io_uring: the module
+ * sys.c - what the system offers FUSE over io_uring: the module
  * parameter that turns it on, and the queues the kernel makes (one per
  * possible CPU).  The ring workers are uring_setup.c's and
  * uring_worker.c's.

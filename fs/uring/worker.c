@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * uring_worker.c - FUSE over io_uring: the worker of a ring entry, its
+ * worker.c - FUSE over io_uring: the worker of a ring entry, its
  * loop, serving a request and its reply, pinning by load and the trimming
  * of its payload buffer.  The rings and the workers are set up, started
  * and stopped in uring_setup.c.
@@ -68,7 +68,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "uring_impl.h"
+#include "internal.h"
 
 #define PIN_ALONE 32                   /* requests served alone before a pinned worker unpins */
 

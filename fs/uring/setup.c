@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * uring_setup.c - FUSE over io_uring set up: the probe, the rings, each
+ * setup.c - FUSE over io_uring set up: the probe, the rings, each
  * entry registered with its worker started, the fall-back to /dev/fuse,
  * and the stop.  What a worker does with its entry is uring_worker.c's.
  *
@@ -55,7 +55,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "uring_impl.h"
+#include "internal.h"
 
 #define RING_ENTRIES 4                 /* the command, the poll, a message, room to spare */
 

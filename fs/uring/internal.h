@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * uring_impl.h - what the two halves of FUSE over io_uring share: a ring
+ * internal.h - what the two halves of FUSE over io_uring share: a ring
  * entry with its worker, the transport's one state (one mount a process),
  * and the helpers each half calls of the other.  uring_setup.c sets the
  * rings up, registers the entries, starts and stops the workers;
@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "uring.h"
-#include "uring_proto.h"
+#include "proto.h"
 
 #define UD_CMD 1                       /* user_data of an entry's command */
 #define UD_STOP 2                      /* ... of the poll on the stop eventfd */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * uring_proto.h - the FUSE over io_uring protocol (FUSE 7.42, Linux 6.14).
+ * proto.h - the FUSE over io_uring protocol (FUSE 7.42, Linux 6.14).
  *
  * Debian 12's <linux/fuse.h> is 7.38 and has none of it, so the layout is
  * spelled out here under names of our own (no clash with a newer header).
