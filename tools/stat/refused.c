@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stat_refused.c - sectorfs-stat --refused: per image, the daemon's lists
+ * refused.c - sectorfs-stat --refused: per image, the daemon's lists
  * of the last refused I/Os and the last read-modify-write writes
  * (refused_recent and rmw_recent of NAME.json), newest first, with the
  * local time, the operation, offset, length, error and the requesting

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stat_read.c - reading MNT/.stats for sectorfs-stat, for the iostat-like
+ * read.c - reading MNT/.stats for sectorfs-stat, for the iostat-like
  * view and for --refused alike (stat.h): which images it lists, and one
  * NAME.json, read whole and parsed by core.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sectorfs-stat.c - an iostat-like view of a sectorfs mount's statistics.
+ * main.c - sectorfs-stat, an iostat-like view of a sectorfs mount's statistics.
  *
  * Reads MNT/.stats/NAME.json of every image (or of the NAMEs given) and
  * prints a row per image per report: r/s, w/s, rMB/s, wMB/s (MB = 2^20
