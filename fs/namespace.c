@@ -6,7 +6,7 @@
  * hold (directories, special files, links).
  *
  * A name is an image of the store, the .stats directory or a file in it
- * (core/mountpath.h); the store (core/store.c) does every change of an
+ * (core/mount/mountpath.h); the store (core/store/store.c) does every change of an
  * image's name, in an order that survives a crash.  An image is a
  * regular file with its backing file's owner, mode and times; a stats
  * file has its image's owner and times, its own mode and size 0; the

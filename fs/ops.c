@@ -2,7 +2,7 @@
 /*
  * ops.c - the FUSE operations of sectorfs: the table, init, and what the
  * handlers share.  Each handler checks the path, calls core and passes the
- * result on; core/mountpath.h draws the namespace of a mount and says what
+ * result on; core/mount/mountpath.h draws the namespace of a mount and says what
  * a path names.  The handlers are grouped by job: namespace.c (names,
  * attributes, the refusals of what a store of disks cannot hold), xattr.c
  * (the user.sectorfs.* attributes), io.c (open files and their data).

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * wcache_internal.h - what wcache.c (the cache: writes, flushes, destaging,
- * the log) and wcut.c (the cut: resolve, roll back) share: the cache and
+ * the log) and cut.c (the cut: resolve, roll back) share: the cache and
  * its index of entries.
  *
  *   ents[head] ....... ents[n - 1]      oldest to newest, numbers rising

@@ -19,7 +19,7 @@
  * The tools run the same loop in the foreground with a progress callback
  * (sfs_image_fill), on images of any mode: inflating one, or making an
  * eagerzeroedthick one, is a fill, then sfs_image_make_eager, which
- * records the mode in the map header in place (allocmap.h).
+ * records the mode in the map header in place (map/map.h).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * format.c - the allocation map's file format (mapfile.h): header and
- * checksummed bitmap chunks, as drawn at the top of allocmap.c.
+ * format.c - the allocation map's file format (format.h): header and
+ * checksummed bitmap chunks, as drawn at the top of map.c.
  *
  * A page is encoded chunk by chunk: the 63 words little-endian, then the
  * CRC-32C of the chunk's index (u64 LE) followed by those 504 bytes, then

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * format.h - the allocation map's file format: the header and the
- * checksummed bitmap chunks drawn at the top of allocmap.c, encoded and
+ * checksummed bitmap chunks drawn at the top of map.c, encoded and
  * decoded.
  *
- * Internal to core: allocmap.c keeps a map in memory (words, dirty pages,
+ * Internal to core: map.c keeps a map in memory (words, dirty pages,
  * flushes, grows) and calls these to read and write its file.  They hold
  * no state; each works on a buffer or a file descriptor, and the bitmap is
  * always the in-memory form: an array of 64-bit words, bit b of word w is
@@ -32,7 +32,7 @@
 #define SFS_MAPFILE_PAGE_BITS (SFS_MAPFILE_PAGE_WORDS * 64ull)                          /* 32256 */
 #define SFS_MAPFILE_CHUNK_CRC_OFF (SFS_MAPFILE_CHUNK_WORDS * 8u)  /* 504: a chunk's CRC */
 
-/* The header, little-endian fields at these offsets (allocmap.c draws it); the CRC covers
+/* The header, little-endian fields at these offsets (map.c draws it); the CRC covers
  * bytes [0, SFS_MAPFILE_OFF_CRC). */
 #define SFS_MAPFILE_MAGIC "SFSMAP\0\1"
 #define SFS_MAPFILE_OFF_MAGIC 0u       /* 8 bytes */
@@ -47,7 +47,7 @@
 #define SFS_MAPFILE_OFF_FLAGS 52u      /* u32, SFS_MAP_F_* */
 #define SFS_MAPFILE_OFF_CRC 56u        /* u32, CRC32C of the bytes before it */
 
-/* The identity part (allocmap.c draws it; struct sfs_map_ident), with a CRC of its own over
+/* The identity part (map.c draws it; struct sfs_map_ident), with a CRC of its own over
  * [SFS_MAPFILE_OFF_ID, SFS_MAPFILE_OFF_IDCRC): maps of older versions have zeros there, and an
  * older version that rewrites the header writes zeros there again, which reads as "no
  * identity".  A file identity is 40 bytes: ino u64, birth time s64 + u32 ns, has u32, gen

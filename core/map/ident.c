@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ident.c - judging a map against its image (mapident.h), and image
+ * ident.c - judging a map against its image (ident.h), and image
  * identities: 16 bytes from getrandom, written as 32 hex digits.
  */
 #include <errno.h>

@@ -6,7 +6,7 @@
  * Every image has a random identity of 16 bytes, made with its map and
  * kept for life; the map header records it with the identity of the
  * backing file the map describes, the map file's own identity, and the
- * image's name (allocmap.h, struct sfs_map_ident).  The intent records
+ * image's name (map.h, struct sfs_map_ident).  The intent records
  * carry the image identity too (intent.h).  A map is then judged by two
  * questions: is this map file the one that was written (its own
  * identity), and is the backing file beside it the one it describes?
@@ -39,7 +39,7 @@
  * the map by.
  *
  * Why a replaced backing file is refused here but imported while served:
- * a daemon that sees the image's file go (prune_if_gone in storescan.c)
+ * a daemon that sees the image's file go (prune_if_gone in store/scan.c)
  * drops the image and serves the name again from its sidecar, importing
  * whatever file is there, as it always has; at a start nothing says
  * whether the file now under the name was meant as the disk, and the

@@ -27,7 +27,7 @@
  *           16 u64 disk size         24 u32 logical      28 u32 physical sector
  *           32 u64 block size        40 u64 nblocks      48 u32 provisioning
  *           52 u32 flags             56 u32 CRC-32C of bytes 0..55
- *           the identity (mapident.c says what it is for; zeros in older maps):
+ *           the identity (ident.c says what it is for; zeros in older maps):
  *           64 "SFSID\0\0\1"         72 16-byte image id      88 backing file identity
  *          128 map file identity    168 image name, 208 bytes NUL-padded
  *          376 u32 CRC-32C of bytes 64..375
@@ -102,8 +102,8 @@
  * Here: create, open (checks, salvage, upgrade), close, and the bits as
  * the map keeps them (its count, its dirty pages, the arrays a grow
  * swaps); the bit operations themselves are bitmap.c, the flush, grow,
- * shrink and flags mapflush.c, the encoding of header and chunks
- * mapfile.c (whose named offsets the fuzz seeds use too).
+ * shrink and flags flush.c, the encoding of header and chunks
+ * format.c (whose named offsets the fuzz seeds use too).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -7,7 +7,7 @@
  * change and removed after its last (recover.h says what a crash leaves
  * and how the next start puts it right).  Its first line is what older
  * versions wrote and still read; the second names the image it is about
- * beyond (device, inode) (fileid.h, mapident.h), and a rename over an
+ * beyond (device, inode) (fileid.h, map/ident.h), and a rename over an
  * image has a third for the image it replaces:
  *
  *   rename      "FROM\0TO\0" then  "id=ID dev=D ino=I [btime=S.N] [gen=G] sc.dev=.. sc.ino=..\n"

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * internal.h - the store's state and the helpers its files share
- * (store.c: the table, open, lookups; storescan.c: loading sidecars and
- * the scan; storelock.c: the lock; storenames.c: create, unlink and
- * rename; storesize.c: grow, trim and the format of growing images).
+ * (store.c: open, lookups; table.c: the table; scan.c: loading
+ * sidecars and the scan; lock.c: the lock; namespace.c: create, unlink
+ * and rename; size.c: grow, trim and the format of growing images).
  * Every helper runs under the store's mutex unless it says otherwise.
  */
 #ifndef SFS_STORE_IMPL_H
@@ -51,7 +51,7 @@ struct sfs_store {
 	struct entry *orphans;     /* unlinked or replaced images still held open */
 	size_t norphans, caporphans;
 	struct sfs_fdcache *fdc;   /* the images' descriptors (opts.fd_budget), or NULL */
-	int reserve_fd;            /* space held for the trim of a growing image (storesize.c), or -1 */
+	int reserve_fd;            /* space held for the trim of a growing image (size.c), or -1 */
 };
 
 /* The SFS_IMAGE_* flags the store opens its images with (its options). */
@@ -123,7 +123,7 @@ int sfs_st_scan_locked(struct sfs_store *s);
 
 /* Take the store dir whose directory s->dirfd is: lock it, open (making it) its state directory
  * into s->statefd, lock its lock file into s->lockfd and write our holder into it
- * (storelock.c draws the locks).  Never waits for a holder.
+ * (lock.c draws the locks).  Never waits for a holder.
  *   -EBUSY   another holds the store; err names it
  *   -EUCLEAN the lock file is not a regular file (sfs_store_lock_file_check)
  *   -ESTALE  the state directory or lock file kept being replaced while being locked

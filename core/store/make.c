@@ -10,7 +10,7 @@
  *      zeroedthick, so that the zeroing below reports its progress);
  *   3. the record rewritten to name the image and its backing file by
  *      identity (intent.h; before that, the next start knows the backing
- *      file by the map's identity, mapident.h);
+ *      file by the map's identity, map/ident.h);
  *   4. the data: the raw file copied in (sfs_image_import_raw), then for
  *      eagerzeroedthick every block zeroed (sfs_image_fill) and the mode
  *      recorded in the map (sfs_image_make_eager); the image closed;

@@ -2,7 +2,7 @@
 /*
  * bitmap.c - a bitmap of 64-bit words in memory (bitmap.h): the bit
  * operations, counting and searching, without any file.  The allocation
- * map (allocmap.c) keeps its bits and its dirty pages in these and adds
+ * map (map/map.c) keeps its bits and its dirty pages in these and adds
  * the file, the count and the page bookkeeping around them.
  *
  * Memory order: a set or clear is a release read-modify-write of its

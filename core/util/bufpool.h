@@ -14,7 +14,7 @@
  * sfs_bufpool_shared() is the process's pool of SFS_BUFPOOL_SIZE buffers,
  * which images take their bounce and read-modify-write buffers from; it
  * is the only pool sectorfs makes (pools of other sizes, their end and
- * their counts are the tests', bufpool_impl.h).
+ * their counts are the tests', bufpool_test.h).
  */
 #ifndef SFS_BUFPOOL_H
 #define SFS_BUFPOOL_H

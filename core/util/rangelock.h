@@ -5,7 +5,7 @@
  * What a disk guarantees and a page cache does not: a read racing a
  * write of the same sector returns the old sector or the new one, never
  * a mix.  An image takes the range of each request in one of these locks
- * (see image.c for when): readers of a range share it, a writer excludes
+ * (see image/io.c for when): readers of a range share it, a writer excludes
  * every reader and writer whose range overlaps its own, and ranges that
  * do not overlap never wait for each other (ranges are half-open, so
  * [0, 512) and [512, 1024) do not overlap).
@@ -63,7 +63,7 @@ int sfs_rangelock_destroy(struct sfs_rangelock *rl);
 int sfs_rangelock_lock(struct sfs_rangelock *rl, struct sfs_range *r, uint64_t off, uint64_t len, bool excl);
 
 /* Release the range r holds in rl (taken by a lock that returned 0, or a trylock of
- * rangelock_impl.h);
+ * rangelock_test.h);
  * wakes the waiters that no longer conflict with anything earlier.  Cannot fail. */
 void sfs_rangelock_unlock(struct sfs_rangelock *rl, struct sfs_range *r);
 

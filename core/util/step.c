@@ -2,7 +2,7 @@
 /*
  * step.c - the point between two steps of a multi-file operation
  * (step.h), and the hook through which a test cuts it there
- * (step_impl.h).
+ * (step_test.h).
  */
 #include <stddef.h>
 

@@ -4,8 +4,8 @@
  *
  * Create, grow, rename and unlink, and the tools' make and inflate, each
  * change several files in a fixed order (written down in store.c, grow.c
- * and storemake.c).  Between two steps they call sfs_step(op, n), which
- * is where a test cuts them (step_impl.h, the tests' view): there a
+ * and store/make.c).  Between two steps they call sfs_step(op, n), which
+ * is where a test cuts them (step_test.h, the tests' view): there a
  * failure makes the operation fail as if step n had failed, and a crash
  * stops it as a power cut would.  Without a test it does nothing.
  */

@@ -2,8 +2,8 @@
 /*
  * sys.c - what the system offers FUSE over io_uring: the module
  * parameter that turns it on, and the queues the kernel makes (one per
- * possible CPU).  The ring workers are uring_setup.c's and
- * uring_worker.c's.
+ * possible CPU).  The ring workers are setup.c's and
+ * worker.c's.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fuzz_sidecar.c - libFuzzer target for the sidecar parser (core/sidecar.c).
+ * fuzz_sidecar.c - libFuzzer target for the sidecar parser (core/contract/sidecar.c).
  *
  * Each input is the raw text of a NAME.json.  It goes to
  * sfs_sidecar_parse() in a buffer of exactly its length (no terminating

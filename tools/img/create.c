@@ -3,7 +3,7 @@
  * create.c - sectorfs-img create: a new image, its sidecar and its map.
  *
  * This file checks the options, the store and RAWFILE, and prints; the
- * image is made by the store (sfs_store_make_image, core/storemake.c),
+ * image is made by the store (sfs_store_make_image, core/store/make.c),
  * which orders the files around an intent record so that a crash part way
  * is undone at the next start, and the sidecar, which declares the image,
  * comes last.  The backing file and the map are exactly what the daemon

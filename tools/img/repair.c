@@ -7,7 +7,7 @@
  *   the map is corrupt        moved aside to NAME.map.corrupt (nothing that
  *                             holds data is deleted), then rebuilt
  *   the map is not the        moved aside to NAME.map.stale, then rebuilt from
- *     image's (mapident.h)      the backing file there; its geometry is never
+ *     image's (map/ident.h)   the backing file there; its geometry is never
  *                               taken into the sidecar
  *   a change the start could  cleared (sfs_recover_clear): a grow decided by
  *     not finish                the sidecar when the map cannot say, a record

@@ -18,11 +18,11 @@
  * load or reset; vanished images are dropped.
  * Percentiles use core's histogram code (JSON bucket lower bounds map back
  * to core buckets), so they match the daemon's, within its 1/32 error.
- * Names are printed as ls -b prints them (core/escape.h; UTF-8 kept only in
+ * Names are printed as ls -b prints them (core/util/escape.h; UTF-8 kept only in
  * a UTF-8 locale), in a column as wide as the longest, counted in terminal
  * columns; --json rows name an image as its NAME.json does.
  * With --refused it prints instead, per image, the daemon's lists of the
- * last refused I/Os and the last read-modify-write writes (stat_refused.c).
+ * last refused I/Os and the last read-modify-write writes (refused.c).
  * Exit: 0 (also on SIGINT/SIGTERM), 1 on errors, 2 on usage errors or when
  * MNT is not a sectorfs mount with statistics.
  *
@@ -111,7 +111,7 @@ static void check_mount(void)
 	tool_die(2, "%s: %s", stats, strerror(errno));
 }
 
-/* ---- reading the stats files (stat_read.c) ---- */
+/* ---- reading the stats files (read.c) ---- */
 
 /* Read MNT/.stats/NAME.json into im: true, or false if the image has vanished; other errors exit 1. */
 static bool load_image(const char *name, struct image *im)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stat.h - what sectorfs-stat.c (the iostat-like view) shares with
- * stat_refused.c (--refused, the recent lists) and stat_read.c (reading
+ * stat.h - what main.c (the iostat-like view) shares with
+ * refused.c (--refused, the recent lists) and read.c (reading
  * the stats files).  Errors end the run through toolutil's tool_die.
  */
 #ifndef SFS_TOOL_STAT_H

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_geometry.c - unit tests of core/geometry.c: the I/O rules of a disk.
+ * test_geometry.c - unit tests of core/contract/geometry.c: the I/O rules of a disk.
  *
  * check_read and check_write on 512n, 512e and 4kn disks: alignment of
  * offset and length (EINVAL) is checked before range (ENOSPC), reads that

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_sidecar.c - unit tests of core/sidecar.c: the NAME.json contract.
+ * test_sidecar.c - unit tests of core/contract/sidecar.c: the NAME.json contract.
  *
  * Good sidecars in every accepted form, bad ones with the errno and the
  * message they must give (file, key, reason), the checks of load() on a

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_badsect.c - the bad-sector list (core/badsect.c).
+ * test_badsect.c - the bad-sector list (core/fail/badsect.c).
  *
  * Proves: each command form (+S, +S-E, +S-E:sticky, +S-E:damaged widened
  * to physical sectors, -S-E, clear, several at once) does what

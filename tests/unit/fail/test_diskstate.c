@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_diskstate.c - NAME.disk, a disk's power state, cut under way and
- * bad-sector list (core/diskstate.c).
+ * bad-sector list (core/fail/diskstate.c).
  *
  * Proves: a state saved and loaded again is the same (power, cut with its
  * seed and policy, every range and kind), and its text is the documented

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_fail.c - one disk's failures (core/fail.c): power, triggers, bad
+ * test_fail.c - one disk's failures (core/fail/fail.c): power, triggers, bad
  * sectors and the cut's protocol across NAME.undo, the disk and NAME.disk,
  * on a disk in memory (wc_fixture.h) and a temporary state directory.
  *

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_wcache.c - the volatile write cache (core/wcache.c) and its undo log
- * (core/undolog.c), on a disk in memory (wc_fixture.h) and a log in a
+ * test_wcache.c - the volatile write cache (core/fail/wcache.c) and its undo log
+ * (core/fail/undolog.c), on a disk in memory (wc_fixture.h) and a log in a
  * temporary state directory.
  *
  * Proves: the keys' rules and their messages; a volatile write saves its

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_wcut.c - power cuts over the volatile write cache (core/wcut.c), on
+ * test_wcut.c - power cuts over the volatile write cache (core/fail/cut.c), on
  * a disk in memory (wc_fixture.h).
  *
  * Proves:

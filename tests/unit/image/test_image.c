@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_image.c - unit tests of core/image.c, part one: opening and I/O.
+ * test_image.c - unit tests of core/image/io.c, part one: opening and I/O.
  *
  * For every provisioning mode (thin, zeroedthick, eagerzeroedthick) and
  * sector format (512n, 512e, 4kn): open creates the backing file (sparse

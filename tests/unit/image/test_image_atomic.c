@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_image_atomic.c - unit tests of core/image.c, part three: a sector
+ * test_image_atomic.c - unit tests of core/image/io.c, part three: a sector
  * written is never read half written.
  *
  * With buffered backing I/O (SFS_IMAGE_BUFFERED) a reader racing a writer

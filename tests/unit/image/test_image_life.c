@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_image_life.c - unit tests of core/image.c, part two: an image's life.
+ * test_image_life.c - unit tests of core/image/io.c, part two: an image's life.
  *
  * Grow, close and reopen, the map made durable by flush, the recorded
  * geometry winning over an edited sidecar, refused backing files

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_image_whole.c - unit tests of the whole-image operations of core
- * (sfs_image_fill and sfs_image_make_eager in imgzero.c,
- * sfs_image_import_raw in imgimport.c, sfs_blocks_bytes in allocmap.c),
+ * (sfs_image_fill and sfs_image_make_eager in core/image/zero.c,
+ * sfs_image_import_raw in core/image/import.c, sfs_blocks_bytes in core/map/map.c),
  * without a mount.
  *
  * Fill: every clear block ends allocated and zero, written data stays,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_zeroing.c - unit tests of eager zeroing in the background
- * (core/image.c opened SFS_IMAGE_ZERO_BG, and core/store.c with
+ * (core/image/io.c opened SFS_IMAGE_ZERO_BG, and core/store/store.c with
  * zero_background).
  *
  * Zeroing while writes and reads land: every byte reads as its written

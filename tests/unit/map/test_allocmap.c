@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_allocmap.c - unit tests of core/allocmap.c, part one: format, bits,
+ * test_allocmap.c - unit tests of core/map/map.c, part one: format, bits,
  * durability, grow.
  *
  * Create/open round trips and the on-disk format described at the top of
- * allocmap.c (header fields at their offsets, CRC-32C, version 2's chunks
+ * core/map/map.c (header fields at their offsets, CRC-32C, version 2's chunks
  * of 63 words with the CRC of their index and bits, file length); the bit
  * operations (set, test, clear, count,
  * next_set, next_clear, set_range) at word and map edges; durability:

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_allocmap_robust.c - unit tests of core/allocmap.c, part two:
+ * test_allocmap_robust.c - unit tests of core/map/map.c, part two:
  * damaged files and concurrency.
  *
  * Corrupted, truncated and padded map files are refused with -EUCLEAN and

@@ -3,7 +3,7 @@
  * test_limits.c - what an allocation map can hold, and what happens when
  * memory for it runs out.
  *
- * Through the tests' hook of allocmap_impl.h (sfs_mapi_calloc_hook),
+ * Through the tests' hook of core/map/map_test.h (sfs_mapi_calloc_hook),
  * every allocation the map makes in a life of create, bits, flush, a grow
  * that needs a new bitmap page, another flush and close is made to fail
  * in turn (the 1st, the 2nd, ...): each failing call returns -ENOMEM and

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_spike.c - latency spikes (core/spike.c) and the seeded draws under
- * them and under power cuts (core/prng.h).
+ * test_spike.c - latency spikes (core/model/spike.c) and the seeded draws under
+ * them and under power cuts (core/util/prng.h).
  *
  * Proves: splitmix64 gives the published outputs from state 0; a draw is
  * a function of its seed and addresses only, and different seeds and

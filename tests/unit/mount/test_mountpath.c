@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_mountpath.c - unit tests of core/mountpath.c: what a path in a
+ * test_mountpath.c - unit tests of core/mount/mountpath.c: what a path in a
  * mount names.
  *
  * The root, an image one level down, the .stats directory and its text,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_mountpoint.c - unit tests of core/mountpoint.c: which directories
+ * test_mountpoint.c - unit tests of core/mount/mountpoint.c: which directories
  * a store may be mounted on.
  *
  * An empty directory passes; one holding a file, or a hidden file, or many

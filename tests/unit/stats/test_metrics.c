@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_metrics.c - unit tests of core/metrics.c and sfs_escape_label.
+ * test_metrics.c - unit tests of core/stats/metrics.c and sfs_escape_label.
  *
  * Label values escaped as the exposition format wants (and injectively,
  * bytes that are not UTF-8 as /xHH), counters and gauges of two images

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_recent.c - unit tests of core/recent.c and of the recent lists in
- * core/stats.c and core/stats_render.c.
+ * test_recent.c - unit tests of core/stats/recent.c and of the recent lists in
+ * core/stats/stats.c and core/stats/render.c.
  *
  * The requester is per thread; command names come from /proc/PID/comm at
  * the moment of recording (a name changed later, a task that is gone and

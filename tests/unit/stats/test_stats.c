@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_stats.c - unit tests of core/stats.c, core/stats_render.c and
- * core/stats_parse.c.
+ * test_stats.c - unit tests of core/stats/stats.c, core/stats/render.c and
+ * core/stats/parse.c.
  *
  * Exact counters after known I/O sequences, the size and alignment
  * histograms at their edges, the latency histogram's bucket arithmetic
  * over the whole range and its percentiles against sorted samples,
  * exact totals from concurrent recorders, reset, and both renderings
  * (JSON parsed back with jansson, text checked line by line), and the
- * JSON read back by core's parser (stats_parse.c): the counters and the
+ * JSON read back by core's parser (core/stats/parse.c): the counters and the
  * recent lists.
  */
 #include <errno.h>

@@ -6,7 +6,7 @@
  * cannot put right keeps only itself out of service.
  *
  * Each crash is real: the operation runs in a forked child whose step
- * hook (step_impl.h) exits at the step named, as a power cut would stop
+ * hook (core/util/step_test.h) exits at the step named, as a power cut would stop
  * it.  The user then removes the image's file and makes files under its
  * name until one gets the old inode number (reuse_inode; where the
  * filesystem under /tmp does not give it out again soon enough, the stat

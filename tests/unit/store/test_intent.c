@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_intent.c - the pieces that tell files apart, on their own: file
- * identities (core/fileid.c), intent records as text (core/intent.c) and
- * the verdict on a map found on disk (core/mapident.c).
+ * identities (core/util/fileid.c), intent records as text (core/store/intent.c) and
+ * the verdict on a map found on disk (core/map/ident.c).
  *
  * Proves: two identities are the same only with the same inode and every
  * strong part known on both sides (birth time, handle generation), and

@@ -4,7 +4,7 @@
  *
  * Create, grow, rename (onto a free name and onto an image), unlink, and
  * the tools' make (a raw file copied in, eagerzeroedthick zeroed) and
- * inflate call sfs_step() between their steps (core/step.h).  For each operation
+ * inflate call sfs_step() between their steps (core/util/step.h).  For each operation
  * and each step n this test
  *   - fails the operation after step n (the hook returns -EIO): the call
  *     returns -EIO and the store is as before the operation, or as after

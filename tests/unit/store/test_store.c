@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_store.c - unit tests of core/store.c: a directory of disk images.
+ * test_store.c - unit tests of core/store/store.c: a directory of disk images.
  *
  * Opening a store with good and bad sidecars (each bad one logged once,
  * naming file, key and reason, the others served), the lock (a second

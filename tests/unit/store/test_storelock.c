@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_storelock.c - unit tests of core/storelock.c: one holder per
+ * test_storelock.c - unit tests of core/store/lock.c: one holder per
  * store, whatever becomes of the lock file.
  *
  * With a store held open: its lock file removed or moved, its state

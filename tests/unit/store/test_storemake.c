@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_storemake.c - unit tests of core/storemake.c: making an image and
+ * test_storemake.c - unit tests of core/store/make.c: making an image and
  * inflating one through the store, as sectorfs-img create and inflate do.
  *
  * Make: the three files, the sidecar as given, the data of a raw file in

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_bitmap.c - the in-memory bitmap of core/bitmap.c, on its own (no
+ * test_bitmap.c - the in-memory bitmap of core/util/bitmap.c, on its own (no
  * map file; test_allocmap.c tests it as the allocation map uses it).
  *
  * Proves: bit i is bit i % 64 of word i / 64; set and clear say whether

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_bufpool.c - page-aligned I/O buffers reused (core/bufpool.c).
+ * test_bufpool.c - page-aligned I/O buffers reused (core/util/bufpool.c).
  *
  * Proves: buffers are 4096-aligned, writable over their whole size and
  * distinct while in use; a buffer put back is handed out again; at most

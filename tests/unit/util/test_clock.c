@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_clock.c - unit tests of core/clock.h, the one monotonic clock.
+ * test_clock.c - unit tests of core/util/clock.h, the one monotonic clock.
  *
  * sfs_now_ns never goes back; sfs_deadline_ts gives the absolute
  * CLOCK_MONOTONIC time ns from now, with tv_nsec below a second for any

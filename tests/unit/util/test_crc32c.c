@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_crc32c.c - unit tests of core/crc32c.c.
+ * test_crc32c.c - unit tests of core/util/crc32c.c.
  *
  * Both paths, the slice-by-8 tables and the SSE4.2 instruction (where the
  * CPU has it), give the standard check values, the same results as a
@@ -19,7 +19,7 @@
 
 #include "util/crc32c.h"
 
-/* CRC-32C one bit at a time (what allocmap.c computed before): the oracle. */
+/* CRC-32C one bit at a time (what core/map/map.c computed before): the oracle. */
 static uint32_t crc_ref(uint32_t crc, const unsigned char *p, size_t n)
 {
 	crc = ~crc;

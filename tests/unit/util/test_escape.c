@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_escape.c - unit tests of core/escape.c: names as GNU ls -b prints
+ * test_escape.c - unit tests of core/util/escape.c: names as GNU ls -b prints
  * them (the expected strings are ls -b's output in a UTF-8 locale and in
  * the C locale), a round trip over random bytes, and the -ENOSPC contract.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_extents.c - tagged range sets (core/extents.c).
+ * test_extents.c - tagged range sets (core/util/extents.c).
  *
  * Proves: setting splits, replaces and merges as drawn in extents.c (the
  * array is always sorted, disjoint and merged); clearing by tag leaves

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_histogram.c - the log-linear histogram of core/histogram.h and the
- * percentile walk of core/histogram.c, on their own (test_stats.c tests
+ * test_histogram.c - the log-linear histogram of core/util/histogram.h and the
+ * percentile walk of core/util/histogram.c, on their own (test_stats.c tests
  * them as the stats use them, against sorted samples).
  *
  * Proves: below 2^(s+1) a value has a bucket of its own, and above it

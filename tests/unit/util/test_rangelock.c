@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_rangelock.c - unit tests of core/rangelock.c.
+ * test_rangelock.c - unit tests of core/util/rangelock.c.
  *
  * Readers of a range share it, a writer excludes every overlapping reader
  * and writer, ranges that only touch do not conflict, disjoint ranges go

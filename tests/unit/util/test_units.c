@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_units.c - unit tests of core/units.c: size strings in and out.
+ * test_units.c - unit tests of core/util/units.c: size strings in and out.
  *
  * Parsing: every accepted form, every rejected form with its errno, and
  * the edges of the 63-bit range.  Printing: the largest exact suffix, the
