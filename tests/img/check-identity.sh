@@ -20,7 +20,7 @@
 
 M=1048576
 
-# ident FILE: FILE's identity as a record of this version names it (core/intent.h)
+# ident FILE: FILE's identity as a record of this version names it (core/store/intent.h)
 ident() {
 	local w
 	w=$(stat -c %w "$1")
