@@ -59,6 +59,16 @@ uses() {
 INCLUDE='^[[:space:]]*#[[:space:]]*include[[:space:]]*"([^"]*)"'
 insides() { case $1 in internal.h | *_internal.h | *_test.h) return 0 ;; esac; return 1; }
 
+# resolve FILE NAME: the file #include "NAME" in FILE reads, as the compiler looks (FILE's
+# folder first, then core/, then fs/ or tools/), from the top; nothing when none is there
+resolve() {
+	local c
+	for c in "$(dirname "$1")/$2" "core/$2" "${1%%/*}/$2"; do
+		case $c in *./*) c=$(realpath -m -s --relative-to=. "$c") ;; esac
+		[ -f "$c" ] && { echo "$c"; return; }
+	done
+}
+
 # 1. only folders in core/, each placed
 while IFS= read -r p; do
 	case $p in
@@ -81,15 +91,13 @@ while IFS=: read -r file line text; do
 	name=${BASH_REMATCH[1]}
 	f=${file#core/}; f=${f%%/*}
 	[ -n "${rank[$f]+x}" ] || continue
-	if [ "${name#*/}" = "$name" ] && [ -f "$(dirname "$file")/$name" ]; then
-		continue   # its own folder's
-	fi
-	[ -f "core/$name" ] || continue   # not core's (config.h, made by configure)
+	r=$(resolve "$file" "$name")
+	case $r in core/*/*) ;; *) continue ;; esac   # not core's (config.h), or a top header
+	g=${r#core/}; g=${g%%/*}
+	[ "$g" = "$f" ] && continue   # its own folder's
 	nincl=$((nincl + 1))
-	g=${name%%/*}
-	[ "$g" = "$name" ] && continue   # a top header of core/
 	uses "$f" "$g" "$file:$line: #include \"$name\""
-	[ "$f" != "$g" ] && insides "$(basename "$name")" &&
+	insides "$(basename "$r")" &&
 		fail "$file:$line: #include \"$name\": $g/'s insides, for $g/'s own files and the tests only"
 done < <(grep -rn --include='*.[ch]' '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' core | sort -t: -k1,1 -k2,2n)
 while IFS=: read -r file line _; do
@@ -139,9 +147,9 @@ fi
 while IFS=: read -r file line text; do
 	[[ $text =~ $INCLUDE ]] || continue
 	name=${BASH_REMATCH[1]}
-	[ -f "$(dirname "$file")/$name" ] && continue   # its own
-	[ -f "core/$name" ] || continue
-	insides "$(basename "$name")" && fail "$file:$line: #include \"$name\": core's insides, for core/ and the tests only"
+	r=$(resolve "$file" "$name")
+	case $r in core/*) ;; *) continue ;; esac
+	insides "$(basename "$r")" && fail "$file:$line: #include \"$name\": core's insides, for core/ and the tests only"
 done < <(grep -rn --include='*.[ch]' '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' fs tools | sort -t: -k1,1 -k2,2n)
 
 if [ $errors -ne 0 ]; then
