@@ -162,7 +162,7 @@ rm -f "$STORE/leftover"
 pass "create never overwrites"
 
 # ---- Ctrl-C during eager zeroing removes the half-made image ----
-"$IMGT" create -s 1G -b 4K -p eagerzeroedthick --no-zero-offload "$STORE/big" >"$T/out" 2>"$T/err" &
+"$SECTORFS_IMG" create -s 1G -b 4K -p eagerzeroedthick --no-zero-offload "$STORE/big" >"$T/out" 2>"$T/err" &
 CPID=$!
 for ((i = 0; i < 500; i++)); do
 	[ -e "$STORE/.sectorfs/big.map" ] && break
@@ -177,7 +177,7 @@ pass "Ctrl-C during eager zeroing leaves no image"
 
 # ---- the progress bar, on a terminal ----
 if command -v script >/dev/null 2>&1; then
-	script -qfec "$IMGT create -s 64M -b 64K -p eagerzeroedthick $STORE/tty" /dev/null > "$T/tty" 2>&1 ||
+	script -qfec "$SECTORFS_IMG create -s 64M -b 64K -p eagerzeroedthick $STORE/tty" /dev/null > "$T/tty" 2>&1 ||
 		fail "create on a terminal failed: $(cat "$T/tty")"
 	grep -q "zeroing .*100%.*MB/s" "$T/tty" || fail "no progress bar on a terminal: $(cat -v "$T/tty")"
 	pass "progress bar with percent and MB/s on a terminal"

@@ -4,15 +4,14 @@
 # what that run printed.  Sourced; needs no mount.
 . "$(dirname "$0")/../mount/lib.sh"
 
-IMGT="$top_builddir/tools/sectorfs-img"
-[ -x "$IMGT" ] || fail "not built: $IMGT"
+requires_built "$SECTORFS_IMG"
 
 # img RC ARGS...: run sectorfs-img ARGS, require exit status RC.
 # stdout goes to $T/out, stderr to $T/err.
 img() {
 	local want=$1 rc=0
 	shift
-	"$IMGT" "$@" >"$T/out" 2>"$T/err" || rc=$?
+	"$SECTORFS_IMG" "$@" >"$T/out" 2>"$T/err" || rc=$?
 	[ "$rc" -eq "$want" ] ||
 		fail "sectorfs-img $* exited $rc, expected $want; stdout: $(cat "$T/out") stderr: $(cat "$T/err")"
 }

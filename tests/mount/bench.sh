@@ -36,17 +36,17 @@
 #    a run longer than 2 s draws one;
 #  - every --json output parses (python3).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-loop.sh"
 requires_fuse
 run_alone
 requires_cmd python3
 
-use_bench
+requires_built "$SECTORFS_BENCH"
 
 K=1024
 M=$((1024 * 1024))
 
 # expect_eq GOT WANT WHAT
-expect_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
 
 # The interpreter itself: a pyenv-style shim costs a third of a second a call.
 PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) || PY=python3
@@ -86,14 +86,14 @@ start_daemon
 # ---- help and usage errors ----
 
 for c in sweep zeroing redo scale; do
-	"$BENCH" $c --help > "$T/out" 2>&1 || fail "$c --help exits non-zero"
+	"$SECTORFS_BENCH" $c --help > "$T/out" 2>&1 || fail "$c --help exits non-zero"
 	grep -q "^usage: sectorfs-bench $c" "$T/out" || fail "$c --help has no usage line: $(head -3 "$T/out")"
 done
-"$BENCH" --help | grep -q "^  redo " || fail "sectorfs-bench --help does not list redo"
+"$SECTORFS_BENCH" --help | grep -q "^  redo " || fail "sectorfs-bench --help does not list redo"
 for args in "frobnicate" "sweep" "sweep --bogus $MNT/k4" "redo $MNT/k4" "redo --redo-block 1000 $MNT/k4" \
 	"sweep --time 0 $MNT/k4" "zeroing --store a --mount b" "scale --images 0" "scale --size 1000" "scale x"; do
 	rc=0
-	"$BENCH" $args > "$T/out" 2>&1 || rc=$?
+	"$SECTORFS_BENCH" $args > "$T/out" 2>&1 || rc=$?
 	expect_eq $rc 1 "sectorfs-bench $args: exit status"
 	[ -s "$T/out" ] || fail "sectorfs-bench $args: no message"
 done
@@ -102,7 +102,7 @@ pass "--help of every command exits 0; unknown commands, bad options and missing
 # ---- sweep ----
 
 w0=$(stats_key k4 bytes_written); r0=$(stats_key k4 bytes_read); m0=$(stats_key k4 misaligned_rejected)
-"$BENCH" sweep --time 0.15 --min 512 --max 32K --qd 2 --json "$MNT/k4" > "$T/sweep.json" 2>"$T/err" ||
+"$SECTORFS_BENCH" sweep --time 0.15 --min 512 --max 32K --qd 2 --json "$MNT/k4" > "$T/sweep.json" 2>"$T/err" ||
 	fail "sweep --json on 4kn failed: $(cat "$T/err")"
 jcheck "$T/sweep.json" "sweep --json on 4kn" '
 if (d["logical_sector"], d["sector_from"]) != (4096, "xattr"): bad("sector %r" % d["logical_sector"])
@@ -125,14 +125,14 @@ if d["failed_ios"] != a[2]: bad("failed_ios %d, the daemon rejected %d" % (d["fa
 ' "$(delta k4 bytes_written "$w0")" "$(delta k4 bytes_read "$r0")" "$(delta k4 misaligned_rejected "$m0")"
 pass "sweep on 4kn: 512 B..2 KiB refused (EINVAL), 4 KiB..32 KiB run; bytes and refusals equal the daemon's"
 
-"$BENCH" sweep --time 0.1 --min 2K --max 8K "$MNT/k4" > "$T/sweep.txt" 2>"$T/err" || fail "sweep (text) failed: $(cat "$T/err")"
+"$SECTORFS_BENCH" sweep --time 0.1 --min 2K --max 8K "$MNT/k4" > "$T/sweep.txt" 2>"$T/err" || fail "sweep (text) failed: $(cat "$T/err")"
 grep -q "transfer *write MB/s *write IOPS *read MB/s *read IOPS" "$T/sweep.txt" || fail "sweep: no table header"
 grep -Eq "^ +2 KiB +refused \(EINVAL\) +refused \(EINVAL\)$" "$T/sweep.txt" || fail "sweep: 2 KiB row not refused: $(cat "$T/sweep.txt")"
 grep -Eq "^ +8 KiB +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$" "$T/sweep.txt" || fail "sweep: 8 KiB row has no figures"
 grep -Eq "^ +8 KiB write \|#+ +[0-9.]+$" "$T/sweep.txt" || fail "sweep: no write bar for 8 KiB"
 grep -Eq "^ +read  \|=+ +[0-9.]+$" "$T/sweep.txt" || fail "sweep: no read bar"
 grep -q $'\033\|\r' "$T/sweep.txt" "$T/err" && fail "sweep wrote escape codes or a progress line into a pipe"
-"$BENCH" sweep --time 0.05 --min 512 --max 4K --write-only --csv "$MNT/n512" > "$T/sweep.csv" 2>"$T/err" ||
+"$SECTORFS_BENCH" sweep --time 0.05 --min 512 --max 4K --write-only --csv "$MNT/n512" > "$T/sweep.csv" 2>"$T/err" ||
 	fail "sweep --csv on 512n failed: $(cat "$T/err")"
 expect_eq "$(head -1 "$T/sweep.csv" | cut -d, -f1-3)" "size_bytes,direction,status" "sweep --csv: header"
 expect_eq "$(tail -n +2 "$T/sweep.csv" | cut -d, -f1-3 | tr '\n' ' ')" \
@@ -146,7 +146,7 @@ if [ "$(id -u)" -eq 0 ] && command -v losetup >/dev/null 2>&1 && [ -e /dev/loop-
 	dev=$(losetup -f --show -b 4096 --direct-io=on "$MNT/k4") || fail "losetup -b 4096 $MNT/k4 failed"
 	touch "$T/loop-attached"
 	on_exit "[ -e '$T/loop-attached' ] && losetup -d '$dev'"
-	"$BENCH" sweep --time 0.05 --min 2K --max 4K --span 1M --json "$dev" > "$T/loop.json" 2>"$T/err" ||
+	"$SECTORFS_BENCH" sweep --time 0.05 --min 2K --max 4K --span 1M --json "$dev" > "$T/loop.json" 2>"$T/err" ||
 		fail "sweep on $dev failed: $(cat "$T/err")"
 	jcheck "$T/loop.json" "sweep on a 4096-byte loop device" '
 if (d["logical_sector"], d["sector_from"], d["span"]) != (4096, "BLKSSZGET", 1 << 20): bad("disk %r" % d)
@@ -163,7 +163,7 @@ fi
 
 w0=$(stats_key k4 writes)
 rc=0
-"$BENCH" redo --redo-block 512 --time 0.2 "$MNT/k4" > "$T/out" 2>"$T/err" || rc=$?
+"$SECTORFS_BENCH" redo --redo-block 512 --time 0.2 "$MNT/k4" > "$T/out" 2>"$T/err" || rc=$?
 expect_eq $rc 1 "redo --redo-block 512 on 4kn: exit status"
 grep -q "redo block 512 is smaller than the disk's logical sector 4096; a database would refuse to start" "$T/err" ||
 	fail "redo --redo-block 512 on 4kn says: $(cat "$T/err")"
@@ -171,7 +171,7 @@ expect_eq "$(delta k4 writes "$w0")" 0 "redo refused on 4kn: writes"
 pass "redo --redo-block 512 on 4kn refuses to start (exit 1, clear message), writes nothing"
 
 w0=$(stats_key k4 writes); b0=$(stats_key k4 bytes_written); f0=$(stats_key k4 flushes)
-"$BENCH" redo --redo-block 4096 --record-dist fixed:4096 --clients 4 --time 0.3 --repeat 1 --json "$MNT/k4" \
+"$SECTORFS_BENCH" redo --redo-block 4096 --record-dist fixed:4096 --clients 4 --time 0.3 --repeat 1 --json "$MNT/k4" \
 	> "$T/redo.json" 2>"$T/err" || fail "redo fixed:4096 failed: $(cat "$T/err")"
 jcheck "$T/redo.json" "redo fixed:4096 on 4096-byte blocks" '
 if not (d["commits"] > 0 and d["log_writes"] > 0): bad("no commits or log writes")
@@ -186,14 +186,14 @@ if not (c["count"] == d["commits"] and c["max_us"] >= c["p99_us"] >= c["p50_us"]
 pass "redo fixed:4096 on 4096-byte blocks: wastage 0; writes, flushes and bytes equal the daemon's"
 
 b0=$(stats_key n512 bytes_written)
-"$BENCH" redo --redo-block 512 --clients 3 --time 0.3 --repeat 1 --json "$MNT/n512" > "$T/redo2.json" 2>"$T/err" ||
+"$SECTORFS_BENCH" redo --redo-block 512 --clients 3 --time 0.3 --repeat 1 --json "$MNT/n512" > "$T/redo2.json" 2>"$T/err" ||
 	fail "redo uniform on 512n failed: $(cat "$T/err")"
 jcheck "$T/redo2.json" "redo uniform:100-2000 on 512-byte blocks" '
 if not 0 < d["wastage"] < 1: bad("wastage %r" % d["wastage"])
 if d["bytes_written"] % 512 or d["bytes_written"] - d["redo_bytes"] != d["padding_bytes"]: bad("padding")
 if d["bytes_written"] != a[0]: bad("bytes_written %d, the daemon counted %d" % (d["bytes_written"], a[0]))
 ' "$(delta n512 bytes_written "$b0")"
-"$BENCH" redo --redo-block 512 --time 0.2 "$MNT/e512" > "$T/redo.txt" 2>"$T/err" || fail "redo on 512e failed: $(cat "$T/err")"
+"$SECTORFS_BENCH" redo --redo-block 512 --time 0.2 "$MNT/e512" > "$T/redo.txt" 2>"$T/err" || fail "redo on 512e failed: $(cat "$T/err")"
 grep -q "read-modify-write" "$T/err" || fail "redo 512 on 512e does not warn about read-modify-writes"
 for w in "^commits " "^log writes " "^redo bytes " "^bytes written " "^padding .*wastage" "^commit .* us\|^commit .* ms"; do
 	grep -q "$w" "$T/redo.txt" || fail "redo text output lacks '$w': $(cat "$T/redo.txt")"
@@ -222,7 +222,7 @@ for p in d["passes"]:
         if len(i["runs"]) != d["repeat"] or not all(r["complete"] for r in i["runs"]): bad("%s runs %r" % (n, i["runs"]))
 '
 
-"$BENCH" zeroing --daemon "$SECTORFS" --size 8M --block-size 1M --xfer 32K --json > "$T/z1.json" 2>"$T/zerr" ||
+"$SECTORFS_BENCH" zeroing --daemon "$SECTORFS" --size 8M --block-size 1M --xfer 32K --json > "$T/z1.json" 2>"$T/zerr" ||
 	fail "zeroing (temporary store) failed: $(cat "$T/zerr")"
 jcheck "$T/z1.json" "zeroing, temporary store" "$ZCHECK" $((32 * K)) $M $((8 * M))
 tmpstore=$(jq_py "$T/z1.json" 'd["store"] if d["temporary_store"] else ""')
@@ -230,7 +230,7 @@ tmpstore=$(jq_py "$T/z1.json" 'd["store"] if d["temporary_store"] else ""')
 [ -e "$tmpstore" ] && fail "zeroing left its temporary store behind: $tmpstore"
 pass "zeroing, own daemon: pass 1 zeroed_bytes = 8*(1M-32K), 8 first writes for thin/zeroedthick, 0 for eager; pass 2 none; cleaned up"
 
-"$BENCH" zeroing --mount "$MNT" --size 4M --block-size 256K --xfer 64K --sector 4kn --repeat 2 > "$T/z2.txt" 2>"$T/zerr" ||
+"$SECTORFS_BENCH" zeroing --mount "$MNT" --size 4M --block-size 256K --xfer 64K --sector 4kn --repeat 2 > "$T/z2.txt" 2>"$T/zerr" ||
 	fail "zeroing --mount failed: $(cat "$T/zerr")"
 grep -q "^pass 1: fresh space" "$T/z2.txt" && grep -q "^pass 2: the same space" "$T/z2.txt" ||
 	fail "zeroing text output lacks the two passes: $(cat "$T/z2.txt")"
@@ -244,16 +244,16 @@ kill -0 "$DPID" 2>/dev/null || fail "the daemon died during zeroing --mount"
 pass "zeroing --mount: runs on the running daemon, removes its images, leaves the daemon running"
 
 mkdir "$T/store2"
-"$BENCH" zeroing --daemon "$SECTORFS" --store "$T/store2" --size 2M --block-size 1M --repeat 1 --json > "$T/z3.json" 2>"$T/zerr" ||
+"$SECTORFS_BENCH" zeroing --daemon "$SECTORFS" --store "$T/store2" --size 2M --block-size 1M --repeat 1 --json > "$T/z3.json" 2>"$T/zerr" ||
 	fail "zeroing --store failed: $(cat "$T/zerr")"
 jcheck "$T/z3.json" "zeroing --store" "$ZCHECK" $((32 * K)) $M $((2 * M))
 expect_eq "$(ls -A "$T/store2" | tr '\n' ' ')" "" "the --store directory after zeroing"
 rc=0
-"$BENCH" zeroing --daemon "$SECTORFS" --store "$STORE" --size 2M > "$T/out" 2>"$T/zerr" || rc=$?
+"$SECTORFS_BENCH" zeroing --daemon "$SECTORFS" --store "$STORE" --size 2M > "$T/out" 2>"$T/zerr" || rc=$?
 expect_eq $rc 1 "zeroing --store of a served store: exit status"
 grep -q "already served" "$T/zerr" || fail "zeroing --store of a served store says: $(cat "$T/zerr")"
 rc=0
-"$BENCH" zeroing --daemon "$T/no-such-daemon" --size 2M > "$T/out" 2>"$T/zerr" || rc=$?
+"$SECTORFS_BENCH" zeroing --daemon "$T/no-such-daemon" --size 2M > "$T/out" 2>"$T/zerr" || rc=$?
 expect_eq $rc 1 "zeroing with a missing daemon: exit status"
 grep -q "no-such-daemon" "$T/zerr" || fail "zeroing with a missing daemon says: $(cat "$T/zerr")"
 pass "zeroing --store: same invariants, the directory left as found; a served store or a missing daemon: exit 1"
@@ -268,7 +268,7 @@ else
 # of its 64 workers and one eventfd
 RINGS=0
 [ "$(cat /sys/module/fuse/parameters/enable_uring 2>/dev/null)" = Y ] && RINGS=65
-"$BENCH" scale --images 40 --nofile 128 --load-seconds 2 --after-seconds 3 --repeat 1 --compare-seconds 1 \
+"$SECTORFS_BENCH" scale --images 40 --nofile 128 --load-seconds 2 --after-seconds 3 --repeat 1 --compare-seconds 1 \
 	--dir "$T" --json > "$T/scale.json" 2>"$T/scale.err" || fail "scale failed: $(cat "$T/scale.err")"
 jcheck "$T/scale.json" "scale --json" "rings = $RINGS"'
 if d["images"] != 40 or d["nofile"] != 128: bad("images/nofile %r %r" % (d["images"], d["nofile"]))
@@ -287,7 +287,7 @@ fi
 
 # ---- SIGINT ----
 
-"$BENCH" redo --redo-block 4096 --time 30 --json "$MNT/k4" > "$T/int.json" 2>"$T/int.err" &
+"$SECTORFS_BENCH" redo --redo-block 4096 --time 30 --json "$MNT/k4" > "$T/int.json" 2>"$T/int.err" &
 bpid=$!
 on_exit "kill $bpid"
 sleep 2.3                       # past the 2 s after which a terminal would get a progress line
@@ -304,7 +304,7 @@ pass "SIGINT: redo stops, prints its figures (interrupted: true) and exits 130; 
 
 # On a terminal (script(1) makes one) a run longer than 2 s draws a progress line.
 if command -v script >/dev/null 2>&1; then
-	script -qec "'$BENCH' redo --redo-block 4096 --time 2.5 --repeat 1 '$MNT/k4'" /dev/null > "$T/tty.out" 2>&1 ||
+	script -qec "'$SECTORFS_BENCH' redo --redo-block 4096 --time 2.5 --repeat 1 '$MNT/k4'" /dev/null > "$T/tty.out" 2>&1 ||
 		fail "redo on a terminal failed: $(cat "$T/tty.out")"
 	grep -Eq $'\r\033\[Kredo: 2\.[0-9] s of 2\.5 s' "$T/tty.out" || fail "redo on a terminal drew no progress line: $(cat -A "$T/tty.out" | head)"
 	grep -q "^commits " "$T/tty.out" || fail "redo on a terminal printed no figures"

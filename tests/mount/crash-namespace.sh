@@ -30,9 +30,8 @@
 requires_fuse
 
 CRASHNS="$top_builddir/tests/mount/crashns/crashns"
-IMGTOOL="$top_builddir/tools/sectorfs-img"
 [ -x "$CRASHNS" ] || fail "not built: $CRASHNS (make check builds it)"
-[ -x "$IMGTOOL" ] || fail "not built: $IMGTOOL"
+requires_built "$SECTORFS_IMG"
 
 SEED=${SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 ROUNDS=${CRASH_ROUNDS:-100}
@@ -81,12 +80,12 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	fusermount3 -u "$MNT" 2>/dev/null || fusermount3 -uz "$MNT" 2>/dev/null || true
 	mountpoint -q "$MNT" && fail "the dead mount is still there after fusermount3 -uz"
 	bad=0
-	log_at=$(stat -c %s "$T/daemon.log")
+	log_mark
 	mount_round $r
-	crashns verify "$STATE" "$MNT" "$STORE" "$IMGTOOL" || bad=1
+	crashns verify "$STATE" "$MNT" "$STORE" "$SECTORFS_IMG" || bad=1
 	if [ $bad -eq 1 ]; then
 		echo "    what the daemon logged when it started again (round $r):"
-		tail -c +$((log_at + 1)) "$T/daemon.log" | head -n 30 | sed 's/^/      | /'
+		log_new | head -n 30 | sed 's/^/      | /'
 	fi
 done
 echo "# $ROUNDS rounds in $((SECONDS - start)) s"

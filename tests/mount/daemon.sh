@@ -27,10 +27,6 @@ on_exit "mountpoint -q $MNT2 && fusermount3 -uz $MNT2"   # if a daemon that shou
 # sum FILE LEN: sha256 of the first LEN bytes (64 KiB reads).
 sum() { dd if="$1" bs=64K count=$(($2 / 65536)) status=none | sha256sum | cut -d' ' -f1; }
 
-# not_ok MSG: a failed check that does not stop the test (the checks after
-# it still run); the test fails at the end.
-FAILED=()
-not_ok() { echo "not ok - $*"; FAILED+=("$*"); }
 
 # run_bad WANT ARGS...: sectorfs ARGS must exit non-zero (not hang), say WANT
 # on stderr, and mount nothing on MNT2.
@@ -182,4 +178,4 @@ start_daemon
 stop_daemon
 pass "-o nostats removes .stats (and it is back without it)"
 
-[ ${#FAILED[@]} -eq 0 ] || fail "${#FAILED[@]} check(s) failed (see 'not ok' above)"
+fail_if_not_ok

@@ -35,8 +35,7 @@ requires_fuse
 run_alone
 requires_gnu_dd
 requires_cmd python3 timeout cmp
-IMG_TOOL="$top_builddir/tools/sectorfs-img"
-[ -x "$IMG_TOOL" ] || fail "not built: $IMG_TOOL"
+requires_built "$SECTORFS_IMG"
 
 M=$((1024 * 1024))
 G=$((1024 * M))
@@ -50,7 +49,7 @@ zstate() { tr -d ' \n' < "$MNT/.stats/$1.json" | grep -o '"zeroing":"[a-z]*"' | 
 
 # info_key NAME KEY: a key of `sectorfs-img info --json STORE/NAME` (store not served).
 info_key() {
-	"$IMG_TOOL" info --json "$STORE/$1" | tr -d ' \n' | grep -o "\"$2\":[a-z0-9]*" | cut -d: -f2
+	"$SECTORFS_IMG" info --json "$STORE/$1" | tr -d ' \n' | grep -o "\"$2\":[a-z0-9]*" | cut -d: -f2
 }
 
 # wait_zeroed NAME SECONDS: until NAME's zeroing is done; fails after SECONDS.
@@ -63,8 +62,6 @@ wait_zeroed() {
 	fail "$1: zeroing not done after $2 s (stats say '$(zstate "$1")')"
 }
 
-FAILED=()
-not_ok() { echo "not ok - $*"; FAILED+=("$*"); }
 
 cat > "$T/sampler.py" <<'EOF'
 # sampler.py IMAGE STOPFILE: every 20 ms, time statx(AT_STATX_FORCE_SYNC) of
@@ -232,9 +229,9 @@ done
 cmp -s <(dd if="$MNT/ez" bs=1M skip=1 count=1023 iflag=direct status=none) <(head -c $((1023 * M)) /dev/zero) ||
 	fail "ez: [1 MiB, 1 GiB) does not read as zeros"
 stop_daemon
-[ "$(info_key ez zeroed)" = true ] || fail "ez: map not flagged zeroed after the zeroing: $("$IMG_TOOL" info "$STORE/ez")"
+[ "$(info_key ez zeroed)" = true ] || fail "ez: map not flagged zeroed after the zeroing: $("$SECTORFS_IMG" info "$STORE/ez")"
 [ "$(info_key ez allocated_blocks)" = "$(info_key ez total_blocks)" ] || fail "ez: map not full"
-"$IMG_TOOL" check "$STORE/ez" > "$T/check.out" 2>&1 || fail "check ez: $(cat "$T/check.out")"
+"$SECTORFS_IMG" check "$STORE/ez" > "$T/check.out" 2>&1 || fail "check ez: $(cat "$T/check.out")"
 pass "writes during the zeroing read back, the rest reads zeros; the map is full, flagged zeroed, check clean"
 rm -f "$STORE/ez" "$STORE/ez.json" "$STORE/.sectorfs/ez.map"
 
@@ -259,7 +256,7 @@ alloc=$(info_key ez2 allocated_blocks)
 total=$(info_key ez2 total_blocks)
 [ "$zeroed" = false ] && [ "$alloc" -gt 0 ] && [ "$alloc" -lt "$total" ] ||
 	fail "after an unmount at $pct% the map says zeroed=$zeroed, $alloc of $total blocks: the daemon did not stop the zeroing"
-"$IMG_TOOL" check "$STORE/ez2" > "$T/check.out" 2>&1 || fail "check ez2 after the unmount: $(cat "$T/check.out")"
+"$SECTORFS_IMG" check "$STORE/ez2" > "$T/check.out" 2>&1 || fail "check ez2 after the unmount: $(cat "$T/check.out")"
 grep -q "note: eager zeroing not finished" "$T/check.out" || fail "check ez2 does not note the unfinished zeroing: $(cat "$T/check.out")"
 pass "unmount at $pct%: the daemon exits 0 after $stop_ms ms; the map records $alloc of $total blocks zeroed; check: $(grep note "$T/check.out" | sed 's/.*note: //')"
 
@@ -301,5 +298,5 @@ stop_daemon
 [ "$(info_key g zeroed)" = true ] || fail "g: not flagged zeroed after the grow's zeroing"
 pass "grow of g to 2 GiB: truncate returns in $grow_ms ms with the zeroing running; all 2048 blocks zeroed in the end"
 
-[ ${#FAILED[@]} -eq 0 ] || fail "${#FAILED[@]} check(s) failed (see 'not ok' above)"
+fail_if_not_ok
 [ -z "$NOISY" ] || skip "the rest passed, but the machine is too busy to judge the latencies:$NOISY"

@@ -52,8 +52,7 @@ requires_fuse
 requires_gnu_dd
 requires_cmd cmp awk comm timeout
 
-IMG_TOOL="$top_builddir/tools/sectorfs-img"
-[ -x "$IMG_TOOL" ] || fail "sectorfs-img not built: $IMG_TOOL"
+requires_built "$SECTORFS_IMG"
 M=$((1024 * 1024))
 MNT2="$T/mnt2"
 mkdir -p "$MNT2"
@@ -78,7 +77,7 @@ daemon_exit() {
 # check_clean NAME WHEN: sectorfs-img check STORE/NAME must exit 0.
 check_clean() {
 	local rc=0
-	"$IMG_TOOL" check "$STORE/$1" >"$T/check.out" 2>&1 || rc=$?
+	"$SECTORFS_IMG" check "$STORE/$1" >"$T/check.out" 2>&1 || rc=$?
 	[ $rc -eq 0 ] || fail "sectorfs-img check $1 $2 exited $rc (want 0, clean): $(cat "$T/check.out")"
 }
 
@@ -136,9 +135,6 @@ verify() {
 	done
 }
 
-# FAILED/not_ok as in daemon.sh: a failed check that lets the rest run.
-FAILED=()
-not_ok() { echo "not ok - $*"; FAILED+=("$*"); }
 
 # ====================================================================
 # a. unmount while I/O is in flight
@@ -341,7 +337,7 @@ for img in a b c; do
 done
 dd if="$MNT/c" of="$T/c.before" bs=1M iflag=direct status=none
 exec 3<>"$MNT/a" 4<"$MNT/a"
-log0=$(wc -l < "$T/daemon.log")
+log_mark
 rm "$STORE/a" "$STORE/a.json"
 ls "$MNT" > "$T/ls" || fail "ls $MNT failed after removing a from the store"
 grep -qx a "$T/ls" && fail "ls $MNT still lists a after STORE/a and STORE/a.json were removed: $(tr '\n' ' ' < "$T/ls")"
@@ -356,8 +352,8 @@ case "$err" in
 esac
 echo "# stat MNT/a gave ENOENT after $((i * 100)) ms"
 [ ! -e "$STORE/.sectorfs/a.map" ] || fail "STORE/.sectorfs/a.map still there after a was removed"
-tail -n +$((log0 + 1)) "$T/daemon.log" | grep -i warn | grep -qE "(^|[ '\"/])a([:'\" ,]|$)" ||
-	fail "no warning naming a in the daemon log; new lines: $(tail -n +$((log0 + 1)) "$T/daemon.log")"
+log_new | grep -i warn | grep -qE "(^|[ '\"/])a([:'\" ,]|$)" ||
+	fail "no warning naming a in the daemon log; new lines: $(log_new)"
 # the open descriptors: fd 3 writes MiB 0 (new data, fsynced) and reads MiB 1 (old);
 # fd 4 reads MiB 0 (the write) -- each dd moves its descriptor's offset.
 ls -A "$STORE" > "$T/store.before"
@@ -423,7 +419,7 @@ for blk in 0 1 2 3; do
 	cmp -s -i $((blk * 65536)):$((blk * 65536)) -n 65536 "$T/got" "$T/src.d" || lost="$lost $blk"
 done
 if [ -n "$lost" ]; then
-	not_ok "s: fsynced 64K block(s)$lost lost after a clean unmount: s was held open (fd 5) while its sidecar was moved away (ls) and back (ls); block 2 was written with dd conv=fsync through a new open, block 3 with dd conv=fsync through fd 5; after remount they read as $(for blk in $lost; do cmp -s -i $((blk * 65536)):0 -n 65536 "$T/got" /dev/zero && echo -n "zeros " || echo -n "other data "; done)(map: $("$IMG_TOOL" map "$STORE/s" 2>&1 | awk 'NR > 1 && $3 == "true" { printf "%s+%s ", $1, $2 }')allocated)"
+	not_ok "s: fsynced 64K block(s)$lost lost after a clean unmount: s was held open (fd 5) while its sidecar was moved away (ls) and back (ls); block 2 was written with dd conv=fsync through a new open, block 3 with dd conv=fsync through fd 5; after remount they read as $(for blk in $lost; do cmp -s -i $((blk * 65536)):0 -n 65536 "$T/got" /dev/zero && echo -n "zeros " || echo -n "other data "; done)(map: $("$SECTORFS_IMG" map "$STORE/s" 2>&1 | awk 'NR > 1 && $3 == "true" { printf "%s+%s ", $1, $2 }')allocated)"
 else
 	pass "sidecar of s away for a moment while s was open: every write fsynced through a new open and through the old descriptor is there after remount"
 fi
@@ -482,13 +478,13 @@ done
 verdict=
 for img in "${EIMGS[@]}"; do
 	rc=0
-	"$IMG_TOOL" check "$STORE/$img" >"$T/check.out" 2>&1 || rc=$?
+	"$SECTORFS_IMG" check "$STORE/$img" >"$T/check.out" 2>&1 || rc=$?
 	case $rc in
 	0) verdict="$verdict $img: clean;" ;;
 	1 | 4)
 		echo "# check $img after kill -9 exited $rc: $(cat "$T/check.out")"
 		rc2=0
-		"$IMG_TOOL" check --repair "$STORE/$img" >"$T/repair.out" 2>&1 || rc2=$?
+		"$SECTORFS_IMG" check --repair "$STORE/$img" >"$T/repair.out" 2>&1 || rc2=$?
 		[ $rc2 -eq 1 ] || fail "check --repair $img exited $rc2 (want 1, repaired): $(cat "$T/repair.out")"
 		check_clean "$img" "after --repair"
 		verdict="$verdict $img: check exit $rc, repaired;" ;;
@@ -516,13 +512,13 @@ tr -d ' \n' < "$MNT/.stats/ezbig.json" | grep -q '"zeroing":"running"' ||
 	fail "test bug: ezbig was zeroed before the eager zeroing could be interrupted"
 kill9_daemon
 rc=0
-"$IMG_TOOL" check "$STORE/ezbig" >"$T/check-ez.out" 2>&1 || rc=$?
+"$SECTORFS_IMG" check "$STORE/ezbig" >"$T/check-ez.out" 2>&1 || rc=$?
 [ $rc -eq 0 ] || fail "check after kill -9 during eager zeroing exited $rc (want 0, with a note): $(cat "$T/check-ez.out")"
 grep -q "note: eager zeroing not finished" "$T/check-ez.out" ||
 	fail "check after kill -9 during eager zeroing does not note it: $(cat "$T/check-ez.out")"
 sed "s|$T|\$T|g; s/^/# check: /" "$T/check-ez.out"
 rc=0
-"$IMG_TOOL" check --repair "$STORE/ezbig" >"$T/repair.out" 2>&1 || rc=$?
+"$SECTORFS_IMG" check --repair "$STORE/ezbig" >"$T/repair.out" 2>&1 || rc=$?
 [ $rc -eq 1 ] || fail "check --repair ezbig exited $rc (want 1, repaired): $(cat "$T/repair.out")"
 check_clean ezbig "after --repair"
 grep -q "note: eager zeroing" "$T/check.out" && fail "after --repair check still notes unfinished zeroing: $(cat "$T/check.out")"
@@ -532,4 +528,4 @@ dd if="$MNT/ezbig" bs=1M iflag=direct status=none | cmp -s - <(head -c $((512 * 
 pass "kill -9 during eager zeroing: check exits 0 with a note ($(grep -m1 note "$T/check-ez.out" | sed 's/.*note: //; s/:.*//')), --repair exits 1, then clean; the image reads as zeros"
 stop_daemon
 
-[ ${#FAILED[@]} -eq 0 ] || fail "${#FAILED[@]} check(s) failed (see 'not ok' above)"
+fail_if_not_ok

@@ -18,7 +18,7 @@
 . "$(dirname "$0")/lib.sh"
 requires_fuse
 requires_cmd cmp perl
-IMGT="$top_builddir/tools/sectorfs-img"
+requires_built "$SECTORFS_IMG"
 M=$((1024 * 1024))
 
 start_daemon -o sector=4kn,provisioning=zeroedthick,block_size=256K
@@ -92,7 +92,7 @@ grep -q '"sector": "512e"' "$STORE/fmt.json" && grep -q '"provisioning": "thin"'
 cmp -n $((2 * M)) "$T/src" "$MNT/fmt" || fail "fmt's data"
 pass "setxattr chooses sector format, provisioning and block size before data, EBUSY after"
 stop_daemon
-"$IMGT" check "$STORE" > "$T/check.out" 2>&1 || fail "check after the copies: $(cat "$T/check.out")"
+"$SECTORFS_IMG" check "$STORE" > "$T/check.out" 2>&1 || fail "check after the copies: $(cat "$T/check.out")"
 
 # ---- kill -9 while a creator writes ----
 start_daemon -o sector=4kn
@@ -112,11 +112,11 @@ for ((i = 0; i < 100; i++)); do [ -e "$T/written" ] && break; sleep 0.1; done
 [ -e "$T/written" ] || fail "the writer did not get through"
 kill9_daemon
 kill "$WPID" 2>/dev/null; wait "$WPID" 2>/dev/null
-"$IMGT" check "$STORE/k" > "$T/check.out" 2>&1 || true
+"$SECTORFS_IMG" check "$STORE/k" > "$T/check.out" 2>&1 || true
 start_daemon
 size=$(stat -c %s "$MNT/k")
 [ "$size" -ge $((3 * M)) ] || fail "k is $size bytes after kill -9: less than the 3 MiB fsync made durable"
 cmp -n $((3 * M)) "$T/src" "$MNT/k" || fail "what was fsynced before kill -9 is not there"
 stop_daemon
-"$IMGT" check "$STORE/k" > "$T/check.out" 2>&1 || fail "check after kill -9: $(cat "$T/check.out")"
+"$SECTORFS_IMG" check "$STORE/k" > "$T/check.out" 2>&1 || fail "check after kill -9: $(cat "$T/check.out")"
 pass "kill -9 while a creator writes: the fsynced 3 MiB are there, the image ($size bytes) is clean"

@@ -20,22 +20,19 @@
 requires_fuse
 requires_cmd sha256sum python3 od
 
-IMGT="$top_builddir/tools/sectorfs-img"
+requires_built "$SECTORFS_IMG"
 MAP="$STORE/.sectorfs/thin.map"
 BS=65536
 BLOCKS="0 5 700 1023"
 
-expect_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
 # blk_sum FILE N: sha256 of block N of FILE.
 blk_sum() { dd if="$1" bs=$BS skip="$2" count=1 iflag=direct status=none | sha256sum | cut -d' ' -f1; }
-log_mark() { LOG_MARK=$({ wc -l < "$T/daemon.log"; } 2>/dev/null || echo 0); }
-log_new() { tail -n +$((LOG_MARK + 1)) "$T/daemon.log"; }
 map_version() { od -An -tu4 -j8 -N4 "$MAP" | tr -d ' '; }
 # img RC ARGS...: sectorfs-img ARGS must exit RC; stdout in $T/out.
 img() {
 	local want=$1 rc=0
 	shift
-	"$IMGT" "$@" >"$T/out" 2>"$T/err" || rc=$?
+	"$SECTORFS_IMG" "$@" >"$T/out" 2>"$T/err" || rc=$?
 	[ "$rc" -eq "$want" ] || fail "sectorfs-img $* exited $rc, expected $want: $(cat "$T/out" "$T/err")"
 }
 out_has() { grep -qF -- "$1" "$T/out" || fail "stdout lacks '$1'; got: $(cat "$T/out")"; }

@@ -52,15 +52,6 @@ json_num() { tr -d ' \n' < "$1" | grep -o "\"$2\":[0-9]*" | head -n1 | cut -d: -
 # json_str FILE KEY
 json_str() { tr -d ' \n' < "$1" | grep -o "\"$2\":\"[^\"]*\"" | head -n1 | cut -d'"' -f4; }
 
-# expect_eq GOT WANT WHAT
-expect_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
-
-# log_mark; logged_since TEXT WHAT: a line the daemon logged after the mark holds TEXT.
-log_mark() { log_at=$(wc -l < "$T/daemon.log"); }
-logged_since() {
-	tail -n +$((log_at + 1)) "$T/daemon.log" | grep -qF -- "$1" ||
-		fail "$2: no log line with '$1'; logged since: $(tail -n +$((log_at + 1)) "$T/daemon.log")"
-}
 
 # three_files NAME present|absent: image, sidecar and map in the store.
 three_files() {

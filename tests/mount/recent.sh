@@ -24,12 +24,12 @@
 #    a kernel worker (kworker/..., named after the loop device's queue
 #    while it works for it).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-loop.sh"
 requires_fuse
 requires_gnu_dd
 requires_cmd python3 fallocate
 
-STAT="$top_builddir/tools/sectorfs-stat"
-[ -x "$STAT" ] || fail "sectorfs-stat not built: $STAT"
+requires_built "$SECTORFS_STAT"
 
 sidecar d4k 8M 4kn thin 64K
 sidecar d512e 8M 512e thin 64K
@@ -160,11 +160,11 @@ grep -q "^read-modify-write writes (2, newest first)$" "$MNT/.stats/d512e" ||
 	fail "text: d512e rmw table header: $(cat "$MNT/.stats/d512e")"
 pass "the text file shows the newest 5 of each list"
 
-"$STAT" --refused "$MNT" d4k > "$T/r.txt" || fail "sectorfs-stat --refused failed"
+"$SECTORFS_STAT" --refused "$MNT" d4k > "$T/r.txt" || fail "sectorfs-stat --refused failed"
 [ "$(grep -c " EINVAL  *$p6  python3$" "$T/r.txt")" = 64 ] || fail "sectorfs-stat --refused: not 64 rows: $(cat "$T/r.txt")"
 head -n1 "$T/r.txt" | grep -qx d4k || fail "sectorfs-stat --refused: no image name line"
 grep -q "^  refused I/Os (64, newest first)$" "$T/r.txt" || fail "sectorfs-stat --refused: no count line"
-"$STAT" --refused --json "$MNT" > "$T/r.json" || fail "sectorfs-stat --refused --json failed"
+"$SECTORFS_STAT" --refused --json "$MNT" > "$T/r.json" || fail "sectorfs-stat --refused --json failed"
 python3 - "$T/r.json" "$MNT" <<'EOF' || fail "sectorfs-stat --refused --json is not the daemon's lists"
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -175,7 +175,7 @@ for i in r["images"]:
     assert i["refused_recent"] == d["refused_recent"] and i["rmw_recent"] == d["rmw_recent"], i["image"]
 EOF
 rc=0
-"$STAT" --refused -i 1 "$MNT" >/dev/null 2>&1 || rc=$?
+"$SECTORFS_STAT" --refused -i 1 "$MNT" >/dev/null 2>&1 || rc=$?
 [ $rc = 2 ] || fail "sectorfs-stat --refused -i 1: exit $rc, expected 2"
 pass "sectorfs-stat --refused lists all 64, --json the daemon's lists"
 

@@ -46,6 +46,7 @@
 # attached, unmounts what it mounted, and changes nothing outside $T
 # (not /etc/fuse.conf: -o allow_other is used only as root).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-loop.sh"
 requires_fuse
 requires_gnu_dd
 requires_cmd cmp head tr truncate timeout

@@ -25,11 +25,7 @@ M=$((1024 * 1024))
 # sum FILE OFF LEN: sha256 of LEN bytes at OFF (64 KiB reads).
 sum() { dd if="$1" bs=64K skip=$(($2 / 65536)) count=$(($3 / 65536)) status=none | sha256sum | cut -d' ' -f1; }
 zsum() { head -c "$1" /dev/zero | sha256sum | cut -d' ' -f1; }
-expect_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
 
-# log_mark / log_new: the daemon log lines written since the mark.
-log_mark() { LOG_MARK=$({ wc -l < "$T/daemon.log"; } 2>/dev/null || echo 0); }
-log_new() { tail -n +$((LOG_MARK + 1)) "$T/daemon.log"; }
 
 # expect_one_line FILE KEY REASON_RE: exactly one new log line names FILE;
 # it must also name KEY (unless empty) and match REASON_RE.

@@ -27,10 +27,8 @@
 requires_fuse
 requires_cmd python3 truncate mkfifo
 
-STAT="$top_builddir/tools/sectorfs-stat"
-[ -x "$STAT" ] || fail "sectorfs-stat not built: $STAT"
+requires_built "$SECTORFS_STAT"
 
-expect_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
 
 # wr IMG: one 4 KiB O_DIRECT write at 0.
 wr() {
@@ -191,13 +189,13 @@ for loc in ${UTF8_LOCALE:+"$UTF8_LOCALE"} C; do
 	while read -r -d '' n; do
 		ls_b "$loc" "$n" >> "$T/names"
 	done < <(printf '%s\0' "${NAMES[@]}" | LC_ALL=C sort -z)
-	LC_ALL=$loc "$STAT" "$MNT" > "$T/table" 2>"$T/err" || fail "sectorfs-stat (LC_ALL=$loc) failed: $(cat "$T/err")"
+	LC_ALL=$loc "$SECTORFS_STAT" "$MNT" > "$T/table" 2>"$T/err" || fail "sectorfs-stat (LC_ALL=$loc) failed: $(cat "$T/err")"
 	out=$(check_table "$T/table" "$T/names" 2>&1) || fail "sectorfs-stat, LC_ALL=$loc: $out"
 done
 grep -q "^$L200 " "$T/table" || fail "sectorfs-stat shortened the 200-byte name"
 pass "sectorfs-stat: one row per image, names as ls -b prints them, every row as wide as the header"
 
-"$STAT" "$MNT" --json > "$T/out.json" 2>"$T/err" || fail "sectorfs-stat --json failed: $(cat "$T/err")"
+"$SECTORFS_STAT" "$MNT" --json > "$T/out.json" 2>"$T/err" || fail "sectorfs-stat --json failed: $(cat "$T/err")"
 for n in "${NAMES[@]}"; do cp "$MNT/.stats/$n.json" "$T/ls/$n.daemon.json"; done
 python3 - "$T/out.json" "$T/ls" "${NAMES[@]}" <<'PY' || fail "sectorfs-stat --json: see above"
 import json, os, sys

@@ -33,8 +33,7 @@
 requires_fuse
 requires_gnu_dd
 
-STAT="$top_builddir/tools/sectorfs-stat"
-[ -x "$STAT" ] || fail "sectorfs-stat not built: $STAT"
+requires_built "$SECTORFS_STAT"
 
 K=1024
 M=$((1024 * 1024))
@@ -42,9 +41,6 @@ PAT="$T/pattern"
 head -c $((4 * M)) /dev/urandom > "$PAT" || fail "cannot make the pattern file"
 
 # ---- helpers ----
-
-# expect_eq GOT WANT WHAT
-expect_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
 
 # key_is NAME KEY WANT: a top-level number of NAME.json.
 key_is() { expect_eq "$(stats_key "$1" "$2")" "$3" "$1: $2"; }
@@ -293,7 +289,7 @@ pass "NAME.json: one line, parses, every key of SPEC.md Statistics; the text fil
 
 # ---- sectorfs-stat ----
 
-"$STAT" "$MNT" > "$T/out" 2>"$T/err" || fail "sectorfs-stat $MNT failed: $(cat "$T/err")"
+"$SECTORFS_STAT" "$MNT" > "$T/out" 2>"$T/err" || fail "sectorfs-stat $MNT failed: $(cat "$T/err")"
 expect_eq "$(grep -c '^image ' "$T/out")" 1 "sectorfs-stat: header lines of a one-shot report"
 expect_eq "$(awk 'f { print $1 } /^image / { f = 1 }' "$T/out" | grep -v '^$' | tr '\n' ' ')" "$IMAGES " \
 	"sectorfs-stat: the rows (one per image, sorted)"
@@ -304,7 +300,7 @@ expect_eq "$(awk '$1 == "seq" { print $9, $12 }' "$T/out")" "3.1 50.0" "sectorfs
 grep -q $'\033' "$T/out" && fail "sectorfs-stat wrote escape codes into a pipe"
 pass "sectorfs-stat: one row per image, misalign/rmw/first%/alloc% right, no escape codes into a pipe"
 
-"$STAT" "$MNT" --json | cat > "$T/out.json" || fail "sectorfs-stat --json failed"
+"$SECTORFS_STAT" "$MNT" --json | cat > "$T/out.json" || fail "sectorfs-stat --json failed"
 expect_eq "$(wc -l < "$T/out.json")" 1 "sectorfs-stat --json: lines of a one-shot report"
 json_parses "$T/out.json"; [ $? -eq 1 ] && fail "sectorfs-stat --json output does not parse: $(cat "$T/out.json")"
 grep -q $'\033' "$T/out.json" && fail "sectorfs-stat --json wrote escape codes into a pipe"
@@ -317,17 +313,17 @@ for img in $IMAGES; do
 done
 expect_eq "$(row_key "$(stat_row "$T/out.json" 1 w4k)" writes)" 101 "sectorfs-stat --json: writes of w4k"
 expect_eq "$(row_key "$(stat_row "$T/out.json" 1 conc)" first_writes)" 12 "sectorfs-stat --json: first_writes of conc"
-"$STAT" "$MNT" seq mis --json > "$T/two.json" || fail "sectorfs-stat MNT seq mis failed"
+"$SECTORFS_STAT" "$MNT" seq mis --json > "$T/two.json" || fail "sectorfs-stat MNT seq mis failed"
 expect_eq "$(grep -o '"image":"[^"]*"' "$T/two.json" | tr '\n' ' ')" '"image":"mis" "image":"seq" ' \
 	"sectorfs-stat MNT seq mis: the rows"
 pass "sectorfs-stat --json: parses, the daemon's counts for every image; NAMEs select rows"
 
-"$STAT" "$MNT" -i 1 -c 2 > "$T/int.txt" 2>"$T/err" || fail "sectorfs-stat -i 1 -c 2 failed: $(cat "$T/err")"
+"$SECTORFS_STAT" "$MNT" -i 1 -c 2 > "$T/int.txt" 2>"$T/err" || fail "sectorfs-stat -i 1 -c 2 failed: $(cat "$T/err")"
 expect_eq "$(grep -c '^image ' "$T/int.txt")" 2 "sectorfs-stat -i 1 -c 2: reports"
 pass "sectorfs-stat -i 1 -c 2 prints two reports"
 
 # Between report 1 and 2: 10 writes to w4k, an image created, one removed.
-"$STAT" "$MNT" -i 1 -c 3 --json > "$T/int.json" 2>"$T/err" &
+"$SECTORFS_STAT" "$MNT" -i 1 -c 3 --json > "$T/int.json" 2>"$T/err" &
 spid=$!
 on_exit "kill $spid"
 wait_lines "$T/int.json" 1
@@ -352,7 +348,7 @@ expect_eq "$(row_key "$(stat_row "$T/int.json" 3 w4k)" writes)" 0 "sectorfs-stat
 grep -q '"kind":"interval"' <<<"$(sed -n 2p "$T/int.json")" || fail "report 2 is not marked as an interval"
 pass "sectorfs-stat -i: interval deltas exact, new image shown, removed image dropped, every line parses"
 
-"$STAT" "$MNT" -i 1 > "$T/sig.txt" 2>&1 &
+"$SECTORFS_STAT" "$MNT" -i 1 > "$T/sig.txt" 2>&1 &
 spid=$!
 on_exit "kill $spid"
 wait_lines "$T/sig.txt" 3
@@ -363,15 +359,15 @@ expect_eq $rc 0 "sectorfs-stat -i 1: exit status after SIGINT"
 pass "sectorfs-stat exits 0 on SIGINT"
 
 rc=0
-"$STAT" "$T" > "$T/out" 2>"$T/err" || rc=$?
+"$SECTORFS_STAT" "$T" > "$T/out" 2>"$T/err" || rc=$?
 expect_eq $rc 2 "sectorfs-stat on a plain directory: exit status"
 grep -q "not a sectorfs mount" "$T/err" || fail "sectorfs-stat on a plain directory says: $(cat "$T/err")"
 rc=0
-"$STAT" / > "$T/out" 2>"$T/err" || rc=$?
+"$SECTORFS_STAT" / > "$T/out" 2>"$T/err" || rc=$?
 expect_eq $rc 2 "sectorfs-stat on /: exit status"
 grep -q "not a sectorfs mount" "$T/err" || fail "sectorfs-stat on / says: $(cat "$T/err")"
 rc=0
-"$STAT" "$MNT" w4k nosuchimage > "$T/out" 2>"$T/err" || rc=$?
+"$SECTORFS_STAT" "$MNT" w4k nosuchimage > "$T/out" 2>"$T/err" || rc=$?
 expect_eq $rc 1 "sectorfs-stat with an unknown image: exit status"
 grep -q "nosuchimage" "$T/err" || fail "sectorfs-stat with an unknown image says: $(cat "$T/err")"
 pass "sectorfs-stat: exit 2 and a clear message off a sectorfs mount, exit 1 naming an unknown image"
@@ -437,7 +433,7 @@ stop_daemon
 start_daemon -o nostats
 [ -e "$MNT/.stats" ] && fail "-o nostats mount has a .stats directory"
 rc=0
-"$STAT" "$MNT" > "$T/out" 2>"$T/err" || rc=$?
+"$SECTORFS_STAT" "$MNT" > "$T/out" 2>"$T/err" || rc=$?
 expect_eq $rc 2 "sectorfs-stat on a -o nostats mount: exit status"
 grep -q "nostats" "$T/err" || fail "sectorfs-stat on a -o nostats mount says: $(cat "$T/err")"
 pass "sectorfs-stat on a -o nostats mount: exit 2, says nostats"

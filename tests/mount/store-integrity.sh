@@ -18,7 +18,7 @@
 . "$(dirname "$0")/lib.sh"
 requires_fuse
 requires_root
-IMGT="$top_builddir/tools/sectorfs-img"
+requires_built "$SECTORFS_IMG"
 M=$((1024 * 1024))
 
 # ---- rename and create onto what is not a served image ----
@@ -96,13 +96,13 @@ sleep 1.1   # attribute cache
 [ "$(stat -c %s "$MNT/zt")" -eq $((10 * M)) ] || fail "zt is $(stat -c %s "$MNT/zt") bytes"
 [ "$(sha256sum < "$STORE/big4.json")" = "$bigjson_sum" ] || fail "big4.json changed: $(cat "$STORE/big4.json")"
 [ "$(sha256sum < "$STORE/zt.json")" = "$ztjson_sum" ] || fail "zt.json changed: $(cat "$STORE/zt.json")"
-"$IMGT" info --json "$STORE/big4" | grep -q '"size": 1073741824' || fail "big4's map: $("$IMGT" info --json "$STORE/big4")"
+"$SECTORFS_IMG" info --json "$STORE/big4" | grep -q '"size": 1073741824' || fail "big4's map: $("$SECTORFS_IMG" info --json "$STORE/big4")"
 ls -A "$STORE/.sectorfs" | grep -qE '\.grow$|^\.tmp\.' && fail "left in the state directory: $(ls -A "$STORE/.sectorfs")"
 [ "$(dd if="$MNT/big4" bs=4K count=1 iflag=direct status=none | sha256sum)" = "$big_sum" ] || fail "big4's data"
 [ "$(dd if="$MNT/zt" bs=4K count=1 skip=100 iflag=direct status=none | sha256sum)" = "$zt_sum" ] || fail "zt's data"
 rm -f "$STORE/filler"
 stop_daemon
-"$IMGT" check "$STORE" > "$T/check.out" 2>&1 || fail "check after failed grows: $(cat "$T/check.out")"
+"$SECTORFS_IMG" check "$STORE" > "$T/check.out" 2>&1 || fail "check after failed grows: $(cat "$T/check.out")"
 start_daemon
 [ "$(stat -c %s "$MNT/big4")" -eq $((1024 * M)) ] && [ "$(stat -c %s "$MNT/zt")" -eq $((10 * M)) ] ||
 	fail "sizes changed at the next mount"
