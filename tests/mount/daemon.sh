@@ -46,7 +46,7 @@ sidecar a 4M 512n thin 64K
 # Creating declared images (each map and backing file made durable) keeps
 # the daemon busy between opening the store and mounting: the window a
 # premature pid file shows in.  (Eager zeroing no longer does: it runs in
-# the background, tests/mount/eager-zeroing.sh.)
+# the background, tests/mount/eager-zeroing-*.sh.)
 for ((i = 1; i <= 200; i++)); do sidecar "slow$i" 64K 512n thin 64K; done
 
 # ---- readiness, foreground ----

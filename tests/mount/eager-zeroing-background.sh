@@ -1,12 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# eager-zeroing.sh - an eagerzeroedthick image zeroes in the background,
-# and the rest of the store does not wait for it.
-#
-# Proves, with 2 GiB eagerzeroedthick images zeroed without offload:
-#  - declared while the store is served, the image is there at once (its
-#    first lookup well under the zeroing time) and zeroes in the
-#    background; meanwhile stat(2) (statx, AT_STATX_FORCE_SYNC, so that it
+# eager-zeroing-background.sh - an eagerzeroedthick image (2 GiB, zeroed
+# without offload) declared while the store is served zeroes in the
+# background, and the rest of the store does not wait for it:
+#  - the image is there at once (its first lookup well under the zeroing
+#    time); meanwhile stat(2) (statx, AT_STATX_FORCE_SYNC, so that it
 #    reaches the daemon) of another image and an open + O_DIRECT 4 KiB read
 #    + close of it, sampled every 20 ms, each stay under 50 ms (the best of
 #    up to three tries, the machine being shared);
@@ -15,53 +13,21 @@
 #    zeroing_done_bytes / zeroing_total_bytes in NAME.json), and rises;
 #  - data written to it while it zeroes reads back, the rest reads zeros,
 #    and when it is done its map is full and flagged zeroed
-#    (sectorfs-img info) and check is clean;
-#  - an unmount during the zeroing stops it: the daemon exits 0 with the
-#    map recording part of the image zeroed, not all of it;
-#  - the next start comes up while that image, and one declared before the
-#    start, are still zeroing (its summary counts them), resumes from what
-#    the map recorded (not from 0) and finishes both;
-#  - an eagerzeroedthick grow (truncate) returns while the new blocks are
-#    still being zeroed, in the background, and they are all zeroed in
-#    the end.
+#    (sectorfs-img info) and check is clean.
 # Skips (77) when the store's filesystem zeroes 2 GiB in under a second,
 # too fast for the zeroing to be watched; and when a latency is over the
 # limit but at most twice what it is without the zeroing, with a plain
 # writer doing the same I/O to a file beside the store, itself over the
 # limit: then the machine is too busy for 50 ms to mean anything.
-
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-zeroing.sh"
 requires_fuse
 run_alone
 requires_gnu_dd
 requires_cmd python3 timeout cmp
 requires_built "$SECTORFS_IMG"
 
-M=$((1024 * 1024))
-G=$((1024 * M))
 LAT_MAX_MS=50
-
-# ms: a monotonic clock in milliseconds.
-ms() { echo $(($(date +%s%N) / 1000000)); }
-
-# zstate NAME: the "zeroing" string of NAME.json ("" when there is none).
-zstate() { tr -d ' \n' < "$MNT/.stats/$1.json" | grep -o '"zeroing":"[a-z]*"' | cut -d'"' -f4; }
-
-# info_key NAME KEY: a key of `sectorfs-img info --json STORE/NAME` (store not served).
-info_key() {
-	"$SECTORFS_IMG" info --json "$STORE/$1" | tr -d ' \n' | grep -o "\"$2\":[a-z0-9]*" | cut -d: -f2
-}
-
-# wait_zeroed NAME SECONDS: until NAME's zeroing is done; fails after SECONDS.
-wait_zeroed() {
-	local i
-	for ((i = 0; i < $2 * 20; i++)); do
-		[ "$(zstate "$1")" = done ] && return 0
-		sleep 0.05
-	done
-	fail "$1: zeroing not done after $2 s (stats say '$(zstate "$1")')"
-}
-
 
 cat > "$T/sampler.py" <<'EOF'
 # sampler.py IMAGE STOPFILE: every 20 ms, time statx(AT_STATX_FORCE_SYNC) of
@@ -233,70 +199,6 @@ stop_daemon
 [ "$(info_key ez allocated_blocks)" = "$(info_key ez total_blocks)" ] || fail "ez: map not full"
 "$SECTORFS_IMG" check "$STORE/ez" > "$T/check.out" 2>&1 || fail "check ez: $(cat "$T/check.out")"
 pass "writes during the zeroing read back, the rest reads zeros; the map is full, flagged zeroed, check clean"
-rm -f "$STORE/ez" "$STORE/ez.json" "$STORE/.sectorfs/ez.map"
-
-# ---- 2. unmount during the zeroing ----
-printf '{ "size": "2G", "sector": "512e", "provisioning": "eagerzeroedthick", "zero_offload": false }\n' \
-	> "$STORE/ez2.json"
-start_daemon
-stat "$MNT/ez2" > /dev/null || fail "ez2 is not served"
-for ((i = 0; i < 400; i++)); do
-	pct=$(grep -o 'zeroing: *[0-9]*%' "$MNT/.stats/ez2" | grep -o '[0-9]*')
-	[ -n "$pct" ] && [ "$pct" -ge 15 ] && break
-	[ "$(zstate ez2)" = done ] && fail "ez2 was zeroed before it could be interrupted"
-	sleep 0.01
-done
-[ -n "$pct" ] || fail "ez2: no zeroing progress in its stats"
-t0=$(ms)
-fusermount3 -u "$MNT" || fail "fusermount3 -u during the zeroing failed"
-wait_daemon "unmount during the zeroing"
-stop_ms=$(($(ms) - t0))
-zeroed=$(info_key ez2 zeroed)
-alloc=$(info_key ez2 allocated_blocks)
-total=$(info_key ez2 total_blocks)
-[ "$zeroed" = false ] && [ "$alloc" -gt 0 ] && [ "$alloc" -lt "$total" ] ||
-	fail "after an unmount at $pct% the map says zeroed=$zeroed, $alloc of $total blocks: the daemon did not stop the zeroing"
-"$SECTORFS_IMG" check "$STORE/ez2" > "$T/check.out" 2>&1 || fail "check ez2 after the unmount: $(cat "$T/check.out")"
-grep -q "note: eager zeroing not finished" "$T/check.out" || fail "check ez2 does not note the unfinished zeroing: $(cat "$T/check.out")"
-pass "unmount at $pct%: the daemon exits 0 after $stop_ms ms; the map records $alloc of $total blocks zeroed; check: $(grep note "$T/check.out" | sed 's/.*note: //')"
-
-# ---- 3. the next start: resumes it, and zeroes one declared meanwhile ----
-printf '{ "size": "1G", "sector": "4kn", "provisioning": "eagerzeroedthick", "zero_offload": false }\n' \
-	> "$STORE/ez3.json"
-start_daemon
-s2=$(zstate ez2)
-s3=$(zstate ez3)
-[ "$s2" = running ] && [ "$s3" = running ] ||
-	fail "the mount came up with ez2 '$s2' and ez3 '$s3': it waited for their zeroing"
-grep -qxF "sectorfs: serving 3 images from $STORE at $MNT (2 eager zeroing in the background)" "$T/daemon.log" ||
-	fail "the start-up summary does not count the two images zeroing: $(grep 'serving' "$T/daemon.log" | tail -n1)"
-done2=$(stats_key ez2 zeroing_done_bytes)
-bs2=$(stat_val %o "$MNT/ez2")
-[ "$done2" -ge $((alloc * 1024 * 1024)) ] || fail "ez2 resumed from $done2 bytes, the map recorded $alloc blocks"
-wait_zeroed ez2 60
-wait_zeroed ez3 60
-stop_daemon
-for img in ez2 ez3; do
-	[ "$(info_key $img zeroed)" = true ] || fail "$img: not flagged zeroed after the restart"
-done
-pass "the next start serves while ez2 (from $((done2 / M)) MiB) and ez3 zero; both finish"
-rm -f "$STORE"/ez[23] "$STORE"/ez[23].json "$STORE"/.sectorfs/ez[23].map
-
-# ---- 4. an eagerzeroedthick grow zeroes in the background ----
-sidecar g 64M 4kn eagerzeroedthick 1M false
-start_daemon
-wait_zeroed g 30
-t0=$(ms)
-truncate -s $((2 * G)) "$MNT/g" || fail "truncate of g to 2 GiB failed"
-grow_ms=$(($(ms) - t0))
-sg=$(zstate g)
-[ "$(stat -c %s "$MNT/g")" = $((2 * G)) ] || fail "g is $(stat -c %s "$MNT/g") bytes after the grow"
-[ "$sg" = running ] || not_ok "right after truncate returned ($grow_ms ms) g's zeroing is '$sg': the grow waited for it"
-wait_zeroed g 60
-[ "$(stats_key g allocated_blocks)" = 2048 ] || fail "g: $(stats_key g allocated_blocks) of 2048 blocks after the zeroing"
-stop_daemon
-[ "$(info_key g zeroed)" = true ] || fail "g: not flagged zeroed after the grow's zeroing"
-pass "grow of g to 2 GiB: truncate returns in $grow_ms ms with the zeroing running; all 2048 blocks zeroed in the end"
 
 fail_if_not_ok
 [ -z "$NOISY" ] || skip "the rest passed, but the machine is too busy to judge the latencies:$NOISY"
