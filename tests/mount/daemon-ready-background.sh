@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # daemon-ready-background.sh - started in the background (no -f),
 # sectorfs returns with the mount up and the pid file written, and the pid
-# file and the store's lock name the daemon itself (tests/mount/pidfile.sh
-# has more).
+# file and the store's lock name the daemon itself (tests/mount/pidfile-*.sh
+# have more).
 . "$(dirname "$0")/lib.sh"
 requires_fuse
 requires_cmd timeout sha256sum
