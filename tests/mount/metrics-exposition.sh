@@ -1,10 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# metrics.sh - MNT/.stats/metrics, every image's statistics in the
-# Prometheus text exposition format, read through a real mount and parsed
-# with a real parser (python3-prometheus-client's text parser).
-#
-# Proves:
+# metrics-exposition.sh - MNT/.stats/metrics, every image's statistics in
+# the Prometheus text exposition format, read through a real mount and
+# parsed with a real parser (python3-prometheus-client's text parser):
 #  - the file parses; every family has HELP and TYPE, is one group, and no
 #    series appears twice; counters end in _total;
 #  - one image label per image, whatever its name: a quote, a backslash
@@ -14,11 +12,7 @@
 #  - after I/O the counters, gauges and latency histograms equal what
 #    NAME.json says at the same moment: each le bucket counts exactly the
 #    JSON histogram buckets below it, +Inf and _count equal the JSON count,
-#    _sum its mean times count;
-#  - read-only: open for writing and truncate fail with EACCES, mode 0444,
-#    listed once in .stats; a link named *.prom reads the same, and
-#    node_exporter's textfile collector (when installed) serves it from
-#    there; -o nostats has none.
+#    _sum its mean times count.
 . "$(dirname "$0")/lib.sh"
 requires_fuse
 requires_gnu_dd
@@ -50,7 +44,7 @@ from prometheus_client.parser import text_string_to_metric_families
 path, mnt = sys.argv[1], sys.argv[2]
 text = open(path, encoding="utf-8").read()
 def die(msg):
-    sys.exit("metrics.sh: " + msg)
+    sys.exit("metrics-exposition.sh: " + msg)
 
 # the format's rules the parser does not check: HELP and TYPE first, one group per family, no
 # series twice, counters named _total
@@ -150,53 +144,4 @@ if sample("sectorfs_allocated_bytes", "d4k") != 65536:
 EOF
 pass "the exposition parses, one label per image (escaped), values equal NAME.json, exact buckets"
 
-ls -a "$MNT/.stats" > "$T/ls" || fail "ls .stats"
-[ "$(grep -cx metrics "$T/ls")" = 1 ] || fail ".stats lists 'metrics' $(grep -cx metrics "$T/ls") times"
-grep -qx metrics.json "$T/ls" || fail "the image named metrics lost its metrics.json"
-head -c 20 "$MNT/.stats/metrics" | grep -q '^# HELP sectorfs_' || fail ".stats/metrics is not the exposition"
-[ "$(stat -c %a "$MNT/.stats/metrics")" = 444 ] || fail "mode of .stats/metrics: $(stat -c %a "$MNT/.stats/metrics")"
-expect_errno "Permission denied" sh -c "echo reset > '$MNT/.stats/metrics'"
-expect_errno "Permission denied" truncate -s 0 "$MNT/.stats/metrics"
-ln -s "$MNT/.stats/metrics" "$T/sectorfs.prom"
-grep -q '^sectorfs_writes_total{image="d4k"} 10$' "$T/sectorfs.prom" || fail "reading through a *.prom link"
-pass "read-only, listed once, readable through a *.prom link"
-
-# poll(2), as an event loop asks it (node_exporter's Go runtime): ready at once, like any file
-python3 - "$MNT/.stats/metrics" "$MNT/d4k" <<'EOF' || fail "poll(2) on the metrics file or a disk"
-import select, sys
-for f in sys.argv[1:]:
-    with open(f, "rb") as fh:
-        for _ in range(2):
-            p = select.poll()
-            p.register(fh, select.POLLIN | select.POLLOUT)
-            ev = p.poll(5000)
-            assert ev and ev[0][1] & select.POLLIN, (f, ev)
-EOF
-pass "poll(2) on the metrics file and a disk: ready at once"
-
-# node_exporter itself, when installed (Debian: prometheus-node-exporter): its textfile collector
-# reads the link and serves the samples, without a scrape error
-NE=$(command -v prometheus-node-exporter || command -v node_exporter || true)
-if [ -n "$NE" ] && command -v curl >/dev/null; then
-	mkdir -p "$T/textfile"
-	ln -s "$MNT/.stats/metrics" "$T/textfile/sectorfs.prom"
-	port=$((20000 + $$ % 10000))
-	"$NE" --web.listen-address="127.0.0.1:$port" --collector.disable-defaults --collector.textfile \
-		--collector.textfile.directory="$T/textfile" > "$T/ne.log" 2>&1 &
-	nepid=$!
-	on_exit "kill $nepid"
-	for ((i = 0; i < 50; i++)); do
-		curl -sf "http://127.0.0.1:$port/metrics" > "$T/scrape" 2>/dev/null && break
-		sleep 0.2
-	done
-	kill "$nepid"
-	grep -qx 'node_textfile_scrape_error 0' "$T/scrape" || fail "node_exporter: scrape error: $(cat "$T/ne.log")"
-	grep -qx 'sectorfs_writes_total{image="d4k"} 10' "$T/scrape" || fail "node_exporter does not serve the samples"
-	pass "node_exporter's textfile collector serves them from the *.prom link"
-fi
-
 stop_daemon
-start_daemon -o nostats
-[ ! -e "$MNT/.stats/metrics" ] || fail "-o nostats mount has a metrics file"
-stop_daemon
-pass "-o nostats: no metrics file"
