@@ -6,20 +6,11 @@
 # other image is untouched.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-verify.sh"
-requires_fuse
-requires_gnu_dd
 requires_cmd cmp
-requires_built "$SECTORFS_IMG"
 
 sidecar b 4M 512e zeroedthick 64K
 sidecar c 4M 512n thin 64K
-head -c $((8 * M)) /dev/urandom > "$T/src.d"
-start_daemon
-for img in b c; do
-	dd if="$T/src.d" of="$MNT/$img" bs=1M count=2 oflag=direct conv=notrunc,fsync status=none ||
-		fail "$img: write failed"
-done
-dd if="$MNT/c" of="$T/c.before" bs=1M iflag=direct status=none
+serve_written b
 
 # only the backing file of b removed; its sidecar declares it again
 rm "$STORE/b"

@@ -8,8 +8,6 @@
 # looked up; it creates no image for a bad sidecar.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-sidecars.sh"
-requires_fuse
-requires_cmd sha256sum du
 
 good_store
 bad_store

@@ -6,13 +6,9 @@
 # terminal); on a terminal (script) a run longer than 2 s draws one.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-bench.sh"
-requires_fuse
 run_alone
-requires_cmd python3
-requires_built "$SECTORFS_BENCH"
 
-bench_images
-start_daemon
+bench_serve
 
 "$SECTORFS_BENCH" redo --redo-block 4096 --time 30 --json "$MNT/k4" > "$T/int.json" 2>"$T/int.err" &
 bpid=$!

@@ -9,13 +9,9 @@
 # everything; on 512e it warns about read-modify-writes.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-bench.sh"
-requires_fuse
 run_alone
-requires_cmd python3
-requires_built "$SECTORFS_BENCH"
 
-bench_images
-start_daemon
+bench_serve
 
 w0=$(stats_key k4 writes)
 rc=0

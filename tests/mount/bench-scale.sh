@@ -7,10 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-bench.sh"
 requires_cmd fio
-requires_fuse
 run_alone
-requires_cmd python3
-requires_built "$SECTORFS_BENCH"
 
 # A small store, the load and the comparison short: the figures are there
 # and make sense.  scale starts daemons of its own, on a store of its own.

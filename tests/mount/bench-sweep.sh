@@ -9,13 +9,9 @@
 # devices) the sector comes from BLKSSZGET.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-bench.sh"
-requires_fuse
 run_alone
-requires_cmd python3
-requires_built "$SECTORFS_BENCH"
 
-bench_images
-start_daemon
+bench_serve
 
 w0=$(stats_key k4 bytes_written); r0=$(stats_key k4 bytes_read); m0=$(stats_key k4 misaligned_rejected)
 "$SECTORFS_BENCH" sweep --time 0.15 --min 512 --max 32K --qd 2 --json "$MNT/k4" > "$T/sweep.json" 2>"$T/err" ||

@@ -5,12 +5,8 @@
 # IMAGE exits 1 with a message.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-bench.sh"
-requires_fuse
-requires_cmd python3
-requires_built "$SECTORFS_BENCH"
 
-bench_images
-start_daemon
+bench_serve
 
 for c in sweep zeroing redo scale; do
 	"$SECTORFS_BENCH" $c --help > "$T/out" 2>&1 || fail "$c --help exits non-zero"

@@ -9,13 +9,9 @@
 # running; a served store or a missing daemon exits 1.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-bench.sh"
-requires_fuse
 run_alone
-requires_cmd python3
-requires_built "$SECTORFS_BENCH"
 
-bench_images
-start_daemon
+bench_serve
 
 # ZCHECK: the invariants of a zeroing --json output; a = XFER BLOCK SIZE.
 ZCHECK='

@@ -4,13 +4,9 @@
 # coherent both ways, in several interleavings (there is no cache to go
 # stale: every buffered read reaches the disk).
 . "$(dirname "$0")/lib.sh"
-requires_fuse
-requires_cmd perl cmp
-K=4096
+. "$(dirname "$0")/lib-buffered.sh"
 
-sidecar k4 8M 4kn thin 64K
-sidecar e5 8M 512e thin 64K
-start_daemon
+buffered_serve
 
 for i in 1 2 3; do
 	head -c $K /dev/urandom > "$T/a"; head -c $K /dev/urandom > "$T/b"

@@ -4,13 +4,9 @@
 # ENOSPC at the write call; one made durable with fsync survives kill -9;
 # O_DIRECT I/O of part of a sector still gets EINVAL.
 . "$(dirname "$0")/lib.sh"
-requires_fuse
-requires_cmd perl cmp
-K=4096
+. "$(dirname "$0")/lib-buffered.sh"
 
-sidecar k4 8M 4kn thin 64K
-sidecar e5 8M 512e thin 64K
-start_daemon
+buffered_serve
 
 head -c $((2 * K)) /dev/urandom > "$T/blk"
 expect_errno "No space left on device" perl -e 'open(F, "+<", $ARGV[0]) or die; sysseek(F, 8*1048576-100, 0); syswrite(F, "y" x 200) == 200 or die "$!\n"' "$MNT/k4"

@@ -4,13 +4,10 @@
 # 4kn image: qemu-img info (its format probe reads 512 bytes) finds raw,
 # file -s reads it.
 . "$(dirname "$0")/lib.sh"
-requires_fuse
-requires_cmd perl cmp file
-K=4096
+. "$(dirname "$0")/lib-buffered.sh"
+requires_cmd file
 
-sidecar k4 8M 4kn thin 64K
-sidecar e5 8M 512e thin 64K
-start_daemon
+buffered_serve
 
 if command -v qemu-img >/dev/null 2>&1; then
 	qemu-img info "$MNT/k4" > "$T/qi" 2>&1 || fail "qemu-img info on a 4kn image: $(cat "$T/qi")"

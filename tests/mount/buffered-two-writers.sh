@@ -4,13 +4,9 @@
 # physical sector of a 512e image lose no update (the read-modify-write
 # takes the sectors' range exclusively).
 . "$(dirname "$0")/lib.sh"
-requires_fuse
-requires_cmd perl cmp
-K=4096
+. "$(dirname "$0")/lib-buffered.sh"
 
-sidecar k4 8M 4kn thin 64K
-sidecar e5 8M 512e thin 64K
-start_daemon
+buffered_serve
 
 perl -e '
 	my ($path, $n) = @ARGV;

@@ -6,13 +6,9 @@
 # a 512-byte one; a 100-byte write across two sectors reads and writes
 # both.
 . "$(dirname "$0")/lib.sh"
-requires_fuse
-requires_cmd perl cmp
-K=4096
+. "$(dirname "$0")/lib-buffered.sh"
 
-sidecar k4 8M 4kn thin 64K
-sidecar e5 8M 512e thin 64K
-start_daemon
+buffered_serve
 
 head -c $((2 * K)) /dev/urandom > "$T/blk"
 dd if="$T/blk" of="$MNT/k4" bs=512 seek=9 conv=notrunc status=none || fail "buffered 512-byte writes on 4kn"

@@ -21,11 +21,8 @@
 # limit: then the machine is too busy for 50 ms to mean anything.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-zeroing.sh"
-requires_fuse
 run_alone
-requires_gnu_dd
 requires_cmd python3 timeout cmp
-requires_built "$SECTORFS_IMG"
 
 LAT_MAX_MS=50
 

@@ -5,10 +5,7 @@
 # are all zeroed in the end.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-zeroing.sh"
-requires_fuse
 run_alone
-requires_gnu_dd
-requires_built "$SECTORFS_IMG"
 
 sidecar g 64M 4kn eagerzeroedthick 1M false
 start_daemon

@@ -8,10 +8,7 @@
 # (not from 0) and finishes both.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-zeroing.sh"
-requires_fuse
 run_alone
-requires_gnu_dd
-requires_built "$SECTORFS_IMG"
 
 # other: an image that is not zeroing, counted in the start-up summary
 sidecar other 64M 4kn thin

@@ -9,20 +9,11 @@
 # closed the daemon holds no deleted file; the other image is untouched.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-verify.sh"
-requires_fuse
-requires_gnu_dd
 requires_cmd cmp
-requires_built "$SECTORFS_IMG"
 
 sidecar a 8M 4kn thin 64K
 sidecar c 4M 512n thin 64K
-head -c $((8 * M)) /dev/urandom > "$T/src.d"
-start_daemon
-for img in a c; do
-	dd if="$T/src.d" of="$MNT/$img" bs=1M count=2 oflag=direct conv=notrunc,fsync status=none ||
-		fail "$img: write failed"
-done
-dd if="$MNT/c" of="$T/c.before" bs=1M iflag=direct status=none
+serve_written a
 exec 3<>"$MNT/a" 4<"$MNT/a"
 log_mark
 rm "$STORE/a" "$STORE/a.json"

@@ -7,7 +7,6 @@
 . "$(dirname "$0")/lib.sh"
 requires_fuse
 requires_cmd cmp
-requires_built "$SECTORFS_IMG"
 M=$((1024 * 1024))
 
 start_daemon -o sector=4kn,provisioning=zeroedthick,block_size=256K

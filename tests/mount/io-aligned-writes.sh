@@ -10,8 +10,6 @@
 # and 4kn.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-io.sh"
-requires_fuse
-requires_gnu_dd
 
 # check_aligned FORMAT PROVISIONING: the checks on $IMG.
 check_aligned() {
@@ -52,8 +50,4 @@ check_aligned() {
 	pass "$IMG: rmw_writes counts exactly the $EXP_RMW writes that cover a physical sector in part"
 }
 
-io_images
-start_daemon
-each_image check_aligned
-stop_daemon
-pass "daemon unmounted and exited 0"
+io_run check_aligned

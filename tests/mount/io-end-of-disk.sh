@@ -8,15 +8,12 @@
 # accepted partial-physical write as a read-modify-write.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-io.sh"
-requires_fuse
-requires_gnu_dd
 
-# check_end FORMAT PROVISIONING: the checks on $IMG.
+# check_end FORMAT PROVISIONING: the end of the disk $IMG, its counters
+# of read-modify-writes and refusals kept to be compared at the end.
 check_end() {
 	local alloc0 rmw0 mis0
-	rmw0=$(stats_key "$IMG" rmw_writes)
-	mis0=$(stats_key "$IMG" misaligned_rejected)
-	# The end of the disk.
+	rmw0=$(stats_key "$IMG" rmw_writes) mis0=$(stats_key "$IMG" misaligned_rejected)
 	rd $SIZE $LSS "$T/got" 2>"$T/err" || fail "$IMG: read at the end failed: $(cat "$T/err")"
 	[ "$(stat_val %s "$T/got")" -eq 0 ] || fail "$IMG: read at the end returned $(stat_val %s "$T/got") bytes, expected 0"
 	rd $((SIZE + BS)) $LSS "$T/got" 2>/dev/null
@@ -61,8 +58,4 @@ check_end() {
 		fail "$IMG: misaligned_rejected $(stats_key "$IMG" misaligned_rejected) at the end, expected $((mis0 + NBAD)) (ENOSPC and end-of-disk I/O are not misaligned)"
 }
 
-io_images
-start_daemon
-each_image check_end
-stop_daemon
-pass "daemon unmounted and exited 0"
+io_run check_end

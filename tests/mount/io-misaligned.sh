@@ -6,8 +6,6 @@
 # exactly those; on 512n, 512e and 4kn, thin and zeroedthick.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-io.sh"
-requires_fuse
-requires_gnu_dd
 
 # check_misaligned FORMAT PROVISIONING: the checks on $IMG.
 check_misaligned() {
@@ -36,8 +34,4 @@ check_misaligned() {
 	pass "$IMG: $NBAD misaligned reads and writes fail EINVAL, change nothing, counted exactly in misaligned_rejected"
 }
 
-io_images
-start_daemon
-each_image check_misaligned
-stop_daemon
-pass "daemon unmounted and exited 0"
+io_run check_misaligned

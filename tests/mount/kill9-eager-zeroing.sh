@@ -6,10 +6,7 @@
 # serves zeros.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-verify.sh"
-requires_fuse
-requires_gnu_dd
 requires_cmd cmp
-requires_built "$SECTORFS_IMG"
 
 # kill -9 while the daemon eager-zeroes a new image in the background
 sidecar ezbig 512M 512n eagerzeroedthick 1M false

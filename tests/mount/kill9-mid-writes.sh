@@ -9,10 +9,7 @@
 # other sector reads as written or zeros.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-verify.sh"
-requires_fuse
-requires_gnu_dd
 requires_cmd cmp awk comm
-requires_built "$SECTORFS_IMG"
 
 ECH=$((64 * 1024))
 sidecar e4k 16M 4kn thin 64K

@@ -6,10 +6,13 @@
 #
 #   . "$(dirname "$0")/lib.sh"
 #   . "$(dirname "$0")/lib-bench.sh"
-#   requires_fuse
-#   bench_images
-#   start_daemon
+#   bench_serve
+#
+# It requires FUSE, python3 and sectorfs-bench.
 
+requires_fuse
+requires_cmd python3
+requires_built "$SECTORFS_BENCH"
 K=1024
 M=$((1024 * 1024))
 
@@ -43,9 +46,11 @@ if errs:
 # delta NAME KEY BEFORE: the change of a stats counter since BEFORE.
 delta() { echo $(( $(stats_key "$1" "$2") - $3 )); }
 
-# bench_images: the sidecars of k4 (4kn), n512 (512n) and e512 (512e).
-bench_images() {
+# bench_serve: k4 (4kn), n512 (512n) and e512 (512e) declared, the store
+# served.
+bench_serve() {
 	sidecar k4 16M 4kn thin 64K
 	sidecar n512 16M 512n thin 64K
 	sidecar e512 16M 512e thin 64K
+	start_daemon
 }

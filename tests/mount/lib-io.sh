@@ -7,12 +7,13 @@
 #
 #   . "$(dirname "$0")/lib.sh"
 #   . "$(dirname "$0")/lib-io.sh"
-#   requires_fuse
-#   requires_gnu_dd
-#   io_images
-#   start_daemon
-#   each_image check_something
+#   check_something() { ...; }
+#   io_run check_something
+#
+# It requires FUSE and GNU dd.
 
+requires_fuse
+requires_gnu_dd
 SIZE=$((8 * 1024 * 1024))
 BS=$((64 * 1024))
 PAT="$T/pattern"
@@ -131,4 +132,14 @@ each_image() {
 		truncate -s $SIZE "$T/$IMG.model"
 		"$1" "$fmt" "$prov"
 	done
+}
+
+# io_run FN: the six images served, FN run on each (each_image), the
+# daemon stopped (it must exit 0).
+io_run() {
+	io_images
+	start_daemon
+	each_image "$1"
+	stop_daemon
+	pass "daemon unmounted and exited 0"
 }

@@ -7,13 +7,19 @@
 #
 #   . "$(dirname "$0")/lib.sh"
 #   . "$(dirname "$0")/lib-recent.sh"
-#   recent_images
-#   start_daemon
+#   recent_serve
+#
+# It requires FUSE, GNU dd, python3 and fallocate.
 
-# recent_images: the sidecars of d4k and d512e.
-recent_images() {
+requires_fuse
+requires_gnu_dd
+requires_cmd python3 fallocate
+
+# recent_serve: d4k and d512e declared, the store served.
+recent_serve() {
 	sidecar d4k 8M 4kn thin 64K
 	sidecar d512e 8M 512e thin 64K
+	start_daemon
 }
 
 # A dd of its own name, so that the command name in the lists can only be this one.

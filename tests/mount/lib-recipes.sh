@@ -7,6 +7,7 @@
 #   . "$(dirname "$0")/lib.sh"
 #   . "$(dirname "$0")/lib-recipes.sh"
 #
+# It requires FUSE, GNU dd and a few coreutils.
 # A recipe whose tools are missing skips (77) with the reason.  Each test
 # starts its own nbdkit and QEMU and ends them by pid, detaches only the
 # loop devices it attached, unmounts what it mounted, and changes nothing
@@ -51,6 +52,13 @@ doc_says() {
 
 # xattr FILE NAME: an xattr of FILE, or nothing without getfattr.
 xattr() { getfattr --only-values -n "$2" "$1" 2>/dev/null; }
+
+requires_fuse
+requires_gnu_dd
+requires_cmd cmp head tr truncate timeout
+
+# recipe_serve: the store served with OPTS.
+recipe_serve() { start_daemon -o "$OPTS"; }
 
 OPTS=sector=4kn   # images created in the mount (qemu-img convert without -n)
 [ "$(id -u)" -eq 0 ] && OPTS=$OPTS,allow_other

@@ -7,7 +7,11 @@
 #
 #   . "$(dirname "$0")/lib.sh"
 #   . "$(dirname "$0")/lib-sidecars.sh"
+#
+# It requires FUSE, sha256sum and du.
 
+requires_fuse
+requires_cmd sha256sum du
 M=$((1024 * 1024))
 
 # sum FILE OFF LEN: sha256 of LEN bytes at OFF (64 KiB reads).
@@ -41,6 +45,12 @@ good_store() {
 	dd if=/dev/urandom of="$STORE/gimport" bs=1M seek=2 count=1 conv=notrunc status=none
 	cp --sparse=always "$STORE/gimport" "$T/gimport.orig"
 	sidecar gimport 4M 512n thin 64K
+}
+
+# serve_good_store: good_store, served.
+serve_good_store() {
+	good_store
+	start_daemon
 }
 
 # bad_store: sidecars that are each wrong in one way (BAD): invalid JSON,

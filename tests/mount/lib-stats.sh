@@ -4,11 +4,13 @@
 # I/O that must succeed or be refused, and the workloads whose exact
 # counts stats-exact-counts.sh and stats-parallel-writers.sh prove (the
 # other tests run them to have those counts to show).  Source it after
-# lib.sh, with the mount tests' requires_fuse and requires_gnu_dd:
+# lib.sh; it requires FUSE and GNU dd:
 #
 #   . "$(dirname "$0")/lib.sh"
 #   . "$(dirname "$0")/lib-stats.sh"
 
+requires_fuse
+requires_gnu_dd
 K=1024
 M=$((1024 * 1024))
 PAT="$T/pattern"
@@ -152,6 +154,14 @@ io_conc() {
 		pids+=($!)
 	done
 	for p in "${pids[@]}"; do wait "$p" || fail "conc: a parallel dd writer failed"; done
+}
+
+# serve_all_io: the images of stats_images served, every workload above
+# run on them.
+serve_all_io() {
+	stats_images
+	start_daemon
+	stats_all_io
 }
 
 # stats_all_io: every workload above, on the images of stats_images.

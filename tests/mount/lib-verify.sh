@@ -8,7 +8,13 @@
 #
 #   . "$(dirname "$0")/lib.sh"
 #   . "$(dirname "$0")/lib-verify.sh"
+#
+# It requires FUSE, GNU dd and sectorfs-img (the tests skip, 77, or fail
+# as lib.sh's requires_* say).
 
+requires_fuse
+requires_gnu_dd
+requires_built "$SECTORFS_IMG"
 M=$((1024 * 1024))
 
 # BG: processes the test starts in the background, ended by PID at exit if
@@ -25,6 +31,20 @@ daemon_exit() {
 	wait "$DPID" || rc=$?
 	DPID=
 	[ $rc -eq 0 ] || fail "daemon exited $rc after $2"
+}
+
+# serve_written IMG...: random data in $T/src.d (8 MiB), the store served,
+# its first 2 MiB written (fsynced) to each IMG, and to c, whose whole
+# disk is then kept in $T/c.before to show it untouched.
+serve_written() {
+	local img
+	head -c $((8 * M)) /dev/urandom > "$T/src.d"
+	start_daemon
+	for img in "$@" c; do
+		dd if="$T/src.d" of="$MNT/$img" bs=1M count=2 oflag=direct conv=notrunc,fsync status=none ||
+			fail "$img: write failed"
+	done
+	dd if="$MNT/c" of="$T/c.before" bs=1M iflag=direct status=none
 }
 
 # check_clean NAME WHEN: sectorfs-img check STORE/NAME must exit 0.

@@ -6,7 +6,12 @@
 #
 #   . "$(dirname "$0")/lib.sh"
 #   . "$(dirname "$0")/lib-zeroing.sh"
+#
+# It requires FUSE, GNU dd and sectorfs-img.
 
+requires_fuse
+requires_gnu_dd
+requires_built "$SECTORFS_IMG"
 M=$((1024 * 1024))
 G=$((1024 * M))
 

@@ -5,12 +5,8 @@
 # neither counted nor listed as refused.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-recent.sh"
-requires_fuse
-requires_gnu_dd
-requires_cmd python3 fallocate
 
-recent_images
-start_daemon
+recent_serve
 
 head -c $((3 << 20)) /dev/urandom > "$T/src"
 cp "$T/src" "$MNT/copied" || fail "cp into the mount failed"

@@ -4,12 +4,8 @@
 # refused_recent, in order, each with that process's pid.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-recent.sh"
-requires_fuse
-requires_gnu_dd
-requires_cmd python3 fallocate
 
-recent_images
-start_daemon
+recent_serve
 
 refuse_70
 p6=$P6

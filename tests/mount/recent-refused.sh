@@ -8,12 +8,8 @@
 # copy of dd under a name of its own); nothing in rmw_recent.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-recent.sh"
-requires_fuse
-requires_gnu_dd
-requires_cmd python3 fallocate
 
-recent_images
-start_daemon
+recent_serve
 
 probe "$T/p1" if=/dev/zero of="$MNT/d4k" bs=512 seek=3 count=1 oflag=direct conv=notrunc 2>/dev/null &&
 	fail "a 512-byte O_DIRECT write to a 4kn disk succeeded"

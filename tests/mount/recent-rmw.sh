@@ -8,12 +8,8 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-recent.sh"
 . "$(dirname "$0")/lib-loop.sh"
-requires_fuse
-requires_gnu_dd
-requires_cmd python3 fallocate
 
-recent_images
-start_daemon
+recent_serve
 
 probe "$T/p4" if=/dev/zero of="$MNT/d512e" bs=512 seek=9 count=2 oflag=direct conv=notrunc ||
 	fail "512-byte writes to a 512e disk failed"

@@ -5,13 +5,9 @@
 # lists as the daemon's NAME.json); --refused with -i is a usage error.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-recent.sh"
-requires_fuse
-requires_gnu_dd
-requires_cmd python3 fallocate
 requires_built "$SECTORFS_STAT"
 
-recent_images
-start_daemon
+recent_serve
 
 refuse_70
 p6=$P6

@@ -13,12 +13,9 @@
 #             other users are shut out without allow_other).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-recipes.sh"
-requires_fuse
-requires_gnu_dd
-requires_cmd cmp head tr truncate timeout
 
 sidecar v4k 16M 4kn thin
-start_daemon -o "$OPTS"
+recipe_serve
 
 # ------------------------------------------------------------- libvirt
 

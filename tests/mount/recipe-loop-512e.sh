@@ -15,9 +15,6 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-recipes.sh"
 . "$(dirname "$0")/lib-loop.sh"
-requires_fuse
-requires_gnu_dd
-requires_cmd cmp head tr truncate timeout
 
 # 512e images; mkfs.xfs needs 300 MiB.
 sidecar x4k 512M 512e thin
@@ -25,7 +22,7 @@ sidecar x512 512M 512e thin
 sidecar e4big 512M 512e thin
 sidecar e4b 256M 512e thin
 sidecar e4small 256M 512e thin
-start_daemon -o "$OPTS"
+recipe_serve
 
 # ----------------------------------------------------------- loop, 512e
 

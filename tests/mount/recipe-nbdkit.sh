@@ -15,12 +15,9 @@
 #             logical_block_size/physical_block_size starts and shows them.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-recipes.sh"
-requires_fuse
-requires_gnu_dd
-requires_cmd cmp head tr truncate timeout
 
 sidecar n4k 16M 4kn thin
-start_daemon -o "$OPTS"
+recipe_serve
 
 # -------------------------------------------------------------- nbdkit
 

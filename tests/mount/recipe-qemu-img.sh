@@ -17,12 +17,9 @@
 #             mount serves as a page cache would.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-recipes.sh"
-requires_fuse
-requires_gnu_dd
-requires_cmd cmp head tr truncate timeout
 
 sidecar n4k 16M 4kn thin
-start_daemon -o "$OPTS"
+recipe_serve
 
 # ------------------------------------------------------------ qemu-img
 

@@ -6,8 +6,6 @@
 # one goes on serving writes; so does a third.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-verify.sh"
-requires_fuse
-requires_gnu_dd
 requires_cmd cmp timeout
 
 MNT2="$T/mnt2"

@@ -8,11 +8,8 @@
 # put right.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-sidecars.sh"
-requires_fuse
-requires_cmd sha256sum du
 
-good_store
-start_daemon
+serve_good_store
 
 dd if=/dev/urandom of="$MNT/gthin" bs=64K count=16 conv=notrunc status=none || fail "writing gthin failed"
 thin_sum=$(sum "$MNT/gthin" 0 $M)

@@ -7,10 +7,7 @@
 # descriptor are all there after remount.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-verify.sh"
-requires_fuse
-requires_gnu_dd
 requires_cmd cmp awk
-requires_built "$SECTORFS_IMG"
 
 head -c $((8 * M)) /dev/urandom > "$T/src.d"
 start_daemon

@@ -6,11 +6,8 @@
 # an explicit logical/physical pair (2048/8192) included.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-sidecars.sh"
-requires_fuse
-requires_cmd sha256sum du
 
-good_store
-start_daemon
+serve_good_store
 
 for n in gthin gzt gezt gexplicit; do
 	expect_eq "$(stat -c %s "$STORE/$n")" $((8 * M)) "size of the backing file made for $n"

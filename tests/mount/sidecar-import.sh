@@ -5,11 +5,8 @@
 # sidecar's size (the part past the raw file's end reads zeros).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-sidecars.sh"
-requires_fuse
-requires_cmd sha256sum du
 
-good_store
-start_daemon
+serve_good_store
 
 [ -f "$STORE/.sectorfs/gimport.map" ] || fail "no map made for the imported image"
 expect_eq "$(stat -c %s "$MNT/gimport")" $((4 * M)) "size of the imported image"

@@ -9,10 +9,7 @@
 # after it zeros; sectorfs-img check is clean.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-verify.sh"
-requires_fuse
-requires_gnu_dd
 requires_cmd cmp
-requires_built "$SECTORFS_IMG"
 
 NB=200
 sidecar fb 256M 4kn thin 1M

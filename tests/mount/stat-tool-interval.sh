@@ -6,8 +6,6 @@
 # sectorfs-stat -i with exit 0.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-stats.sh"
-requires_fuse
-requires_gnu_dd
 
 stats_images
 start_daemon

@@ -7,12 +7,8 @@
 # image; NAMEs select rows.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-stats.sh"
-requires_fuse
-requires_gnu_dd
 
-stats_images
-start_daemon
-stats_all_io
+serve_all_io
 
 "$SECTORFS_STAT" "$MNT" > "$T/out" 2>"$T/err" || fail "sectorfs-stat $MNT failed: $(cat "$T/err")"
 expect_eq "$(grep -c '^image ' "$T/out")" 1 "sectorfs-stat: header lines of a one-shot report"

@@ -9,15 +9,10 @@
 requires_fuse
 requires_cmd python3 truncate mkfifo
 
-# wr IMG: one 4 KiB O_DIRECT write at 0.
-wr() {
-	dd if=/dev/zero of="$MNT/$1" bs=4096 count=1 oflag=direct conv=notrunc status=none ||
-		fail "$1: a write failed"
-}
-
 sidecar plain 1M 512n thin 64K
 start_daemon
-wr plain
+dd if=/dev/zero of="$MNT/plain" bs=4096 count=1 oflag=direct conv=notrunc status=none ||
+	fail "plain: a write failed"
 
 expect_errno "Operation not permitted" truncate -s 100 "$MNT/.stats/plain"
 truncate -s 0 "$MNT/.stats/plain" || fail "truncate -s 0 of the text stats file failed"

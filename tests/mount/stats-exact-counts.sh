@@ -14,8 +14,6 @@
 #  - partial-physical-sector writes on 512e: rmw_writes counts exactly them.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-stats.sh"
-requires_fuse
-requires_gnu_dd
 
 sidecar w4k 8M 512n thin 1M
 sidecar seq 8M 512n thin 1M

@@ -6,12 +6,8 @@
 # fields and histogram); the text file shows the same counter values.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-stats.sh"
-requires_fuse
-requires_gnu_dd
 
-stats_images
-start_daemon
-stats_all_io
+serve_all_io
 
 for img in $IMAGES; do
 	f="$MNT/.stats/$img.json"

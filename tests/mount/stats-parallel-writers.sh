@@ -5,8 +5,6 @@
 # of every counter are exact and the data reads back as written.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-stats.sh"
-requires_fuse
-requires_gnu_dd
 requires_cmd cmp
 
 sidecar conc 16M 512n thin 1M

@@ -6,8 +6,6 @@
 # and so does "reset" written to NAME.json.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-stats.sh"
-requires_fuse
-requires_gnu_dd
 
 sidecar seq 8M 512n thin 1M
 start_daemon

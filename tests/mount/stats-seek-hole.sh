@@ -7,8 +7,6 @@
 # image SEEK_HOLE is its size.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-stats.sh"
-requires_fuse
-requires_gnu_dd
 requires_cmd python3
 
 sidecar mis 8M 4kn thin 64K

@@ -6,8 +6,6 @@
 # the newer I/O.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-stats.sh"
-requires_fuse
-requires_gnu_dd
 
 sidecar w4k 8M 512n thin 1M
 start_daemon

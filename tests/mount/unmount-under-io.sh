@@ -13,10 +13,7 @@
 # reads as the written data or zeros.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-verify.sh"
-requires_fuse
-requires_gnu_dd
 requires_cmd cmp awk comm timeout
-requires_built "$SECTORFS_IMG"
 
 CH=$((256 * 1024))                   # one write; chunk c is at c * CH
 NCH=$((32 * M / CH))
