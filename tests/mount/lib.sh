@@ -47,7 +47,7 @@ _cleanup() {
 	if [ -n "$DPID" ] && kill -0 "$DPID" 2>/dev/null; then
 		kill "$DPID" 2>/dev/null; sleep 0.5; kill -9 "$DPID" 2>/dev/null || true
 	fi
-	if [ $rc -eq 0 ] && [ ${#NOT_OK[@]} -ne 0 ]; then
+	if { [ $rc -eq 0 ] || [ $rc -eq 77 ]; } && [ ${#NOT_OK[@]} -ne 0 ]; then
 		echo "FAIL: $TEST_NAME: ${#NOT_OK[@]} check(s) failed (the 'not ok' lines above)" >&2
 		rc=1
 	fi
@@ -68,7 +68,8 @@ pass() { echo "ok - $*"; }
 
 # not_ok WHAT: a failed check that lets the rest of the test run, so that
 # the checks after it still report; it prints "not ok - WHAT" and the test
-# fails at its end (fail_if_not_ok, or the EXIT trap when the test exits 0).
+# fails at its end (fail_if_not_ok, or the EXIT trap when the test exits
+# 0, or skips: a check that failed is never reported as a skip).
 not_ok() { echo "not ok - $*"; NOT_OK+=("$*"); }
 # fail_if_not_ok: fail now when any not_ok was counted.
 fail_if_not_ok() {
