@@ -89,17 +89,21 @@ struct sfs_stats *sfs_img_stats_of(struct sfs_image *im)
 }
 
 /* A request of class c that arrived at t0 is done on the backing store: hold it until the device
- * profile's drive would have completed it (no profile: at once), and count the time added. */
-static void model_done(struct sfs_image *im, enum sfs_lat_class c, const struct sfs_model_req *rq, uint64_t t0)
+ * profile's drive would have completed it (no profile: at once), and count the time added.  0, or
+ * -EIO when the daemon stopped serving while the model still held it: a request in flight fails,
+ * as on a disk that went away (what it wrote is in the backing file all the same). */
+static int model_done(struct sfs_image *im, enum sfs_lat_class c, const struct sfs_model_req *rq, uint64_t t0)
 {
 	struct sfs_stats *st;
 	uint64_t ns;
 
 	if (!im->model)
-		return;
-	ns = sfs_model_complete(im->model, rq, t0);
+		return 0;
+	if (sfs_model_complete(im->model, rq, t0, &ns) < 0)
+		return -EIO;
 	if (ns && (st = sfs_img_stats_of(im)))
 		sfs_stats_model_delay(st, c, ns);
+	return 0;
 }
 
 /* The backing file was written: the next flush (or the eviction) must sync it. */
@@ -224,7 +228,9 @@ static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 	range_unlock(im, &r);
 	if (rc < 0)
 		return rc;
-	model_done(im, SFS_LAT_READ, &(struct sfs_model_req){ .op = SFS_MODEL_READ, .off = off, .len = n }, t0);
+	rc = model_done(im, SFS_LAT_READ, &(struct sfs_model_req){ .op = SFS_MODEL_READ, .off = off, .len = n }, t0);
+	if (rc < 0)
+		return rc;
 	if ((st = sfs_img_stats_of(im)))
 		sfs_stats_read(st, off, n, sfs_now_ns() - t0);
 	return (ssize_t)n;
@@ -319,9 +325,11 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	range_unlock(im, &r);
 	if (rc < 0)
 		return rc;
-	model_done(im, was_first ? SFS_LAT_WRITE_FIRST : SFS_LAT_WRITE_OVERWRITE,
-		   &(struct sfs_model_req){ .op = SFS_MODEL_WRITE, .off = off, .len = len, .zeroed = zeroed,
-					    .offload = im->sc.zero_offload, .pss = g.pss }, t0);
+	rc = model_done(im, was_first ? SFS_LAT_WRITE_FIRST : SFS_LAT_WRITE_OVERWRITE,
+			&(struct sfs_model_req){ .op = SFS_MODEL_WRITE, .off = off, .len = len, .zeroed = zeroed,
+						 .offload = im->sc.zero_offload, .pss = g.pss }, t0);
+	if (rc < 0)
+		return rc;
 	if ((st = sfs_img_stats_of(im)))
 		sfs_stats_write(st, off, len, sfs_now_ns() - t0, was_first, sfs_geom_is_rmw(&g, off, len));
 	return (ssize_t)len;
@@ -452,7 +460,7 @@ int sfs_image_flush(struct sfs_image *im)
 	if (rc < 0)
 		sfs_img_mark_dirty(im);
 	if (rc == 0)
-		model_done(im, SFS_LAT_FLUSH, &(struct sfs_model_req){ .op = SFS_MODEL_FLUSH }, t0);
+		rc = model_done(im, SFS_LAT_FLUSH, &(struct sfs_model_req){ .op = SFS_MODEL_FLUSH }, t0);
 	if (rc == 0 && (st = sfs_img_stats_of(im)))
 		sfs_stats_flush(st, sfs_now_ns() - t0);
 	return rc;
