@@ -625,6 +625,8 @@ int sfs_model_complete(struct sfs_model *m, const struct sfs_model_req *rq, uint
 	*waited = 0;
 	if (done <= now)
 		return 0;
+	if (done - now > SFS_MODEL_MAX_NS)   /* a queue of slow requests: none waits longer either */
+		done = now + SFS_MODEL_MAX_NS;
 	rc = m->clk.sleep_until(m->clk.arg, done);
 	end = m->clk.now(m->clk.arg);
 	*waited = (end < done ? end : done) - now;   /* what the model added, less when cut short */

@@ -36,7 +36,8 @@
  * larger request), its sizes at most SFS_PROFILE_MAX_SIZE (64 MiB, the
  * largest block, the largest request the model prices); and whatever the
  * profile (one built in code too), no request is priced above
- * SFS_MODEL_MAX_NS (60 s).  So nothing waits longer than that.
+ * SFS_MODEL_MAX_NS (60 s), nor waits longer than that however many are
+ * queued before it on its channel.
  *
  * The wait ends early: sfs_model_stop (the daemon ending) wakes every
  * wait, and the requests they held fail with -ESHUTDOWN; a request whose

@@ -9,7 +9,7 @@
  * prices, a curve whose last point runs slower than 1 KiB/s, numbers JSON
  * cannot hold), while the limits themselves pass and every shipped
  * profile parses; whatever the profile, the model never prices one
- * request above 60 s; the real wait (clock.h's clock) ends at once when
+ * request above 60 s, nor holds one longer behind a queue of others; the real wait (clock.h's clock) ends at once when
  * the process stops serving (the request fails with -ESHUTDOWN) or when
  * the hook says the request was interrupted (it completes, early), and
  * a wait that neither cuts reaches its time.
@@ -147,6 +147,27 @@ Test(limits, no_request_priced_above_60s)
 	sfs_model_free(m);
 	cr_assert_eq(sfs_model_new(&p, 4096, &clk, &m), 0);
 	cr_assert_eq(sfs_model_cost_ns(m, &(struct sfs_model_req){ .op = SFS_MODEL_FLUSH }), SFS_MODEL_MAX_NS);
+	sfs_model_free(m);
+}
+
+Test(limits, no_request_held_above_60s_behind_a_queue)
+{
+	struct sfs_profile p = { .channels = 1, .partial_write_us = -1, .nread = 1, .nwrite = 1 };
+	struct sfs_model_clock clk;
+	struct sfs_model *m;
+	uint64_t now = 0, waited;
+
+	p.read[0] = (struct sfs_profile_point){ 4096, 10 };
+	p.write[0] = (struct sfs_profile_point){ 4096, 10 };
+	p.flush_us = 40e6;
+	clk = (struct sfs_model_clock){ f_now, f_sleep, &now };
+	cr_assert_eq(sfs_model_new(&p, 4096, &clk, &m), 0);
+	/* three flushes queued at once on one channel: done at 40, 80 and 120 s */
+	sfs_model_schedule(m, &(struct sfs_model_req){ .op = SFS_MODEL_FLUSH }, 0);
+	sfs_model_schedule(m, &(struct sfs_model_req){ .op = SFS_MODEL_FLUSH }, 0);
+	cr_assert_eq(sfs_model_complete(m, &(struct sfs_model_req){ .op = SFS_MODEL_FLUSH }, 0, &waited), 0);
+	cr_assert_eq(waited, SFS_MODEL_MAX_NS);
+	cr_assert_eq(now, SFS_MODEL_MAX_NS);
 	sfs_model_free(m);
 }
 
