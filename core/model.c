@@ -262,14 +262,15 @@ int sfs_profile_load(int dirfd, const char *spec, struct sfs_profile *out, char 
 	} else {
 		snprintf(path, sizeof path, "%s", spec);
 	}
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO there would hold the open until a writer came (refused below) */
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 #ifdef SFS_PROFILE_SRCDIR
 	/* not installed: the profiles of the source tree it was built from */
 	if (fd < 0 && errno == ENOENT && !strchr(spec, '/') && !getenv("SECTORFS_PROFILE_DIR")) {
 		char alt[4096];
 
 		snprintf(alt, sizeof alt, "%s/%s.json", SFS_PROFILE_SRCDIR, spec);
-		if ((fd = openat(AT_FDCWD, alt, O_RDONLY | O_CLOEXEC)) >= 0)
+		if ((fd = openat(AT_FDCWD, alt, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) >= 0)
 			snprintf(path, sizeof path, "%s", alt);
 		else
 			errno = ENOENT;

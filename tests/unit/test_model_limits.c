@@ -8,7 +8,8 @@
  * rate below 1 KiB/s, a point larger than the largest request the model
  * prices, a curve whose last point runs slower than 1 KiB/s, numbers JSON
  * cannot hold), while the limits themselves pass and every shipped
- * profile parses; whatever the profile, the model never prices one
+ * profile parses; a profile path that names a FIFO (or a directory) is
+ * refused at once, not waited on; whatever the profile, the model never prices one
  * request above 60 s, nor holds one longer behind a queue of others; the real wait (clock.h's clock) ends at once when
  * the process stops serving (the request fails with -ESHUTDOWN) or when
  * the hook says the request was interrupted (it completes, early), and
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -110,6 +112,22 @@ Test(limits, shipped_profiles_pass)
 
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
 		cr_assert_eq(sfs_profile_load(AT_FDCWD, names[i], &p, err, sizeof err), 0, "%s", err);
+}
+
+Test(limits, fifo_or_directory_refused_at_once, .timeout = 10)
+{
+	char dir[] = "/tmp/sfs-prof-XXXXXX", fifo[64], err[256];
+	struct sfs_profile p;
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(fifo, sizeof fifo, "%s/p.json", dir);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	cr_assert_eq(sfs_profile_load(AT_FDCWD, fifo, &p, err, sizeof err), -EINVAL);
+	cr_assert(strstr(err, fifo) && strstr(err, "not a regular file"), "%s", err);
+	cr_assert_eq(sfs_profile_load(AT_FDCWD, dir, &p, err, sizeof err), -EINVAL);
+	cr_assert(strstr(err, "not a regular file"), "%s", err);
+	unlink(fifo);
+	rmdir(dir);
 }
 
 static uint64_t f_now(void *arg) { return *(uint64_t *)arg; }
