@@ -13,7 +13,8 @@
 # than 2 MiB meanwhile (the live stats of 200 touched images, some
 # 12-16 KiB each, given back); the next read of an image counts on from
 # its figures in the same generation; "reset" on a packed image gives
-# zeros of a new generation.
+# zeros of a new generation.  (Under AddressSanitizer, whose allocator
+# keeps freed memory in quarantine, the RSS is not looked at.)
 
 . "$(dirname "$0")/lib.sh"
 requires_fuse
@@ -63,8 +64,12 @@ for i in range(n):
     assert a["refused_recent"] and a["rmw_recent"] and a["flushes"] == 1, "s%d: the I/O left no trace" % i
 EOF
 pass "$N images idle 6 s: every figure of their NAME.json the same, elapsed_seconds going on"
-[ $((r0 - r1)) -gt 2048 ] || fail "RSS $r0 KiB before the quiet, $r1 KiB after: the stats were not given back"
-pass "RSS $((r0 / 1024)) MiB -> $((r1 / 1024)) MiB while they were idle"
+if command -v ldd >/dev/null 2>&1 && ldd "$SECTORFS" 2>/dev/null | grep -q 'libasan'; then
+	pass "RSS not looked at: the daemon is built with AddressSanitizer # SKIP"
+else
+	[ $((r0 - r1)) -gt 2048 ] || fail "RSS $r0 KiB before the quiet, $r1 KiB after: the stats were not given back"
+	pass "RSS $((r0 / 1024)) MiB -> $((r1 / 1024)) MiB while they were idle"
+fi
 
 gen=$(stats_key s7 reset_generation)
 reads=$(stats_key s7 reads)
