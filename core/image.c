@@ -41,9 +41,12 @@
  *
  * Statistics are made at an image's first I/O: until then a snapshot is
  * all zeros, of the generation the stats will have, so an image nobody
- * uses costs no memory for them.  The descriptors, the map's bitmap and
- * the locks are the resident part (image_impl.h, imgopen.c): the
- * functions here that do I/O run with the image pinned.
+ * uses costs no memory for them; an image idle a while holds them packed
+ * (stats_cell.h).  Each public call that records goes into the stats'
+ * cell first and out of it last, so they are never packed under it.  The
+ * descriptors, the map's bitmap and the locks are the resident part
+ * (image_impl.h, imgopen.c): the functions here that do I/O run with the
+ * image pinned.
  *
  * Eager zeroing is imgzero.c; grow, trim and the capacity are imgsize.c.
  */
@@ -72,34 +75,27 @@
 #define NSTRIPES SFS_IMG_NSTRIPES
 #define BOUNCE_LEN SFS_IMG_BOUNCE_LEN
 
-/* The image's stats, made at its first I/O; NULL without stats (or out of memory). */
 struct sfs_stats *sfs_img_stats_of(struct sfs_image *im)
 {
-	struct sfs_stats *st = __atomic_load_n(&im->stats, __ATOMIC_ACQUIRE), *nst = NULL;
-
-	if (st || !im->want_stats)
-		return st;
-	if (sfs_stats_new_at(im->stats_gen, im->stats_t0, &nst) < 0)
-		return NULL;
-	if (!__atomic_compare_exchange_n(&im->stats, &st, nst, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		sfs_stats_free(nst);           /* another thread made them first */
-		return st;
-	}
-	return nst;
+	return sfs_stats_cell_get(&im->stats);
 }
 
 /* A request of class c that arrived at t0 is done on the backing store: hold it until the device
- * profile's drive would have completed it (no profile: at once), and count the time added. */
-static void model_done(struct sfs_image *im, enum sfs_lat_class c, const struct sfs_model_req *rq, uint64_t t0)
+ * profile's drive would have completed it (no profile: at once), and count the time added.  0, or
+ * -EIO when the daemon stopped serving while the model still held it: a request in flight fails,
+ * as on a disk that went away (what it wrote is in the backing file all the same). */
+static int model_done(struct sfs_image *im, enum sfs_lat_class c, const struct sfs_model_req *rq, uint64_t t0)
 {
 	struct sfs_stats *st;
 	uint64_t ns;
 
 	if (!im->model)
-		return;
-	ns = sfs_model_complete(im->model, rq, t0);
+		return 0;
+	if (sfs_model_complete(im->model, rq, t0, &ns) < 0)
+		return -EIO;
 	if (ns && (st = sfs_img_stats_of(im)))
 		sfs_stats_model_delay(st, c, ns);
+	return 0;
 }
 
 /* The backing file was written: the next flush (or the eviction) must sync it. */
@@ -183,7 +179,7 @@ void sfs_image_need_ranges(struct sfs_image *im)
 static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off, bool caller_holds)
 {
 	struct sfs_geom g = sfs_img_vis_geom(im);
-	uint64_t t0 = im->want_stats || im->model ? sfs_now_ns() : 0, first, last, pos;
+	uint64_t t0 = im->stats.on || im->model ? sfs_now_ns() : 0, first, last, pos;
 	struct sfs_stats *st;
 	struct hold r;
 	char *p = buf;
@@ -224,7 +220,9 @@ static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 	range_unlock(im, &r);
 	if (rc < 0)
 		return rc;
-	model_done(im, SFS_LAT_READ, &(struct sfs_model_req){ .op = SFS_MODEL_READ, .off = off, .len = n }, t0);
+	rc = model_done(im, SFS_LAT_READ, &(struct sfs_model_req){ .op = SFS_MODEL_READ, .off = off, .len = n }, t0);
+	if (rc < 0)
+		return rc;
 	if ((st = sfs_img_stats_of(im)))
 		sfs_stats_read(st, off, n, sfs_now_ns() - t0);
 	return (ssize_t)n;
@@ -232,7 +230,12 @@ static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 
 ssize_t sfs_image_read(struct sfs_image *im, void *buf, size_t len, uint64_t off)
 {
-	return do_read(im, buf, len, off, false);
+	ssize_t n;
+
+	sfs_stats_cell_enter(&im->stats);
+	n = do_read(im, buf, len, off, false);
+	sfs_stats_cell_leave(&im->stats);
+	return n;
 }
 
 /* First write to block b: zero what [s, e) leaves of it, write, then mark it. */
@@ -273,7 +276,7 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	/* a growing image takes writes up to its capacity; another ends where it shows */
 	bool growing = __atomic_load_n(&im->growing, __ATOMIC_ACQUIRE);
 	struct sfs_geom g = growing ? sfs_img_cur_geom(im) : sfs_img_vis_geom(im);
-	uint64_t t0 = im->want_stats || im->model ? sfs_now_ns() : 0, first, last, run = off, end = off + len;
+	uint64_t t0 = im->stats.on || im->model ? sfs_now_ns() : 0, first, last, run = off, end = off + len;
 	uint64_t zeroed = 0;
 	struct sfs_stats *st;
 	struct hold r;
@@ -319,9 +322,11 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	range_unlock(im, &r);
 	if (rc < 0)
 		return rc;
-	model_done(im, was_first ? SFS_LAT_WRITE_FIRST : SFS_LAT_WRITE_OVERWRITE,
-		   &(struct sfs_model_req){ .op = SFS_MODEL_WRITE, .off = off, .len = len, .zeroed = zeroed,
-					    .offload = im->sc.zero_offload, .pss = g.pss }, t0);
+	rc = model_done(im, was_first ? SFS_LAT_WRITE_FIRST : SFS_LAT_WRITE_OVERWRITE,
+			&(struct sfs_model_req){ .op = SFS_MODEL_WRITE, .off = off, .len = len, .zeroed = zeroed,
+						 .offload = im->sc.zero_offload, .pss = g.pss }, t0);
+	if (rc < 0)
+		return rc;
 	if ((st = sfs_img_stats_of(im)))
 		sfs_stats_write(st, off, len, sfs_now_ns() - t0, was_first, sfs_geom_is_rmw(&g, off, len));
 	return (ssize_t)len;
@@ -329,7 +334,12 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 
 ssize_t sfs_image_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off)
 {
-	return do_write(im, buf, len, off, false);
+	ssize_t n;
+
+	sfs_stats_cell_enter(&im->stats);
+	n = do_write(im, buf, len, off, false);
+	sfs_stats_cell_leave(&im->stats);
+	return n;
 }
 
 /* The aligned span [*s, *e) of whole physical sectors (clipped to size, which is a multiple
@@ -392,7 +402,7 @@ ssize_t sfs_image_read_any(struct sfs_image *im, void *buf, size_t len, uint64_t
 	return n;
 }
 
-ssize_t sfs_image_write_any(struct sfs_image *im, const void *buf, size_t len, uint64_t off)
+static ssize_t write_any(struct sfs_image *im, const void *buf, size_t len, uint64_t off)
 {
 	struct sfs_geom g = sfs_img_vis_geom(im);
 	uint64_t s, e, head_end, tail_start;
@@ -403,7 +413,7 @@ ssize_t sfs_image_write_any(struct sfs_image *im, const void *buf, size_t len, u
 	int rc;
 
 	if ((off % g.lss == 0 && len % g.lss == 0) || len == 0)
-		return sfs_image_write(im, buf, len, off);
+		return do_write(im, buf, len, off, false);
 	/* what a page cache would do, except grow a disk: an extending write is whole sectors */
 	if (off > g.size || len > g.size - off) {
 		if ((st = sfs_img_stats_of(im))) {
@@ -440,21 +450,33 @@ ssize_t sfs_image_write_any(struct sfs_image *im, const void *buf, size_t len, u
 	return n < 0 ? n : (ssize_t)len;
 }
 
+ssize_t sfs_image_write_any(struct sfs_image *im, const void *buf, size_t len, uint64_t off)
+{
+	ssize_t n;
+
+	sfs_stats_cell_enter(&im->stats);
+	n = write_any(im, buf, len, off);
+	sfs_stats_cell_leave(&im->stats);
+	return n;
+}
+
 int sfs_image_flush(struct sfs_image *im)
 {
-	uint64_t t0 = im->want_stats || im->model ? sfs_now_ns() : 0;
+	uint64_t t0 = im->stats.on || im->model ? sfs_now_ns() : 0;
 	struct sfs_stats *st;
 	int rc;
 
+	sfs_stats_cell_enter(&im->stats);
 	/* cleared first: a write during the flush marks it again for the next one */
 	__atomic_store_n(&im->dirty, 0, __ATOMIC_RELEASE);
 	rc = sfs_map_flush(im->map, im->fd);
 	if (rc < 0)
 		sfs_img_mark_dirty(im);
 	if (rc == 0)
-		model_done(im, SFS_LAT_FLUSH, &(struct sfs_model_req){ .op = SFS_MODEL_FLUSH }, t0);
+		rc = model_done(im, SFS_LAT_FLUSH, &(struct sfs_model_req){ .op = SFS_MODEL_FLUSH }, t0);
 	if (rc == 0 && (st = sfs_img_stats_of(im)))
 		sfs_stats_flush(st, sfs_now_ns() - t0);
+	sfs_stats_cell_leave(&im->stats);
 	return rc;
 }
 
@@ -522,6 +544,7 @@ static int checked_range_op(struct sfs_image *im, uint64_t off, uint64_t len, en
 	struct sfs_stats *st;
 	int rc = sfs_geom_check_write(&g, off, len);
 
+	sfs_stats_cell_enter(&im->stats);
 	if ((st = sfs_img_stats_of(im))) {
 		if (rc == -EINVAL)
 			sfs_stats_misaligned(st, op == OP_DISCARD ? SFS_OP_DISCARD : SFS_OP_WRITE_ZEROES, off, len);
@@ -533,6 +556,7 @@ static int checked_range_op(struct sfs_image *im, uint64_t off, uint64_t len, en
 		else
 			sfs_stats_write_zeroes(st, len);
 	}
+	sfs_stats_cell_leave(&im->stats);
 	return rc < 0 ? rc : range_op(im, off, len, op);
 }
 

@@ -278,18 +278,30 @@ struct sfs_sidecar sfs_image_sidecar(const struct sfs_image *im);
 /* The allocation map (for tools and tests; pinned when the image has a cache). */
 struct sfs_map *sfs_image_map(struct sfs_image *im);
 
-/* The stats, made now if the image had no I/O yet (same generation and start as the empty
- * snapshots before); NULL when opened without, or out of memory. */
+/* The live stats, made (or unpacked) now if need be (same generation and start as the empty
+ * snapshots before); NULL when opened without, or out of memory.  For tests and tools: the
+ * pointer holds until sfs_image_stats_idle packs the stats, which only the daemon's idle thread
+ * calls. */
 struct sfs_stats *sfs_image_stats(struct sfs_image *im);
 
 /* A snapshot of the stats into snap, all zero when the image had no I/O yet (which allocates
- * nothing: reading the stats of many idle images costs no memory).  Precondition: opened with
- * SFS_IMAGE_STATS. */
+ * nothing: reading the stats of many idle images costs no memory), from the packed values when
+ * it is idle (which unpacks nothing).  Precondition: opened with SFS_IMAGE_STATS. */
 void sfs_image_stats_snapshot(struct sfs_image *im, struct sfs_stats_snap *snap);
 
 /* The recent refused and read-modify-write I/Os into out, none when the image had no I/O yet
  * (which allocates nothing).  Precondition: opened with SFS_IMAGE_STATS. */
 void sfs_image_stats_recent(struct sfs_image *im, struct sfs_stats_recent *out);
+
+/* Run a command written to the image's text stats file (buf, len bytes): "reset" zeroes the
+ * counters and lists and takes a new generation, idle or not (stats_cell.h).  0, or -EINVAL
+ * for anything else (nothing changes). */
+int sfs_image_stats_command(struct sfs_image *im, const char *buf, size_t len);
+
+/* The idle look at the image's stats (sfs_stats_cell_idle): pack them when no I/O came or went
+ * since the previous look.  1 when packed, 0 when not, -ENOMEM.  Safe at any time, from any
+ * thread (never waits for I/O). */
+int sfs_image_stats_idle(struct sfs_image *im);
 
 /* Fill info for the stats renderers (name, geometry, allocation, profile; no recent lists:
  * NULL; no pin needed). */

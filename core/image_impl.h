@@ -25,6 +25,7 @@
 #include "image.h"
 #include "names.h"
 #include "rangelock.h"
+#include "stats_cell.h"
 
 #define SFS_IMG_NSTRIPES 256
 #define SFS_IMG_ZEROBUF_MAX (1u << 20)
@@ -62,9 +63,7 @@ struct sfs_image {
 	                                while growing, when writes up to the capacity extend it */
 	bool growing;                /* created through the mount, its creator still open */
 	struct sfs_sidecar sc;
-	struct sfs_stats *stats;     /* made at the first I/O (atomic pointer) */
-	bool want_stats;             /* SFS_IMAGE_STATS */
-	uint64_t stats_gen, stats_t0;   /* the generation and start the stats get when made */
+	struct sfs_stats_cell stats; /* made at the first I/O, packed while idle (stats_cell.h) */
 	struct sfs_model *model;     /* the device profile's drive, NULL for none (model.h) */
 	int no_zero_range;           /* the errno FALLOC_FL_ZERO_RANGE failed with, by probe or in
 	                                use: zeroing fell back to writing; 0 while it works (atomic) */
@@ -114,7 +113,9 @@ void sfs_img_zero_join(struct sfs_image *im);
 bool sfs_img_hold(const struct sfs_image *im);
 void sfs_img_unhold(const struct sfs_image *im);
 
-/* The image's stats, made at its first I/O; NULL without stats (or out of memory). */
+/* The image's live stats, made (or unpacked) at its first I/O; NULL without stats (or out of
+ * memory).  Precondition: the caller is between sfs_stats_cell_enter and sfs_stats_cell_leave of
+ * im->stats (the public I/O calls of image.c are), and uses them only until the leave. */
 struct sfs_stats *sfs_img_stats_of(struct sfs_image *im);
 
 /* The backing file was written: the next flush (or the eviction) must sync it. */
@@ -179,7 +180,7 @@ int sfs_img_slot_close(struct sfs_fdslot *s, bool force);
 /* Are im's descriptors open now (always without a cache)?  A hint unless pinned. */
 bool sfs_image_resident(struct sfs_image *im);
 
-/* Have the stats been made (the image had I/O, or sfs_image_stats was called)? */
-bool sfs_image_has_stats(const struct sfs_image *im);
+/* Have the stats been made (the image had I/O, or sfs_image_stats was called), live or packed? */
+bool sfs_image_has_stats(struct sfs_image *im);
 
 #endif

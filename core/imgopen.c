@@ -220,9 +220,7 @@ static int image_alloc(const char *name, const struct sfs_sidecar *sc, unsigned 
 	if (log)
 		im->log = *log;
 	im->zerolen = sc->block_size < SFS_IMG_ZEROBUF_MAX ? (size_t)sc->block_size : SFS_IMG_ZEROBUF_MAX;
-	im->want_stats = (flags & SFS_IMAGE_STATS) != 0;
-	im->stats_gen = sfs_stats_next_generation();
-	im->stats_t0 = sfs_now_ns();
+	sfs_stats_cell_init(&im->stats, (flags & SFS_IMAGE_STATS) != 0);
 	pthread_mutex_init(&im->zero_lk, NULL);
 	im->zero_bg = (flags & SFS_IMAGE_ZERO_BG) != 0;
 	*out = im;
@@ -233,7 +231,7 @@ static void image_free(struct sfs_image *im)
 {
 	sfs_img_res_drop(im);
 	pthread_mutex_destroy(&im->zero_lk);
-	sfs_stats_free(im->stats);
+	sfs_stats_cell_destroy(&im->stats);
 	sfs_model_free(im->model);
 	free(im);
 }

@@ -119,6 +119,21 @@ void sfs_stats_zero_offload_text(const struct sfs_stats_info *info, char *buf, s
  * go on from the empty snapshots shown before.  0 or -ENOMEM. */
 int sfs_stats_new_at(uint64_t generation, uint64_t start_ns, struct sfs_stats **out);
 
+/* Allocate stats that hold what snap (its counters, max fields and reset_generation) and recent
+ * (NULL: empty lists) say, their elapsed time counted from start_ns: what a snapshot, the recent
+ * lists and sfs_stats_start of other stats gave, made again (stats_cell.c unpacks so).  0 or
+ * -ENOMEM. */
+int sfs_stats_new_from(const struct sfs_stats_snap *snap, const struct sfs_stats_recent *recent, uint64_t start_ns,
+		       struct sfs_stats **out);
+
+/* When st's elapsed time starts (sfs_now_ns): its creation or last reset. */
+uint64_t sfs_stats_start(const struct sfs_stats *st);
+
+/* Is 64-bit slot i of a struct sfs_stats_snap a counter (a max field included), rather than
+ * what a snapshot fills (elapsed_ns, reset_generation, daemon_start, daemon_pid) or past its
+ * end? */
+bool sfs_stats_is_counter(size_t i);
+
 /* A reset generation larger than every one handed out so far in this process. */
 uint64_t sfs_stats_next_generation(void);
 
@@ -135,6 +150,9 @@ void sfs_stats_reset(struct sfs_stats *st);
 /* Run a command written to a text stats file (buf, len bytes, any offset): "reset", optionally
  * followed by spaces and newlines, resets st; 0, or -EINVAL for anything else (nothing changes). */
 int sfs_stats_command(struct sfs_stats *st, const char *buf, size_t len);
+
+/* Is buf (len bytes) a command sfs_stats_command runs?  0 ("reset"), or -EINVAL. */
+int sfs_stats_command_check(const char *buf, size_t len);
 
 /* This process's identity for interval tools, fixed by the first call (snapshots call it too):
  * the time of that call in Unix seconds and getpid(). */

@@ -256,7 +256,7 @@ int sfs_write(const char *path, const char *buf, size_t size, off_t off, struct 
 	if (h->kind != SFS_MPATH_STATS_TEXT)
 		return -EACCES;
 	/* A command at any offset: "echo reset >>" appends, and one descriptor may reset again. */
-	crc = sfs_stats_command(sfs_image_stats(h->im), buf, size);
+	crc = sfs_image_stats_command(h->im, buf, size);
 	return crc < 0 ? crc : (int)size;
 }
 
