@@ -53,7 +53,7 @@ int sfs_spike_parse(const struct json_t *v, const char *fname, const char *key, 
 		} else if (!strcmp(k, "extra_us")) {
 			if (!(d > 0 && d <= SFS_SPIKE_MAX_US))
 				return sfs_key_err(err, errlen, fname, key, -EINVAL,
-						   "extra_us must be a number > 0 and at most 600000000 (10 minutes)");
+						   "extra_us must be a number > 0 and at most 60000000 (60 s)");
 			s.extra_ns = (uint64_t)llround(d * 1000);
 			have_extra = true;
 		} else if (!strcmp(k, "seed")) {
