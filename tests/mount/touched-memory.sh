@@ -15,7 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 requires_fuse
 requires_cmd python3
-use_bench
+requires_built "$SECTORFS_BENCH"
 # AddressSanitizer's allocator keeps freed memory in quarantine: RSS is its own
 if command -v ldd >/dev/null 2>&1 && ldd "$SECTORFS" 2>/dev/null | grep -q 'libasan'; then
 	skip "the daemon is built with AddressSanitizer, whose allocator sets the RSS"
@@ -30,7 +30,7 @@ if [ ${#TRANSPORT_OPTS[@]} -gt 0 ]; then
 	chmod +x "$DAEMON"
 fi
 mkdir -p "$T/bench"
-"$BENCH" scale --images $N --load-seconds 0 --repeat 0 --touch-idle-seconds 10 --dir "$T/bench" \
+"$SECTORFS_BENCH" scale --images $N --load-seconds 0 --repeat 0 --touch-idle-seconds 10 --dir "$T/bench" \
 	--daemon "$DAEMON" --json > "$T/scale.json" 2>"$T/scale.err" ||
 	fail "sectorfs-bench scale failed: $(tail -n 20 "$T/scale.err")"
 python3 - "$T/scale.json" $N $LIMIT_KIB <<'EOF' || fail "$(cat "$T/scale.json")"
