@@ -34,6 +34,11 @@
 
 /* ---- the cut ---- */
 
+int sfs_fail_save(struct sfs_fail *f, const struct sfs_diskstate *ds)
+{
+	return f->gone ? 0 : sfs_disk_save(f->state_fd, f->dname, ds);
+}
+
 /* Steps 3 to 5: roll back as ds.cut decided, empty the log, record the cut done. */
 static int finish_cut(struct sfs_fail *f)
 {
@@ -52,7 +57,7 @@ static int finish_cut(struct sfs_fail *f)
 		rc = sfs_step("cut", 4);
 	if (rc == 0) {
 		f->ds.cut_pending = false;
-		rc = sfs_disk_save(f->state_fd, f->dname, &f->ds);
+		rc = sfs_fail_save(f, &f->ds);
 		if (rc < 0)
 			f->ds.cut_pending = true;
 	}
@@ -81,7 +86,7 @@ static int commit_state(struct sfs_fail *f, const struct sfs_wc_cut *c, const st
 	nds->cut_pending = pending;
 	nds->cut = *c;
 	if (rc == 0)
-		rc = sfs_disk_save(f->state_fd, f->dname, nds);
+		rc = sfs_fail_save(f, nds);
 	if (rc < 0)
 		sfs_disk_free(nds);
 	return rc;
@@ -166,7 +171,7 @@ int sfs_fail_power_on(struct sfs_fail *f, char *err, size_t errlen)
 		goto out;
 	}
 	f->ds.power_off = false;
-	rc = sfs_disk_save(f->state_fd, f->dname, &f->ds);
+	rc = sfs_fail_save(f, &f->ds);
 	if (rc < 0) {
 		f->ds.power_off = true;
 		sfs_err(err, errlen, rc, "%s: power on could not be recorded in %s: %s", f->name, f->dname,
@@ -298,7 +303,7 @@ int sfs_fail_close(struct sfs_fail *f)
 	struct sfs_wc_state st = { 0 };
 	int rc = 0;
 
-	if (f->wc && !f->ds.cut_pending) {   /* a cut under way is finished by the next open */
+	if (f->wc && !f->ds.cut_pending && !f->gone) {   /* a cut under way is finished by the next open */
 		sfs_wc_state(f->wc, &st);
 		if (st.entries)
 			rc = sfs_wc_keep(f->wc);
@@ -366,7 +371,7 @@ static void heal(struct sfs_fail *f, const struct sfs_fail_io *io)
 	pthread_mutex_lock(&f->mu);
 	rc = sfs_bad_heal(&f->ds.bad, io->off, io->len, &changed);
 	if (rc == 0 && changed)
-		rc = sfs_disk_save(f->state_fd, f->dname, &f->ds);
+		rc = sfs_fail_save(f, &f->ds);
 	__atomic_store_n(&f->nbad, f->ds.bad.ext.n, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&f->mu);
 	if (rc < 0)
@@ -411,4 +416,32 @@ void sfs_fail_end(struct sfs_fail *f, struct sfs_fail_io *io, int rc)
 	pthread_mutex_unlock(&f->mu);
 	if (sfs_fail_cut_now(f, NULL, trig, msg, sizeof(msg)) < 0)
 		sfs_logf(&f->log, SFS_LOG_ERR, "%s (%s)", msg, trig);
+}
+
+/* ---- the store's moves ---- */
+
+void sfs_fail_pause(struct sfs_fail *f)
+{
+	pthread_rwlock_wrlock(&f->pw);
+	pthread_mutex_lock(&f->mu);
+}
+
+void sfs_fail_resume(struct sfs_fail *f, const char *name)
+{
+	if (name && !f->gone) {
+		snprintf(f->name, sizeof(f->name), "%s", name);
+		snprintf(f->dname, sizeof(f->dname), "%s" SFS_DISK_SUFFIX, name);
+		snprintf(f->uname, sizeof(f->uname), "%s" SFS_UNDO_SUFFIX, name);
+		if (f->wc)
+			sfs_wc_set_name(f->wc, f->uname);
+	}
+	pthread_mutex_unlock(&f->mu);
+	pthread_rwlock_unlock(&f->pw);
+}
+
+void sfs_fail_detach(struct sfs_fail *f)
+{
+	f->gone = true;
+	sfs_wc_close(f->wc);
+	f->wc = NULL;
 }
