@@ -16,6 +16,11 @@
  * So an image nobody uses holds no descriptor and no bitmap: stat answers
  * from the sidecar, the header kept in memory and an fstatat of the
  * backing file by name (checked to be the same inode; imgattr.c).
+ *
+ * Last, the image's failure state is opened when it has one (imgfail.c):
+ * a damaged NAME.disk refuses the image as a damaged map does.  A new
+ * image's backing file is made with no NAME.disk or NAME.undo beside its
+ * map: any such file was left by another image of that name.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -104,6 +109,7 @@ static int image_alloc(const char *name, const struct sfs_sidecar *sc, unsigned 
 	im->stats_gen = sfs_stats_next_generation();
 	im->stats_t0 = sfs_now_ns();
 	pthread_mutex_init(&im->zero_lk, NULL);
+	pthread_mutex_init(&im->fail_lk, NULL);
 	im->zero_bg = (flags & SFS_IMAGE_ZERO_BG) != 0;
 	*out = im;
 	return 0;
@@ -113,6 +119,7 @@ static void image_free(struct sfs_image *im)
 {
 	sfs_img_res_drop(im);
 	pthread_mutex_destroy(&im->zero_lk);
+	pthread_mutex_destroy(&im->fail_lk);
 	sfs_stats_free(im->stats);
 	sfs_model_free(im->model);
 	free(im);
@@ -179,6 +186,20 @@ static int open_map(struct sfs_image *im, int state_fd, const char *name, const 
 	return 0;
 }
 
+/* A new image: the failure state files another image of this name left go first. */
+static int drop_stale_state(int state_fd, const char *name)
+{
+	static const char *const suffixes[] = { SFS_DISK_SUFFIX, SFS_UNDO_SUFFIX };
+	char fname[SFS_FILE_NAME_LEN];
+
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		snprintf(fname, sizeof(fname), "%s%s", name, suffixes[i]);
+		if (unlinkat(state_fd, fname, 0) < 0 && errno != ENOENT)
+			return -errno;
+	}
+	return 0;
+}
+
 /* Everything the first open does, into im's resident part (dropped again on failure). */
 static int first_open(struct sfs_image *im, int store_fd, int state_fd, const char *name,
 		      const struct sfs_sidecar *sc, unsigned flags, char *err, size_t errlen)
@@ -194,7 +215,9 @@ static int first_open(struct sfs_image *im, int store_fd, int state_fd, const ch
 	im->fd = openat(store_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (im->fd < 0 && errno == ENOENT) {
 		/* The sidecar declares an image that does not exist yet: make it. */
-		rc = sfs_map_create(state_fd, mapname, &mi, &im->map);
+		rc = drop_stale_state(state_fd, name);
+		if (rc == 0)
+			rc = sfs_map_create(state_fd, mapname, &mi, &im->map);
 		if (rc == 0 && (rc = create_backing(store_fd, name, sc, &im->log, &im->fd)) < 0)
 			unlinkat(state_fd, mapname, 0);
 		if (rc < 0) {
@@ -319,6 +342,11 @@ int sfs_image_open_in(struct sfs_fdcache *fdc, int store_fd, int state_fd, const
 	}
 	im->sc.size = im->geom.size;
 	im->vsize = im->geom.size;
+	rc = sfs_img_fail_open(im, err, errlen);
+	if (rc < 0) {
+		sfs_image_close(im);
+		return rc;
+	}
 	*out = im;
 	return 0;
 }
@@ -337,6 +365,7 @@ int sfs_image_close(struct sfs_image *im)
 	if (!im)
 		return 0;
 	sfs_img_zero_join(im);
+	sfs_img_fail_close(im);
 	if (im->fdc) {
 		rc = sfs_fdslot_detach(&im->slot);
 	} else {

@@ -174,12 +174,12 @@ static const char *iso_time(uint64_t ns, char *buf, size_t len)
 
 const char *sfs_stats_refusal_name(int err)
 {
-	return err == EINVAL ? "EINVAL" : err == ENOSPC ? "ENOSPC" : "?";
+	return err == EINVAL ? "EINVAL" : err == ENOSPC ? "ENOSPC" : err == EIO ? "EIO" : "?";
 }
 
 static const char *err_reason(int err)
 {
-	return err == EINVAL ? "misaligned" : err == ENOSPC ? "out_of_range" : "?";
+	return err == EINVAL ? "misaligned" : err == ENOSPC ? "out_of_range" : err == EIO ? "media_error" : "?";
 }
 
 /* A recent list as a JSON array, newest first; refused entries carry their error too. */
