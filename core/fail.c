@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fail_impl.h"
@@ -33,6 +34,14 @@
 
 
 /* ---- the cut ---- */
+
+static uint64_t real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 int sfs_fail_save(struct sfs_fail *f, const struct sfs_diskstate *ds)
 {
@@ -138,7 +147,7 @@ int sfs_fail_cut_now(struct sfs_fail *f, const uint64_t *seed, const char *trigg
 	f->cnt.torn_writes += rep.torn;
 	f->cnt.damaged_sectors += sfs_bad_count(&f->ds.bad, SFS_BAD_DAMAGED) - damaged0;
 	sfs_wc_report_free(&f->last.rep);
-	f->last = (struct sfs_fail_cutinfo){ .number = f->cnt.power_cuts, .cut = c, .rep = rep };
+	f->last = (struct sfs_fail_cutinfo){ .number = f->cnt.power_cuts, .time_ns = real_ns(), .cut = c, .rep = rep };
 	snprintf(f->last.trigger, sizeof(f->last.trigger), "%s", trigger);
 	rc = sfs_step("cut", 2);
 	if (rc == 0)

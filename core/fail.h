@@ -120,6 +120,7 @@ struct sfs_fail_status {
 /* The last cut. */
 struct sfs_fail_cutinfo {
 	uint64_t number;           /* 1 for the first cut since open; 0: none yet */
+	uint64_t time_ns;          /* when (CLOCK_REALTIME, ns since the epoch) */
 	struct sfs_wc_cut cut;     /* its policy, probability and seed */
 	char trigger[SFS_FAIL_VALUE_MAX]; /* "off", "cut-after-writes:5", "cut-after-flushes:1" */
 	struct sfs_wc_report rep;  /* what it kept, lost, tore and damaged */

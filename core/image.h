@@ -314,11 +314,7 @@ int sfs_image_set_name(struct sfs_image *im, const char *name);
 /* Does the image have a failure state now? */
 bool sfs_image_has_failures(const struct sfs_image *im);
 
-/* Is key (after "user.sectorfs.") a failure attribute: power, power_seed, power_cut_policy,
- * bad_sectors, atomic_write_unit?  Which may be written: all but atomic_write_unit. */
-bool sfs_image_fail_attr(const char *key, bool *writable);
-
-/* The value of failure attribute key into a malloc'd NUL-terminated string (*out, *len without
+/* The value of failure attribute key (sfs_xattr_failure) into a malloc'd NUL-terminated string (*out, *len without
  * the NUL, no newline), from the state or, without one, the defaults ("on", "0", the sidecar's
  * policy and unit, no bad sector).  0, -ENODATA (not a failure attribute) or -ENOMEM. */
 int sfs_image_fail_attr_get(struct sfs_image *im, const char *key, char **out, size_t *len);
@@ -329,7 +325,7 @@ int sfs_image_fail_attr_get(struct sfs_image *im, const char *key, char **out, s
 int sfs_image_fail_attr_set(struct sfs_image *im, const char *key, const char *value, size_t len, char *err,
 			    size_t errlen);
 
-/* The failure status and the last cut into st and last (free last->rep with
+/* The failure status and the last cut into st and last (may be NULL; free last->rep with
  * sfs_wc_report_free): 0, -ENODATA when the image has no failure state, or -ENOMEM. */
 int sfs_image_fail_status(struct sfs_image *im, struct sfs_fail_status *st, struct sfs_fail_cutinfo *last);
 

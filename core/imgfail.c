@@ -30,6 +30,7 @@
 
 #include "image_impl.h"
 #include "rangelock.h"
+#include "xattrval.h"
 
 /* ---- the state's disk ---- */
 
@@ -171,18 +172,6 @@ bool sfs_image_has_failures(const struct sfs_image *im)
 	return sfs_img_fail(im) != NULL;
 }
 
-bool sfs_image_fail_attr(const char *key, bool *writable)
-{
-	static const char *const keys[] = { "power", "power_seed", "power_cut_policy", "bad_sectors" };
-
-	*writable = true;
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (strcmp(key, keys[i]) == 0)
-			return true;
-	*writable = false;
-	return strcmp(key, "atomic_write_unit") == 0;
-}
-
 int sfs_image_fail_attr_get(struct sfs_image *im, const char *key, char **out, size_t *len)
 {
 	struct sfs_fail *f = sfs_img_fail(im);
@@ -191,11 +180,15 @@ int sfs_image_fail_attr_get(struct sfs_image *im, const char *key, char **out, s
 	char buf[SFS_FAIL_VALUE_MAX];
 	bool w;
 
-	if (!sfs_image_fail_attr(key, &w))
+	if (!sfs_xattr_failure(key, &w))
 		return -ENODATA;
 	if (strcmp(key, "bad_sectors") == 0) {
-		if (f)
-			return sfs_fail_bad_get(f, out, len);
+		int rc = f ? sfs_fail_bad_get(f, out, len) : 0;
+
+		if (rc == 0 && f && *len && (*out)[*len - 1] == '\n')
+			(*out)[--*len] = '\0';      /* one range a line; no newline after the last */
+		if (rc < 0 || f)
+			return rc;
 		buf[0] = '\0';
 	} else if (strcmp(key, "power") == 0) {
 		snprintf(buf, sizeof(buf), "%s", f ? sfs_fail_power(f) : "on");
@@ -215,6 +208,18 @@ int sfs_image_fail_attr_get(struct sfs_image *im, const char *key, char **out, s
 	return *out ? 0 : -ENOMEM;
 }
 
+/* Does writing value to key leave a disk without a failure state as it is? */
+static bool is_default(const char *key, const char *value, size_t len)
+{
+	while (len && (value[len - 1] == '\n' || value[len - 1] == ' '))
+		len--;
+	if (strcmp(key, "power") == 0)
+		return len == 2 && memcmp(value, "on", 2) == 0;
+	if (strcmp(key, "bad_sectors") == 0)
+		return len == 0 || (len == 5 && memcmp(value, "clear", 5) == 0);
+	return false;
+}
+
 int sfs_image_fail_attr_set(struct sfs_image *im, const char *key, const char *value, size_t len, char *err,
 			    size_t errlen)
 {
@@ -222,10 +227,12 @@ int sfs_image_fail_attr_set(struct sfs_image *im, const char *key, const char *v
 	bool w;
 	int rc;
 
-	if (!sfs_image_fail_attr(key, &w))
+	if (!sfs_xattr_failure(key, &w))
 		return -ENODATA;
 	if (!w)
 		return sfs_err(err, errlen, -EPERM, "%s: read-only", key);
+	if (!sfs_img_fail(im) && is_default(key, value, len))
+		return 0;                  /* what a disk without a state is already (cp -a of its xattrs) */
 	rc = need_state(im, &f, err, errlen);
 	if (rc < 0)
 		return rc;
@@ -245,7 +252,7 @@ int sfs_image_fail_status(struct sfs_image *im, struct sfs_fail_status *st, stru
 	if (!f)
 		return -ENODATA;
 	sfs_fail_status(f, st);
-	return sfs_fail_last_cut(f, last);
+	return last ? sfs_fail_last_cut(f, last) : 0;
 }
 
 int sfs_image_stats_command(struct sfs_image *im, const char *buf, size_t len)

@@ -33,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fail.h"
 #include "geometry.h"
 #include "recent.h"
 
@@ -105,6 +106,8 @@ struct sfs_stats_info {
 	const char *profile;                    /* the device profile in force, NULL for none */
 	const char *transport;                  /* how requests reach the daemon, or NULL */
 	const struct sfs_stats_recent *recent;  /* the recent I/O lists, or NULL: shown empty */
+	const struct sfs_fail_status *fail;     /* the failure state (fail.h), NULL for none: not shown */
+	const struct sfs_fail_cutinfo *last_cut; /* its last cut (with fail; NULL: not shown) */
 };
 
 /* Why zeroing fell back to writing zeros, for the errno e (> 0) FALLOC_FL_ZERO_RANGE failed

@@ -213,7 +213,7 @@ Test(image, bad_sector_read_is_a_media_error_and_a_write_heals)
 	cr_assert(!sfs_image_has_failures(im));
 	cr_assert_eq(attr(im, "bad_sectors", "+9"), 0);
 	cr_assert(sfs_image_has_failures(im));
-	expect_attr(im, "bad_sectors", "9-9\n");
+	expect_attr(im, "bad_sectors", "9-9");
 	sfs_requester_set(getpid());
 	cr_expect_eq(rd_is(im, 4096, 512, 5), 0, "the sector before it reads");
 	cr_expect_eq(rd_is(im, 4096, 1024, 5), -EIO);
