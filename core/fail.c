@@ -454,3 +454,41 @@ void sfs_fail_detach(struct sfs_fail *f)
 	sfs_wc_close(f->wc);
 	f->wc = NULL;
 }
+
+static bool has_file(int dirfd, const char *name, const char *suffix)
+{
+	char fname[SFS_FILE_NAME_LEN];
+	struct stat st;
+
+	snprintf(fname, sizeof(fname), "%s%s", name, suffix);
+	return fstatat(dirfd, fname, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+int sfs_fail_cover_files(int statefd, const char *from, const char *to, uint32_t lss, uint32_t pss)
+{
+	char fname[SFS_FILE_NAME_LEN], *text = NULL;
+	struct sfs_diskstate ds;
+	struct sfs_undo_hdr h = { .g = { .lss = lss, .pss = pss, .awu = pss, .rmw_power_safe = lss == pss } };
+	size_t len;
+	int rc = 0, fd;
+
+	if (has_file(statefd, to, SFS_DISK_SUFFIX) && !has_file(statefd, from, SFS_DISK_SUFFIX)) {
+		sfs_disk_init(&ds, lss, pss, 0);
+		rc = sfs_disk_encode(&ds, &text, &len);
+		snprintf(fname, sizeof(fname), "%s" SFS_DISK_SUFFIX, from);
+		if (rc == 0)
+			rc = sfs_write_file_atomic(statefd, statefd, fname, text, len, 0600);
+		free(text);
+		sfs_disk_free(&ds);
+	}
+	if (rc == 0 && has_file(statefd, to, SFS_UNDO_SUFFIX) && !has_file(statefd, from, SFS_UNDO_SUFFIX)) {
+		snprintf(fname, sizeof(fname), "%s" SFS_UNDO_SUFFIX, from);
+		fd = sfs_undo_open(statefd, fname, true);
+		rc = fd < 0 ? fd : sfs_undo_reset(fd, &h, 0, true);
+		if (fd >= 0)
+			close(fd);
+		if (rc == 0 && fsync(statefd) < 0)
+			rc = -errno;
+	}
+	return rc;
+}

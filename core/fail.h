@@ -194,6 +194,12 @@ int sfs_fail_last_cut(struct sfs_fail *f, struct sfs_fail_cutinfo *out);
 /* The power, the trigger, the next cut's settings, the keys and the counters, into out. */
 void sfs_fail_status(struct sfs_fail *f, struct sfs_fail_status *out);
 
+/* Before the store renames image from over image to (STORE/.sectorfs is statefd): for each of
+ * NAME.disk and NAME.undo that to has and from has not, give from one that says nothing (a
+ * disk that is on with an empty list, an empty log of from's sectors lss/pss), so that the
+ * move replaces to's and no state of the image replaced stays behind.  Durable.  0 or -errno. */
+int sfs_fail_cover_files(int statefd, const char *from, const char *to, uint32_t lss, uint32_t pss);
+
 /* Hold the state still: wait for the requests in flight, then let no request, cut, attribute
  * or heal run and no file of the state be written until sfs_fail_resume.  For the store, while
  * it moves or removes NAME.disk and NAME.undo.  Never fails. */

@@ -66,12 +66,19 @@ int sfs_intent_drop(int statefd, const char *name, const char *suffix)
 
 int sfs_move_image_files(int dirfd, int statefd, const char *from, const char *to)
 {
+	static const char *const state[] = { SFS_DISK_SUFFIX, SFS_UNDO_SUFFIX };
 	char a[NAMEBUF], b[NAMEBUF];
 
 	sfs_map_name(a, sizeof(a), from);
 	sfs_map_name(b, sizeof(b), to);
 	if (renameat(statefd, a, statefd, b) < 0 && errno != ENOENT)
 		return -errno;
+	for (size_t i = 0; i < sizeof(state) / sizeof(state[0]); i++) {   /* the failure state's, if any */
+		snprintf(a, sizeof(a), "%s%s", from, state[i]);
+		snprintf(b, sizeof(b), "%s%s", to, state[i]);
+		if (renameat(statefd, a, statefd, b) < 0 && errno != ENOENT)
+			return -errno;
+	}
 	if (renameat(dirfd, from, dirfd, to) < 0 && errno != ENOENT)
 		return -errno;
 	sfs_sidecar_name(a, sizeof(a), from);
@@ -80,6 +87,19 @@ int sfs_move_image_files(int dirfd, int statefd, const char *from, const char *t
 		return -errno;
 	if (fsync(statefd) < 0 || fsync(dirfd) < 0)
 		return -errno;
+	return 0;
+}
+
+int sfs_remove_state_files(int statefd, const char *name)
+{
+	static const char *const state[] = { SFS_DISK_SUFFIX, SFS_UNDO_SUFFIX };
+	char f[NAMEBUF];
+
+	for (size_t i = 0; i < sizeof(state) / sizeof(state[0]); i++) {
+		snprintf(f, sizeof(f), "%s%s", name, state[i]);
+		if (unlinkat(statefd, f, 0) < 0 && errno != ENOENT)
+			return -errno;
+	}
 	return 0;
 }
 
@@ -272,6 +292,8 @@ static void remove_image_files(struct ctx *c, const char *name, const char *rec,
 		rc = -errno;
 	if (rc == 0 && unlinkat(c->statefd, mapname, 0) < 0 && errno != ENOENT)
 		rc = -errno;
+	if (rc == 0)
+		rc = sfs_remove_state_files(c->statefd, name);
 	if (rc == 0 && fsync(c->dirfd) < 0)
 		rc = -errno;
 	if (rc == 0)

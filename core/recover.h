@@ -46,8 +46,12 @@ int sfs_recover(int dirfd, int statefd, const struct sfs_log *log, bool apply);
  * 1 with what it records described in buf ("an interrupted grow"), 0 when none. */
 int sfs_recover_pending(int statefd, const char *name, char *buf, size_t len);
 
-/* Rename the map, backing file and sidecar of image from to to, skipping those already moved,
- * then fsync both directories.  0 or -errno. */
+/* Rename the map, NAME.disk and NAME.undo (when there), backing file and sidecar of image from
+ * to to, skipping those already moved, then fsync both directories.  0 or -errno. */
 int sfs_move_image_files(int dirfd, int statefd, const char *from, const char *to);
+
+/* Remove NAME.disk and NAME.undo of image name from statefd, when there (an unlink finished).
+ * Not synced (the caller syncs statefd).  0 or -errno. */
+int sfs_remove_state_files(int statefd, const char *name);
 
 #endif

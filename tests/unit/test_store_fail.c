@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_store_fail.c - an image's failure state files (NAME.disk,
+ * NAME.undo) across the store's rename and unlink (core/storenames.c,
+ * recover.c, storescan.c).
+ *
+ * Proves:
+ *   - a rename moves NAME.disk and NAME.undo with the map; the renamed
+ *     image's state works under its new name (a cut, a heal saved there),
+ *     and nothing is written under the old name again;
+ *   - a rename onto an image with failure state files replaces them: the
+ *     image renamed over it, which had none, does not inherit the
+ *     replaced one's bad sectors or power state;
+ *   - an unlink removes them; a new image of the same name starts with no
+ *     failure state, even when the unlinked one is still held open and
+ *     writes to its bad sectors afterwards;
+ *   - an image removed behind the daemon's back (backing file and
+ *     sidecar) takes them along.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "image.h"
+#include "store.h"
+#include "tmpstore.h"
+
+#define GOOD "{\"size\": \"1M\", \"sector\": \"512e\", \"block_size\": \"64K\"}"
+#define VOLATILE "{\"size\": \"1M\", \"sector\": \"512e\", \"block_size\": \"64K\", \"write_cache\": \"volatile\"}"
+
+static struct tmpstore ts;
+static struct logcap cap;
+static struct sfs_store_opts opts;
+
+static void setup(void)
+{
+	tmpstore_make(&ts, "storefail", false);
+	logcap_init(&cap);
+	tmpstore_opts(&opts, &cap, "pid 1, unit test");
+	opts.stats = true;
+}
+
+static void teardown(void)
+{
+	tmpstore_destroy(&ts);
+}
+
+TestSuite(storefail, .init = setup, .fini = teardown, .timeout = 30);
+
+static struct sfs_store *open_store(void)
+{
+	struct sfs_store *s = NULL;
+	char err[1024] = "";
+
+	cr_assert_eq(sfs_store_open(ts.path, &opts, &s, err, sizeof(err)), 0, "open: %s", err);
+	return s;
+}
+
+static bool state_exists(const char *name)
+{
+	int fd = openat(ts.fd, ".sectorfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	bool r;
+
+	cr_assert_geq(fd, 0);
+	r = tmp_exists(fd, name);
+	close(fd);
+	return r;
+}
+
+static struct sfs_image *get(struct sfs_store *s, const char *name)
+{
+	struct sfs_image *im = NULL;
+
+	cr_assert_eq(sfs_store_get(s, name, &im), 0, "get %s", name);
+	return im;
+}
+
+static int attr(struct sfs_image *im, const char *key, const char *v)
+{
+	char err[512] = "";
+
+	return sfs_image_fail_attr_set(im, key, v, strlen(v), err, sizeof(err));
+}
+
+static char *attr_get(struct sfs_image *im, const char *key)
+{
+	char *v = NULL;
+	size_t n;
+
+	cr_assert_eq(sfs_image_fail_attr_get(im, key, &v, &n), 0);
+	return v;
+}
+
+static void expect_attr(struct sfs_image *im, const char *key, const char *want)
+{
+	char *v = attr_get(im, key);
+
+	cr_expect_str_eq(v, want, "%s of %s", key, sfs_image_name(im));
+	free(v);
+}
+
+static void put4k(struct sfs_image *im, uint64_t off, int v)
+{
+	unsigned char buf[4096];
+
+	memset(buf, v, sizeof(buf));
+	cr_assert_eq(sfs_image_write(im, buf, sizeof(buf), off), (ssize_t)sizeof(buf));
+}
+
+static int read4k(struct sfs_image *im, uint64_t off, int v)
+{
+	unsigned char buf[4096];
+	ssize_t n = sfs_image_read(im, buf, sizeof(buf), off);
+
+	if (n < 0)
+		return (int)n;
+	for (size_t i = 0; i < sizeof(buf); i++)
+		if (buf[i] != v)
+			return 1;
+	return 0;
+}
+
+Test(storefail, rename_moves_the_state)
+{
+	struct sfs_store *s;
+	struct sfs_image *im;
+
+	tmp_write_sidecar(ts.fd, "a", VOLATILE);
+	s = open_store();
+	im = get(s, "a");
+	put4k(im, 0, 1);
+	cr_assert_eq(attr(im, "bad_sectors", "+100"), 0);
+	cr_assert(state_exists("a.disk") && state_exists("a.undo"));
+	cr_assert_eq(sfs_store_rename(s, "a", "b", false), 0);
+	cr_expect(!state_exists("a.disk") && !state_exists("a.undo"), "left under the old name");
+	cr_expect(state_exists("b.disk") && state_exists("b.undo"));
+	put4k(im, 8192, 2);                      /* into the log under its new name */
+	cr_assert_eq(attr(im, "bad_sectors", "+200"), 0);
+	cr_assert_eq(attr(im, "power", "off"), 0);
+	cr_assert_eq(attr(im, "power", "on"), 0);
+	cr_expect_eq(read4k(im, 0, 0), 0, "the write before the rename was not rolled back");
+	cr_expect_eq(read4k(im, 8192, 0), 0, "the write after the rename was not rolled back");
+	cr_expect(!state_exists("a.disk") && !state_exists("a.undo"), "written under the old name after the rename");
+	sfs_store_put(s, im);
+	cr_expect_eq(sfs_store_close(s), 0);
+	s = open_store();
+	im = get(s, "b");
+	expect_attr(im, "bad_sectors", "100-100\n200-200");
+	sfs_store_put(s, im);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(storefail, rename_over_replaces_the_state)
+{
+	struct sfs_store *s;
+	struct sfs_image *a, *b;
+
+	tmp_write_sidecar(ts.fd, "a", GOOD);
+	tmp_write_sidecar(ts.fd, "b", VOLATILE);
+	s = open_store();
+	b = get(s, "b");
+	put4k(b, 0, 1);
+	cr_assert_eq(attr(b, "bad_sectors", "+8"), 0);
+	cr_assert_eq(attr(b, "power", "off"), 0);
+	sfs_store_put(s, b);
+	cr_assert(state_exists("b.disk") && state_exists("b.undo"));
+	cr_assert_eq(sfs_store_rename(s, "a", "b", false), 0);
+	a = get(s, "b");
+	expect_attr(a, "power", "on");
+	expect_attr(a, "bad_sectors", "");
+	cr_expect_eq(read4k(a, 4096, 0), 0, "the image renamed over b reads");
+	sfs_store_put(s, a);
+	cr_expect_eq(sfs_store_close(s), 0);
+	s = open_store();
+	a = get(s, "b");
+	expect_attr(a, "power", "on");
+	expect_attr(a, "bad_sectors", "");
+	cr_expect(!sfs_image_has_failures(a) || !state_exists("b.undo"), "the replaced image's log stays");
+	sfs_store_put(s, a);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(storefail, unlink_removes_the_state)
+{
+	struct sfs_store *s;
+	struct sfs_image *old, *im;
+
+	tmp_write_sidecar(ts.fd, "a", VOLATILE);
+	s = open_store();
+	old = get(s, "a");
+	put4k(old, 0, 1);
+	cr_assert_eq(attr(old, "bad_sectors", "+16-23"), 0);
+	cr_assert_eq(sfs_store_unlink(s, "a"), 0);
+	cr_expect(!state_exists("a.disk") && !state_exists("a.undo"));
+	cr_assert_eq(sfs_store_create(s, "a", &im), 0);
+	cr_assert_eq(sfs_store_resize(s, im, 1 << 20), 0);
+	/* the unlinked image, still open, heals its bad sectors: nothing is saved for it */
+	put4k(old, 8192, 2);
+	cr_expect(!state_exists("a.disk"), "the unlinked image wrote the new one's state");
+	cr_expect(!sfs_image_has_failures(im));
+	expect_attr(im, "bad_sectors", "");
+	sfs_store_put(s, im);
+	sfs_store_put(s, old);
+	cr_expect_eq(sfs_store_close(s), 0);
+	cr_expect(!state_exists("a.disk") && !state_exists("a.undo"));
+}
+
+Test(storefail, backing_removed_behind_our_back)
+{
+	struct sfs_store *s;
+	struct sfs_image *im;
+
+	tmp_write_sidecar(ts.fd, "a", GOOD);
+	s = open_store();
+	im = get(s, "a");
+	cr_assert_eq(attr(im, "bad_sectors", "+1"), 0);
+	sfs_store_put(s, im);
+	cr_assert(state_exists("a.disk"));
+	cr_assert_eq(unlinkat(ts.fd, "a", 0), 0);
+	cr_assert_eq(unlinkat(ts.fd, "a.json", 0), 0);
+	cr_expect_eq(sfs_store_get(s, "a", &im), -ENOENT);
+	cr_expect(!state_exists("a.disk"), "the failure state of a removed image stays");
+	cr_expect_eq(sfs_store_close(s), 0);
+}
