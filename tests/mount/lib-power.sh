@@ -60,36 +60,49 @@ round_budget() {
 	fi
 }
 
-# ext4_round NAME MOUNT_OPTS SEED TRIGGER POLICY: one round over $MNT/NAME (4096-byte sectors):
-# a new ext4 mounted with MOUNT_OPTS, fsync_writer.py writing files until the cut TRIGGER (seed
-# SEED, POLICY) takes the power, unmount, power on, mount again (the journal replayed), the
-# fsync'd files checked, unmount, e2fsck -fn.  Sets R_MOUNT (0: the ext4 mounted again),
-# R_FSYNCED and R_LOST (files fsync'd, of them missing or wrong), R_FSCK (e2fsck's exit code),
-# R_UNFLUSHED and R_LOSTW (unflushed writes at the cut, lost whole).
+# ext4_round NAME MOUNT_OPTS SEED TRIGGER POLICY [WRITER CHECKER [ARG]]: one round over $MNT/NAME
+# (4096-byte sectors): a new ext4 mounted with MOUNT_OPTS, WRITER (a script of power/,
+# fsync_writer.py by default, given DIR LOG SEED [ARG]) writing until the cut TRIGGER (seed SEED,
+# POLICY; "off@SECS": power off SECS seconds after the writer starts) takes the power, unmount,
+# the writer killed as the power goes (the machine dies with it; its page cache is lost when the
+# unmount cannot write it), power on, mount again (the journal replayed), CHECKER
+# (fsync_check.py, given DIR LOG) run on
+# what is left, unmount, e2fsck -fn.  Sets R_MOUNT (0: the ext4 mounted again), R_FSYNCED and
+# R_LOST (what the writer logged as durable, of it missing or wrong), R_CHECK (the checker's
+# third word, if any), R_FSCK (e2fsck's exit code), R_UNFLUSHED and R_LOSTW (unflushed writes at
+# the cut, lost whole).
 ext4_round() {
-	local img="$MNT/$1" wlog="$T/writer.$3.log" wpid
-	FS="$T/fs"
-	mkdir -p "$FS"
+	local img="$MNT/$1" wlog="$T/writer.$3.log" writer=${6:-fsync_writer.py} checker=${7:-fsync_check.py} wpid
+	if [ -z "${FS:-}" ]; then
+		FS="$T/fs"
+		mkdir -p "$FS"
+		on_exit "mountpoint -q $FS && { timeout 20 umount $FS || umount -l $FS; }"
+	fi
 	attach_loop "$img" 4096
 	step "mkfs.ext4 (round seed $3)" mkfs.ext4 -q -F "$DEV"
 	step "mount -o $2" mount -o "$2" "$DEV" "$FS"
 	mkdir "$FS/w" && sync -f "$FS/w" || fail "cannot make the writer's directory"
 	: > "$wlog"
-	arm_cut "$img" "$4" "$3" "$5"
-	python3 "$POWER_PY/fsync_writer.py" "$FS/w" "$wlog" "$3" &
+	case $4 in
+	off@*) arm_cut "$img" on "$3" "$5" ;;
+	*) arm_cut "$img" "$4" "$3" "$5" ;;
+	esac
+	python3 "$POWER_PY/$writer" "$FS/w" "$wlog" "$3" ${8:+"$8"} &
 	wpid=$!
+	# the power goes for the whole machine: the writer dies with it, nothing it does after counts
+	case $4 in off@*) sleep "${4#off@}"; { kill -9 "$wpid" && wait "$wpid"; } 2>/dev/null; set_attr "$img" power off ;; esac
 	wait_power "$img" off 60 || fail "round seed $3: no cut within 60 s of $4"
-	wait_gone "$wpid" 30 || fail "round seed $3: the writer still runs 30 s after the cut"
-	wait "$wpid" 2>/dev/null
+	{ kill -9 "$wpid" && wait "$wpid"; } 2>/dev/null
 	step "umount after the cut" umount "$FS"
 	detach_loop "$DEV"
 	set_attr "$img" power on
 	R_UNFLUSHED=$(last_cut "$1" unflushed_writes)
 	R_LOSTW=$(last_cut "$1" lost_writes)
 	attach_loop "$img" 4096
-	R_MOUNT=0 R_FSYNCED=0 R_LOST=0
+	R_MOUNT=0 R_FSYNCED=0 R_LOST=0 R_CHECK=
 	if timeout 60 mount "$DEV" "$FS" 2>"$T/mount.err"; then
-		read -r R_FSYNCED R_LOST < <(python3 "$POWER_PY/fsync_check.py" "$FS/w" "$wlog")
+		python3 "$POWER_PY/$checker" "$FS/w" "$wlog" > "$T/check.out"   # done before the umount
+		read -r R_FSYNCED R_LOST R_CHECK < "$T/check.out"
 		step "umount after the check" umount "$FS"
 	else
 		R_MOUNT=1
