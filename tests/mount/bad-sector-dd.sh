@@ -27,7 +27,7 @@ dd if=/dev/urandom of="$T/data" bs=1M count=8 status=none
 dd if="$T/data" of="$IMG" bs=1M oflag=direct conv=notrunc status=none || fail "cannot fill the disk"
 
 setfattr -n user.sectorfs.bad_sectors -v "+100-103" "$IMG" || fail "setfattr +100-103 refused"
-v=$(getfattr --only-values -n user.sectorfs.bad_sectors "$IMG")
+v=$(getfattr --absolute-names --only-values -n user.sectorfs.bad_sectors "$IMG")
 [ "$v" = "100-103" ] || fail "bad_sectors lists '$v', want 100-103"
 pass "a range is added and listed"
 
@@ -62,7 +62,7 @@ dd if="$T/data" of="$IMG" bs=512 skip=96 seek=96 count=8 oflag=direct conv=notru
 	fail "the write over the range failed"
 dd if="$IMG" of="$T/back" bs=512 skip=96 count=8 iflag=direct status=none || fail "the healed range does not read"
 cmp -s "$T/back" <(dd if="$T/data" bs=512 skip=96 count=8 status=none) || fail "the healed range reads other data"
-v=$(getfattr --only-values -n user.sectorfs.bad_sectors "$IMG")
+v=$(getfattr --absolute-names --only-values -n user.sectorfs.bad_sectors "$IMG")
 [ -z "$v" ] || fail "the list after the write is '$v'"
 pass "a write heals it"
 
@@ -77,7 +77,7 @@ setfattr -n user.sectorfs.bad_sectors -v "+9-5" "$IMG" 2>/dev/null && fail "+9-5
 setfattr -n user.sectorfs.bad_sectors -v "+99999999" "$IMG" 2>/dev/null && fail "a sector past the end accepted"
 grep -q "user.sectorfs.bad_sectors refused: .*END 5 is before START 9" "$T/daemon.log" ||
 	fail "the daemon does not say why +9-5 was refused: $(cat "$T/daemon.log")"
-v=$(getfattr --only-values -n user.sectorfs.bad_sectors "$IMG")
+v=$(getfattr --absolute-names --only-values -n user.sectorfs.bad_sectors "$IMG")
 [ "$v" = "200-201:sticky" ] || fail "a refused command changed the list: '$v'"
 pass "bad values are refused with the reason logged, the list unchanged"
 

@@ -18,7 +18,7 @@ fail_sidecar() {
 }
 
 # power_of IMG: what user.sectorfs.power says.
-power_of() { getfattr --only-values -n user.sectorfs.power "$1" 2>/dev/null; }
+power_of() { getfattr --absolute-names --only-values -n user.sectorfs.power "$1" 2>/dev/null; }
 
 # set_attr IMG KEY VALUE: set user.sectorfs.KEY, or fail saying so.
 set_attr() {
