@@ -276,15 +276,20 @@ static int first_open(struct sfs_image *im, int store_fd, int state_fd, const ch
 	return 0;
 }
 
-/* The drive of the sidecar's profile (a name, or a path from the store). */
+/* The drive of the sidecar's profile (a name, or a path from the store), with the sidecar's
+ * latency_spike when it has one; a spike alone runs on a profile that costs nothing else
+ * (spike.h). */
 static int model_of(struct sfs_image *im, int store_fd, const char *name, char *err, size_t errlen)
 {
-	struct sfs_profile p;
+	struct sfs_profile p = { .channels = SFS_PROFILE_MAX_CHANNELS, .nread = 1, .nwrite = 1,
+				 .read = { { 512, 0 } }, .write = { { 512, 0 } }, .name = "latency_spike" };
 	char perr[512];
-	int rc = sfs_profile_load(store_fd, im->sc.profile, &p, perr, sizeof(perr));
+	int rc = im->sc.profile[0] ? sfs_profile_load(store_fd, im->sc.profile, &p, perr, sizeof(perr)) : 0;
 
 	if (rc < 0)
 		return sfs_err(err, errlen, rc, "%s" SFS_SIDECAR_SUFFIX ": key 'profile': %s", name, perr);
+	if (im->sc.fail.have & SFS_HAVE_LATENCY_SPIKE)
+		p.spike = im->sc.fail.spike;
 	rc = sfs_model_new(&p, im->sc.pss, NULL, &im->model);
 	if (rc < 0)
 		return sfs_err(err, errlen, rc, "%s: out of memory", name);
@@ -304,7 +309,8 @@ int sfs_image_open_in(struct sfs_fdcache *fdc, int store_fd, int state_fd, const
 	im->store_fd = store_fd;
 	im->state_fd = state_fd;
 	im->fdc = fdc;
-	if (sc->profile[0] && (rc = model_of(im, store_fd, name, err, errlen)) < 0) {
+	if ((sc->profile[0] || (sc->fail.have & SFS_HAVE_LATENCY_SPIKE)) &&
+	    (rc = model_of(im, store_fd, name, err, errlen)) < 0) {
 		image_free(im);
 		return rc;
 	}
