@@ -492,3 +492,45 @@ int sfs_fail_cover_files(int statefd, const char *from, const char *to, uint32_t
 	}
 	return rc;
 }
+
+static int count_entry(void *ctx, const struct sfs_undo_rec *r)
+{
+	if (r->kind == SFS_UNDO_WRITE)
+		++*(uint64_t *)ctx;
+	return 0;
+}
+
+int sfs_fail_peek(int statefd, const char *name, uint32_t lss, uint32_t pss, uint64_t size,
+		  struct sfs_diskstate *ds, uint64_t *writes, char *err, size_t errlen)
+{
+	char fname[SFS_FILE_NAME_LEN];
+	struct sfs_undo_hdr h;
+	long n = 0;
+	int fd, rc;
+
+	*writes = 0;
+	sfs_disk_init(ds, lss, pss, size / lss);
+	snprintf(fname, sizeof(fname), "%s" SFS_DISK_SUFFIX, name);
+	rc = sfs_disk_load(statefd, fname, ds, err, errlen);
+	if (rc < 0 && rc != -ENOENT)
+		return rc;
+	snprintf(fname, sizeof(fname), "%s" SFS_UNDO_SUFFIX, name);
+	fd = sfs_undo_open(statefd, fname, false);
+	if (fd == -ENOENT)
+		return 0;
+	rc = fd < 0 ? fd : sfs_undo_read_hdr(fd, &h);
+	if (rc == 0)
+		n = sfs_undo_scan(fd, &h, count_entry, writes, NULL);
+	if (fd >= 0)
+		close(fd);
+	if (rc == -ENODATA)
+		return 0;                  /* just made, never written */
+	if (rc == 0 && n < 0)
+		rc = (int)n;
+	if (rc < 0) {
+		sfs_disk_free(ds);
+		return sfs_err(err, errlen, rc, "%s: %s", fname,
+			       rc == -EUCLEAN ? "not an undo log (its header is damaged)" : strerror(-rc));
+	}
+	return 0;
+}

@@ -71,6 +71,7 @@
 #include <stdint.h>
 
 #include "badsect.h"
+#include "diskstate.h"
 #include "log.h"
 #include "wcache.h"
 
@@ -193,6 +194,15 @@ int sfs_fail_last_cut(struct sfs_fail *f, struct sfs_fail_cutinfo *out);
 
 /* The power, the trigger, the next cut's settings, the keys and the counters, into out. */
 void sfs_fail_status(struct sfs_fail *f, struct sfs_fail_status *out);
+
+/* What STORE/.sectorfs (statefd) says of image name's failures, read without serving it (for
+ * sectorfs-img): its NAME.disk (ds: the power, a cut under way, the bad sectors; the defaults
+ * when there is none) and the entries of its NAME.undo (*writes: unflushed writes a crash
+ * left, kept at the next start; 0 when there is no log).  The disk has sectors lss/pss and
+ * size bytes.  0 with ds to free (sfs_disk_free); -EUCLEAN (a damaged NAME.disk or a log
+ * header that is not one), -EPERM or -errno, with err naming the file and the reason. */
+int sfs_fail_peek(int statefd, const char *name, uint32_t lss, uint32_t pss, uint64_t size,
+		  struct sfs_diskstate *ds, uint64_t *writes, char *err, size_t errlen);
 
 /* Before the store renames image from over image to (STORE/.sectorfs is statefd): for each of
  * NAME.disk and NAME.undo that to has and from has not, give from one that says nothing (a
