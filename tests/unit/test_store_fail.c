@@ -15,7 +15,9 @@
  *     failure state, even when the unlinked one is still held open and
  *     writes to its bad sectors afterwards;
  *   - an image removed behind the daemon's back (backing file and
- *     sidecar) takes them along.
+ *     sidecar) takes them along;
+ *   - a cut of an image whose descriptors the cache closed opens them
+ *     again to roll its unflushed write back.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +29,7 @@
 #include <criterion/criterion.h>
 
 #include "image.h"
+#include "image_impl.h"
 #include "store.h"
 #include "tmpstore.h"
 
@@ -225,5 +228,35 @@ Test(storefail, backing_removed_behind_our_back)
 	cr_assert_eq(unlinkat(ts.fd, "a.json", 0), 0);
 	cr_expect_eq(sfs_store_get(s, "a", &im), -ENOENT);
 	cr_expect(!state_exists("a.disk"), "the failure state of a removed image stays");
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+Test(storefail, cut_of_an_image_the_cache_closed)
+{
+	struct sfs_store *s;
+	struct sfs_image *a, *b;
+
+	opts.fd_budget = 3;                      /* one image's descriptors at a time */
+	tmp_write_sidecar(ts.fd, "a", VOLATILE);
+	tmp_write_sidecar(ts.fd, "b", VOLATILE);
+	s = open_store();
+	a = get(s, "a");
+	cr_assert_eq(sfs_image_pin(a), 0);
+	put4k(a, 0, 1);
+	cr_assert_eq(sfs_image_flush(a), 0);
+	put4k(a, 0, 2);                          /* unflushed */
+	sfs_image_unpin(a);
+	b = get(s, "b");
+	cr_assert_eq(sfs_image_pin(b), 0);       /* a's descriptors go */
+	put4k(b, 0, 3);
+	sfs_image_unpin(b);
+	cr_expect(!sfs_image_resident(a), "a was not evicted: the test tests nothing");
+	cr_assert_eq(attr(a, "power", "off"), 0, "the cut of an evicted image");
+	cr_assert_eq(attr(a, "power", "on"), 0);
+	cr_assert_eq(sfs_image_pin(a), 0);
+	cr_expect_eq(read4k(a, 0, 1), 0, "the unflushed write was not rolled back");
+	sfs_image_unpin(a);
+	sfs_store_put(s, a);
+	sfs_store_put(s, b);
 	cr_expect_eq(sfs_store_close(s), 0);
 }
