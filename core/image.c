@@ -196,8 +196,8 @@ void sfs_image_need_ranges(struct sfs_image *im)
 /* ---- I/O ---- */
 
 /* Read [off, off+n) of the disk of geometry g into p: allocated runs from the backing file,
- * the rest as zeros.  0 or -errno. */
-static int read_blocks(struct sfs_image *im, const struct sfs_geom *g, char *p, uint64_t off, uint64_t n)
+ * the rest as zeros.  0 or -errno.  Inline: it is the body of every read. */
+static inline __attribute__((always_inline)) int read_blocks(struct sfs_image *im, const struct sfs_geom *g, char *p, uint64_t off, uint64_t n)
 {
 	uint64_t first, last, pos = off;
 	int rc = 0;
@@ -257,12 +257,13 @@ static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 	rc = range_lock(im, &r, off, n, false, caller_holds);
 	if (rc < 0)
 		return rc;
-	f = sfs_img_fail(im);
-	fio = (struct sfs_fail_io){ .op = SFS_FAIL_READ, .off = off, .len = n };
-	if (f && (rc = sfs_fail_begin(f, &fio)) < 0) {
-		range_unlock(im, &r);
-		media_error(im, &fio);
-		return rc;
+	if ((f = sfs_img_fail(im))) {
+		fio = (struct sfs_fail_io){ .op = SFS_FAIL_READ, .off = off, .len = n };
+		if ((rc = sfs_fail_begin(f, &fio)) < 0) {
+			range_unlock(im, &r);
+			media_error(im, &fio);
+			return rc;
+		}
 	}
 	rc = read_blocks(im, &g, buf, off, n);
 	if (f)
@@ -316,8 +317,8 @@ static int first_write(struct sfs_image *im, const struct sfs_geom *g, uint64_t 
 /* Write [off, off+len) of the disk of geometry g from p: runs of allocated blocks in one
  * transfer, each first write under its block's stripe lock (top of file).  *was_first says
  * whether a block was written for the first time, *zeroed what that zeroed around the data.
- * 0 or -errno. */
-static int write_blocks(struct sfs_image *im, const struct sfs_geom *g, const char *p, uint64_t off, uint64_t len,
+ * 0 or -errno.  Inline: it is the body of every write. */
+static inline __attribute__((always_inline)) int write_blocks(struct sfs_image *im, const struct sfs_geom *g, const char *p, uint64_t off, uint64_t len,
 			bool *was_first, uint64_t *zeroed)
 {
 	uint64_t first, last, run = off, end = off + len;
@@ -374,11 +375,13 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	rc = range_lock(im, &r, off, len, true, caller_holds);
 	if (rc < 0)
 		return rc;
-	f = sfs_img_fail(im);
-	fio = (struct sfs_fail_io){ .op = SFS_FAIL_WRITE, .off = off, .len = len, .flags = fua_next ? SFS_WC_FUA : 0 };
-	if (f && (rc = sfs_fail_begin(f, &fio)) < 0) {
-		range_unlock(im, &r);
-		return rc;
+	if ((f = sfs_img_fail(im))) {
+		fio = (struct sfs_fail_io){ .op = SFS_FAIL_WRITE, .off = off, .len = len,
+					    .flags = fua_next ? SFS_WC_FUA : 0 };
+		if ((rc = sfs_fail_begin(f, &fio)) < 0) {
+			range_unlock(im, &r);
+			return rc;
+		}
 	}
 	rc = write_blocks(im, &g, buf, off, len, &was_first, &zeroed);
 	if (rc == 0 && growing)

@@ -254,11 +254,13 @@ int sfs_write(const char *path, const char *buf, size_t size, off_t off, struct 
 		set_requester();
 		/* O_DSYNC/O_SYNC (or RWF_DSYNC): the kernel sends no fsync for direct_io writes, so the
 		 * write itself must be durable: a FUA write, then the host's sync (doc/failures.md) */
-		sfs_image_fua_next(fi->flags & O_DSYNC);
+		if (fi->flags & O_DSYNC)
+			sfs_image_fua_next(true);
 		rc = h->creator ? sfs_store_write_growing(fs_of_ctx()->store, h->im, buf, size,
 								  (uint64_t)off, direct)
 			   : (direct ? sfs_image_write : sfs_image_write_any)(h->im, buf, size, (uint64_t)off);
-		sfs_image_fua_next(false);
+		if (fi->flags & O_DSYNC)
+			sfs_image_fua_next(false);
 		if (rc > 0 && (fi->flags & O_DSYNC)) {
 			int frc = sfs_image_sync(h->im);
 
