@@ -186,8 +186,9 @@ static int open_map(struct sfs_image *im, int state_fd, const char *name, const 
 	return 0;
 }
 
-/* A new image: the failure state files another image of this name left go first. */
-static int drop_stale_state(int state_fd, const char *name)
+/* A new image: the failure state files another image of this name left go first.  0 or -errno
+ * with err filled. */
+static int drop_stale_state(int state_fd, const char *name, char *err, size_t errlen)
 {
 	static const char *const suffixes[] = { SFS_DISK_SUFFIX, SFS_UNDO_SUFFIX };
 	char fname[SFS_FILE_NAME_LEN];
@@ -195,7 +196,8 @@ static int drop_stale_state(int state_fd, const char *name)
 	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
 		snprintf(fname, sizeof(fname), "%s%s", name, suffixes[i]);
 		if (unlinkat(state_fd, fname, 0) < 0 && errno != ENOENT)
-			return -errno;
+			return sfs_err(err, errlen, -errno, "%s: cannot create image: " SFS_STATE_DIR "/%s, left by "
+				       "another image of that name, cannot be removed: %s", name, fname, strerror(errno));
 	}
 	return 0;
 }
@@ -215,9 +217,12 @@ static int first_open(struct sfs_image *im, int store_fd, int state_fd, const ch
 	im->fd = openat(store_fd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (im->fd < 0 && errno == ENOENT) {
 		/* The sidecar declares an image that does not exist yet: make it. */
-		rc = drop_stale_state(state_fd, name);
-		if (rc == 0)
-			rc = sfs_map_create(state_fd, mapname, &mi, &im->map);
+		rc = drop_stale_state(state_fd, name, err, errlen);
+		if (rc < 0) {
+			sfs_img_res_drop(im);
+			return rc;
+		}
+		rc = sfs_map_create(state_fd, mapname, &mi, &im->map);
 		if (rc == 0 && (rc = create_backing(store_fd, name, sc, &im->log, &im->fd)) < 0)
 			unlinkat(state_fd, mapname, 0);
 		if (rc < 0) {

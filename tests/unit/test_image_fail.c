@@ -329,3 +329,27 @@ Test(image, new_image_drops_stale_state)
 	cr_expect(!tmp_exists(ts.statefd, NAME ".disk"));
 	sfs_image_close(im);
 }
+
+Test(image, planted_state_files_refuse_without_hanging, .timeout = 10)
+{
+	struct sfs_sidecar sc = sc_keys("\"write_cache\": \"volatile\"");
+	struct sfs_image *im = NULL;
+	char err[512] = "";
+
+	cr_assert_eq(mkdirat(ts.statefd, NAME ".disk", 0700), 0);
+	cr_expect_lt(sfs_image_open(ts.fd, ts.statefd, NAME, &sc, SFS_IMAGE_STATS, &lg, &im, err, sizeof(err)), 0,
+		     "a new image over a directory named " NAME ".disk");
+	cr_expect_not_null(strstr(err, ".sectorfs/" NAME ".disk, left by another image"), "%s", err);
+	cr_assert_eq(unlinkat(ts.statefd, NAME ".disk", AT_REMOVEDIR), 0);
+	im = open_as(NAME, &sc, true);
+	sfs_image_close(im);
+	cr_assert_eq(mkfifoat(ts.statefd, NAME ".disk", 0600), 0);
+	cr_expect_eq(sfs_image_open(ts.fd, ts.statefd, NAME, &sc, SFS_IMAGE_STATS, &lg, &im, err, sizeof(err)), -EPERM,
+		     "a FIFO as " NAME ".disk");
+	cr_expect_not_null(strstr(err, NAME ".disk"), "%s", err);
+	cr_assert_eq(unlinkat(ts.statefd, NAME ".disk", 0), 0);
+	cr_assert_eq(symlinkat("/etc/passwd", ts.statefd, NAME ".undo"), 0);
+	cr_expect_eq(sfs_image_open(ts.fd, ts.statefd, NAME, &sc, SFS_IMAGE_STATS, &lg, &im, err, sizeof(err)), -EPERM,
+		     "a symbolic link as " NAME ".undo");
+	cr_expect_not_null(strstr(err, NAME ".undo"), "%s", err);
+}
