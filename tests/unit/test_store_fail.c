@@ -17,19 +17,26 @@
  *   - an image removed behind the daemon's back (backing file and
  *     sidecar) takes them along;
  *   - a cut of an image whose descriptors the cache closed opens them
- *     again to roll its unflushed write back.
+ *     again to roll its unflushed write back;
+ *   - a rename (onto a free name, onto an image with failure state
+ *     files) and an unlink failed or crashed after each of their steps
+ *     leave, after the next open, the power and bad sectors of every
+ *     name as before or as after, and no state file under a name that
+ *     is not served.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
 
 #include "image.h"
 #include "image_impl.h"
+#include "step_impl.h"
 #include "store.h"
 #include "tmpstore.h"
 
@@ -259,4 +266,158 @@ Test(storefail, cut_of_an_image_the_cache_closed)
 	sfs_store_put(s, a);
 	sfs_store_put(s, b);
 	cr_expect_eq(sfs_store_close(s), 0);
+}
+
+/* ---- a crash or a failure at each step of a rename or an unlink (as test_steps.c) ---- */
+
+static const char *hook_op;
+static int hook_n;
+static bool hook_crash;
+static bool settled;        /* the store was opened again: what a failure left is put right */
+
+static int hook(const char *op, int n)
+{
+	if (strcmp(op, hook_op) != 0 || n != hook_n)
+		return 0;
+	if (hook_crash)
+		_exit(0);
+	return -EIO;
+}
+
+/* a: a 512e image with bad sectors 5-6 and a volatile cache; b: the power off, bad 9. */
+static void make_pair(void)
+{
+	struct sfs_store *s;
+	struct sfs_image *im;
+
+	tmp_write_sidecar(ts.fd, "a", VOLATILE);
+	tmp_write_sidecar(ts.fd, "b", GOOD);
+	s = open_store();
+	im = get(s, "a");
+	put4k(im, 0, 1);
+	cr_assert_eq(attr(im, "bad_sectors", "+5-6"), 0);
+	sfs_store_put(s, im);
+	im = get(s, "b");
+	cr_assert_eq(attr(im, "bad_sectors", "+9"), 0);
+	cr_assert_eq(attr(im, "power", "off"), 0);
+	sfs_store_put(s, im);
+	cr_assert_eq(sfs_store_close(s), 0);
+}
+
+static void expect_state(struct sfs_store *s, const char *name, const char *power, const char *bad,
+			 const char *what)
+{
+	struct sfs_image *im = NULL;
+	char *v;
+
+	cr_assert_eq(sfs_store_get(s, name, &im), 0, "%s: get %s", what, name);
+	v = attr_get(im, "power");
+	cr_expect_str_eq(v, power, "%s: power of %s", what, name);
+	free(v);
+	v = attr_get(im, "bad_sectors");
+	cr_expect_str_eq(v, bad, "%s: bad_sectors of %s", what, name);
+	free(v);
+	sfs_store_put(s, im);
+}
+
+struct stepcase {
+	const char *op;
+	int steps;
+	int commit_fail, commit_crash; /* the first step whose failure, or crash, leaves it made */
+	int (*run)(struct sfs_store *s);
+	void (*expect)(struct sfs_store *s, bool after, const char *what);
+};
+
+static int run_rename_free(struct sfs_store *s) { return sfs_store_rename(s, "a", "c", false); }
+static int run_rename_over(struct sfs_store *s) { return sfs_store_rename(s, "a", "b", false); }
+static int run_unlink(struct sfs_store *s) { return sfs_store_unlink(s, "a"); }
+
+static void expect_rename_free(struct sfs_store *s, bool after, const char *what)
+{
+	expect_state(s, after ? "c" : "a", "on", "5-6", what);
+	expect_state(s, "b", "off", "9-9", what);
+	cr_expect(!settled || !state_exists(after ? "a.disk" : "c.disk"), "%s: a state file under the name not served",
+		  what);
+	cr_expect(!settled || !state_exists(after ? "a.undo" : "c.undo"), "%s: a log under the name not served", what);
+}
+
+static void expect_rename_over(struct sfs_store *s, bool after, const char *what)
+{
+	if (after) {
+		expect_state(s, "b", "on", "5-6", what);
+		cr_expect(!settled || (!state_exists("a.disk") && !state_exists("a.undo")), "%s: a's files left", what);
+	} else {
+		expect_state(s, "a", "on", "5-6", what);
+		expect_state(s, "b", "off", "9-9", what);
+	}
+}
+
+static void expect_unlink(struct sfs_store *s, bool after, const char *what)
+{
+	struct sfs_image *im;
+
+	if (after) {
+		cr_expect_eq(sfs_store_get(s, "a", &im), -ENOENT, "%s: a still there", what);
+		cr_expect(!settled || (!state_exists("a.disk") && !state_exists("a.undo")), "%s: a's state files left",
+			  what);
+	} else {
+		expect_state(s, "a", "on", "5-6", what);
+	}
+	expect_state(s, "b", "off", "9-9", what);
+}
+
+Test(storefail, every_step_of_rename_and_unlink)
+{
+	static const struct stepcase cases[] = {
+		{ "rename", 2, 2, 1, run_rename_free, expect_rename_free },
+		{ "rename", 2, 2, 1, run_rename_over, expect_rename_over },
+		{ "unlink", 3, 2, 2, run_unlink, expect_unlink },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct stepcase *c = &cases[i];
+
+		for (int n = 1; n <= c->steps; n++) {
+			for (int crash = 0; crash < 2; crash++) {
+				bool after = n >= (crash ? c->commit_crash : c->commit_fail);
+				char what[96];
+				struct sfs_store *s;
+
+				snprintf(what, sizeof(what), "case %zu, %s %s after step %d", i, c->op,
+					 crash ? "crashing" : "failing", n);
+				make_pair();
+				hook_op = c->op;
+				hook_n = n;
+				hook_crash = crash;
+				if (crash) {
+					pid_t pid = fork();
+					int st;
+
+					cr_assert_geq(pid, 0);
+					if (pid == 0) {
+						s = open_store();
+						sfs_step_hook = hook;
+						c->run(s);
+						_exit(3);
+					}
+					cr_assert_eq(waitpid(pid, &st, 0), pid);
+					cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: no stop at the step", what);
+				} else {
+					s = open_store();
+					sfs_step_hook = hook;
+					cr_expect_eq(c->run(s), -EIO, "%s", what);
+					sfs_step_hook = NULL;
+					settled = false;   /* an unlink past its commit leaves its files to the next start */
+					c->expect(s, after, what);
+					cr_assert_eq(sfs_store_close(s), 0);
+				}
+				sfs_step_hook = NULL;
+				settled = true;
+				s = open_store();
+				c->expect(s, after, what);
+				cr_assert_eq(sfs_store_close(s), 0);
+				tmp_rm_below(ts.fd);
+			}
+		}
+	}
 }
