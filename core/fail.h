@@ -17,9 +17,9 @@
  * cut (which takes it exclusively) happens between requests, never in the
  * middle of one.  Pairs never nest in one thread (the lock lets a waiting
  * cut go first, so a nested shared take would wait for it forever): a
- * read-modify-write is a read's pair, then a write's.  A write also needs its byte range held exclusively from
- * begin to the end of its transfer (wcache.h), which image.c's range lock
- * gives.
+ * read-modify-write is a read's pair, then a write's.  A write also needs
+ * its byte range held exclusively from begin to the end of its transfer
+ * (wcache.h), which image.c's range lock gives.
  *
  * Power.  user.sectorfs.power takes:
  *   on                     power on (after a cut); on a disk that is on,
@@ -38,16 +38,17 @@
  * A crash before 2 leaves the power on and every completed write kept (a
  * daemon crash); after 2, the next open finishes steps 3 to 5 with the
  * recorded seed and policy and the log's own geometry, so the disk ends as
- * the cut decided.  Nothing else is written: not the sidecar, not the
- * map, not another image.  After a cut every request fails with EIO until
- * power is set on again.
+ * the cut decided.  Nothing else is written: not the sidecar, not another
+ * image, the map only as any flush writes it (a block a lost write
+ * allocated stays allocated, reading as the cut left it).  After a cut
+ * every request fails with EIO until power is set on again.
  *
  * At open, a log with entries and no cut under way is what a daemon crash
  * left: every entry is kept (the backing synced, the log emptied) and
  * sfs_fail_counters' kept_at_start says how many unflushed writes that
  * kept (the caller logs it too).
  *
- * How the image uses it (image.h's "Failures"): imgopen.c opens it with
+ * How the image uses it (image.h's "Failures"): imgfail.c opens it with
  * the sidecar's keys and a backing of raw transfers through the
  * allocation map (no stats, no model; the map flushed as the sync);
  * image.c calls the hooks around reads, writes, flushes, discards and
