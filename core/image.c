@@ -48,6 +48,13 @@
  * (image_impl.h, imgopen.c): the functions here that do I/O run with the
  * image pinned.
  *
+ * An image with a failure state (imgfail.c, fail.h) calls its hooks
+ * around each read, write, flush, discard and write-zeroes, once the
+ * range is taken and until before it is released; such an image always
+ * takes ranges (a volatile cache needs a write's range held while its old
+ * data is saved), so every hook runs with its range held.  An image
+ * without one pays a load of a NULL pointer per request.
+ *
  * Eager zeroing is imgzero.c; grow, trim and the capacity are imgsize.c.
  */
 #include <errno.h>
@@ -67,6 +74,7 @@
 
 #include "bufpool.h"
 #include "clock.h"
+#include "fail.h"
 #include "fdio.h"
 #include "image_impl.h"
 #include "model.h"
@@ -113,6 +121,14 @@ void sfs_img_extend_visible(struct sfs_image *im, uint64_t end)
 	while (cur < end && !__atomic_compare_exchange_n(&im->vsize, &cur, end, false, __ATOMIC_ACQ_REL,
 							 __ATOMIC_ACQUIRE))
 		;
+}
+
+/* The writes this thread makes next are FUA (sfs_image_fua_next). */
+static __thread bool fua_next;
+
+void sfs_image_fua_next(bool fua)
+{
+	fua_next = fua;
 }
 
 static pthread_mutex_t *stripe_of(struct sfs_image *im, uint64_t blk)
@@ -175,14 +191,55 @@ void sfs_image_need_ranges(struct sfs_image *im)
 
 /* ---- I/O ---- */
 
+/* Read [off, off+n) of the disk of geometry g into p: allocated runs from the backing file,
+ * the rest as zeros.  0 or -errno.  Inline: it is the body of every read. */
+static inline __attribute__((always_inline)) int read_blocks(struct sfs_image *im, const struct sfs_geom *g, char *p, uint64_t off, uint64_t n)
+{
+	uint64_t first, last, pos = off;
+	int rc = 0;
+
+	sfs_geom_block_span(g, off, n, &first, &last);
+	for (uint64_t b = first; b <= last;) {
+		bool set = sfs_map_test(im->map, b);
+		uint64_t e = b + 1, rs, re;
+
+		while (e <= last && sfs_map_test(im->map, e) == set)
+			e++;
+		sfs_geom_block_range(g, e - 1, &rs, &re);
+		if (re > off + n)
+			re = off + n;
+		if (set) {
+			rc = sfs_img_back_read(im, p + (pos - off), re - pos, pos);
+			if (rc < 0)
+				break;
+		} else {
+			memset(p + (pos - off), 0, re - pos);
+		}
+		pos = re;
+		b = e;
+	}
+	return rc;
+}
+
+/* A read the failure state refused (fail.h): a bad or damaged sector is a media error, in the
+ * stats' refused list with the requester; a disk without power is counted nowhere. */
+static void media_error(struct sfs_image *im, const struct sfs_fail_io *fio)
+{
+	struct sfs_stats *st;
+
+	if (fio->bad_kind && (st = sfs_img_stats_of(im)))
+		sfs_stats_media_error(st, SFS_OP_READ, fio->off, fio->len);
+}
+
 /* A read; with caller_holds the caller has the range (a read-modify-write). */
 static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off, bool caller_holds)
 {
 	struct sfs_geom g = sfs_img_vis_geom(im);
-	uint64_t t0 = im->stats.on || im->model ? sfs_now_ns() : 0, first, last, pos;
+	uint64_t t0 = im->stats.on || im->model ? sfs_now_ns() : 0;
 	struct sfs_stats *st;
+	struct sfs_fail *f;
+	struct sfs_fail_io fio;
 	struct hold r;
-	char *p = buf;
 	size_t n;
 	int rc = sfs_geom_check_read(&g, off, len, &n);
 
@@ -196,27 +253,17 @@ static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 	rc = range_lock(im, &r, off, n, false, caller_holds);
 	if (rc < 0)
 		return rc;
-	sfs_geom_block_span(&g, off, n, &first, &last);
-	pos = off;
-	for (uint64_t b = first; b <= last;) {
-		bool set = sfs_map_test(im->map, b);
-		uint64_t e = b + 1, rs, re;
-
-		while (e <= last && sfs_map_test(im->map, e) == set)
-			e++;
-		sfs_geom_block_range(&g, e - 1, &rs, &re);
-		if (re > off + n)
-			re = off + n;
-		if (set) {
-			rc = sfs_img_back_read(im, p + (pos - off), re - pos, pos);
-			if (rc < 0)
-				break;
-		} else {
-			memset(p + (pos - off), 0, re - pos);
+	if ((f = sfs_img_fail(im))) {
+		fio = (struct sfs_fail_io){ .op = SFS_FAIL_READ, .off = off, .len = n };
+		if ((rc = sfs_fail_begin(f, &fio)) < 0) {
+			range_unlock(im, &r);
+			media_error(im, &fio);
+			return rc;
 		}
-		pos = re;
-		b = e;
 	}
+	rc = read_blocks(im, &g, buf, off, n);
+	if (f)
+		sfs_fail_end(f, &fio, rc);
 	range_unlock(im, &r);
 	if (rc < 0)
 		return rc;
@@ -270,17 +317,50 @@ static int first_write(struct sfs_image *im, const struct sfs_geom *g, uint64_t 
 	return rc;
 }
 
+/* Write [off, off+len) of the disk of geometry g from p: runs of allocated blocks in one
+ * transfer, each first write under its block's stripe lock (top of file).  *was_first says
+ * whether a block was written for the first time, *zeroed what that zeroed around the data.
+ * 0 or -errno.  Inline: it is the body of every write. */
+static inline __attribute__((always_inline)) int write_blocks(struct sfs_image *im, const struct sfs_geom *g, const char *p, uint64_t off, uint64_t len,
+			bool *was_first, uint64_t *zeroed)
+{
+	uint64_t first, last, run = off, end = off + len;
+	int rc = 0;
+
+	sfs_geom_block_span(g, off, len, &first, &last);
+	for (uint64_t b = first; b <= last && rc == 0; b++) {
+		uint64_t bs, be;
+
+		if (sfs_map_test(im->map, b))
+			continue;                /* part of the current run of allocated blocks */
+		sfs_geom_block_range(g, b, &bs, &be);
+		if (bs < off)
+			bs = off;
+		if (be > end)
+			be = end;
+		if (bs > run)
+			rc = sfs_img_back_write(im, p + (run - off), bs - run, run);
+		if (rc == 0)
+			rc = first_write(im, g, b, p + (bs - off), bs, be, was_first, zeroed);
+		run = be;
+	}
+	if (rc == 0 && run < end)
+		rc = sfs_img_back_write(im, p + (run - off), end - run, run);
+	return rc;
+}
+
 /* A write; with caller_holds the caller has the range (a read-modify-write). */
 static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off, bool caller_holds)
 {
 	/* a growing image takes writes up to its capacity; another ends where it shows */
 	bool growing = __atomic_load_n(&im->growing, __ATOMIC_ACQUIRE);
 	struct sfs_geom g = growing ? sfs_img_cur_geom(im) : sfs_img_vis_geom(im);
-	uint64_t t0 = im->stats.on || im->model ? sfs_now_ns() : 0, first, last, run = off, end = off + len;
+	uint64_t t0 = im->stats.on || im->model ? sfs_now_ns() : 0, end = off + len;
 	uint64_t zeroed = 0;
 	struct sfs_stats *st;
+	struct sfs_fail *f;
+	struct sfs_fail_io fio;
 	struct hold r;
-	const char *p = buf;
 	bool was_first = false;
 	int rc = sfs_geom_check_write(&g, off, len);
 
@@ -298,27 +378,19 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	rc = range_lock(im, &r, off, len, true, caller_holds);
 	if (rc < 0)
 		return rc;
-	sfs_geom_block_span(&g, off, len, &first, &last);
-	for (uint64_t b = first; b <= last && rc == 0; b++) {
-		uint64_t bs, be;
-
-		if (sfs_map_test(im->map, b))
-			continue;                /* part of the current run of allocated blocks */
-		sfs_geom_block_range(&g, b, &bs, &be);
-		if (bs < off)
-			bs = off;
-		if (be > end)
-			be = end;
-		if (bs > run)
-			rc = sfs_img_back_write(im, p + (run - off), bs - run, run);
-		if (rc == 0)
-			rc = first_write(im, &g, b, p + (bs - off), bs, be, &was_first, &zeroed);
-		run = be;
+	if ((f = sfs_img_fail(im))) {
+		fio = (struct sfs_fail_io){ .op = SFS_FAIL_WRITE, .off = off, .len = len,
+					    .flags = fua_next ? SFS_WC_FUA : 0 };
+		if ((rc = sfs_fail_begin(f, &fio)) < 0) {
+			range_unlock(im, &r);
+			return rc;
+		}
 	}
-	if (rc == 0 && run < end)
-		rc = sfs_img_back_write(im, p + (run - off), end - run, run);
+	rc = write_blocks(im, &g, buf, off, len, &was_first, &zeroed);
 	if (rc == 0 && growing)
 		sfs_img_extend_visible(im, end);
+	if (f)
+		sfs_fail_end(f, &fio, rc);
 	range_unlock(im, &r);
 	if (rc < 0)
 		return rc;
@@ -330,6 +402,39 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	if ((st = sfs_img_stats_of(im)))
 		sfs_stats_write(st, off, len, sfs_now_ns() - t0, was_first, sfs_geom_is_rmw(&g, off, len));
 	return (ssize_t)len;
+}
+
+/* ---- the failure state's transfers (imgfail.c): no range, no stats, no model, no hooks ---- */
+
+int sfs_img_raw_read(struct sfs_image *im, void *buf, size_t len, uint64_t off)
+{
+	struct sfs_geom g = sfs_img_cur_geom(im);
+
+	if (off > g.size || len > g.size - off)
+		return -EIO;
+	return len ? read_blocks(im, &g, buf, off, len) : 0;
+}
+
+int sfs_img_raw_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off)
+{
+	struct sfs_geom g = sfs_img_cur_geom(im);
+	uint64_t zeroed = 0;
+	bool first = false;
+
+	if (off > g.size || len > g.size - off)
+		return -EIO;
+	return len ? write_blocks(im, &g, buf, off, len, &first, &zeroed) : 0;
+}
+
+int sfs_img_raw_sync(struct sfs_image *im)
+{
+	int rc;
+
+	__atomic_store_n(&im->dirty, 0, __ATOMIC_RELEASE);
+	rc = sfs_map_flush(im->map, im->fd);
+	if (rc < 0)
+		sfs_img_mark_dirty(im);
+	return rc;
 }
 
 ssize_t sfs_image_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off)
@@ -460,24 +565,42 @@ ssize_t sfs_image_write_any(struct sfs_image *im, const void *buf, size_t len, u
 	return n;
 }
 
-int sfs_image_flush(struct sfs_image *im)
+/* A flush; with the failure state's hooks unless fua_sync (the host's sync of a FUA write,
+ * which does not flush the drive's cache). */
+static int do_flush(struct sfs_image *im, bool fua_sync)
 {
 	uint64_t t0 = im->stats.on || im->model ? sfs_now_ns() : 0;
+	struct sfs_fail *f = fua_sync ? NULL : sfs_img_fail(im);
+	struct sfs_fail_io fio = { .op = SFS_FAIL_FLUSH };
 	struct sfs_stats *st;
 	int rc;
 
+	if (f && (rc = sfs_fail_begin(f, &fio)) < 0)
+		return rc;
 	sfs_stats_cell_enter(&im->stats);
 	/* cleared first: a write during the flush marks it again for the next one */
 	__atomic_store_n(&im->dirty, 0, __ATOMIC_RELEASE);
 	rc = sfs_map_flush(im->map, im->fd);
 	if (rc < 0)
 		sfs_img_mark_dirty(im);
+	if (f)
+		sfs_fail_end(f, &fio, rc);
 	if (rc == 0)
 		rc = model_done(im, SFS_LAT_FLUSH, &(struct sfs_model_req){ .op = SFS_MODEL_FLUSH }, t0);
 	if (rc == 0 && (st = sfs_img_stats_of(im)))
 		sfs_stats_flush(st, sfs_now_ns() - t0);
 	sfs_stats_cell_leave(&im->stats);
 	return rc;
+}
+
+int sfs_image_flush(struct sfs_image *im)
+{
+	return do_flush(im, false);
+}
+
+int sfs_image_sync(struct sfs_image *im)
+{
+	return do_flush(im, true);
 }
 
 enum range_op { OP_DISCARD, OP_ZERO, OP_ALLOCATE };
@@ -487,6 +610,8 @@ static int range_op(struct sfs_image *im, uint64_t off, uint64_t len, enum range
 {
 	struct sfs_geom g = sfs_img_cur_geom(im);
 	uint64_t first, last;
+	struct sfs_fail *f;
+	struct sfs_fail_io fio;
 	struct hold r;
 	int rc;
 
@@ -495,6 +620,13 @@ static int range_op(struct sfs_image *im, uint64_t off, uint64_t len, enum range
 	rc = range_lock(im, &r, off, len, true, false);
 	if (rc < 0)
 		return rc;
+	/* an allocation changes no byte a read sees (sfs_image_allocate checks the power) */
+	f = op == OP_ALLOCATE ? NULL : sfs_img_fail(im);
+	fio = (struct sfs_fail_io){ .op = op == OP_DISCARD ? SFS_FAIL_DISCARD : SFS_FAIL_ZERO, .off = off, .len = len };
+	if (f && (rc = sfs_fail_begin(f, &fio)) < 0) {
+		range_unlock(im, &r);
+		return rc;
+	}
 	sfs_geom_block_span(&g, off, len, &first, &last);
 	for (uint64_t b = first; b <= last && rc == 0; b++) {
 		pthread_mutex_t *lk = stripe_of(im, b);
@@ -528,6 +660,8 @@ static int range_op(struct sfs_image *im, uint64_t off, uint64_t len, enum range
 		}
 		pthread_mutex_unlock(lk);
 	}
+	if (f)
+		sfs_fail_end(f, &fio, rc);
 	range_unlock(im, &r);
 	return rc;
 }
@@ -573,8 +707,11 @@ int sfs_image_write_zeroes(struct sfs_image *im, uint64_t off, uint64_t len)
 int sfs_image_allocate(struct sfs_image *im, uint64_t off, uint64_t len)
 {
 	struct sfs_geom g = sfs_img_vis_geom(im);
+	struct sfs_fail *f = sfs_img_fail(im);
 
 	if (off > g.size || len > g.size - off)
 		return -ENOSPC;
+	if (f && strcmp(sfs_fail_power(f), "off") == 0)
+		return -EIO;
 	return range_op(im, off, len, OP_ALLOCATE);
 }

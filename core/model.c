@@ -188,6 +188,8 @@ static int pkey(struct pparse *pp, const char *key, const json_t *v)
 		p->rotational = json_is_true(v);
 		return 0;
 	}
+	if (!strcmp(key, "latency_spike"))
+		return sfs_spike_parse(v, pp->fname, key, &p->spike, pp->err, pp->errlen);
 	return perr(pp, key, "unknown key");
 }
 
@@ -337,6 +339,8 @@ char *sfs_profile_dump(const struct sfs_profile *p, const char *source)
 	json_object_set_new(o, "zero_offload_mb_s", json_real(p->zero_offload_mb_s));
 	json_object_set_new(o, "zero_offload_us", json_real(p->zero_offload_us));
 	json_object_set_new(o, "rotational", json_boolean(p->rotational));
+	if (sfs_spike_on(&p->spike))
+		json_object_set_new(o, "latency_spike", sfs_spike_json(&p->spike));
 	s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
 	json_decref(o);
 	return s;
@@ -398,6 +402,7 @@ struct sfs_model {
 	struct sfs_model_clock clk;
 	pthread_mutex_t lk;
 	uint64_t *free_at;       /* p.channels model times */
+	uint64_t nreq;           /* requests queued so far (lk): the latency spikes' numbers */
 };
 
 /* The default clock: clock.h's. */
@@ -612,7 +617,7 @@ uint64_t sfs_model_schedule(struct sfs_model *m, const struct sfs_model_req *rq,
 		if (m->free_at[i] < m->free_at[k])
 			k = i;
 	start = m->free_at[k] > t0_ns ? m->free_at[k] : t0_ns;
-	done = start + cost;
+	done = start + cost + sfs_spike_extra_ns(&m->p.spike, m->nreq++);
 	m->free_at[k] = done;
 	pthread_mutex_unlock(&m->lk);
 	return done;

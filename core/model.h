@@ -21,6 +21,11 @@
  *                                              without offload the host
  *                                              writes the zeros at the
  *                                              drive's write rate
+ *   latency_spike                              the long tail (spike.h): an
+ *                                              extra time added to every
+ *                                              Nth request, or to each with
+ *                                              a probability, drawn from a
+ *                                              seed and the request's number
  *
  * The model is a floor.  A request that arrived at t0 is given the channel
  * that frees first; it starts when both it and the channel are there and
@@ -54,6 +59,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "spike.h"
+
 #define SFS_PROFILE_MAX_POINTS 32
 #define SFS_PROFILE_MAX_CHANNELS 1024
 #define SFS_PROFILE_NAME_MAX 64
@@ -79,6 +86,7 @@ struct sfs_profile {
 	double zero_offload_mb_s;              /* MB = 10^6 bytes; 0: offloaded zeroing is free */
 	double zero_offload_us;                /* per offloaded zeroing command */
 	bool rotational;                       /* the drive is a disk with heads (a hint only) */
+	struct sfs_spike spike;                /* latency spikes; none when !sfs_spike_on */
 };
 
 /* Parse profile JSON text (fname only in messages); unknown keys, wrong types, unordered or
@@ -173,7 +181,8 @@ const struct sfs_profile *sfs_model_profile(const struct sfs_model *m);
 uint64_t sfs_model_cost_ns(const struct sfs_model *m, const struct sfs_model_req *rq);
 
 /* Queue rq, arrived at t0_ns, on the channel that frees first and return its model
- * completion time.  Thread-safe. */
+ * completion time; a latency spike (numbered in the order requests are queued) holds the
+ * channel longer, so the requests behind it wait too.  Thread-safe. */
 uint64_t sfs_model_schedule(struct sfs_model *m, const struct sfs_model_req *rq, uint64_t t0_ns);
 
 /* Schedule rq (arrived at t0_ns) and wait until its completion time; the time waited in

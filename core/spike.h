@@ -49,6 +49,9 @@ struct json_t;
 int sfs_spike_parse(const struct json_t *v, const char *fname, const char *key, struct sfs_spike *out, char *err,
 		    size_t errlen);
 
+/* s as the JSON object sfs_spike_parse reads back (a new reference, NULL when out of memory). */
+struct json_t *sfs_spike_json(const struct sfs_spike *s);
+
 /* Does s ever add time? */
 bool sfs_spike_on(const struct sfs_spike *s);
 

@@ -311,6 +311,11 @@ void sfs_stats_out_of_range(struct sfs_stats *st, enum sfs_io_op op, uint64_t of
 	sfs_recent_add(&st->refused, op, off, len, ENOSPC);
 }
 
+void sfs_stats_media_error(struct sfs_stats *st, enum sfs_io_op op, uint64_t off, uint64_t len)
+{
+	sfs_recent_add(&st->refused, op, off, len, EIO);
+}
+
 void sfs_stats_flush(struct sfs_stats *st, uint64_t lat_ns)
 {
 	struct sfs_stats_snap *c = my_shard(st);
