@@ -197,11 +197,6 @@ void sfs_image_stats_recent(struct sfs_image *im, struct sfs_stats_recent *out)
 	sfs_stats_cell_recent(&im->stats, out);
 }
 
-int sfs_image_stats_command(struct sfs_image *im, const char *buf, size_t len)
-{
-	return sfs_stats_cell_command(&im->stats, buf, len);
-}
-
 int sfs_image_stats_idle(struct sfs_image *im)
 {
 	return sfs_stats_cell_idle(&im->stats);

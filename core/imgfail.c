@@ -258,7 +258,7 @@ int sfs_image_fail_status(struct sfs_image *im, struct sfs_fail_status *st, stru
 int sfs_image_stats_command(struct sfs_image *im, const char *buf, size_t len)
 {
 	struct sfs_fail *f = sfs_img_fail(im);
-	int rc = sfs_stats_command(sfs_image_stats(im), buf, len);
+	int rc = sfs_stats_cell_command(&im->stats, buf, len);
 
 	if (rc == 0 && f)
 		sfs_fail_reset_counters(f);

@@ -7,7 +7,10 @@
 #   . "$(dirname "$0")/lib.sh"
 #   . "$(dirname "$0")/lib-power.sh"
 #
-# The python helpers it runs are in tests/mount/power/.
+# The python helpers it runs are in tests/mount/power/; the loop devices
+# are lib-loop.sh's, which it sources.
+
+. "$(dirname "${BASH_SOURCE[0]}")/lib-loop.sh"
 
 POWER_PY="$top_srcdir/tests/mount/power"
 
