@@ -57,7 +57,7 @@ struct sfs_rec_plan {
 	char done[512];                 /* the start's log line once done */
 	char alone[640];                /* what it leaves alone, and why ("" when nothing): logged,
 					 * and shown by check */
-	char fix[512];                  /* BLOCKED: what check --repair does, or what to run */
+	char fix[1024];                 /* BLOCKED: what check --repair does, or what to run */
 	bool clearable;                 /* BLOCKED: sfs_recover_clear (check --repair) clears it */
 	/* the image as the start leaves it (a rename's: under to when finished, name when undone) */
 	bool goes;                      /* it leaves the store (map and backing file removed) */
