@@ -26,17 +26,27 @@ static int render(struct sfs_image *im, enum sfs_mpath k, char **buf, size_t *le
 	struct sfs_stats_snap *snap = malloc(sizeof(*snap));
 	struct sfs_stats_recent *recent = malloc(sizeof(*recent));
 	struct sfs_stats_info info;
-	int rc = -ENOMEM;
+	struct sfs_fail_status fst;
+	struct sfs_fail_cutinfo last = { 0 };
+	int rc = -ENOMEM, frc = -ENODATA;
 
-	if (snap && recent) {
+	if (snap && recent)
+		frc = sfs_image_fail_status(im, &fst, &last);
+	if (snap && recent && frc != -ENOMEM) {
 		sfs_image_stats_snapshot(im, snap);
 		sfs_image_stats_recent(im, recent);
 		sfs_image_stats_info(im, &info);
 		info.recent = recent;
 		info.transport = sfs_xport_name();
+		if (frc == 0) {
+			info.fail = &fst;
+			info.last_cut = &last;
+		}
 		rc = k == SFS_MPATH_STATS_JSON ? sfs_stats_render_json(snap, &info, buf, len)
 					       : sfs_stats_render_text(snap, &info, buf, len);
 	}
+	if (frc == 0)
+		sfs_wc_report_free(&last.rep);
 	free(recent);
 	free(snap);
 	return rc;
@@ -53,6 +63,7 @@ static int metrics_one(void *ctx, const char *name)
 {
 	struct metrics_ctx *c = ctx;
 	struct sfs_stats_info info;
+	struct sfs_fail_status fst;
 	struct sfs_image *im;
 	int rc = sfs_store_get(c->fs->store, name, &im);
 
@@ -62,6 +73,8 @@ static int metrics_one(void *ctx, const char *name)
 		return rc;
 	sfs_image_stats_snapshot(im, c->snap);   /* an idle image allocates nothing */
 	sfs_image_stats_info(im, &info);
+	if (sfs_image_fail_status(im, &fst, NULL) == 0)
+		info.fail = &fst;
 	rc = sfs_metrics_add(c->m, c->snap, &info);
 	sfs_store_put(c->fs->store, im);
 	return rc;
@@ -239,14 +252,17 @@ int sfs_write(const char *path, const char *buf, size_t size, off_t off, struct 
 		ssize_t rc;
 
 		set_requester();
+		/* O_DSYNC/O_SYNC (or RWF_DSYNC): the kernel sends no fsync for direct_io writes, so the
+		 * write itself must be durable: a FUA write, then the host's sync (doc/failures.md) */
+		if (fi->flags & O_DSYNC)
+			sfs_image_fua_next(true);
 		rc = h->creator ? sfs_store_write_growing(fs_of_ctx()->store, h->im, buf, size,
 								  (uint64_t)off, direct)
 			   : (direct ? sfs_image_write : sfs_image_write_any)(h->im, buf, size, (uint64_t)off);
-
-		/* O_DSYNC/O_SYNC (or RWF_DSYNC): the kernel sends no fsync for
-		 * direct_io writes, so the write itself must be durable. */
+		if (fi->flags & O_DSYNC)
+			sfs_image_fua_next(false);
 		if (rc > 0 && (fi->flags & O_DSYNC)) {
-			int frc = flush_image(h->im);
+			int frc = sfs_image_sync(h->im);
 
 			if (frc < 0)
 				return frc;
@@ -256,7 +272,7 @@ int sfs_write(const char *path, const char *buf, size_t size, off_t off, struct 
 	if (h->kind != SFS_MPATH_STATS_TEXT)
 		return -EACCES;
 	/* A command at any offset: "echo reset >>" appends, and one descriptor may reset again. */
-	crc = sfs_stats_command(sfs_image_stats(h->im), buf, size);
+	crc = sfs_image_stats_command(h->im, buf, size);
 	return crc < 0 ? crc : (int)size;
 }
 

@@ -298,7 +298,7 @@ static int run_loop(struct mount *m)
 	const struct sfs_log *log = &m->sopts.log;
 	int rc;
 
-	if (sfs_idle_start(QUIET_MS, &m->idle) < 0)
+	if (sfs_idle_start(QUIET_MS, m->store, &m->idle) < 0)
 		sfs_logf(log, SFS_LOG_WARN, "cannot start the thread that gives memory back when the "
 			 "mount is quiet");
 	/* the loop's init calls on_serving: the daemon is ready */

@@ -4,7 +4,10 @@
  *
  * An image NAME is three files: the backing file STORE/NAME, its sidecar
  * STORE/NAME.json and its allocation map STORE/.sectorfs/NAME.map
- * (NAME.map.new is what older versions left of a map being rewritten).
+ * (NAME.map.new is what older versions left of a map being rewritten),
+ * and, when it has failures (doc/failures.md), STORE/.sectorfs/NAME.disk
+ * (its power and bad sectors) and NAME.undo (its volatile write cache's
+ * log), which move and go with the map.
  * Beside the maps, STORE/.sectorfs holds the store's lock file and the
  * intent records of the changes under way (recover.h says what each
  * holds): "rename", and NAME.unlink, NAME.grow, NAME.create and
@@ -25,6 +28,8 @@
 #define SFS_SIDECAR_SUFFIX ".json"
 #define SFS_MAP_SUFFIX ".map"
 #define SFS_MAP_NEW_SUFFIX ".map.new"
+#define SFS_DISK_SUFFIX ".disk"           /* NAME.disk: the disk's power and bad sectors (diskstate.h) */
+#define SFS_UNDO_SUFFIX ".undo"           /* NAME.undo: its write cache's undo log (undolog.h) */
 /* a buffer for NAME and any of the suffixes above */
 #define SFS_FILE_NAME_LEN (SFS_NAME_MAX + 16)
 

@@ -71,13 +71,48 @@ static int sys_err(char *err, size_t errlen, const char *fname, int e)
 	return sfs_err(err, errlen, -e, "%s: %s", fname, strerror_r(e, buf, sizeof(buf)));
 }
 
+void sfs_sidecar_fail_config(const struct sfs_sidecar *sc, struct sfs_wc_config *c, struct sfs_wc_cut *cut)
+{
+	const struct sfs_sidecar_fail *f = &sc->fail;
+
+	sfs_wc_config_default(c, sc->lss, sc->pss);
+	*cut = (struct sfs_wc_cut){ .policy = SFS_WC_LOSE_ALL, .p = 0.5 };
+	if (f->have & SFS_HAVE_WRITE_CACHE)
+		c->mode = f->mode;
+	if (f->have & SFS_HAVE_WRITE_CACHE_SIZE)
+		c->size = f->cache_size;
+	if (f->have & SFS_HAVE_AWU)
+		c->awu = f->awu;
+	if (f->have & SFS_HAVE_AWB)
+		c->awb = f->awb;
+	if (f->have & SFS_HAVE_RMW_POWER_SAFE)
+		c->rmw_power_safe = f->rmw_power_safe;
+	if (f->have & SFS_HAVE_POWER_CUT_POLICY)
+		*cut = (struct sfs_wc_cut){ .policy = f->cut.policy, .p = f->cut.p };
+}
+
+/* The rules between the failure keys and the sector format (wcache.h). */
+static int check_fail_keys(const struct sfs_sidecar *sc, const char *fname, char *err, size_t errlen)
+{
+	struct sfs_wc_config c;
+	struct sfs_wc_cut cut;
+
+	if (!(sc->fail.have & SFS_HAVE_FAIL_KEYS))
+		return 0;
+	sfs_sidecar_fail_config(sc, &c, &cut);
+	return sfs_wc_config_check(&c, fname, err, errlen);
+}
+
 int sfs_sidecar_validate(const struct sfs_sidecar *sc, const char *fname,
 			 char *err, size_t errlen)
 {
+	int rc;
+
 	if (!sfs_prov_name(sc->prov))
 		return sfs_key_err(err, errlen, fname, "provisioning", -EINVAL,
 			       "%d is not a provisioning mode", (int)sc->prov);
-	return sfs_geom_validate(sc->size, sc->lss, sc->pss, sc->block_size, fname, err, errlen);
+	rc = sfs_geom_validate(sc->size, sc->lss, sc->pss, sc->block_size, fname, err, errlen);
+	return rc ? rc : check_fail_keys(sc, fname, err, errlen);
 }
 
 /* What the key handlers fill: a draft, from a JSON object (text NULL) or from options (text
@@ -248,6 +283,91 @@ static int key_profile(const struct parse *p, const char *key, const json_t *v)
 	return 0;
 }
 
+/* ---- the failure keys (doc/failures.md) ---- */
+
+/* true or false, from JSON or an option's text. */
+static int get_bool(const struct parse *p, const char *key, const json_t *v, bool *out)
+{
+	if (p->text && (strcmp(p->text, "true") == 0 || strcmp(p->text, "false") == 0)) {
+		*out = p->text[0] == 't';
+		return 0;
+	}
+	if (p->text)
+		return bad(p, key, -EINVAL, "expected true or false");
+	if (!json_is_boolean(v))
+		return wrong_type(p, key, v, "true or false");
+	*out = json_is_true(v);
+	return 0;
+}
+
+/* A size of at most 4 GiB - 1 (a sector-sized value: its rule is checked with the others). */
+static int get_size32(const struct parse *p, const char *key, const json_t *v, uint32_t *out)
+{
+	uint64_t n;
+	int rc = get_size(p, key, v, &n);
+
+	if (rc)
+		return rc;
+	if (n > UINT32_MAX)
+		return bad(p, key, -EINVAL, "%" PRIu64 " is too large (at most 64K)", n);
+	*out = (uint32_t)n;
+	return 0;
+}
+
+static int key_write_cache(const struct parse *p, const char *key, const json_t *v)
+{
+	const char *s = NULL;
+	int rc = get_string(p, key, v, &s);
+
+	if (rc)
+		return rc;
+	if (sfs_wc_parse_mode(s, &p->d->sc.fail.mode))
+		return bad(p, key, -EINVAL, "unknown write cache '%s' (expected none or volatile)", s);
+	return 0;
+}
+
+static int key_write_cache_size(const struct parse *p, const char *key, const json_t *v)
+{
+	return get_size(p, key, v, &p->d->sc.fail.cache_size);
+}
+
+static int key_awu(const struct parse *p, const char *key, const json_t *v)
+{
+	return get_size32(p, key, v, &p->d->sc.fail.awu);
+}
+
+static int key_awb(const struct parse *p, const char *key, const json_t *v)
+{
+	return get_size32(p, key, v, &p->d->sc.fail.awb);
+}
+
+static int key_rmw_power_safe(const struct parse *p, const char *key, const json_t *v)
+{
+	return get_bool(p, key, v, &p->d->sc.fail.rmw_power_safe);
+}
+
+static int key_power_cut_policy(const struct parse *p, const char *key, const json_t *v)
+{
+	struct sfs_wc_cut c = { 0 };
+	const char *s = NULL;
+	char why[160];
+	int rc = get_string(p, key, v, &s);
+
+	if (rc)
+		return rc;
+	if (sfs_wc_parse_policy(s, &c, why, sizeof(why)) < 0)
+		return bad(p, key, -EINVAL, "%s", why);
+	p->d->sc.fail.cut = c;
+	return 0;
+}
+
+static int key_latency_spike(const struct parse *p, const char *key, const json_t *v)
+{
+	if (p->text)
+		return bad(p, key, -EINVAL, "only in a sidecar file (a JSON object, sectorfs.json(5))");
+	return sfs_spike_parse(v, p->fname, key, &p->d->sc.fail.spike, p->err, p->errlen);
+}
+
 /* The sidecar's keys: each read by its handler, from JSON or from an option's text. */
 static const struct key_handler {
 	const char *key;
@@ -262,6 +382,13 @@ static const struct key_handler {
 	{ "block_size", SFS_HAVE_BLOCK, key_block_size },
 	{ "zero_offload", SFS_HAVE_OFFLOAD, key_zero_offload },
 	{ "profile", SFS_HAVE_PROFILE, key_profile },
+	{ "write_cache", SFS_HAVE_WRITE_CACHE, key_write_cache },
+	{ "write_cache_size", SFS_HAVE_WRITE_CACHE_SIZE, key_write_cache_size },
+	{ "atomic_write_unit", SFS_HAVE_AWU, key_awu },
+	{ "atomic_write_boundary", SFS_HAVE_AWB, key_awb },
+	{ "rmw_power_safe", SFS_HAVE_RMW_POWER_SAFE, key_rmw_power_safe },
+	{ "power_cut_policy", SFS_HAVE_POWER_CUT_POLICY, key_power_cut_policy },
+	{ "latency_spike", SFS_HAVE_LATENCY_SPIKE, key_latency_spike },
 };
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -351,6 +478,7 @@ static int check_keys(const struct sfs_sidecar_draft *d, bool need_size, const c
 int sfs_sidecar_draft_done(const struct sfs_sidecar_draft *d, bool need_size, const char *fname,
 			   struct sfs_sidecar *out, char *err, size_t errlen)
 {
+	struct sfs_sidecar sc = d->sc;
 	int rc = check_keys(d, need_size, fname, err, errlen);
 
 	if (rc == 0)
@@ -358,11 +486,14 @@ int sfs_sidecar_draft_done(const struct sfs_sidecar_draft *d, bool need_size, co
 	if (rc == 0 && !sfs_prov_name(d->sc.prov))
 		rc = sfs_key_err(err, errlen, fname, "provisioning", -EINVAL, "%d is not a provisioning mode",
 				 (int)d->sc.prov);
+	sc.lss = (uint32_t)d->lss;
+	sc.pss = (uint32_t)d->pss;
+	sc.fail.have |= d->have & SFS_HAVE_FAIL_KEYS;
+	if (rc == 0)
+		rc = check_fail_keys(&sc, fname, err, errlen);
 	if (rc)
 		return rc;
-	*out = d->sc;
-	out->lss = (uint32_t)d->lss;
-	out->pss = (uint32_t)d->pss;
+	*out = sc;
 	return 0;
 }
 
@@ -447,6 +578,31 @@ out:
 	return rc;
 }
 
+/* The failure keys the file gave into o: non-zero when one could not be set. */
+static int dump_fail_keys(json_t *o, const struct sfs_sidecar_fail *f)
+{
+	char policy[64];
+	int bad = 0;
+
+	if (f->have & SFS_HAVE_WRITE_CACHE)
+		bad |= json_object_set_new(o, "write_cache", json_string(f->mode == SFS_WC_VOLATILE ? "volatile" : "none"));
+	if (f->have & SFS_HAVE_WRITE_CACHE_SIZE)
+		bad |= json_object_set_new(o, "write_cache_size", json_integer((json_int_t)f->cache_size));
+	if (f->have & SFS_HAVE_AWU)
+		bad |= json_object_set_new(o, "atomic_write_unit", json_integer(f->awu));
+	if (f->have & SFS_HAVE_AWB)
+		bad |= json_object_set_new(o, "atomic_write_boundary", json_integer(f->awb));
+	if (f->have & SFS_HAVE_RMW_POWER_SAFE)
+		bad |= json_object_set_new(o, "rmw_power_safe", json_boolean(f->rmw_power_safe));
+	if (f->have & SFS_HAVE_POWER_CUT_POLICY) {
+		sfs_wc_format_policy(&f->cut, policy, sizeof(policy));
+		bad |= json_object_set_new(o, "power_cut_policy", json_string(policy));
+	}
+	if (f->have & SFS_HAVE_LATENCY_SPIKE)
+		bad |= json_object_set_new(o, "latency_spike", sfs_spike_json(&f->spike));
+	return bad;
+}
+
 /* sc must be valid (sfs_sidecar_validate); NULL with errno EINVAL otherwise. */
 char *sfs_sidecar_dump(const struct sfs_sidecar *sc)
 {
@@ -477,6 +633,7 @@ char *sfs_sidecar_dump(const struct sfs_sidecar *sc)
 	bad |= json_object_set_new(o, "zero_offload", json_boolean(sc->zero_offload));
 	if (sc->profile[0])
 		bad |= json_object_set_new(o, "profile", json_string(sc->profile));
+	bad |= dump_fail_keys(o, &sc->fail);
 	if (!bad)
 		text = json_dumps(o, JSON_INDENT(2));
 	json_decref(o);

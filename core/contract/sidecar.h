@@ -3,7 +3,11 @@
  * sidecar.h - the JSON sidecar NAME.json that declares a disk image.
  *
  * Keys (see sectorfs.json(5)): size (required), sector | logical_sector_size
- * + physical_sector_size, provisioning, block_size, zero_offload, profile.  Every
+ * + physical_sector_size, provisioning, block_size, zero_offload, profile,
+ * and the failure keys of doc/failures.md (write_cache, write_cache_size,
+ * atomic_write_unit, atomic_write_boundary, rmw_power_safe,
+ * power_cut_policy, latency_spike), which are kept as the file gave them
+ * so that a sidecar the daemon rewrites keeps them too.  Every
  * rule of the contract is enforced here, once: unknown keys, wrong types,
  * overflowing sizes, non-powers of two, physical < logical, sizes outside
  * 512..65536, block_size < physical or > 64M, size not a multiple of the
@@ -19,11 +23,26 @@
 #include <stdint.h>
 
 #include "geometry.h"
+#include "model/spike.h"
+#include "fail/wcache.h"
 
 /* Largest sidecar file read; anything bigger is refused unread. */
 #define SFS_SIDECAR_MAX_BYTES 65536
 /* Longest profile name or path, NUL included. */
 #define SFS_SIDECAR_PROFILE_MAX 256
+
+/* The failure keys, as the file gave them: a key not in have takes its default (which for
+ * atomic_write_unit and rmw_power_safe depends on the sector format: sfs_sidecar_fail_config),
+ * and only the keys in have are written back. */
+struct sfs_sidecar_fail {
+	unsigned have;             /* SFS_HAVE_* bits of SFS_HAVE_FAIL_KEYS given */
+	enum sfs_wc_mode mode;     /* write_cache */
+	uint64_t cache_size;       /* write_cache_size */
+	uint32_t awu, awb;         /* atomic_write_unit, atomic_write_boundary */
+	bool rmw_power_safe;
+	struct sfs_wc_cut cut;     /* power_cut_policy (its seed is 0: the xattr sets it) */
+	struct sfs_spike spike;    /* latency_spike */
+};
 
 struct sfs_sidecar {
 	uint64_t size;          /* bytes, multiple of lss */
@@ -33,6 +52,7 @@ struct sfs_sidecar {
 	uint64_t block_size;    /* allocation/zeroing unit, >= pss, <= 64M */
 	bool zero_offload;
 	char profile[SFS_SIDECAR_PROFILE_MAX];   /* a device profile's name or path; "" for none */
+	struct sfs_sidecar_fail fail;
 };
 
 /* Fill sc with the defaults of the contract (512n, thin, 1M, offload on, size 0). */
@@ -69,6 +89,17 @@ int sfs_sidecar_validate(const struct sfs_sidecar *sc, const char *fname,
 #define SFS_HAVE_BLOCK 32u
 #define SFS_HAVE_OFFLOAD 64u
 #define SFS_HAVE_PROFILE 128u
+#define SFS_HAVE_WRITE_CACHE 256u
+#define SFS_HAVE_WRITE_CACHE_SIZE 512u
+#define SFS_HAVE_AWU 1024u
+#define SFS_HAVE_AWB 2048u
+#define SFS_HAVE_RMW_POWER_SAFE 4096u
+#define SFS_HAVE_POWER_CUT_POLICY 8192u
+#define SFS_HAVE_LATENCY_SPIKE 16384u
+#define SFS_HAVE_FAIL_KEYS (SFS_HAVE_WRITE_CACHE | SFS_HAVE_WRITE_CACHE_SIZE | SFS_HAVE_AWU | SFS_HAVE_AWB | \
+			    SFS_HAVE_RMW_POWER_SAFE | SFS_HAVE_POWER_CUT_POLICY | SFS_HAVE_LATENCY_SPIKE)
+/* the keys that give an image a failure state at open (the spike is the drive model's) */
+#define SFS_HAVE_FAIL_STATE_KEYS (SFS_HAVE_FAIL_KEYS & ~SFS_HAVE_LATENCY_SPIKE)
 
 struct sfs_sidecar_draft {
 	struct sfs_sidecar sc;
@@ -80,9 +111,9 @@ struct sfs_sidecar_draft {
 void sfs_sidecar_draft_init(struct sfs_sidecar_draft *d, const struct sfs_sidecar *from);
 
 /* Set key (a sidecar key: size, sector, logical_sector_size, physical_sector_size,
- * provisioning, block_size, zero_offload) from its text as an option gives it (sizes with
- * K/M/G/T, true/false).  0; -ENOENT for an unknown key; -EINVAL/-ERANGE for a bad value, err
- * saying "KEY=VALUE: REASON". */
+ * provisioning, block_size, zero_offload, or a failure key but latency_spike) from its text
+ * as an option gives it (sizes with K/M/G/T, true/false).  0; -ENOENT for an unknown key;
+ * -EINVAL/-ERANGE for a bad value, err saying "KEY=VALUE: REASON". */
 int sfs_sidecar_draft_set(struct sfs_sidecar_draft *d, const char *key, const char *text, char *err,
 			  size_t errlen);
 
@@ -95,6 +126,10 @@ enum sfs_key_clash sfs_sidecar_draft_clash(const struct sfs_sidecar_draft *d);
  * the geometry) and give the sidecar in *out.  0 or -EINVAL, err naming fname and the key. */
 int sfs_sidecar_draft_done(const struct sfs_sidecar_draft *d, bool need_size, const char *fname,
 			   struct sfs_sidecar *out, char *err, size_t errlen);
+
+/* The failure model's keys of sc, the defaults filled in for its sector format (wcache.h's
+ * sfs_wc_config_default), into *c, and the cut's policy (seed 0) into *cut. */
+void sfs_sidecar_fail_config(const struct sfs_sidecar *sc, struct sfs_wc_config *c, struct sfs_wc_cut *cut);
 
 /* Set the format key ("sector", "provisioning", "block_size") of sc from its text value, as a
  * sidecar or -o option would say it; sc unchanged on error.  0, -ENOENT for another key,

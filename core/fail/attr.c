@@ -157,7 +157,7 @@ int sfs_fail_bad_set(struct sfs_fail *f, const char *value, size_t len, char *er
 	rc = sfs_ext_copy(&t.bad.ext, &f->ds.bad.ext);
 	if (rc == 0)
 		rc = sfs_bad_apply(&t.bad, value, len, &changed, err, errlen);
-	if (rc == 0 && changed && (rc = sfs_disk_save(f->state_fd, f->dname, &t)) < 0)
+	if (rc == 0 && changed && (rc = sfs_fail_save(f, &t)) < 0)
 		sfs_err(err, errlen, rc, "%s: the bad sectors could not be saved in %s: %s", f->name, f->dname,
 			strerror(-rc));
 	if (rc == 0) {
@@ -229,4 +229,22 @@ int sfs_fail_last_cut(struct sfs_fail *f, struct sfs_fail_cutinfo *out)
 	}
 	pthread_mutex_unlock(&f->mu);
 	return rc;
+}
+
+void sfs_fail_status(struct sfs_fail *f, struct sfs_fail_status *out)
+{
+	int64_t w = __atomic_load_n(&f->trig_writes, __ATOMIC_ACQUIRE);
+	int64_t fl = __atomic_load_n(&f->trig_flushes, __ATOMIC_ACQUIRE);
+
+	memset(out, 0, sizeof(*out));
+	sfs_fail_counters(f, &out->cnt);
+	pthread_mutex_lock(&f->mu);
+	out->power_off = __atomic_load_n(&f->off, __ATOMIC_ACQUIRE) != 0;
+	if (w > 0 || fl > 0) {
+		snprintf(out->trigger, sizeof(out->trigger), "%s", f->trig);
+		out->trigger_left = (uint64_t)(w > 0 ? w : fl);
+	}
+	out->next = f->cut;
+	out->wc = f->cfg.wc;
+	pthread_mutex_unlock(&f->mu);
 }

@@ -132,6 +132,20 @@ static bool is_sep(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == ',';
 }
 
+int sfs_bad_apply_one(struct sfs_badsect *b, const char *cmd, size_t len, char *err, size_t errlen)
+{
+	int rc;
+
+	if (len == 0 || memchr(cmd, '\0', len))
+		return sfs_err(err, errlen, -EINVAL, "bad_sectors: an empty command or a NUL byte");
+	rc = apply_one(b, cmd, len, err, errlen);
+	if (rc == 0 && b->ext.n > SFS_BAD_MAX_RANGES)
+		rc = sfs_err(err, errlen, -E2BIG, "bad_sectors: more than %d ranges", SFS_BAD_MAX_RANGES);
+	if (rc == -ENOMEM)
+		sfs_err(err, errlen, rc, "bad_sectors: out of memory");
+	return rc;
+}
+
 int sfs_bad_apply(struct sfs_badsect *b, const char *value, size_t len, bool *changed, char *err, size_t errlen)
 {
 	struct sfs_badsect t = *b;

@@ -68,6 +68,12 @@ void sfs_bad_resize(struct sfs_badsect *b, uint64_t nsect);
  * -ENOMEM.  *changed (may be NULL) says whether the list changed. */
 int sfs_bad_apply(struct sfs_badsect *b, const char *value, size_t len, bool *changed, char *err, size_t errlen);
 
+/* Apply one command (cmd, len bytes: "+START[-END][:kind]", "-START[-END]" or "clear") onto b
+ * in place, without the copy that makes sfs_bad_apply all or none: for a list being built
+ * that is thrown away on failure (diskstate.c's load).  0; -EINVAL, -E2BIG or -ENOMEM with err
+ * as sfs_bad_apply's (b may then hold a part of the command). */
+int sfs_bad_apply_one(struct sfs_badsect *b, const char *cmd, size_t len, char *err, size_t errlen);
+
 /* The listing into a malloc'd NUL-terminated string (*out; "" for an empty list), its length
  * into *outlen.  0 or -ENOMEM. */
 int sfs_bad_format(const struct sfs_badsect *b, char **out, size_t *outlen);

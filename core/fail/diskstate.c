@@ -112,9 +112,10 @@ static int decode_line(const char *l, size_t n, const char *fname, unsigned line
 		return 0;
 	}
 	if (n > 4 && !memcmp(l, "bad ", 4) && n < sizeof(buf)) {
+		/* in place: t is thrown away if a line fails (a copy per line made a full list O(n^2)) */
 		buf[0] = '+';
 		memcpy(buf + 1, l + 4, n - 4);
-		if (sfs_bad_apply(&t->bad, buf, n - 3, NULL, msg, sizeof(msg)) < 0)
+		if (sfs_bad_apply_one(&t->bad, buf, n - 3, msg, sizeof(msg)) < 0)
 			return line_err(err, errlen, fname, line, msg);
 		return 0;
 	}

@@ -27,9 +27,9 @@
 #include <stddef.h>
 
 #include "badsect.h"
+#include "contract/names.h"
 #include "wcache.h"
 
-#define SFS_DISK_SUFFIX ".disk"             /* NAME.disk in STORE/.sectorfs */
 #define SFS_DISK_MAX_BYTES (8u << 20)       /* a list of SFS_BAD_MAX_RANGES ranges fits */
 
 struct sfs_diskstate {

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -33,6 +34,19 @@
 
 
 /* ---- the cut ---- */
+
+static uint64_t real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int sfs_fail_save(struct sfs_fail *f, const struct sfs_diskstate *ds)
+{
+	return f->gone ? 0 : sfs_disk_save(f->state_fd, f->dname, ds);
+}
 
 /* Steps 3 to 5: roll back as ds.cut decided, empty the log, record the cut done. */
 static int finish_cut(struct sfs_fail *f)
@@ -52,7 +66,7 @@ static int finish_cut(struct sfs_fail *f)
 		rc = sfs_step("cut", 4);
 	if (rc == 0) {
 		f->ds.cut_pending = false;
-		rc = sfs_disk_save(f->state_fd, f->dname, &f->ds);
+		rc = sfs_fail_save(f, &f->ds);
 		if (rc < 0)
 			f->ds.cut_pending = true;
 	}
@@ -81,7 +95,7 @@ static int commit_state(struct sfs_fail *f, const struct sfs_wc_cut *c, const st
 	nds->cut_pending = pending;
 	nds->cut = *c;
 	if (rc == 0)
-		rc = sfs_disk_save(f->state_fd, f->dname, nds);
+		rc = sfs_fail_save(f, nds);
 	if (rc < 0)
 		sfs_disk_free(nds);
 	return rc;
@@ -133,7 +147,7 @@ int sfs_fail_cut_now(struct sfs_fail *f, const uint64_t *seed, const char *trigg
 	f->cnt.torn_writes += rep.torn;
 	f->cnt.damaged_sectors += sfs_bad_count(&f->ds.bad, SFS_BAD_DAMAGED) - damaged0;
 	sfs_wc_report_free(&f->last.rep);
-	f->last = (struct sfs_fail_cutinfo){ .number = f->cnt.power_cuts, .cut = c, .rep = rep };
+	f->last = (struct sfs_fail_cutinfo){ .number = f->cnt.power_cuts, .time_ns = real_ns(), .cut = c, .rep = rep };
 	snprintf(f->last.trigger, sizeof(f->last.trigger), "%s", trigger);
 	rc = sfs_step("cut", 2);
 	if (rc == 0)
@@ -166,7 +180,7 @@ int sfs_fail_power_on(struct sfs_fail *f, char *err, size_t errlen)
 		goto out;
 	}
 	f->ds.power_off = false;
-	rc = sfs_disk_save(f->state_fd, f->dname, &f->ds);
+	rc = sfs_fail_save(f, &f->ds);
 	if (rc < 0) {
 		f->ds.power_off = true;
 		sfs_err(err, errlen, rc, "%s: power on could not be recorded in %s: %s", f->name, f->dname,
@@ -298,7 +312,7 @@ int sfs_fail_close(struct sfs_fail *f)
 	struct sfs_wc_state st = { 0 };
 	int rc = 0;
 
-	if (f->wc && !f->ds.cut_pending) {   /* a cut under way is finished by the next open */
+	if (f->wc && !f->ds.cut_pending && !f->gone) {   /* a cut under way is finished by the next open */
 		sfs_wc_state(f->wc, &st);
 		if (st.entries)
 			rc = sfs_wc_keep(f->wc);
@@ -366,7 +380,7 @@ static void heal(struct sfs_fail *f, const struct sfs_fail_io *io)
 	pthread_mutex_lock(&f->mu);
 	rc = sfs_bad_heal(&f->ds.bad, io->off, io->len, &changed);
 	if (rc == 0 && changed)
-		rc = sfs_disk_save(f->state_fd, f->dname, &f->ds);
+		rc = sfs_fail_save(f, &f->ds);
 	__atomic_store_n(&f->nbad, f->ds.bad.ext.n, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&f->mu);
 	if (rc < 0)
@@ -411,4 +425,112 @@ void sfs_fail_end(struct sfs_fail *f, struct sfs_fail_io *io, int rc)
 	pthread_mutex_unlock(&f->mu);
 	if (sfs_fail_cut_now(f, NULL, trig, msg, sizeof(msg)) < 0)
 		sfs_logf(&f->log, SFS_LOG_ERR, "%s (%s)", msg, trig);
+}
+
+/* ---- the store's moves ---- */
+
+void sfs_fail_pause(struct sfs_fail *f)
+{
+	pthread_rwlock_wrlock(&f->pw);
+	pthread_mutex_lock(&f->mu);
+}
+
+void sfs_fail_resume(struct sfs_fail *f, const char *name)
+{
+	if (name && !f->gone) {
+		snprintf(f->name, sizeof(f->name), "%s", name);
+		snprintf(f->dname, sizeof(f->dname), "%s" SFS_DISK_SUFFIX, name);
+		snprintf(f->uname, sizeof(f->uname), "%s" SFS_UNDO_SUFFIX, name);
+		if (f->wc)
+			sfs_wc_set_name(f->wc, f->uname);
+	}
+	pthread_mutex_unlock(&f->mu);
+	pthread_rwlock_unlock(&f->pw);
+}
+
+void sfs_fail_detach(struct sfs_fail *f)
+{
+	f->gone = true;
+	sfs_wc_close(f->wc);
+	f->wc = NULL;
+}
+
+static bool has_file(int dirfd, const char *name, const char *suffix)
+{
+	char fname[SFS_FILE_NAME_LEN];
+	struct stat st;
+
+	snprintf(fname, sizeof(fname), "%s%s", name, suffix);
+	return fstatat(dirfd, fname, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+int sfs_fail_cover_files(int statefd, const char *from, const char *to, uint32_t lss, uint32_t pss)
+{
+	char fname[SFS_FILE_NAME_LEN], *text = NULL;
+	struct sfs_diskstate ds;
+	struct sfs_undo_hdr h = { .g = { .lss = lss, .pss = pss, .awu = pss, .rmw_power_safe = lss == pss } };
+	size_t len;
+	int rc = 0, fd;
+
+	if (has_file(statefd, to, SFS_DISK_SUFFIX) && !has_file(statefd, from, SFS_DISK_SUFFIX)) {
+		sfs_disk_init(&ds, lss, pss, 0);
+		rc = sfs_disk_encode(&ds, &text, &len);
+		snprintf(fname, sizeof(fname), "%s" SFS_DISK_SUFFIX, from);
+		if (rc == 0)
+			rc = sfs_write_file_atomic(statefd, statefd, fname, text, len, 0600);
+		free(text);
+		sfs_disk_free(&ds);
+	}
+	if (rc == 0 && has_file(statefd, to, SFS_UNDO_SUFFIX) && !has_file(statefd, from, SFS_UNDO_SUFFIX)) {
+		snprintf(fname, sizeof(fname), "%s" SFS_UNDO_SUFFIX, from);
+		fd = sfs_undo_open(statefd, fname, true);
+		rc = fd < 0 ? fd : sfs_undo_reset(fd, &h, 0, true);
+		if (fd >= 0)
+			close(fd);
+		if (rc == 0 && fsync(statefd) < 0)
+			rc = -errno;
+	}
+	return rc;
+}
+
+static int count_entry(void *ctx, const struct sfs_undo_rec *r)
+{
+	if (r->kind == SFS_UNDO_WRITE)
+		++*(uint64_t *)ctx;
+	return 0;
+}
+
+int sfs_fail_peek(int statefd, const char *name, uint32_t lss, uint32_t pss, uint64_t size,
+		  struct sfs_diskstate *ds, uint64_t *writes, char *err, size_t errlen)
+{
+	char fname[SFS_FILE_NAME_LEN];
+	struct sfs_undo_hdr h;
+	long n = 0;
+	int fd, rc;
+
+	*writes = 0;
+	sfs_disk_init(ds, lss, pss, size / lss);
+	snprintf(fname, sizeof(fname), "%s" SFS_DISK_SUFFIX, name);
+	rc = sfs_disk_load(statefd, fname, ds, err, errlen);
+	if (rc < 0 && rc != -ENOENT)
+		return rc;
+	snprintf(fname, sizeof(fname), "%s" SFS_UNDO_SUFFIX, name);
+	fd = sfs_undo_open(statefd, fname, false);
+	if (fd == -ENOENT)
+		return 0;
+	rc = fd < 0 ? fd : sfs_undo_read_hdr(fd, &h);
+	if (rc == 0)
+		n = sfs_undo_scan(fd, &h, count_entry, writes, NULL);
+	if (fd >= 0)
+		close(fd);
+	if (rc == -ENODATA)
+		return 0;                  /* just made, never written */
+	if (rc == 0 && n < 0)
+		rc = (int)n;
+	if (rc < 0) {
+		sfs_disk_free(ds);
+		return sfs_err(err, errlen, rc, "%s: %s", fname,
+			       rc == -EUCLEAN ? "not an undo log (its header is damaged)" : strerror(-rc));
+	}
+	return 0;
 }

@@ -17,9 +17,9 @@
  * cut (which takes it exclusively) happens between requests, never in the
  * middle of one.  Pairs never nest in one thread (the lock lets a waiting
  * cut go first, so a nested shared take would wait for it forever): a
- * read-modify-write is a read's pair, then a write's.  A write also needs its byte range held exclusively from
- * begin to the end of its transfer (wcache.h), which image.c's range lock
- * gives.
+ * read-modify-write is a read's pair, then a write's.  A write also needs
+ * its byte range held exclusively from begin to the end of its transfer
+ * (wcache.h), which image.c's range lock gives.
  *
  * Power.  user.sectorfs.power takes:
  *   on                     power on (after a cut); on a disk that is on,
@@ -38,46 +38,31 @@
  * A crash before 2 leaves the power on and every completed write kept (a
  * daemon crash); after 2, the next open finishes steps 3 to 5 with the
  * recorded seed and policy and the log's own geometry, so the disk ends as
- * the cut decided.  Nothing else is written: not the sidecar, not the
- * map, not another image.  After a cut every request fails with EIO until
- * power is set on again.
+ * the cut decided.  Nothing else is written: not the sidecar, not another
+ * image, the map only as any flush writes it (a block a lost write
+ * allocated stays allocated, reading as the cut left it).  After a cut
+ * every request fails with EIO until power is set on again.
  *
  * At open, a log with entries and no cut under way is what a daemon crash
  * left: every entry is kept (the backing synced, the log emptied) and
  * sfs_fail_counters' kept_at_start says how many unflushed writes that
  * kept (the caller logs it too).
  *
- * Integration into the data path (not made yet; image.c, imgback.c and
- * fs/ change elsewhere first):
- *   - image open (imgopen.c): after the map is loaded, sfs_fail_open with
- *     the sidecar's keys (sfs_wc_config from write_cache, write_cache_size,
- *     atomic_write_unit, atomic_write_boundary, rmw_power_safe; the cut's
- *     policy and seed) and a backing of raw transfers (imgback.c's
- *     sfs_img_back_read/write through the allocation map: a never-written
- *     block reads as zeros, a write allocates; no stats, no model), and
- *     sfs_image_need_ranges when the cache is volatile; the log through
- *     struct sfs_log, with kept_at_start said once;
- *   - image.c do_read, do_write, sfs_image_flush, range_op (discard,
- *     write-zeroes): begin once the I/O rules are checked and the range
- *     is taken, end before the range is released; a refused read counts
- *     a media error in the stats and the recent list (recent.c), with
- *     io.bad_lba, and is logged with the requesting process by fs/io.c;
- *   - fs/io.c: an O_DSYNC/O_SYNC open (fi->flags) gives its writes
- *     SFS_WC_FUA (doc/failures.md: the kernel also sends FUSE_FSYNC after
- *     them, which flushes the rest);
- *   - fs/xattr.c and core/xattrval.c: power, power_seed,
- *     power_cut_policy, bad_sectors and atomic_write_unit, through
- *     sfs_fail_power_set/get, sfs_fail_seed_*, sfs_fail_policy_*,
- *     sfs_fail_bad_set/get;
- *   - stats (stats.c, stats_render.c, metrics.c): sfs_fail_counters and
- *     sfs_fail_last_cut; a reset calls sfs_fail_reset_counters;
- *   - the store (storenames.c, recover.c, names.h): NAME.disk and
- *     NAME.undo move with rename and go with unlink, as NAME.map does; the
- *     suffixes SFS_DISK_SUFFIX and SFS_UNDO_SUFFIX move to names.h;
- *     sectorfs-img info lists the power state and the list, check accepts
- *     the files;
- *   - image grow (imgsize.c): sfs_fail_resize once the new size shows;
- *   - image close: sfs_fail_close after the image's last flush.
+ * How the image uses it (image.h's "Failures"): imgfail.c opens it with
+ * the sidecar's keys and a backing of raw transfers through the
+ * allocation map (no stats, no model; the map flushed as the sync);
+ * image.c calls the hooks around reads, writes, flushes, discards and
+ * write-zeroes once their range is taken; fs/io.c makes the writes of an
+ * O_DSYNC open FUA (the kernel sends no FUSE_FSYNC after them,
+ * doc/failures.md); fs/xattr.c sets and reads the attributes; the stats
+ * render sfs_fail_status; the store moves and removes NAME.disk and
+ * NAME.undo with the map, pausing the state around it (sfs_fail_pause).
+ *
+ * Names.  The files are named after the image; a rename of the image
+ * moves them (the store does, with the map) while the state is paused,
+ * and sfs_fail_resume gives the state its new name.  An unlink removes
+ * them and detaches the state (sfs_fail_detach): from then on it writes
+ * no file, so nothing is left under a name another image may take.
  */
 #ifndef SFS_FAIL_H
 #define SFS_FAIL_H
@@ -87,6 +72,7 @@
 #include <stdint.h>
 
 #include "badsect.h"
+#include "diskstate.h"
 #include "util/log.h"
 #include "wcache.h"
 
@@ -123,9 +109,20 @@ struct sfs_fail_counters {
 	uint64_t bad_sectors;      /* in the list now, every kind */
 };
 
+/* Everything the stats show of a disk's failures (sfs_fail_status). */
+struct sfs_fail_status {
+	bool power_off;
+	char trigger[SFS_FAIL_VALUE_MAX];   /* the trigger waiting to fire, "" for none */
+	uint64_t trigger_left;              /* ... the writes or flushes it waits for */
+	struct sfs_wc_cut next;             /* the policy and seed of the next cut */
+	struct sfs_wc_config wc;            /* the cache's keys */
+	struct sfs_fail_counters cnt;
+};
+
 /* The last cut. */
 struct sfs_fail_cutinfo {
 	uint64_t number;           /* 1 for the first cut since open; 0: none yet */
+	uint64_t time_ns;          /* when (CLOCK_REALTIME, ns since the epoch) */
 	struct sfs_wc_cut cut;     /* its policy, probability and seed */
 	char trigger[SFS_FAIL_VALUE_MAX]; /* "off", "cut-after-writes:5", "cut-after-flushes:1" */
 	struct sfs_wc_report rep;  /* what it kept, lost, tore and damaged */
@@ -195,5 +192,37 @@ void sfs_fail_reset_counters(struct sfs_fail *f);
 
 /* A copy of the last cut into out (free with sfs_wc_report_free(&out->rep)).  0 or -ENOMEM. */
 int sfs_fail_last_cut(struct sfs_fail *f, struct sfs_fail_cutinfo *out);
+
+/* The power, the trigger, the next cut's settings, the keys and the counters, into out. */
+void sfs_fail_status(struct sfs_fail *f, struct sfs_fail_status *out);
+
+/* What STORE/.sectorfs (statefd) says of image name's failures, read without serving it (for
+ * sectorfs-img): its NAME.disk (ds: the power, a cut under way, the bad sectors; the defaults
+ * when there is none) and the entries of its NAME.undo (*writes: unflushed writes a crash
+ * left, kept at the next start; 0 when there is no log).  The disk has sectors lss/pss and
+ * size bytes.  0 with ds to free (sfs_disk_free); -EUCLEAN (a damaged NAME.disk or a log
+ * header that is not one), -EPERM or -errno, with err naming the file and the reason. */
+int sfs_fail_peek(int statefd, const char *name, uint32_t lss, uint32_t pss, uint64_t size,
+		  struct sfs_diskstate *ds, uint64_t *writes, char *err, size_t errlen);
+
+/* Before the store renames image from over image to (STORE/.sectorfs is statefd): for each of
+ * NAME.disk and NAME.undo that to has and from has not, give from one that says nothing (a
+ * disk that is on with an empty list, an empty log of from's sectors lss/pss), so that the
+ * move replaces to's and no state of the image replaced stays behind.  Durable.  0 or -errno. */
+int sfs_fail_cover_files(int statefd, const char *from, const char *to, uint32_t lss, uint32_t pss);
+
+/* Hold the state still: wait for the requests in flight, then let no request, cut, attribute
+ * or heal run and no file of the state be written until sfs_fail_resume.  For the store, while
+ * it moves or removes NAME.disk and NAME.undo.  Never fails. */
+void sfs_fail_pause(struct sfs_fail *f);
+
+/* End a pause; name (may be NULL: unchanged) is the image's name from now on, under which its
+ * files were just moved. */
+void sfs_fail_resume(struct sfs_fail *f, const char *name);
+
+/* The image was unlinked and its files removed (precondition: paused): from now on the state
+ * writes no file (its cache is dropped: writes are durable, as nothing can cut a disk that no
+ * name reaches; the power and the list stay as they are, in memory).  Never fails. */
+void sfs_fail_detach(struct sfs_fail *f);
 
 #endif

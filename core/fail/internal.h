@@ -32,7 +32,12 @@ struct sfs_fail {
 	struct sfs_wc_cut cut;        /* the next cut's policy and seed (mu) */
 	struct sfs_fail_counters cnt; /* mu */
 	struct sfs_fail_cutinfo last; /* mu */
+	bool gone;                    /* detached: no file is written (pw and mu) */
 };
+
+/* Make NAME.disk say ds (sfs_disk_save), unless the state is detached.  Called with mu held.
+ * 0 or -errno. */
+int sfs_fail_save(struct sfs_fail *f, const struct sfs_diskstate *ds);
 
 /* Cut the power now (seed: this cut's, or NULL for the one set), trigger naming what cut it.
  * Called with nothing held.  0, or the -errno with which the cut could not be recorded (the

@@ -38,7 +38,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SFS_UNDO_SUFFIX ".undo"           /* NAME.undo in STORE/.sectorfs */
+#include "contract/names.h"
+
 #define SFS_UNDO_HDR_LEN 512ull            /* where the first entry starts */
 #define SFS_UNDO_HEAD_LEN 48ull            /* an entry's head */
 

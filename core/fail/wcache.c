@@ -248,6 +248,13 @@ int sfs_wc_open(const struct sfs_wc_config *c, const struct sfs_wc_backing *b, i
 	return 0;
 }
 
+void sfs_wc_set_name(struct sfs_wc *wc, const char *fname)
+{
+	pthread_mutex_lock(&wc->lk);
+	snprintf(wc->fname, sizeof(wc->fname), "%s", fname);
+	pthread_mutex_unlock(&wc->lk);
+}
+
 void sfs_wc_close(struct sfs_wc *wc)
 {
 	if (!wc)

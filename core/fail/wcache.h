@@ -174,6 +174,10 @@ void sfs_wc_format_policy(const struct sfs_wc_cut *c, char *buf, size_t len);
 int sfs_wc_open(const struct sfs_wc_config *c, const struct sfs_wc_backing *b, int dirfd, const char *fname,
 		struct sfs_wc **out, char *err, size_t errlen);
 
+/* The log is called fname in its directory from now on (the image was renamed, its files
+ * moved while no call on wc ran). */
+void sfs_wc_set_name(struct sfs_wc *wc, const char *fname);
+
 /* Free the cache; the log stays as it is.  NULL is fine. */
 void sfs_wc_close(struct sfs_wc *wc);
 

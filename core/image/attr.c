@@ -180,34 +180,32 @@ struct sfs_map *sfs_image_map(struct sfs_image *im)
 
 struct sfs_stats *sfs_image_stats(struct sfs_image *im)
 {
-	return sfs_img_stats_of(im);
+	struct sfs_stats *st;
+
+	sfs_stats_cell_enter(&im->stats);
+	st = sfs_img_stats_of(im);
+	sfs_stats_cell_leave(&im->stats);
+	return st;
 }
 
 void sfs_image_stats_snapshot(struct sfs_image *im, struct sfs_stats_snap *snap)
 {
-	struct sfs_stats *st = __atomic_load_n(&im->stats, __ATOMIC_ACQUIRE);
-
-	if (st)
-		sfs_stats_snapshot(st, snap);
-	else
-		sfs_stats_snapshot_empty(im->stats_gen, im->stats_t0, snap);
+	sfs_stats_cell_snapshot(&im->stats, snap);
 }
 
 void sfs_image_stats_recent(struct sfs_image *im, struct sfs_stats_recent *out)
 {
-	struct sfs_stats *st = __atomic_load_n(&im->stats, __ATOMIC_ACQUIRE);
-
-	if (st) {
-		sfs_stats_recent(st, out);
-	} else {
-		out->nrefused = 0;
-		out->nrmw = 0;
-	}
+	sfs_stats_cell_recent(&im->stats, out);
 }
 
-bool sfs_image_has_stats(const struct sfs_image *im)
+int sfs_image_stats_idle(struct sfs_image *im)
 {
-	return __atomic_load_n(&im->stats, __ATOMIC_ACQUIRE) != NULL;
+	return sfs_stats_cell_idle(&im->stats);
+}
+
+bool sfs_image_has_stats(struct sfs_image *im)
+{
+	return sfs_stats_cell_state(&im->stats) != SFS_STATS_NONE;
 }
 
 void sfs_image_stats_info(const struct sfs_image *im, struct sfs_stats_info *info)

@@ -75,6 +75,7 @@ static bool needs_bounce(const struct sfs_image *im, int fd, const void *buf)
 static int back_io(struct sfs_image *im, bool wr, char *buf, size_t len, uint64_t off)
 {
 	int fd = backing_fd(im, len, off), rc = 0;
+	struct sfs_stats *st;
 	char *b;
 
 	if (!needs_bounce(im, fd, buf))
@@ -82,8 +83,10 @@ static int back_io(struct sfs_image *im, bool wr, char *buf, size_t len, uint64_
 	b = sfs_bufpool_get(sfs_bufpool_shared());
 	if (!b)
 		return -ENOMEM;
-	if (im->stats)
-		sfs_stats_bounced(im->stats, len);
+	sfs_stats_cell_enter(&im->stats);
+	if ((st = sfs_img_stats_of(im)))
+		sfs_stats_bounced(st, len);
+	sfs_stats_cell_leave(&im->stats);
 	for (size_t done = 0, n; done < len && rc == 0; done += n) {
 		n = len - done < BOUNCE_LEN ? len - done : BOUNCE_LEN;
 		if (wr) {
@@ -205,7 +208,9 @@ int sfs_img_zero_backing(struct sfs_image *im, uint64_t off, uint64_t len)
 	if (rc < 0)
 		return rc;
 done:
+	sfs_stats_cell_enter(&im->stats);
 	if ((st = sfs_img_stats_of(im)))
 		sfs_stats_zeroed(st, len);
+	sfs_stats_cell_leave(&im->stats);
 	return 0;
 }

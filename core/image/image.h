@@ -29,6 +29,7 @@
 #include "map/ident.h"
 #include "map/map.h"
 #include "contract/geometry.h"
+#include "fail/fail.h"
 #include "util/log.h"
 #include "contract/sidecar.h"
 #include "stats/stats.h"
@@ -138,8 +139,18 @@ ssize_t sfs_image_write_any(struct sfs_image *im, const void *buf, size_t len, u
  * of sfs_image_write_any need it); waits for the requests in flight without one. */
 void sfs_image_need_ranges(struct sfs_image *im);
 
-/* Make every write before it durable: data fdatasync, then the map. */
+/* Make every write before it durable: data fdatasync, then the map.  With a volatile write
+ * cache it is the drive's flush too (fail.h).  0, -EIO with the power off, or -errno. */
 int sfs_image_flush(struct sfs_image *im);
+
+/* The writes this thread makes next are FUA (fua true: an O_DSYNC or O_SYNC open), or not:
+ * under a volatile write cache a FUA write is durable at completion, without the writes before
+ * it.  Set by the daemon for each write request, as sfs_requester_set names its requester. */
+void sfs_image_fua_next(bool fua);
+
+/* After a FUA write: what sfs_image_flush does on the host (data, then map, counted as a flush
+ * in the stats, priced as one by a profile), without flushing the drive's write cache. */
+int sfs_image_sync(struct sfs_image *im);
 
 /* Discard [off, off+len): thin frees whole blocks and zeroes partial ones, thick zeroes. */
 int sfs_image_discard(struct sfs_image *im, uint64_t off, uint64_t len);
@@ -278,18 +289,30 @@ struct sfs_sidecar sfs_image_sidecar(const struct sfs_image *im);
 /* The allocation map (for tools and tests; pinned when the image has a cache). */
 struct sfs_map *sfs_image_map(struct sfs_image *im);
 
-/* The stats, made now if the image had no I/O yet (same generation and start as the empty
- * snapshots before); NULL when opened without, or out of memory. */
+/* The live stats, made (or unpacked) now if need be (same generation and start as the empty
+ * snapshots before); NULL when opened without, or out of memory.  For tests and tools: the
+ * pointer holds until sfs_image_stats_idle packs the stats, which only the daemon's idle thread
+ * calls. */
 struct sfs_stats *sfs_image_stats(struct sfs_image *im);
 
 /* A snapshot of the stats into snap, all zero when the image had no I/O yet (which allocates
- * nothing: reading the stats of many idle images costs no memory).  Precondition: opened with
- * SFS_IMAGE_STATS. */
+ * nothing: reading the stats of many idle images costs no memory), from the packed values when
+ * it is idle (which unpacks nothing).  Precondition: opened with SFS_IMAGE_STATS. */
 void sfs_image_stats_snapshot(struct sfs_image *im, struct sfs_stats_snap *snap);
 
 /* The recent refused and read-modify-write I/Os into out, none when the image had no I/O yet
  * (which allocates nothing).  Precondition: opened with SFS_IMAGE_STATS. */
 void sfs_image_stats_recent(struct sfs_image *im, struct sfs_stats_recent *out);
+
+/* Run a command written to the image's text stats file (buf, len bytes): "reset" zeroes the
+ * counters and lists and takes a new generation, idle or not (stats_cell.h).  0, or -EINVAL
+ * for anything else (nothing changes). */
+int sfs_image_stats_command(struct sfs_image *im, const char *buf, size_t len);
+
+/* The idle look at the image's stats (sfs_stats_cell_idle): pack them when no I/O came or went
+ * since the previous look.  1 when packed, 0 when not, -ENOMEM.  Safe at any time, from any
+ * thread (never waits for I/O). */
+int sfs_image_stats_idle(struct sfs_image *im);
 
 /* Fill info for the stats renderers (name, geometry, allocation, profile; no recent lists:
  * NULL; no pin needed). */
@@ -300,6 +323,40 @@ const char *sfs_image_name(const struct sfs_image *im);
 
 /* Change the name the image reports (after a rename by the store); 0 or -ENAMETOOLONG. */
 int sfs_image_set_name(struct sfs_image *im, const char *name);
+
+/* ---- failures (imgfail.c; fail.h, doc/failures.md) ----
+ *
+ * An image has a failure state when its sidecar has a failure key, when STORE/.sectorfs holds
+ * its NAME.disk or NAME.undo, or from the first failure attribute written to it (made then,
+ * once the requests in flight are done).  Without one an image pays one NULL pointer load per
+ * request.  With one, its requests always take their range (sfs_image_need_ranges). */
+
+/* Does the image have a failure state now? */
+bool sfs_image_has_failures(const struct sfs_image *im);
+
+/* The value of failure attribute key (sfs_xattr_failure) into a malloc'd NUL-terminated string (*out, *len without
+ * the NUL, no newline), from the state or, without one, the defaults ("on", "0", the sidecar's
+ * policy and unit, no bad sector).  0, -ENODATA (not a failure attribute) or -ENOMEM. */
+int sfs_image_fail_attr_get(struct sfs_image *im, const char *key, char **out, size_t *len);
+
+/* Write failure attribute key (value, len bytes; a trailing newline ignored), making the state
+ * first when there is none.  0; -EPERM (read-only: atomic_write_unit), -ENODATA (not one);
+ * -EINVAL with err naming what is wrong; or the -errno of the state's open or save, with err. */
+int sfs_image_fail_attr_set(struct sfs_image *im, const char *key, const char *value, size_t len, char *err,
+			    size_t errlen);
+
+/* The failure status and the last cut into st and last (may be NULL; free last->rep with
+ * sfs_wc_report_free): 0, -ENODATA when the image has no failure state, or -ENOMEM. */
+int sfs_image_fail_status(struct sfs_image *im, struct sfs_fail_status *st, struct sfs_fail_cutinfo *last);
+
+/* Run a command written to the text stats file (sfs_stats_command); a reset zeroes the failure
+ * counters too.  0 or -EINVAL. */
+int sfs_image_stats_command(struct sfs_image *im, const char *buf, size_t len);
+
+/* For the store around a rename or unlink of the image (fail.h): pause its failure state; resume
+ * it under its new name (NULL: the same), or detached (its files removed).  No-ops without one. */
+void sfs_image_fail_pause(struct sfs_image *im);
+void sfs_image_fail_resume(struct sfs_image *im, const char *name, bool detach);
 
 /* The backing file descriptor (for tools and tests; do not close; pinned when the image has a
  * cache). */

@@ -13,7 +13,7 @@
 /* Are im's descriptors open now (always without a cache)?  A hint unless pinned. */
 bool sfs_image_resident(struct sfs_image *im);
 
-/* Have the stats been made (the image had I/O, or sfs_image_stats was called)? */
-bool sfs_image_has_stats(const struct sfs_image *im);
+/* Have the stats been made (the image had I/O, or sfs_image_stats was called), live or packed? */
+bool sfs_image_has_stats(struct sfs_image *im);
 
 #endif

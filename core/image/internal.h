@@ -25,6 +25,7 @@
 #include "image.h"
 #include "contract/names.h"
 #include "util/rangelock.h"
+#include "stats/cell.h"
 
 #define SFS_IMG_NSTRIPES 256
 #define SFS_IMG_ZEROBUF_MAX (1u << 20)
@@ -62,10 +63,10 @@ struct sfs_image {
 	                                while growing, when writes up to the capacity extend it */
 	bool growing;                /* created through the mount, its creator still open */
 	struct sfs_sidecar sc;
-	struct sfs_stats *stats;     /* made at the first I/O (atomic pointer) */
-	bool want_stats;             /* SFS_IMAGE_STATS */
-	uint64_t stats_gen, stats_t0;   /* the generation and start the stats get when made */
+	struct sfs_stats_cell stats; /* made at the first I/O, packed while idle (stats_cell.h) */
 	struct sfs_model *model;     /* the device profile's drive, NULL for none (model.h) */
+	struct sfs_fail *fail;       /* the failures of the disk, NULL for none (imgfail.c; atomic) */
+	pthread_mutex_t fail_lk;     /* serialises making it */
 	int no_zero_range;           /* the errno FALLOC_FL_ZERO_RANGE failed with, by probe or in
 	                                use: zeroing fell back to writing; 0 while it works (atomic) */
 	size_t zerolen;              /* bytes of the shared zero buffer a zeroing writes at once */
@@ -83,6 +84,12 @@ struct sfs_image {
 	int zero_stop;               /* atomic: stop at the next step, for good */
 	uint64_t zero_t0, zero_from; /* when the thread started, and the bytes done by then */
 };
+
+/* The image's failure state, or NULL (imgfail.c). */
+static inline struct sfs_fail *sfs_img_fail(const struct sfs_image *im)
+{
+	return __atomic_load_n(&im->fail, __ATOMIC_ACQUIRE);
+}
 
 /* The geometry of the backing file and the map: size is the capacity. */
 /* The geometry the disk shows: size is the visible size (reads end there). */
@@ -114,7 +121,9 @@ void sfs_img_zero_join(struct sfs_image *im);
 bool sfs_img_hold(const struct sfs_image *im);
 void sfs_img_unhold(const struct sfs_image *im);
 
-/* The image's stats, made at its first I/O; NULL without stats (or out of memory). */
+/* The image's live stats, made (or unpacked) at its first I/O; NULL without stats (or out of
+ * memory).  Precondition: the caller is between sfs_stats_cell_enter and sfs_stats_cell_leave of
+ * im->stats (the public I/O calls of image.c are), and uses them only until the leave. */
 struct sfs_stats *sfs_img_stats_of(struct sfs_image *im);
 
 /* The backing file was written: the next flush (or the eviction) must sync it. */
@@ -124,6 +133,28 @@ void sfs_img_mark_dirty(struct sfs_image *im);
  * the transfer is aligned (bounced when buf is not), else the buffered one.  0 or -errno. */
 int sfs_img_back_read(struct sfs_image *im, void *buf, size_t len, uint64_t off);
 int sfs_img_back_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off);
+
+/* The failure state's transfers (image.c): len bytes at off of the disk, through the
+ * allocation map (a block never written reads as zeros, a write of one allocates it), with no
+ * range, statistics, model or hook; and the sync that makes them durable (data, then map).
+ * Pinned.  0, -EIO past the capacity, or -errno. */
+int sfs_img_raw_read(struct sfs_image *im, void *buf, size_t len, uint64_t off);
+int sfs_img_raw_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off);
+int sfs_img_raw_sync(struct sfs_image *im);
+
+/* ---- failures (imgfail.c) ---- */
+
+/* At the end of the first open: the failure state, when the sidecar has a failure key or
+ * NAME.disk or NAME.undo exists (a crash's log kept, a cut under way finished).  Pinned.
+ * 0, or -errno with err filled (-EUCLEAN: a damaged NAME.disk, or a log a cut needs). */
+int sfs_img_fail_open(struct sfs_image *im, char *err, size_t errlen);
+
+/* At close, before the last flush of the map: the state's log settled and closed (logged when
+ * it fails).  No request in flight. */
+void sfs_img_fail_close(struct sfs_image *im);
+
+/* The capacity changed (grow, trim): the bad-sector list follows. */
+void sfs_img_fail_resize(struct sfs_image *im);
 
 /* A write of a growing image reached end: the disk shows at least that much. */
 void sfs_img_extend_visible(struct sfs_image *im, uint64_t end);

@@ -41,9 +41,19 @@
  *
  * Statistics are made at an image's first I/O: until then a snapshot is
  * all zeros, of the generation the stats will have, so an image nobody
- * uses costs no memory for them.  The descriptors, the map's bitmap and
- * the locks are the resident part (image_impl.h, imgopen.c): the
- * functions here that do I/O run with the image pinned.
+ * uses costs no memory for them; an image idle a while holds them packed
+ * (stats_cell.h).  Each public call that records goes into the stats'
+ * cell first and out of it last, so they are never packed under it.  The
+ * descriptors, the map's bitmap and the locks are the resident part
+ * (image_impl.h, imgopen.c): the functions here that do I/O run with the
+ * image pinned.
+ *
+ * An image with a failure state (imgfail.c, fail.h) calls its hooks
+ * around each read, write, flush, discard and write-zeroes, once the
+ * range is taken and until before it is released; such an image always
+ * takes ranges (a volatile cache needs a write's range held while its old
+ * data is saved), so every hook runs with its range held.  An image
+ * without one pays a load of a NULL pointer per request.
  *
  * Eager zeroing is imgzero.c; grow, trim and the capacity are imgsize.c.
  */
@@ -65,6 +75,7 @@
 #include "util/bufpool.h"
 #include "util/clock.h"
 #include "util/fdio.h"
+#include "fail/fail.h"
 #include "internal.h"
 #include "model/model.h"
 #include "util/units.h"
@@ -73,17 +84,29 @@
 #define BOUNCE_LEN SFS_IMG_BOUNCE_LEN
 
 /* A request of class c that arrived at t0 is done on the backing store: hold it until the device
- * profile's drive would have completed it (no profile: at once), and count the time added. */
-static void model_done(struct sfs_image *im, enum sfs_lat_class c, const struct sfs_model_req *rq, uint64_t t0)
+ * profile's drive would have completed it (no profile: at once), and count the time added.  0, or
+ * -EIO when the daemon stopped serving while the model still held it: a request in flight fails,
+ * as on a disk that went away (what it wrote is in the backing file all the same). */
+static int model_done(struct sfs_image *im, enum sfs_lat_class c, const struct sfs_model_req *rq, uint64_t t0)
 {
 	struct sfs_stats *st;
 	uint64_t ns;
 
 	if (!im->model)
-		return;
-	ns = sfs_model_complete(im->model, rq, t0);
+		return 0;
+	if (sfs_model_complete(im->model, rq, t0, &ns) < 0)
+		return -EIO;
 	if (ns && (st = sfs_img_stats_of(im)))
 		sfs_stats_model_delay(st, c, ns);
+	return 0;
+}
+
+/* The writes this thread makes next are FUA (sfs_image_fua_next). */
+static __thread bool fua_next;
+
+void sfs_image_fua_next(bool fua)
+{
+	fua_next = fua;
 }
 
 static pthread_mutex_t *stripe_of(struct sfs_image *im, uint64_t blk)
@@ -146,14 +169,55 @@ void sfs_image_need_ranges(struct sfs_image *im)
 
 /* ---- I/O ---- */
 
+/* Read [off, off+n) of the disk of geometry g into p: allocated runs from the backing file,
+ * the rest as zeros.  0 or -errno.  Inline: it is the body of every read. */
+static inline __attribute__((always_inline)) int read_blocks(struct sfs_image *im, const struct sfs_geom *g, char *p, uint64_t off, uint64_t n)
+{
+	uint64_t first, last, pos = off;
+	int rc = 0;
+
+	sfs_geom_block_span(g, off, n, &first, &last);
+	for (uint64_t b = first; b <= last;) {
+		bool set = sfs_map_test(im->map, b);
+		uint64_t e = b + 1, rs, re;
+
+		while (e <= last && sfs_map_test(im->map, e) == set)
+			e++;
+		sfs_geom_block_range(g, e - 1, &rs, &re);
+		if (re > off + n)
+			re = off + n;
+		if (set) {
+			rc = sfs_img_back_read(im, p + (pos - off), re - pos, pos);
+			if (rc < 0)
+				break;
+		} else {
+			memset(p + (pos - off), 0, re - pos);
+		}
+		pos = re;
+		b = e;
+	}
+	return rc;
+}
+
+/* A read the failure state refused (fail.h): a bad or damaged sector is a media error, in the
+ * stats' refused list with the requester; a disk without power is counted nowhere. */
+static void media_error(struct sfs_image *im, const struct sfs_fail_io *fio)
+{
+	struct sfs_stats *st;
+
+	if (fio->bad_kind && (st = sfs_img_stats_of(im)))
+		sfs_stats_media_error(st, SFS_OP_READ, fio->off, fio->len);
+}
+
 /* A read; with caller_holds the caller has the range (a read-modify-write). */
 static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off, bool caller_holds)
 {
 	struct sfs_geom g = sfs_img_vis_geom(im);
-	uint64_t t0 = im->want_stats || im->model ? sfs_now_ns() : 0, first, last, pos;
+	uint64_t t0 = im->stats.on || im->model ? sfs_now_ns() : 0;
 	struct sfs_stats *st;
+	struct sfs_fail *f;
+	struct sfs_fail_io fio;
 	struct hold r;
-	char *p = buf;
 	size_t n;
 	int rc = sfs_geom_check_read(&g, off, len, &n);
 
@@ -167,31 +231,23 @@ static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 	rc = range_lock(im, &r, off, n, false, caller_holds);
 	if (rc < 0)
 		return rc;
-	sfs_geom_block_span(&g, off, n, &first, &last);
-	pos = off;
-	for (uint64_t b = first; b <= last;) {
-		bool set = sfs_map_test(im->map, b);
-		uint64_t e = b + 1, rs, re;
-
-		while (e <= last && sfs_map_test(im->map, e) == set)
-			e++;
-		sfs_geom_block_range(&g, e - 1, &rs, &re);
-		if (re > off + n)
-			re = off + n;
-		if (set) {
-			rc = sfs_img_back_read(im, p + (pos - off), re - pos, pos);
-			if (rc < 0)
-				break;
-		} else {
-			memset(p + (pos - off), 0, re - pos);
+	if ((f = sfs_img_fail(im))) {
+		fio = (struct sfs_fail_io){ .op = SFS_FAIL_READ, .off = off, .len = n };
+		if ((rc = sfs_fail_begin(f, &fio)) < 0) {
+			range_unlock(im, &r);
+			media_error(im, &fio);
+			return rc;
 		}
-		pos = re;
-		b = e;
 	}
+	rc = read_blocks(im, &g, buf, off, n);
+	if (f)
+		sfs_fail_end(f, &fio, rc);
 	range_unlock(im, &r);
 	if (rc < 0)
 		return rc;
-	model_done(im, SFS_LAT_READ, &(struct sfs_model_req){ .op = SFS_MODEL_READ, .off = off, .len = n }, t0);
+	rc = model_done(im, SFS_LAT_READ, &(struct sfs_model_req){ .op = SFS_MODEL_READ, .off = off, .len = n }, t0);
+	if (rc < 0)
+		return rc;
 	if ((st = sfs_img_stats_of(im)))
 		sfs_stats_read(st, off, n, sfs_now_ns() - t0);
 	return (ssize_t)n;
@@ -199,7 +255,12 @@ static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 
 ssize_t sfs_image_read(struct sfs_image *im, void *buf, size_t len, uint64_t off)
 {
-	return do_read(im, buf, len, off, false);
+	ssize_t n;
+
+	sfs_stats_cell_enter(&im->stats);
+	n = do_read(im, buf, len, off, false);
+	sfs_stats_cell_leave(&im->stats);
+	return n;
 }
 
 /* First write to block b: zero what [s, e) leaves of it, write, then mark it. */
@@ -234,17 +295,50 @@ static int first_write(struct sfs_image *im, const struct sfs_geom *g, uint64_t 
 	return rc;
 }
 
+/* Write [off, off+len) of the disk of geometry g from p: runs of allocated blocks in one
+ * transfer, each first write under its block's stripe lock (top of file).  *was_first says
+ * whether a block was written for the first time, *zeroed what that zeroed around the data.
+ * 0 or -errno.  Inline: it is the body of every write. */
+static inline __attribute__((always_inline)) int write_blocks(struct sfs_image *im, const struct sfs_geom *g, const char *p, uint64_t off, uint64_t len,
+			bool *was_first, uint64_t *zeroed)
+{
+	uint64_t first, last, run = off, end = off + len;
+	int rc = 0;
+
+	sfs_geom_block_span(g, off, len, &first, &last);
+	for (uint64_t b = first; b <= last && rc == 0; b++) {
+		uint64_t bs, be;
+
+		if (sfs_map_test(im->map, b))
+			continue;                /* part of the current run of allocated blocks */
+		sfs_geom_block_range(g, b, &bs, &be);
+		if (bs < off)
+			bs = off;
+		if (be > end)
+			be = end;
+		if (bs > run)
+			rc = sfs_img_back_write(im, p + (run - off), bs - run, run);
+		if (rc == 0)
+			rc = first_write(im, g, b, p + (bs - off), bs, be, was_first, zeroed);
+		run = be;
+	}
+	if (rc == 0 && run < end)
+		rc = sfs_img_back_write(im, p + (run - off), end - run, run);
+	return rc;
+}
+
 /* A write; with caller_holds the caller has the range (a read-modify-write). */
 static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off, bool caller_holds)
 {
 	/* a growing image takes writes up to its capacity; another ends where it shows */
 	bool growing = __atomic_load_n(&im->growing, __ATOMIC_ACQUIRE);
 	struct sfs_geom g = growing ? sfs_img_cur_geom(im) : sfs_img_vis_geom(im);
-	uint64_t t0 = im->want_stats || im->model ? sfs_now_ns() : 0, first, last, run = off, end = off + len;
+	uint64_t t0 = im->stats.on || im->model ? sfs_now_ns() : 0, end = off + len;
 	uint64_t zeroed = 0;
 	struct sfs_stats *st;
+	struct sfs_fail *f;
+	struct sfs_fail_io fio;
 	struct hold r;
-	const char *p = buf;
 	bool was_first = false;
 	int rc = sfs_geom_check_write(&g, off, len);
 
@@ -262,41 +356,73 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	rc = range_lock(im, &r, off, len, true, caller_holds);
 	if (rc < 0)
 		return rc;
-	sfs_geom_block_span(&g, off, len, &first, &last);
-	for (uint64_t b = first; b <= last && rc == 0; b++) {
-		uint64_t bs, be;
-
-		if (sfs_map_test(im->map, b))
-			continue;                /* part of the current run of allocated blocks */
-		sfs_geom_block_range(&g, b, &bs, &be);
-		if (bs < off)
-			bs = off;
-		if (be > end)
-			be = end;
-		if (bs > run)
-			rc = sfs_img_back_write(im, p + (run - off), bs - run, run);
-		if (rc == 0)
-			rc = first_write(im, &g, b, p + (bs - off), bs, be, &was_first, &zeroed);
-		run = be;
+	if ((f = sfs_img_fail(im))) {
+		fio = (struct sfs_fail_io){ .op = SFS_FAIL_WRITE, .off = off, .len = len,
+					    .flags = fua_next ? SFS_WC_FUA : 0 };
+		if ((rc = sfs_fail_begin(f, &fio)) < 0) {
+			range_unlock(im, &r);
+			return rc;
+		}
 	}
-	if (rc == 0 && run < end)
-		rc = sfs_img_back_write(im, p + (run - off), end - run, run);
+	rc = write_blocks(im, &g, buf, off, len, &was_first, &zeroed);
 	if (rc == 0 && growing)
 		sfs_img_extend_visible(im, end);
+	if (f)
+		sfs_fail_end(f, &fio, rc);
 	range_unlock(im, &r);
 	if (rc < 0)
 		return rc;
-	model_done(im, was_first ? SFS_LAT_WRITE_FIRST : SFS_LAT_WRITE_OVERWRITE,
-		   &(struct sfs_model_req){ .op = SFS_MODEL_WRITE, .off = off, .len = len, .zeroed = zeroed,
-					    .offload = im->sc.zero_offload, .pss = g.pss }, t0);
+	rc = model_done(im, was_first ? SFS_LAT_WRITE_FIRST : SFS_LAT_WRITE_OVERWRITE,
+			&(struct sfs_model_req){ .op = SFS_MODEL_WRITE, .off = off, .len = len, .zeroed = zeroed,
+						 .offload = im->sc.zero_offload, .pss = g.pss }, t0);
+	if (rc < 0)
+		return rc;
 	if ((st = sfs_img_stats_of(im)))
 		sfs_stats_write(st, off, len, sfs_now_ns() - t0, was_first, sfs_geom_is_rmw(&g, off, len));
 	return (ssize_t)len;
 }
 
+/* ---- the failure state's transfers (imgfail.c): no range, no stats, no model, no hooks ---- */
+
+int sfs_img_raw_read(struct sfs_image *im, void *buf, size_t len, uint64_t off)
+{
+	struct sfs_geom g = sfs_img_cur_geom(im);
+
+	if (off > g.size || len > g.size - off)
+		return -EIO;
+	return len ? read_blocks(im, &g, buf, off, len) : 0;
+}
+
+int sfs_img_raw_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off)
+{
+	struct sfs_geom g = sfs_img_cur_geom(im);
+	uint64_t zeroed = 0;
+	bool first = false;
+
+	if (off > g.size || len > g.size - off)
+		return -EIO;
+	return len ? write_blocks(im, &g, buf, off, len, &first, &zeroed) : 0;
+}
+
+int sfs_img_raw_sync(struct sfs_image *im)
+{
+	int rc;
+
+	__atomic_store_n(&im->dirty, 0, __ATOMIC_RELEASE);
+	rc = sfs_map_flush(im->map, im->fd);
+	if (rc < 0)
+		sfs_img_mark_dirty(im);
+	return rc;
+}
+
 ssize_t sfs_image_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off)
 {
-	return do_write(im, buf, len, off, false);
+	ssize_t n;
+
+	sfs_stats_cell_enter(&im->stats);
+	n = do_write(im, buf, len, off, false);
+	sfs_stats_cell_leave(&im->stats);
+	return n;
 }
 
 /* The aligned span [*s, *e) of whole physical sectors (clipped to size, which is a multiple
@@ -359,7 +485,7 @@ ssize_t sfs_image_read_any(struct sfs_image *im, void *buf, size_t len, uint64_t
 	return n;
 }
 
-ssize_t sfs_image_write_any(struct sfs_image *im, const void *buf, size_t len, uint64_t off)
+static ssize_t write_any(struct sfs_image *im, const void *buf, size_t len, uint64_t off)
 {
 	struct sfs_geom g = sfs_img_vis_geom(im);
 	uint64_t s, e, head_end, tail_start;
@@ -370,7 +496,7 @@ ssize_t sfs_image_write_any(struct sfs_image *im, const void *buf, size_t len, u
 	int rc;
 
 	if ((off % g.lss == 0 && len % g.lss == 0) || len == 0)
-		return sfs_image_write(im, buf, len, off);
+		return do_write(im, buf, len, off, false);
 	/* what a page cache would do, except grow a disk: an extending write is whole sectors */
 	if (off > g.size || len > g.size - off) {
 		if ((st = sfs_img_stats_of(im))) {
@@ -407,22 +533,52 @@ ssize_t sfs_image_write_any(struct sfs_image *im, const void *buf, size_t len, u
 	return n < 0 ? n : (ssize_t)len;
 }
 
-int sfs_image_flush(struct sfs_image *im)
+ssize_t sfs_image_write_any(struct sfs_image *im, const void *buf, size_t len, uint64_t off)
 {
-	uint64_t t0 = im->want_stats || im->model ? sfs_now_ns() : 0;
+	ssize_t n;
+
+	sfs_stats_cell_enter(&im->stats);
+	n = write_any(im, buf, len, off);
+	sfs_stats_cell_leave(&im->stats);
+	return n;
+}
+
+/* A flush; with the failure state's hooks unless fua_sync (the host's sync of a FUA write,
+ * which does not flush the drive's cache). */
+static int do_flush(struct sfs_image *im, bool fua_sync)
+{
+	uint64_t t0 = im->stats.on || im->model ? sfs_now_ns() : 0;
+	struct sfs_fail *f = fua_sync ? NULL : sfs_img_fail(im);
+	struct sfs_fail_io fio = { .op = SFS_FAIL_FLUSH };
 	struct sfs_stats *st;
 	int rc;
 
+	if (f && (rc = sfs_fail_begin(f, &fio)) < 0)
+		return rc;
+	sfs_stats_cell_enter(&im->stats);
 	/* cleared first: a write during the flush marks it again for the next one */
 	__atomic_store_n(&im->dirty, 0, __ATOMIC_RELEASE);
 	rc = sfs_map_flush(im->map, im->fd);
 	if (rc < 0)
 		sfs_img_mark_dirty(im);
+	if (f)
+		sfs_fail_end(f, &fio, rc);
 	if (rc == 0)
-		model_done(im, SFS_LAT_FLUSH, &(struct sfs_model_req){ .op = SFS_MODEL_FLUSH }, t0);
+		rc = model_done(im, SFS_LAT_FLUSH, &(struct sfs_model_req){ .op = SFS_MODEL_FLUSH }, t0);
 	if (rc == 0 && (st = sfs_img_stats_of(im)))
 		sfs_stats_flush(st, sfs_now_ns() - t0);
+	sfs_stats_cell_leave(&im->stats);
 	return rc;
+}
+
+int sfs_image_flush(struct sfs_image *im)
+{
+	return do_flush(im, false);
+}
+
+int sfs_image_sync(struct sfs_image *im)
+{
+	return do_flush(im, true);
 }
 
 enum range_op { OP_DISCARD, OP_ZERO, OP_ALLOCATE };
@@ -432,6 +588,8 @@ static int range_op(struct sfs_image *im, uint64_t off, uint64_t len, enum range
 {
 	struct sfs_geom g = sfs_img_cur_geom(im);
 	uint64_t first, last;
+	struct sfs_fail *f;
+	struct sfs_fail_io fio;
 	struct hold r;
 	int rc;
 
@@ -440,6 +598,13 @@ static int range_op(struct sfs_image *im, uint64_t off, uint64_t len, enum range
 	rc = range_lock(im, &r, off, len, true, false);
 	if (rc < 0)
 		return rc;
+	/* an allocation changes no byte a read sees (sfs_image_allocate checks the power) */
+	f = op == OP_ALLOCATE ? NULL : sfs_img_fail(im);
+	fio = (struct sfs_fail_io){ .op = op == OP_DISCARD ? SFS_FAIL_DISCARD : SFS_FAIL_ZERO, .off = off, .len = len };
+	if (f && (rc = sfs_fail_begin(f, &fio)) < 0) {
+		range_unlock(im, &r);
+		return rc;
+	}
 	sfs_geom_block_span(&g, off, len, &first, &last);
 	for (uint64_t b = first; b <= last && rc == 0; b++) {
 		pthread_mutex_t *lk = stripe_of(im, b);
@@ -473,6 +638,8 @@ static int range_op(struct sfs_image *im, uint64_t off, uint64_t len, enum range
 		}
 		pthread_mutex_unlock(lk);
 	}
+	if (f)
+		sfs_fail_end(f, &fio, rc);
 	range_unlock(im, &r);
 	return rc;
 }
@@ -489,6 +656,7 @@ static int checked_range_op(struct sfs_image *im, uint64_t off, uint64_t len, en
 	struct sfs_stats *st;
 	int rc = sfs_geom_check_write(&g, off, len);
 
+	sfs_stats_cell_enter(&im->stats);
 	if ((st = sfs_img_stats_of(im))) {
 		if (rc == -EINVAL)
 			sfs_stats_misaligned(st, op == OP_DISCARD ? SFS_OP_DISCARD : SFS_OP_WRITE_ZEROES, off, len);
@@ -500,6 +668,7 @@ static int checked_range_op(struct sfs_image *im, uint64_t off, uint64_t len, en
 		else
 			sfs_stats_write_zeroes(st, len);
 	}
+	sfs_stats_cell_leave(&im->stats);
 	return rc < 0 ? rc : range_op(im, off, len, op);
 }
 
@@ -516,8 +685,11 @@ int sfs_image_write_zeroes(struct sfs_image *im, uint64_t off, uint64_t len)
 int sfs_image_allocate(struct sfs_image *im, uint64_t off, uint64_t len)
 {
 	struct sfs_geom g = sfs_img_vis_geom(im);
+	struct sfs_fail *f = sfs_img_fail(im);
 
 	if (off > g.size || len > g.size - off)
 		return -ENOSPC;
+	if (f && strcmp(sfs_fail_power(f), "off") == 0)
+		return -EIO;
 	return range_op(im, off, len, OP_ALLOCATE);
 }

@@ -26,6 +26,11 @@
  * So an image nobody uses holds no descriptor and no bitmap: stat answers
  * from the sidecar, the header kept in memory and an fstatat of the
  * backing file by name (checked to be the same inode; imgattr.c).
+ *
+ * Last, the image's failure state is opened when it has one (imgfail.c):
+ * a damaged NAME.disk refuses the image as a damaged map does.  A new
+ * image's backing file is made with no NAME.disk or NAME.undo beside its
+ * map: any such file was left by another image of that name.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -221,10 +226,9 @@ static int image_alloc(const char *name, const struct sfs_sidecar *sc, unsigned 
 	if (log)
 		im->log = *log;
 	im->zerolen = sc->block_size < SFS_IMG_ZEROBUF_MAX ? (size_t)sc->block_size : SFS_IMG_ZEROBUF_MAX;
-	im->want_stats = (flags & SFS_IMAGE_STATS) != 0;
-	im->stats_gen = sfs_stats_next_generation();
-	im->stats_t0 = sfs_now_ns();
+	sfs_stats_cell_init(&im->stats, (flags & SFS_IMAGE_STATS) != 0);
 	pthread_mutex_init(&im->zero_lk, NULL);
+	pthread_mutex_init(&im->fail_lk, NULL);
 	im->zero_bg = (flags & SFS_IMAGE_ZERO_BG) != 0;
 	*out = im;
 	return 0;
@@ -234,7 +238,8 @@ static void image_free(struct sfs_image *im)
 {
 	sfs_img_res_drop(im);
 	pthread_mutex_destroy(&im->zero_lk);
-	sfs_stats_free(im->stats);
+	pthread_mutex_destroy(&im->fail_lk);
+	sfs_stats_cell_destroy(&im->stats);
 	sfs_model_free(im->model);
 	free(im);
 }
@@ -304,6 +309,22 @@ static int open_map(struct sfs_image *im, int state_fd, const char *name, const 
 	return 0;
 }
 
+/* A new image: the failure state files another image of this name left go first.  0 or -errno
+ * with err filled. */
+static int drop_stale_state(int state_fd, const char *name, char *err, size_t errlen)
+{
+	static const char *const suffixes[] = { SFS_DISK_SUFFIX, SFS_UNDO_SUFFIX };
+	char fname[SFS_FILE_NAME_LEN];
+
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		snprintf(fname, sizeof(fname), "%s%s", name, suffixes[i]);
+		if (unlinkat(state_fd, fname, 0) < 0 && errno != ENOENT)
+			return sfs_err(err, errlen, -errno, "%s: cannot create image: " SFS_STATE_DIR "/%s, left by "
+				       "another image of that name, cannot be removed: %s", name, fname, strerror(errno));
+	}
+	return 0;
+}
+
 /* Everything the first open does, into im's resident part (dropped again on failure). */
 static int first_open(struct sfs_image *im, int store_fd, int state_fd, const char *name,
 		      const struct sfs_sidecar *sc, unsigned flags, char *err, size_t errlen)
@@ -321,9 +342,13 @@ static int first_open(struct sfs_image *im, int store_fd, int state_fd, const ch
 		/* The sidecar declares an image that does not exist yet: make it. */
 		rc = flags & SFS_IMAGE_CREATE ? 0 : may_make(im, state_fd, name, mapname, err, errlen);
 		if (rc == 0)
+			rc = drop_stale_state(state_fd, name, err, errlen);
+		if (rc == 0)
 			rc = make_image(im, store_fd, state_fd, name, mapname, sc, &mi, err, errlen);
-		if (rc < 0)
+		if (rc < 0) {
+			sfs_img_res_drop(im);
 			return rc;
+		}
 		fresh = true;
 	} else if (im->fd < 0) {
 		rc = -errno;
@@ -374,15 +399,20 @@ static int first_open(struct sfs_image *im, int store_fd, int state_fd, const ch
 	return 0;
 }
 
-/* The drive of the sidecar's profile (a name, or a path from the store). */
+/* The drive of the sidecar's profile (a name, or a path from the store), with the sidecar's
+ * latency_spike when it has one; a spike alone runs on a profile that costs nothing else
+ * (spike.h). */
 static int model_of(struct sfs_image *im, int store_fd, const char *name, char *err, size_t errlen)
 {
-	struct sfs_profile p;
+	struct sfs_profile p = { .channels = SFS_PROFILE_MAX_CHANNELS, .nread = 1, .nwrite = 1,
+				 .read = { { 512, 0 } }, .write = { { 512, 0 } }, .name = "latency_spike" };
 	char perr[512];
-	int rc = sfs_profile_load(store_fd, im->sc.profile, &p, perr, sizeof(perr));
+	int rc = im->sc.profile[0] ? sfs_profile_load(store_fd, im->sc.profile, &p, perr, sizeof(perr)) : 0;
 
 	if (rc < 0)
 		return sfs_err(err, errlen, rc, "%s" SFS_SIDECAR_SUFFIX ": key 'profile': %s", name, perr);
+	if (im->sc.fail.have & SFS_HAVE_LATENCY_SPIKE)
+		p.spike = im->sc.fail.spike;
 	rc = sfs_model_new(&p, im->sc.pss, NULL, &im->model);
 	if (rc < 0)
 		return sfs_err(err, errlen, rc, "%s: out of memory", name);
@@ -402,7 +432,8 @@ int sfs_image_open_in(struct sfs_fdcache *fdc, int store_fd, int state_fd, const
 	im->store_fd = store_fd;
 	im->state_fd = state_fd;
 	im->fdc = fdc;
-	if (sc->profile[0] && (rc = model_of(im, store_fd, name, err, errlen)) < 0) {
+	if ((sc->profile[0] || (sc->fail.have & SFS_HAVE_LATENCY_SPIKE)) &&
+	    (rc = model_of(im, store_fd, name, err, errlen)) < 0) {
 		image_free(im);
 		return rc;
 	}
@@ -440,6 +471,11 @@ int sfs_image_open_in(struct sfs_fdcache *fdc, int store_fd, int state_fd, const
 	}
 	im->sc.size = im->geom.size;
 	im->vsize = im->geom.size;
+	rc = sfs_img_fail_open(im, err, errlen);
+	if (rc < 0) {
+		sfs_image_close(im);
+		return rc;
+	}
 	*out = im;
 	return 0;
 }
@@ -458,6 +494,7 @@ int sfs_image_close(struct sfs_image *im)
 	if (!im)
 		return 0;
 	sfs_img_zero_join(im);
+	sfs_img_fail_close(im);
 	if (im->fdc) {
 		rc = sfs_fdslot_detach(&im->slot);
 	} else {

@@ -28,19 +28,27 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/fileid.h"
 #include "internal.h"
 
-/* Stripe locks and range lock: 0 or -ENOMEM. */
+#define STRIPES_LEN (SFS_IMG_NSTRIPES * sizeof(pthread_mutex_t))
+
+/* Stripe locks and range lock: 0 or -ENOMEM.  The stripe locks (10 KiB) are a mapping of
+ * their own, so that closing an idle image gives all of it back: in the heap, the small
+ * allocations made meanwhile (libfuse's nodes) kept a page of each freed block. */
 int sfs_img_locks_alloc(struct sfs_image *im)
 {
-	im->stripe = calloc(SFS_IMG_NSTRIPES, sizeof(*im->stripe));
+	void *p = mmap(NULL, STRIPES_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	im->stripe = p == MAP_FAILED ? NULL : p;
 	im->rl = calloc(1, sizeof(*im->rl));
 	if (!im->stripe || !im->rl || sfs_rangelock_init(im->rl) < 0) {
-		free(im->stripe);
+		if (im->stripe)
+			munmap(im->stripe, STRIPES_LEN);
 		free(im->rl);
 		im->stripe = NULL;
 		im->rl = NULL;
@@ -68,7 +76,7 @@ void sfs_img_res_drop(struct sfs_image *im)
 	if (im->stripe) {
 		for (int i = 0; i < SFS_IMG_NSTRIPES; i++)
 			pthread_mutex_destroy(&im->stripe[i]);
-		free(im->stripe);
+		munmap(im->stripe, STRIPES_LEN);
 		im->stripe = NULL;
 	}
 	if (im->rl) {

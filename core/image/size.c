@@ -84,6 +84,8 @@ int sfs_image_grow_commit(struct sfs_image *im, uint64_t new_size)
 	}
 	for (int i = NSTRIPES - 1; i >= 0; i--)
 		pthread_mutex_unlock(&im->stripe[i]);
+	if (rc == 0)
+		sfs_img_fail_resize(im);
 	return rc;
 }
 
@@ -209,6 +211,8 @@ int sfs_image_trim_commit(struct sfs_image *im, uint64_t cap)
 	}
 	for (int i = NSTRIPES - 1; i >= 0; i--)
 		pthread_mutex_unlock(&im->stripe[i]);
+	if (rc == 0)
+		sfs_img_fail_resize(im);
 	return rc;
 }
 
@@ -219,6 +223,8 @@ int sfs_image_reformat_check(const struct sfs_image *im, const struct sfs_sideca
 	if (sfs_image_capacity(im) || sfs_map_count(im->map))
 		return -EBUSY;
 	if (im->nretired == sizeof(im->retired) / sizeof(im->retired[0]))
+		return -EBUSY;
+	if (sfs_img_fail(im))          /* its failure state has the old sector format */
 		return -EBUSY;
 	return 0;
 }

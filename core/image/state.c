@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * state.c - the few words of an image's state that its I/O, its backing
- * transfers and its size all read or set (internal.h): its stats, made at
- * the first I/O; whether the backing file was written since the last
+ * transfers and its size all read or set (internal.h): its live stats,
+ * made at the first I/O or unpacked after an idle time (stats/cell.h); whether the backing file was written since the last
  * flush; whether it is growing, and the size it then shows.  They live
  * here, below io.c, backing.c and size.c, so that none of those needs
  * another for them.
@@ -12,20 +12,11 @@
 
 #include "internal.h"
 
-/* The image's stats, made at its first I/O; NULL without stats (or out of memory). */
+/* The image's live stats, made (or unpacked) at need (stats/cell.h); NULL without stats (or out
+ * of memory). */
 struct sfs_stats *sfs_img_stats_of(struct sfs_image *im)
 {
-	struct sfs_stats *st = __atomic_load_n(&im->stats, __ATOMIC_ACQUIRE), *nst = NULL;
-
-	if (st || !im->want_stats)
-		return st;
-	if (sfs_stats_new_at(im->stats_gen, im->stats_t0, &nst) < 0)
-		return NULL;
-	if (!__atomic_compare_exchange_n(&im->stats, &st, nst, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-		sfs_stats_free(nst);           /* another thread made them first */
-		return st;
-	}
-	return nst;
+	return sfs_stats_cell_get(&im->stats);
 }
 
 /* The backing file was written: the next flush (or the eviction) must sync it. */

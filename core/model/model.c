@@ -12,6 +12,13 @@
  *
  * so up to N requests overlap and further ones wait, and throughput stops
  * scaling with queue depth at N, as on a real drive.  See model.h.
+ *
+ * The wait sleeps on a futex word, wake_seq, with the completion time as
+ * its timeout, so that a stop or an interrupt can wake it: the waker
+ * changes the state (stopping, or the request's interrupted flag that the
+ * hook reads), then bumps wake_seq and wakes every sleeper; a sleeper
+ * reads wake_seq before it looks at the state, so a change made after it
+ * looked makes its sleep return at once (the word moved) or wakes it.
  */
 #include "model.h"
 
@@ -26,7 +33,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <linux/futex.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -53,13 +62,52 @@ static int perr(const struct pparse *pp, const char *key, const char *what)
 	return sfs_err(pp->err, pp->errlen, -EINVAL, "%s: key '%s': %s", pp->fname, key, what);
 }
 
-static int get_num(const struct pparse *pp, const char *key, const json_t *v, double *out)
+/* A latency in microseconds: 0 to SFS_PROFILE_MAX_US. */
+static int get_us(const struct pparse *pp, const char *key, const json_t *v, double *out)
 {
 	if (!json_is_number(v))
 		return perr(pp, key, "expected a number");
 	*out = json_number_value(v);
-	if (!isfinite(*out) || *out < 0)
-		return perr(pp, key, "expected a number >= 0");
+	if (!isfinite(*out) || *out < 0 || *out > SFS_PROFILE_MAX_US)
+		return perr(pp, key, "expected microseconds from 0 to 60000000 (60 s)");
+	return 0;
+}
+
+/* The zeroing rate in MB/s (10^6 bytes): 0 (free), or at least SFS_PROFILE_MIN_RATE. */
+static int get_rate(const struct pparse *pp, const char *key, const json_t *v, double *out)
+{
+	if (!json_is_number(v))
+		return perr(pp, key, "expected a number");
+	*out = json_number_value(v);
+	if (!isfinite(*out) || *out < 0 || (*out > 0 && *out * 1e6 < SFS_PROFILE_MIN_RATE))
+		return perr(pp, key, "expected 0 (free) or a rate of at least 1 KiB/s (0.001024 MB/s)");
+	return 0;
+}
+
+/* Point i of a curve: its size (1 .. SFS_PROFILE_MAX_SIZE, above the point before) and us. */
+static int get_point(const struct pparse *pp, const char *key, const json_t *e, size_t i,
+		     struct sfs_profile_point *pts)
+{
+	json_t *s = json_object_get(e, "size"), *t = json_object_get(e, "us");
+	uint64_t size = 0;
+	char what[160];
+
+	if (!json_is_object(e) || !s || !t || json_object_size(e) != 2)
+		return perr(pp, key, "each point is {\"size\": bytes or \"4K\", \"us\": number}");
+	if (json_is_integer(s) && json_integer_value(s) > 0)
+		size = (uint64_t)json_integer_value(s);
+	else if (!json_is_string(s) || sfs_parse_size(json_string_value(s), &size) || !size)
+		return perr(pp, key, "a point's size is not a size");
+	snprintf(what, sizeof what, "point %zu: ", i + 1);
+	if (size > SFS_PROFILE_MAX_SIZE)
+		return perr(pp, key, strcat(what, "its size is above 64 MiB, the largest request the model prices"));
+	if (i && size <= pts[i - 1].size)
+		return perr(pp, key, strcat(what, "sizes must increase"));
+	if (!json_is_number(t) || !isfinite(json_number_value(t)) || json_number_value(t) < 0 ||
+	    json_number_value(t) > SFS_PROFILE_MAX_US)
+		return perr(pp, key, strcat(what, "its us is not microseconds from 0 to 60000000 (60 s)"));
+	pts[i].size = size;
+	pts[i].us = json_number_value(t);
 	return 0;
 }
 
@@ -68,32 +116,24 @@ static int get_curve(const struct pparse *pp, const char *key, const json_t *v,
 {
 	size_t i;
 	json_t *e;
+	int rc;
 
 	if (!json_is_array(v) || json_array_size(v) == 0)
 		return perr(pp, key, "expected a non-empty array of {\"size\": ..., \"us\": ...}");
 	if (json_array_size(v) > SFS_PROFILE_MAX_POINTS)
 		return perr(pp, key, "more than 32 points");
-	json_array_foreach(v, i, e) {
-		json_t *s = json_object_get(e, "size"), *t = json_object_get(e, "us");
-		uint64_t size = 0;
-		char what[96];
-
-		if (!json_is_object(e) || !s || !t || json_object_size(e) != 2)
-			return perr(pp, key, "each point is {\"size\": bytes or \"4K\", \"us\": number}");
-		if (json_is_integer(s) && json_integer_value(s) > 0)
-			size = (uint64_t)json_integer_value(s);
-		else if (!json_is_string(s) || sfs_parse_size(json_string_value(s), &size) || !size)
-			return perr(pp, key, "a point's size is not a size");
-		if (i && size <= pts[i - 1].size) {
-			snprintf(what, sizeof what, "sizes must increase (point %zu)", i + 1);
-			return perr(pp, key, what);
-		}
-		if (!json_is_number(t) || !isfinite(json_number_value(t)) || json_number_value(t) < 0)
-			return perr(pp, key, "a point's us is not a number >= 0");
-		pts[i].size = size;
-		pts[i].us = json_number_value(t);
-	}
+	json_array_foreach(v, i, e)
+		if ((rc = get_point(pp, key, e, i, pts)) < 0)
+			return rc;
 	*n = (unsigned)json_array_size(v);
+	/* beyond its last point a curve prices requests at that point's rate */
+	if ((double)pts[*n - 1].size * 1e6 < SFS_PROFILE_MIN_RATE * pts[*n - 1].us) {
+		char what[160];
+
+		snprintf(what, sizeof what, "the last point runs at %.0f bytes/s, below 1 KiB/s (larger "
+			 "requests are priced at its rate)", (double)pts[*n - 1].size * 1e6 / pts[*n - 1].us);
+		return perr(pp, key, what);
+	}
 	return 0;
 }
 
@@ -130,24 +170,26 @@ static int pkey(struct pparse *pp, const char *key, const json_t *v)
 		return get_curve(pp, key, v, p->write, &p->nwrite);
 	}
 	if (!strcmp(key, "flush_us"))
-		return get_num(pp, key, v, &p->flush_us);
+		return get_us(pp, key, v, &p->flush_us);
 	if (!strcmp(key, "partial_write_us")) {
 		if (json_is_null(v)) {
 			p->partial_write_us = -1;
 			return 0;
 		}
-		return get_num(pp, key, v, &p->partial_write_us);
+		return get_us(pp, key, v, &p->partial_write_us);
 	}
 	if (!strcmp(key, "zero_offload_mb_s"))
-		return get_num(pp, key, v, &p->zero_offload_mb_s);
+		return get_rate(pp, key, v, &p->zero_offload_mb_s);
 	if (!strcmp(key, "zero_offload_us"))
-		return get_num(pp, key, v, &p->zero_offload_us);
+		return get_us(pp, key, v, &p->zero_offload_us);
 	if (!strcmp(key, "rotational")) {
 		if (!json_is_boolean(v))
 			return perr(pp, key, "expected true or false");
 		p->rotational = json_is_true(v);
 		return 0;
 	}
+	if (!strcmp(key, "latency_spike"))
+		return sfs_spike_parse(v, pp->fname, key, &p->spike, pp->err, pp->errlen);
 	return perr(pp, key, "unknown key");
 }
 
@@ -222,14 +264,15 @@ int sfs_profile_load(int dirfd, const char *spec, struct sfs_profile *out, char 
 	} else {
 		snprintf(path, sizeof path, "%s", spec);
 	}
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO there would hold the open until a writer came (refused below) */
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 #ifdef SFS_PROFILE_SRCDIR
 	/* not installed: the profiles of the source tree it was built from */
 	if (fd < 0 && errno == ENOENT && !strchr(spec, '/') && !getenv("SECTORFS_PROFILE_DIR")) {
 		char alt[4096];
 
 		snprintf(alt, sizeof alt, "%s/%s.json", SFS_PROFILE_SRCDIR, spec);
-		if ((fd = openat(AT_FDCWD, alt, O_RDONLY | O_CLOEXEC)) >= 0)
+		if ((fd = openat(AT_FDCWD, alt, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) >= 0)
 			snprintf(path, sizeof path, "%s", alt);
 		else
 			errno = ENOENT;
@@ -296,6 +339,8 @@ char *sfs_profile_dump(const struct sfs_profile *p, const char *source)
 	json_object_set_new(o, "zero_offload_mb_s", json_real(p->zero_offload_mb_s));
 	json_object_set_new(o, "zero_offload_us", json_real(p->zero_offload_us));
 	json_object_set_new(o, "rotational", json_boolean(p->rotational));
+	if (sfs_spike_on(&p->spike))
+		json_object_set_new(o, "latency_spike", sfs_spike_json(&p->spike));
 	s = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
 	json_decref(o);
 	return s;
@@ -357,6 +402,7 @@ struct sfs_model {
 	struct sfs_model_clock clk;
 	pthread_mutex_t lk;
 	uint64_t *free_at;       /* p.channels model times */
+	uint64_t nreq;           /* requests queued so far (lk): the latency spikes' numbers */
 };
 
 /* The default clock: clock.h's. */
@@ -400,23 +446,78 @@ static unsigned spin_max(void)
 	return v;
 }
 
-static void mono_sleep_until(void *arg, uint64_t t)
+/* ---- the wait, and what ends it early ---- */
+
+static uint32_t wake_seq;           /* the futex word: bumped by every wake */
+static int stopping;                /* sfs_model_stop was called (atomic) */
+static int (*interrupted_hook)(void);   /* atomic */
+
+#define HOOK_MIN_NS 1000000ull      /* waits this long ask the hook before they start */
+
+void sfs_model_set_interrupted(int (*fn)(void))
+{
+	__atomic_store_n(&interrupted_hook, fn, __ATOMIC_RELEASE);
+}
+
+static bool interrupted(void)
+{
+	int (*fn)(void) = __atomic_load_n(&interrupted_hook, __ATOMIC_ACQUIRE);
+
+	return fn && fn();
+}
+
+void sfs_model_wake(void)
+{
+	__atomic_add_fetch(&wake_seq, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &wake_seq, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+void sfs_model_stop(void)
+{
+	__atomic_store_n(&stopping, 1, __ATOMIC_SEQ_CST);
+	sfs_model_wake();
+}
+
+bool sfs_model_stopped(void)
+{
+	return __atomic_load_n(&stopping, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* Sleep until t unless woken: the futex's absolute timeout is on CLOCK_MONOTONIC, clock.h's. */
+static void sleep_on_seq(uint32_t seq, uint64_t t)
+{
+	struct timespec ts = sfs_ns_ts(t);
+
+	syscall(SYS_futex, &wake_seq, FUTEX_WAIT_BITSET_PRIVATE, seq, &ts, NULL, FUTEX_BITSET_MATCH_ANY);
+}
+
+int sfs_model_wait_until(uint64_t t)
 {
 	static __thread bool slack_set;
 	uint64_t now = sfs_now_ns();
+	bool woken = t > now + HOOK_MIN_NS;   /* a long wait asks the hook first */
 
-	(void)arg;
 	/* the default 50 us of timer slack would add up to 50 us to every modelled request */
 	if (!slack_set) {
 		prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
 		slack_set = true;
 	}
-	if (t > now + SPIN_NS) {
-		sfs_sleep_until_ns(t - SPIN_NS);
+	while (now < t) {
+		/* the word before the state: a change after this look moves it */
+		uint32_t seq = __atomic_load_n(&wake_seq, __ATOMIC_ACQUIRE);
+
+		if (__atomic_load_n(&stopping, __ATOMIC_SEQ_CST))
+			return -ESHUTDOWN;
+		if (woken && interrupted())
+			return -EINTR;
+		if (t <= now + SPIN_NS)
+			break;
+		sleep_on_seq(seq, t - SPIN_NS);
 		now = sfs_now_ns();
+		woken = now < t - SPIN_NS;   /* early: woken (or a signal), so look again */
 	}
 	if (now >= t)
-		return;
+		return 0;
 	if (spin_max() != UINT_MAX) {
 		bool spin = atomic_fetch_add(&spinners, 1) < spin_max();
 
@@ -424,9 +525,16 @@ static void mono_sleep_until(void *arg, uint64_t t)
 			cpu_relax();
 		atomic_fetch_sub(&spinners, 1);
 		if (spin)
-			return;
+			return 0;
 	}
 	sfs_sleep_until_ns(t);
+	return 0;
+}
+
+static int mono_sleep_until(void *arg, uint64_t t)
+{
+	(void)arg;
+	return sfs_model_wait_until(t);
 }
 
 int sfs_model_new(const struct sfs_profile *p, uint32_t pss, const struct sfs_model_clock *clk,
@@ -493,6 +601,9 @@ uint64_t sfs_model_cost_ns(const struct sfs_model *m, const struct sfs_model_req
 		break;
 	}
 	}
+	/* no request is held longer, whatever the profile (NaN and infinities too) */
+	if (!(us * 1000.0 < (double)SFS_MODEL_MAX_NS))
+		return us > 0 || isnan(us) ? SFS_MODEL_MAX_NS : 0;
 	return (uint64_t)llround(us * 1000.0);
 }
 
@@ -506,18 +617,24 @@ uint64_t sfs_model_schedule(struct sfs_model *m, const struct sfs_model_req *rq,
 		if (m->free_at[i] < m->free_at[k])
 			k = i;
 	start = m->free_at[k] > t0_ns ? m->free_at[k] : t0_ns;
-	done = start + cost;
+	done = start + cost + sfs_spike_extra_ns(&m->p.spike, m->nreq++);
 	m->free_at[k] = done;
 	pthread_mutex_unlock(&m->lk);
 	return done;
 }
 
-uint64_t sfs_model_complete(struct sfs_model *m, const struct sfs_model_req *rq, uint64_t t0_ns)
+int sfs_model_complete(struct sfs_model *m, const struct sfs_model_req *rq, uint64_t t0_ns, uint64_t *waited)
 {
-	uint64_t done = sfs_model_schedule(m, rq, t0_ns), now = m->clk.now(m->clk.arg);
+	uint64_t done = sfs_model_schedule(m, rq, t0_ns), now = m->clk.now(m->clk.arg), end;
+	int rc;
 
+	*waited = 0;
 	if (done <= now)
 		return 0;
-	m->clk.sleep_until(m->clk.arg, done);
-	return done - now;
+	if (done - now > SFS_MODEL_MAX_NS)   /* a queue of slow requests: none waits longer either */
+		done = now + SFS_MODEL_MAX_NS;
+	rc = m->clk.sleep_until(m->clk.arg, done);
+	end = m->clk.now(m->clk.arg);
+	*waited = (end < done ? end : done) - now;   /* what the model added, less when cut short */
+	return rc == -ESHUTDOWN ? rc : 0;
 }

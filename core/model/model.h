@@ -21,6 +21,11 @@
  *                                              without offload the host
  *                                              writes the zeros at the
  *                                              drive's write rate
+ *   latency_spike                              the long tail (spike.h): an
+ *                                              extra time added to every
+ *                                              Nth request, or to each with
+ *                                              a probability, drawn from a
+ *                                              seed and the request's number
  *
  * The model is a floor.  A request that arrived at t0 is given the channel
  * that frees first; it starts when both it and the channel are there and
@@ -29,6 +34,20 @@
  * took longer: a slow store is never made faster, a fast one is held back
  * to the drive's pace.  The channels' times are model time, so the queue
  * of a drive does not grow with the host's own latency.
+ *
+ * Physical sense: a profile's latencies are at most SFS_PROFILE_MAX_US
+ * (60 s), its rates at least SFS_PROFILE_MIN_RATE (1 KiB/s: the zeroing
+ * rate, and the rate of each curve's last point, which prices every
+ * larger request), its sizes at most SFS_PROFILE_MAX_SIZE (64 MiB, the
+ * largest block, the largest request the model prices); and whatever the
+ * profile (one built in code too), no request is priced above
+ * SFS_MODEL_MAX_NS (60 s), nor waits longer than that however many are
+ * queued before it on its channel.
+ *
+ * The wait ends early: sfs_model_stop (the daemon ending) wakes every
+ * wait, and the requests they held fail with -ESHUTDOWN; a request whose
+ * caller has gone (the interrupted hook says so, asked on a wake and
+ * before a long wait) ends its wait and completes.
  *
  * The clock and the wait are injected (struct sfs_model_clock), so the
  * queueing is tested deterministically without sleeping.
@@ -40,10 +59,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "spike.h"
+
 #define SFS_PROFILE_MAX_POINTS 32
 #define SFS_PROFILE_MAX_CHANNELS 1024
 #define SFS_PROFILE_NAME_MAX 64
 #define SFS_PROFILE_MAX_BYTES 65536
+#define SFS_PROFILE_MAX_US 60e6                   /* a latency: 60 s */
+#define SFS_PROFILE_MIN_RATE 1024.0               /* bytes per second */
+#define SFS_PROFILE_MAX_SIZE (64ull << 20)        /* a point's size: the largest block */
+#define SFS_MODEL_MAX_NS (60ull * 1000000000ull)  /* the most one request is priced at */
 
 struct sfs_profile_point {
 	uint64_t size;     /* bytes, strictly increasing along a curve */
@@ -61,10 +86,12 @@ struct sfs_profile {
 	double zero_offload_mb_s;              /* MB = 10^6 bytes; 0: offloaded zeroing is free */
 	double zero_offload_us;                /* per offloaded zeroing command */
 	bool rotational;                       /* the drive is a disk with heads (a hint only) */
+	struct sfs_spike spike;                /* latency spikes; none when !sfs_spike_on */
 };
 
 /* Parse profile JSON text (fname only in messages); unknown keys, wrong types, unordered or
- * missing curves are errors naming the file and the key.  A profile without "name" takes
+ * missing curves and numbers past the limits of physical sense (top of file) are errors naming
+ * the file and the key.  A profile without "name" takes
  * default_name (NULL: "unnamed").  0 or -EINVAL with err filled. */
 int sfs_profile_parse(const char *text, size_t len, const char *fname, const char *default_name,
 		      struct sfs_profile *out, char *err, size_t errlen);
@@ -108,12 +135,34 @@ struct sfs_model_req {
 	uint32_t pss;             /* write: the physical sector; 0: the model's */
 };
 
-/* The clock (nanoseconds, monotonic) and a wait until a time on it. */
+/* The clock (nanoseconds, monotonic) and a wait until a time on it, which returns as
+ * sfs_model_wait_until does. */
 struct sfs_model_clock {
 	uint64_t (*now)(void *arg);
-	void (*sleep_until)(void *arg, uint64_t t_ns);
+	int (*sleep_until)(void *arg, uint64_t t_ns);
 	void *arg;
 };
+
+/* Wait until clock.h's clock reaches t_ns, the last 100 us spun (model.c), unless cut short.
+ * 0 when it did (at once when it had); -ESHUTDOWN when the process stopped serving
+ * (sfs_model_stop, before or during the wait); -EINTR when the interrupted hook says this
+ * thread's request was interrupted. */
+int sfs_model_wait_until(uint64_t t_ns);
+
+/* The process stops serving: every wait ends now, and every later one at once, with
+ * -ESHUTDOWN.  For good; safe from any thread (not from a signal handler). */
+void sfs_model_stop(void);
+
+/* Has sfs_model_stop been called? */
+bool sfs_model_stopped(void);
+
+/* Wake every wait to ask the interrupted hook again (after an interrupt arrived). */
+void sfs_model_wake(void);
+
+/* The hook that says whether the request of the calling thread was interrupted (its caller
+ * gone): non-zero when it was.  Asked before a wait longer than a millisecond and after every
+ * wake-up; NULL (the default): never. */
+void sfs_model_set_interrupted(int (*fn)(void));
 
 struct sfs_model;
 
@@ -132,11 +181,14 @@ const struct sfs_profile *sfs_model_profile(const struct sfs_model *m);
 uint64_t sfs_model_cost_ns(const struct sfs_model *m, const struct sfs_model_req *rq);
 
 /* Queue rq, arrived at t0_ns, on the channel that frees first and return its model
- * completion time.  Thread-safe. */
+ * completion time; a latency spike (numbered in the order requests are queued) holds the
+ * channel longer, so the requests behind it wait too.  Thread-safe. */
 uint64_t sfs_model_schedule(struct sfs_model *m, const struct sfs_model_req *rq, uint64_t t0_ns);
 
-/* Schedule rq (arrived at t0_ns) and wait until its completion time; returns the time waited
- * in nanoseconds (0 when the request already took longer than the model says). */
-uint64_t sfs_model_complete(struct sfs_model *m, const struct sfs_model_req *rq, uint64_t t0_ns);
+/* Schedule rq (arrived at t0_ns) and wait until its completion time; the time waited in
+ * nanoseconds in *waited (0 when the request already took longer than the model says).
+ * 0, also when an interrupt ended the wait early; -ESHUTDOWN when the process stopped
+ * serving while the model still held the request (it must fail). */
+int sfs_model_complete(struct sfs_model *m, const struct sfs_model_req *rq, uint64_t t0_ns, uint64_t *waited);
 
 #endif

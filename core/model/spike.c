@@ -28,6 +28,26 @@ uint64_t sfs_spike_extra_ns(const struct sfs_spike *s, uint64_t n)
 	return 0;
 }
 
+json_t *sfs_spike_json(const struct sfs_spike *s)
+{
+	json_t *o = json_object();
+	int bad = !o;
+
+	if (o && (s->probability > 0 || !s->every))
+		bad |= json_object_set_new(o, "probability", json_real(s->probability));
+	if (o && s->every)
+		bad |= json_object_set_new(o, "every", json_integer((json_int_t)s->every));
+	if (o)
+		bad |= json_object_set_new(o, "extra_us", json_real((double)s->extra_ns / 1000.0));
+	if (o && s->seed)
+		bad |= json_object_set_new(o, "seed", json_integer((json_int_t)s->seed));
+	if (bad) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
 int sfs_spike_parse(const struct json_t *v, const char *fname, const char *key, struct sfs_spike *out, char *err,
 		    size_t errlen)
 {
@@ -53,7 +73,7 @@ int sfs_spike_parse(const struct json_t *v, const char *fname, const char *key, 
 		} else if (!strcmp(k, "extra_us")) {
 			if (!(d > 0 && d <= SFS_SPIKE_MAX_US))
 				return sfs_key_err(err, errlen, fname, key, -EINVAL,
-						   "extra_us must be a number > 0 and at most 600000000 (10 minutes)");
+						   "extra_us must be a number > 0 and at most 60000000 (60 s)");
 			s.extra_ns = (uint64_t)llround(d * 1000);
 			have_extra = true;
 		} else if (!strcmp(k, "seed")) {

@@ -32,7 +32,7 @@
 #include <stdint.h>
 
 #define SFS_SPIKE_STREAM 0x5350494b45ull     /* "SPIKE": the draws' second address */
-#define SFS_SPIKE_MAX_US 600000000.0         /* 10 minutes */
+#define SFS_SPIKE_MAX_US 60e6                /* 60 s: the longest any request is held (model.h) */
 
 struct sfs_spike {
 	double probability;        /* [0, 1]; 0: none drawn */
@@ -44,10 +44,13 @@ struct sfs_spike {
 struct json_t;
 
 /* Parse the object v (jansson's json_t) of key `key` in file fname: "extra_us" (a number
- * > 0, at most 10 minutes) and "probability" (0 to 1) or "every" (an integer >= 1) or both,
+ * > 0, at most 60 s: SFS_SPIKE_MAX_US) and "probability" (0 to 1) or "every" (an integer >= 1) or both,
  * "seed" (an integer >= 0) optional.  0 or -EINVAL with err "FNAME: key 'KEY': REASON". */
 int sfs_spike_parse(const struct json_t *v, const char *fname, const char *key, struct sfs_spike *out, char *err,
 		    size_t errlen);
+
+/* s as the JSON object sfs_spike_parse reads back (a new reference, NULL when out of memory). */
+struct json_t *sfs_spike_json(const struct sfs_spike *s);
 
 /* Does s ever add time? */
 bool sfs_spike_on(const struct sfs_spike *s);

@@ -2,7 +2,7 @@
 /*
  * xattrval.c - the user.sectorfs.* extended attributes of an image (see
  * xattrval.h): their names, their values rendered from the sidecar, and
- * which of them may be set.
+ * which of them may be set; the failure attributes' names too.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,7 +13,9 @@
 
 static const char names[] =
 	SFS_XATTR_PREFIX "logical_sector_size\0" SFS_XATTR_PREFIX "physical_sector_size\0"
-	SFS_XATTR_PREFIX "provisioning\0" SFS_XATTR_PREFIX "block_size\0" SFS_XATTR_PREFIX "sector";
+	SFS_XATTR_PREFIX "provisioning\0" SFS_XATTR_PREFIX "block_size\0" SFS_XATTR_PREFIX "sector\0"
+	SFS_XATTR_PREFIX "atomic_write_unit\0" SFS_XATTR_PREFIX "power\0" SFS_XATTR_PREFIX "power_seed\0"
+	SFS_XATTR_PREFIX "power_cut_policy\0" SFS_XATTR_PREFIX "bad_sectors";
 
 const char *sfs_xattr_key(const char *name)
 {
@@ -55,6 +57,18 @@ const char *sfs_xattr_names(size_t *len)
 {
 	*len = sizeof(names);
 	return names;
+}
+
+bool sfs_xattr_failure(const char *key, bool *writable)
+{
+	static const char *const keys[] = { "power", "power_seed", "power_cut_policy", "bad_sectors" };
+
+	*writable = true;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strcmp(key, keys[i]) == 0)
+			return true;
+	*writable = false;
+	return strcmp(key, "atomic_write_unit") == 0;
 }
 
 bool sfs_xattr_settable(const char *key)

@@ -14,6 +14,15 @@
  *                                                    write_first, flush
  *   sectorfs_daemon_start_time_seconds    gauge      no image label
  *
+ * Images with a failure state (fail.h) add, each family present only
+ * when one image has one, a sample per such image:
+ *
+ *   sectorfs_power_cuts_total, _lost_writes_total, _torn_writes_total,
+ *   _damaged_sectors_total, _media_errors_total,
+ *   _destaged_bytes_total                 counter
+ *   sectorfs_cached_bytes, sectorfs_bad_sectors, sectorfs_power_on
+ *                                         gauge
+ *
  * A latency bucket le="X" counts the I/Os recorded below X: the daemon
  * records whole nanoseconds, truncated, so a recorded value below 2^k ns
  * was a true one below 2^k ns, and each 2^k is a boundary of its
@@ -29,6 +38,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,6 +103,9 @@ struct entry {
 	} lat[SFS_LAT_NCLASS];
 	uint64_t generation, start_ns;        /* reset generation; CLOCK_REALTIME at load or reset */
 	bool profiled;                        /* a device profile in force (info.profile not kept) */
+	bool failing;                         /* a failure state (info.fail not kept) ... */
+	struct sfs_fail_counters fc;          /* ... its counters */
+	bool power_on;
 	uint64_t model_delay_ns[SFS_LAT_NCLASS];
 };
 
@@ -152,6 +165,13 @@ int sfs_metrics_add(struct sfs_metrics *m, const struct sfs_stats_snap *snap, co
 	e->info.recent = NULL;
 	e->profiled = info->profile != NULL;
 	e->info.profile = NULL;
+	e->failing = info->fail != NULL;
+	if (info->fail) {
+		e->fc = info->fail->cnt;
+		e->power_on = !info->fail->power_off;
+	}
+	e->info.fail = NULL;
+	e->info.last_cut = NULL;
 	memcpy(e->model_delay_ns, snap->model_delay_ns, sizeof(e->model_delay_ns));
 	for (size_t i = 0; i < NCTR; i++)
 		e->ctr[i] = *(const uint64_t *)(const void *)((const char *)snap + counters[i].off);
@@ -330,6 +350,53 @@ static void render_model_delay(FILE *f, const struct sfs_metrics *m)
 				lat_names[c], seconds(m->v[i].model_delay_ns[c], buf, sizeof(buf)));
 }
 
+/* The failure families (top of file): only when some image has a failure state. */
+static const struct fail_family {
+	const char *name, *type, *help;
+	size_t off;                   /* in struct sfs_fail_counters; SIZE_MAX: the power */
+} fail_families[] = {
+	{ "sectorfs_power_cuts_total", "counter", "Power cuts (user.sectorfs.power off, or a trigger).",
+	  offsetof(struct sfs_fail_counters, power_cuts) },
+	{ "sectorfs_lost_writes_total", "counter", "Unflushed writes power cuts lost whole.",
+	  offsetof(struct sfs_fail_counters, lost_writes) },
+	{ "sectorfs_torn_writes_total", "counter", "Unflushed writes power cuts kept in part.",
+	  offsetof(struct sfs_fail_counters, torn_writes) },
+	{ "sectorfs_damaged_sectors_total", "counter", "Logical sectors power cuts left unreadable.",
+	  offsetof(struct sfs_fail_counters, damaged_sectors) },
+	{ "sectorfs_media_errors_total", "counter", "Reads refused with EIO for a bad or damaged sector.",
+	  offsetof(struct sfs_fail_counters, media_errors) },
+	{ "sectorfs_destaged_bytes_total", "counter", "Bytes the volatile write cache destaged to make room.",
+	  offsetof(struct sfs_fail_counters, destaged_bytes) },
+	{ "sectorfs_cached_bytes", "gauge", "Bytes in the volatile write cache now (unflushed).",
+	  offsetof(struct sfs_fail_counters, cached_bytes) },
+	{ "sectorfs_bad_sectors", "gauge", "Logical sectors in the bad-sector list now (every kind).",
+	  offsetof(struct sfs_fail_counters, bad_sectors) },
+	{ "sectorfs_power_on", "gauge", "1 while the disk has power, 0 after a cut until it is set on.", SIZE_MAX },
+};
+
+static void render_failures(FILE *f, const struct sfs_metrics *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->n && !m->v[i].failing; i++)
+		;
+	if (i == m->n)
+		return;
+	for (size_t k = 0; k < sizeof(fail_families) / sizeof(fail_families[0]); k++) {
+		const struct fail_family *ff = &fail_families[k];
+
+		family(f, ff->name, ff->type, ff->help);
+		for (i = 0; i < m->n; i++) {
+			const struct entry *e = &m->v[i];
+			uint64_t v = ff->off == SIZE_MAX ? e->power_on
+							  : *(const uint64_t *)(const void *)((const char *)&e->fc + ff->off);
+
+			if (e->failing)
+				fprintf(f, "%s{image=\"%s\"} %" PRIu64 "\n", ff->name, e->label, v);
+		}
+	}
+}
+
 int sfs_metrics_render(const struct sfs_metrics *m, char **out, size_t *len)
 {
 	FILE *f = open_memstream(out, len);
@@ -342,6 +409,7 @@ int sfs_metrics_render(const struct sfs_metrics *m, char **out, size_t *len)
 	render_gauges(f, m);
 	render_latency(f, m);
 	render_model_delay(f, m);
+	render_failures(f, m);
 	sfs_stats_origin(&start, &pid);
 	family(f, "sectorfs_daemon_start_time_seconds", "gauge", "Unix time the daemon began serving the mount.");
 	fprintf(f, "sectorfs_daemon_start_time_seconds %" PRIu64 "\n", start);

@@ -188,7 +188,7 @@ static uint32_t op_named(const char *name)
 /* The errno the renderer names name (sfs_stats_refusal_name), 0 for any other. */
 static int32_t refusal_named(const char *name)
 {
-	static const int32_t errs[] = { EINVAL, ENOSPC };
+	static const int32_t errs[] = { EINVAL, ENOSPC, EIO };
 
 	for (size_t i = 0; i < sizeof(errs) / sizeof(errs[0]); i++)
 		if (strcmp(sfs_stats_refusal_name(errs[i]), name) == 0)

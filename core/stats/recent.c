@@ -18,6 +18,7 @@
  * reader never keeps a torn entry.  Fields are moved as relaxed atomic
  * words, ordered by the release store and acquire load of seq.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -204,6 +205,19 @@ size_t sfs_recent_list(const struct sfs_recent *r, struct sfs_recent_io *out)
 		k++;
 	}
 	return k;
+}
+
+void sfs_recent_load(struct sfs_recent *r, const struct sfs_recent_io *entries, size_t n)
+{
+	assert(n <= SFS_RECENT_MAX && r->head == 0);
+	/* entry k (oldest first) is number k, published */
+	for (size_t k = 0; k < n; k++) {
+		struct sfs_recent_slot *s = &r->slot[k];
+
+		memcpy(s->w, &entries[n - 1 - k], sizeof(entries[0]));
+		s->seq = 2 * k + 2;
+	}
+	__atomic_store_n(&r->head, (uint64_t)n, __ATOMIC_RELEASE);
 }
 
 void sfs_recent_clear(struct sfs_recent *r)

@@ -81,6 +81,10 @@ void sfs_recent_add(struct sfs_recent *r, enum sfs_io_op op, uint64_t off, uint6
  * entry being written at that moment is left out. */
 size_t sfs_recent_list(const struct sfs_recent *r, struct sfs_recent_io *out);
 
+/* Make the empty ring r (zeroed memory) list entries[0..n) (newest first, n <= SFS_RECENT_MAX)
+ * as sfs_recent_list gave them.  Precondition: nothing else uses r yet. */
+void sfs_recent_load(struct sfs_recent *r, const struct sfs_recent_io *entries, size_t n);
+
 /* Forget every entry recorded so far (entries recorded concurrently may stay or go). */
 void sfs_recent_clear(struct sfs_recent *r);
 

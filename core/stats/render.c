@@ -7,7 +7,8 @@
  * every counter of NAME.json under the same key with its rate per second,
  * a latency table in microseconds, the size and alignment histograms as
  * '#' bars scaled to their largest bucket, and a one-line verdict on
- * whether the workload would run on a 4Kn disk, and, while an
+ * whether the workload would run on a 4Kn disk, for an image with a
+ * failure state its failures (stats_fail.c), and, while an
  * eagerzeroedthick image is still being zeroed, how far that has got
  * ("zeroing: 37% (760.0 MiB of 2.0 GiB), in the background").  It stays
  * under 60 lines, and then two short tables, newest first, of the last
@@ -18,6 +19,7 @@
  * newline, with the keys listed in SPEC.md ("Statistics").  Latencies are
  * microseconds with up to 3 decimals (whole nanoseconds); each latency
  * histogram lists its non-empty buckets as [lower_bound_us, count].
+ * An image with a failure state has a "failures" object (stats_fail.c).
  * refused_recent and rmw_recent are arrays, newest first, of objects
  * {time, time_ns, op, offset, length, pid, comm} (refused ones also
  * {error, reason}); time is ISO 8601 UTC with microseconds.  The same
@@ -35,6 +37,7 @@
 
 #include "util/escape.h"
 #include "stats.h"
+#include "failures.h"
 #include "util/units.h"
 
 #define BAR_WIDTH 40
@@ -174,12 +177,12 @@ static const char *iso_time(uint64_t ns, char *buf, size_t len)
 
 const char *sfs_stats_refusal_name(int err)
 {
-	return err == EINVAL ? "EINVAL" : err == ENOSPC ? "ENOSPC" : "?";
+	return err == EINVAL ? "EINVAL" : err == ENOSPC ? "ENOSPC" : err == EIO ? "EIO" : "?";
 }
 
 static const char *err_reason(int err)
 {
-	return err == EINVAL ? "misaligned" : err == ENOSPC ? "out_of_range" : "?";
+	return err == EINVAL ? "misaligned" : err == ENOSPC ? "out_of_range" : err == EIO ? "media_error" : "?";
 }
 
 /* A recent list as a JSON array, newest first; refused entries carry their error too. */
@@ -357,6 +360,7 @@ int sfs_stats_render_json(const struct sfs_stats_snap *s, const struct sfs_stats
 	err |= json_set_allocation(o, info);
 	err |= json_set_shapes(o, s, info);
 	err |= json_set_latency(o, s, info);
+	err |= sfs_stats_fail_json(o, info);
 	if (err) {
 		json_decref(o);
 		return -ENOMEM;
@@ -599,6 +603,10 @@ int sfs_stats_render_text(const struct sfs_stats_snap *s, const struct sfs_stats
 	fputc('\n', f);
 	text_verdict(f, s);
 	fputc('\n', f);
+	if (info->fail) {
+		sfs_stats_fail_text(f, info);
+		fputc('\n', f);
+	}
 	text_recent(f, "refused I/Os", info->recent ? info->recent->refused : NULL,
 		    info->recent ? info->recent->nrefused : 0, true);
 	text_recent(f, "read-modify-write writes", info->recent ? info->recent->rmw : NULL,

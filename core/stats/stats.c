@@ -49,13 +49,20 @@
  * Memory: a shard is one struct sfs_stats_snap (20864 bytes, 2608
  * counters, of which 2572 are latency); 8 shards, the clock, generation
  * and seq make 166976 bytes, and the two recent rings (7184 bytes each)
- * 181344 (~177 KiB) per image, in one allocation.
+ * 181344 (~177 KiB) per image, in one mapping of its own: its pages are
+ * the kernel's zero page until something is recorded into them, so the
+ * stats cost what is in use (a shard's counters and the few histogram
+ * pages its I/O reaches, for each CPU that records).  An image idle a
+ * while gives even that back: stats_cell.c packs its values into a few
+ * hundred bytes (sfs_stats_start and sfs_stats_new_from are what it
+ * packs from and unpacks into).
  */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -136,15 +143,56 @@ static void record_lat(struct sfs_stats_snap *c, enum sfs_lat_class cls, uint64_
 
 int sfs_stats_new_at(uint64_t generation, uint64_t start_ns, struct sfs_stats **out)
 {
-	struct sfs_stats *st = aligned_alloc(_Alignof(struct sfs_stats), sizeof(*st));
+	/* zero pages until written: what no I/O reaches costs nothing */
+	struct sfs_stats *st = mmap(NULL, sizeof(*st), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	if (!st)
+	if (st == MAP_FAILED)
 		return -ENOMEM;
-	memset(st, 0, sizeof(*st));
 	st->start_ns = start_ns;
 	st->generation = generation;
 	*out = st;
 	return 0;
+}
+
+/* The slots of a snapshot that are not counters (a snapshot fills them). */
+static bool not_a_counter(size_t i)
+{
+	size_t off = i * sizeof(uint64_t);
+
+	return off == offsetof(struct sfs_stats_snap, elapsed_ns) ||
+	       off == offsetof(struct sfs_stats_snap, reset_generation) ||
+	       off == offsetof(struct sfs_stats_snap, daemon_start) ||
+	       off == offsetof(struct sfs_stats_snap, daemon_pid);
+}
+
+bool sfs_stats_is_counter(size_t i)
+{
+	return i < NSLOT && !not_a_counter(i);
+}
+
+int sfs_stats_new_from(const struct sfs_stats_snap *snap, const struct sfs_stats_recent *recent, uint64_t start_ns,
+		       struct sfs_stats **out)
+{
+	struct sfs_stats *st;
+	int rc = sfs_stats_new_at(snap->reset_generation, start_ns, &st);
+
+	if (rc < 0)
+		return rc;
+	/* the sums in one shard, the max fields as they are: a snapshot gives them back */
+	for (size_t i = 0; i < NSLOT; i++)
+		if (!not_a_counter(i) && *cslot(snap, i))
+			*slot(&st->shard[0].c, i) = *cslot(snap, i);
+	if (recent) {
+		sfs_recent_load(&st->refused, recent->refused, recent->nrefused);
+		sfs_recent_load(&st->rmw, recent->rmw, recent->nrmw);
+	}
+	*out = st;
+	return 0;
+}
+
+uint64_t sfs_stats_start(const struct sfs_stats *st)
+{
+	return __atomic_load_n(&st->start_ns, __ATOMIC_RELAXED);
 }
 
 uint64_t sfs_stats_next_generation(void)
@@ -162,7 +210,8 @@ void sfs_stats_snapshot_empty(uint64_t generation, uint64_t start_ns, struct sfs
 
 void sfs_stats_free(struct sfs_stats *st)
 {
-	free(st);
+	if (st)
+		munmap(st, sizeof(*st));
 }
 
 void sfs_stats_reset(struct sfs_stats *st)
@@ -190,14 +239,20 @@ void sfs_stats_reset(struct sfs_stats *st)
 	__atomic_store_n(&st->seq, seq + 2, __ATOMIC_RELEASE);
 }
 
-int sfs_stats_command(struct sfs_stats *st, const char *buf, size_t len)
+int sfs_stats_command_check(const char *buf, size_t len)
 {
 	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' '))
 		len--;
-	if (len != 5 || memcmp(buf, "reset", 5) != 0)
-		return -EINVAL;
-	sfs_stats_reset(st);
-	return 0;
+	return len == 5 && memcmp(buf, "reset", 5) == 0 ? 0 : -EINVAL;
+}
+
+int sfs_stats_command(struct sfs_stats *st, const char *buf, size_t len)
+{
+	int rc = sfs_stats_command_check(buf, len);
+
+	if (rc == 0)
+		sfs_stats_reset(st);
+	return rc;
 }
 
 static void origin_init(void)
@@ -254,6 +309,11 @@ void sfs_stats_out_of_range(struct sfs_stats *st, enum sfs_io_op op, uint64_t of
 {
 	add(&my_shard(st)->out_of_range, 1);
 	sfs_recent_add(&st->refused, op, off, len, ENOSPC);
+}
+
+void sfs_stats_media_error(struct sfs_stats *st, enum sfs_io_op op, uint64_t off, uint64_t len)
+{
+	sfs_recent_add(&st->refused, op, off, len, EIO);
 }
 
 void sfs_stats_flush(struct sfs_stats *st, uint64_t lat_ns)

@@ -33,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fail/fail.h"
 #include "contract/geometry.h"
 #include "recent.h"
 
@@ -84,7 +85,8 @@ enum sfs_zeroing {
 /* The last refused and read-modify-write I/Os of an image, newest first (sfs_stats_recent). */
 struct sfs_stats_recent {
 	size_t nrefused, nrmw;
-	struct sfs_recent_io refused[SFS_RECENT_MAX];   /* misaligned (EINVAL) or out of range (ENOSPC) */
+	struct sfs_recent_io refused[SFS_RECENT_MAX];   /* misaligned (EINVAL), out of range (ENOSPC),
+	                                                   a media error (EIO) */
 	struct sfs_recent_io rmw[SFS_RECENT_MAX];       /* accepted writes covering a physical sector in part */
 };
 
@@ -104,6 +106,8 @@ struct sfs_stats_info {
 	const char *profile;                    /* the device profile in force, NULL for none */
 	const char *transport;                  /* how requests reach the daemon, or NULL */
 	const struct sfs_stats_recent *recent;  /* the recent I/O lists, or NULL: shown empty */
+	const struct sfs_fail_status *fail;     /* the failure state (fail.h), NULL for none: not shown */
+	const struct sfs_fail_cutinfo *last_cut; /* its last cut (with fail; NULL: not shown) */
 };
 
 /* Why zeroing fell back to writing zeros, for the errno e (> 0) FALLOC_FL_ZERO_RANGE failed
@@ -118,6 +122,21 @@ void sfs_stats_zero_offload_text(const struct sfs_stats_info *info, char *buf, s
  * elapsed time counted from start_ns (sfs_now_ns, clock.h): stats made when first needed that
  * go on from the empty snapshots shown before.  0 or -ENOMEM. */
 int sfs_stats_new_at(uint64_t generation, uint64_t start_ns, struct sfs_stats **out);
+
+/* Allocate stats that hold what snap (its counters, max fields and reset_generation) and recent
+ * (NULL: empty lists) say, their elapsed time counted from start_ns: what a snapshot, the recent
+ * lists and sfs_stats_start of other stats gave, made again (stats_cell.c unpacks so).  0 or
+ * -ENOMEM. */
+int sfs_stats_new_from(const struct sfs_stats_snap *snap, const struct sfs_stats_recent *recent, uint64_t start_ns,
+		       struct sfs_stats **out);
+
+/* When st's elapsed time starts (sfs_now_ns): its creation or last reset. */
+uint64_t sfs_stats_start(const struct sfs_stats *st);
+
+/* Is 64-bit slot i of a struct sfs_stats_snap a counter (a max field included), rather than
+ * what a snapshot fills (elapsed_ns, reset_generation, daemon_start, daemon_pid) or past its
+ * end? */
+bool sfs_stats_is_counter(size_t i);
 
 /* A reset generation larger than every one handed out so far in this process. */
 uint64_t sfs_stats_next_generation(void);
@@ -135,6 +154,9 @@ void sfs_stats_reset(struct sfs_stats *st);
 /* Run a command written to a text stats file (buf, len bytes, any offset): "reset", optionally
  * followed by spaces and newlines, resets st; 0, or -EINVAL for anything else (nothing changes). */
 int sfs_stats_command(struct sfs_stats *st, const char *buf, size_t len);
+
+/* Is buf (len bytes) a command sfs_stats_command runs?  0 ("reset"), or -EINVAL. */
+int sfs_stats_command_check(const char *buf, size_t len);
 
 /* This process's identity for interval tools, fixed by the first call (snapshots call it too):
  * the time of that call in Unix seconds and getpid(). */
@@ -155,6 +177,10 @@ void sfs_stats_misaligned(struct sfs_stats *st, enum sfs_io_op op, uint64_t off,
 /* Record an op refused for range (past the end) with ENOSPC (counted in out_of_range, kept in the
  * recent refused list with this thread's requester). */
 void sfs_stats_out_of_range(struct sfs_stats *st, enum sfs_io_op op, uint64_t off, uint64_t len);
+
+/* Record a read refused with EIO for a bad or damaged sector (a media error, fail.h): kept in
+ * the recent refused list with this thread's requester; the failure state counts it. */
+void sfs_stats_media_error(struct sfs_stats *st, enum sfs_io_op op, uint64_t off, uint64_t len);
 
 /* Record a flush (fsync/fdatasync) that took lat_ns. */
 void sfs_stats_flush(struct sfs_stats *st, uint64_t lat_ns);
@@ -240,7 +266,7 @@ int sfs_stats_parse_recent_json(const char *text, size_t len, struct sfs_stats_p
 int sfs_stats_render_recent_json(const char *name, const struct sfs_stats_recent *r, char **out,
 				 size_t *len);
 
-/* How the stats name the error of a refused I/O: "EINVAL", "ENOSPC", "?" for any other. */
+/* How the stats name the error of a refused I/O: "EINVAL", "ENOSPC", "EIO", "?" for any other. */
 const char *sfs_stats_refusal_name(int err);
 
 #endif

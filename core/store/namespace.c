@@ -4,7 +4,9 @@
  *
  * Each is ordered, around an intent record, so that a crash leaves the
  * name as before or as after (store.c draws the order; recover.c finishes
- * or undoes what a crash interrupted).  A name held by a file of the
+ * or undoes what a crash interrupted).  An image's failure state files
+ * (NAME.disk, NAME.undo) move and go with its map, the state paused
+ * meanwhile (fail.h).  A name held by a file of the
  * user's, or by an image that is refused, is never overwritten.
  */
 #include <dirent.h>
@@ -137,6 +139,7 @@ int sfs_store_unlink(struct sfs_store *s, const char *name)
 	sfs_sidecar_name(scname, sizeof(scname), name);
 	sfs_map_name(mapname, sizeof(mapname), name);
 	snprintf(rec, sizeof(rec), "%s" SFS_UNLINK_SUFFIX, name);
+	sfs_image_fail_pause(e->im);   /* its failure state writes no file while they go */
 	/* 1: the intent, naming the image and its backing file (prune_if_gone found it there) */
 	sfs_image_identity(e->im, &dev, &ino);
 	snprintf(in.name, sizeof(in.name), "%s", name);
@@ -151,15 +154,18 @@ int sfs_store_unlink(struct sfs_store *s, const char *name)
 		rc = -errno;
 	if (rc < 0) {
 		sfs_remove_durably(s->statefd, rec);
+		sfs_image_fail_resume(e->im, NULL, false);
 		pthread_mutex_unlock(&s->lock);
 		return rc;
 	}
 	rc = sfs_step("unlink", 2);
-	/* 3: backing file and map; 4: the intent */
+	/* 3: backing file, map and failure state; 4: the intent */
 	if (rc == 0 && unlinkat(s->dirfd, name, 0) < 0 && errno != ENOENT)
 		rc = -errno;
 	if (rc == 0 && unlinkat(s->statefd, mapname, 0) < 0 && errno != ENOENT)
 		rc = -errno;
+	if (rc == 0)
+		rc = sfs_remove_state_files(s->statefd, name);
 	if (rc == 0 && (fsync(s->dirfd) < 0 || fsync(s->statefd) < 0))
 		rc = -errno;
 	if (rc == 0)
@@ -169,6 +175,7 @@ int sfs_store_unlink(struct sfs_store *s, const char *name)
 	if (rc < 0)
 		sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s: unlinked, but its files are not all removed (%s); "
 			 "the next start of the store finishes it", name, strerror(-rc));
+	sfs_image_fail_resume(e->im, NULL, true);
 	sfs_st_remove_entry(s, e);
 	pthread_mutex_unlock(&s->lock);
 	return rc;
@@ -189,6 +196,7 @@ int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool
 {
 	struct sfs_intent in = { .kind = SFS_INTENT_RENAME };
 	struct entry *e, *t, moved;
+	struct sfs_geom geom;
 	int rc;
 
 	if (sfs_name_valid(to) < 0)
@@ -220,21 +228,27 @@ int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool
 		pthread_mutex_unlock(&s->lock);
 		return -EBUSY;
 	}
-	/* 1: the intent, naming the image's files and the replaced one's; 2: map, backing file,
-	 * sidecar; 3: the intent goes */
+	/* the failure states write no file while theirs move; to's are replaced, not left behind */
+	sfs_image_fail_pause(e->im);
+	if (t)
+		sfs_image_fail_pause(t->im);
+	geom = sfs_image_geom(e->im);
+	rc = sfs_fail_cover_files(s->statefd, from, to, geom.lss, geom.pss);
+	/* 1: the intent, naming the image's files and the replaced one's; 2: map, failure state,
+	 * backing file, sidecar; 3: the intent goes */
 	snprintf(in.name, sizeof(in.name), "%s", from);
 	snprintf(in.to, sizeof(in.to), "%s", to);
 	in.img = who_of(s, e);
 	in.has_over = t != NULL;
 	if (t)
 		in.over = who_of(s, t);
-	rc = sfs_intent_write(s->statefd, &in);
+	if (rc == 0)
+		rc = sfs_intent_write(s->statefd, &in);
 	if (rc == 0)
 		rc = sfs_step("rename", 1);
 	if (rc < 0) {
 		sfs_remove_durably(s->statefd, SFS_RENAME_JOURNAL);
-		pthread_mutex_unlock(&s->lock);
-		return rc;
+		goto resume;
 	}
 	rc = sfs_move_image_files(s->dirfd, s->statefd, from, to, t != NULL);
 	if (rc < 0) {
@@ -242,21 +256,29 @@ int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool
 		 * Until then the names are served as they were. */
 		sfs_logf(&s->opts.log, SFS_LOG_ERR, "rename of %s to %s failed part way (%s); the next start "
 			 "of the store finishes it", from, to, strerror(-rc));
-		pthread_mutex_unlock(&s->lock);
-		return rc;
+		goto resume;
 	}
 	/* Moved: the rename is done, whatever removing the intent says (a leftover
 	 * intent finds nothing to move). */
 	rc = sfs_step("rename", 2);
 	if (rc == 0)
 		rc = sfs_remove_durably(s->statefd, SFS_RENAME_JOURNAL);
-	if (t)
+	if (t) {
+		sfs_image_fail_resume(t->im, NULL, true);
 		sfs_st_remove_entry(s, t);
+	}
 	moved = sfs_st_take_out(s, sfs_st_find(s, from, NULL));
 	snprintf(moved.name, sizeof(moved.name), "%s", to);
 	sfs_image_set_name(moved.im, to);
+	sfs_image_fail_resume(moved.im, to, false);
 	if (sfs_st_put_in(s, &moved) < 0 && rc == 0)
 		rc = -ENOMEM;
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+resume:
+	if (t)
+		sfs_image_fail_resume(t->im, NULL, false);
+	sfs_image_fail_resume(e->im, NULL, false);
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }

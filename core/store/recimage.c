@@ -66,6 +66,8 @@ int sfs_rec_apply_removal(const struct sfs_rec_env *e, const struct sfs_rec_item
 		rc = -errno;
 	if (rc == 0 && !it->p.keeps_map && unlinkat(e->statefd, mapname, 0) < 0 && errno != ENOENT)
 		rc = -errno;
+	if (rc == 0 && !it->p.keeps_map)
+		rc = sfs_remove_state_files(e->statefd, it->p.name);
 	if (rc == 0 && fsync(e->dirfd) < 0)
 		rc = -errno;
 	return rc;

@@ -98,6 +98,33 @@ void sfs_rec_alone(struct sfs_rec_plan *p, const char *fmt, ...)
 	va_end(ap);
 }
 
+int sfs_move_state_files(int statefd, const char *from, const char *to)
+{
+	static const char *const state[] = { SFS_DISK_SUFFIX, SFS_UNDO_SUFFIX };
+	char a[NAMEBUF], b[NAMEBUF];
+
+	for (size_t i = 0; i < sizeof(state) / sizeof(state[0]); i++) {
+		snprintf(a, sizeof(a), "%s%s", from, state[i]);
+		snprintf(b, sizeof(b), "%s%s", to, state[i]);
+		if (renameat(statefd, a, statefd, b) < 0 && errno != ENOENT)
+			return -errno;
+	}
+	return 0;
+}
+
+int sfs_remove_state_files(int statefd, const char *name)
+{
+	static const char *const state[] = { SFS_DISK_SUFFIX, SFS_UNDO_SUFFIX };
+	char f[NAMEBUF];
+
+	for (size_t i = 0; i < sizeof(state) / sizeof(state[0]); i++) {
+		snprintf(f, sizeof(f), "%s%s", name, state[i]);
+		if (unlinkat(statefd, f, 0) < 0 && errno != ENOENT)
+			return -errno;
+	}
+	return 0;
+}
+
 static bool ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), k = strlen(suffix);

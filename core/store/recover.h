@@ -57,7 +57,7 @@ struct sfs_rec_plan {
 	char done[512];                 /* the start's log line once done */
 	char alone[640];                /* what it leaves alone, and why ("" when nothing): logged,
 					 * and shown by check */
-	char fix[512];                  /* BLOCKED: what check --repair does, or what to run */
+	char fix[1024];                 /* BLOCKED: what check --repair does, or what to run */
 	bool clearable;                 /* BLOCKED: sfs_recover_clear (check --repair) clears it */
 	/* the image as the start leaves it (a rename's: under to when finished, name when undone) */
 	bool goes;                      /* it leaves the store (map and backing file removed) */
@@ -99,11 +99,21 @@ int sfs_recover_clear(int dirfd, int statefd, const struct sfs_log *log);
  * when none. */
 int sfs_recover_pending(int statefd, const char *name, char *buf, size_t len);
 
-/* Rename the map, backing file and sidecar of image from to to, skipping those already moved,
- * then fsync both directories; over the backing file and sidecar under to only with replace
+/* Rename the map (with NAME.disk and NAME.undo, when there: sfs_move_state_files), backing
+ * file and sidecar of image from to to, skipping those already moved, then fsync both
+ * directories; over the backing file and sidecar under to only with replace
  * (the caller checked they are a served image's), else never over anything (-EEXIST); a map
  * under to goes either way (the caller checked to is a served image, or no image: then the
  * map is a removed image's leftover).  0 or -errno. */
 int sfs_move_image_files(int dirfd, int statefd, const char *from, const char *to, bool replace);
+
+/* Rename NAME.disk and NAME.undo of image from, those there, over to's (the failure state
+ * follows the map; sfs_fail_cover_files gave from one wherever to had one).  Not synced.  0
+ * or -errno. */
+int sfs_move_state_files(int statefd, const char *from, const char *to);
+
+/* Remove NAME.disk and NAME.undo of image name from statefd, when there (an unlink finished).
+ * Not synced (the caller syncs statefd).  0 or -errno. */
+int sfs_remove_state_files(int statefd, const char *name);
 
 #endif

@@ -179,6 +179,10 @@ int sfs_rec_apply_rename(const struct sfs_rec_env *e, const struct sfs_rec_item 
 	for (int f = 0; f < 3 && rc == 0; f++)
 		if (it->p.at_other[f])
 			rc = move_file(e, f, from, to, !undo && it->replace[f]);
+	/* the failure state follows the map (moved after it): finishing, those of its files not
+	 * moved yet; undoing, only when the map was moved, else what is under to is another's */
+	if (rc == 0 && (!undo || it->p.at_other[SFS_REC_MAP]))
+		rc = sfs_move_state_files(e->statefd, from, to);
 	if (rc == 0 && (fsync(e->statefd) < 0 || fsync(e->dirfd) < 0))
 		rc = -errno;
 	if (rc == 0)
@@ -198,6 +202,8 @@ int sfs_move_image_files(int dirfd, int statefd, const char *from, const char *t
 		/* a map under to, when to is no image, is a removed image's leftover: replaced */
 		if (sfs_rec_exists(fd, a))
 			rc = move_file(&e, f, from, to, replace || f == SFS_REC_MAP);
+		if (rc == 0 && f == SFS_REC_MAP)
+			rc = sfs_move_state_files(statefd, from, to);   /* the failure state's, if any */
 	}
 	if (rc == 0 && (fsync(statefd) < 0 || fsync(dirfd) < 0))
 		rc = -errno;

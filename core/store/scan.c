@@ -228,8 +228,12 @@ bool sfs_st_prune_if_gone_stat(struct sfs_store *s, struct entry *e, struct stat
 	}
 	/* The map described the removed file; a sidecar alone keeps it for its backing file. */
 	sfs_map_name(mapname, sizeof(mapname), e->name);
-	if (backing_gone)
+	if (backing_gone) {
 		unlinkat(s->statefd, mapname, 0);
+		sfs_image_fail_pause(e->im);    /* its failure state goes with the map */
+		sfs_remove_state_files(s->statefd, e->name);
+		sfs_image_fail_resume(e->im, NULL, true);
+	}
 	if (backing_gone)
 		sfs_logf(&s->opts.log, SFS_LOG_WARN, "%s: backing file removed from the store while served; "
 			 "open files keep the removed data until closed", e->name);

@@ -60,6 +60,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/fdcache.h"
 #include "util/fdio.h"
 #include "grow.h"
@@ -332,6 +333,30 @@ void sfs_store_tally(struct sfs_store *s, struct sfs_store_tally *t)
 			t->zeroing++;
 	}
 	pthread_mutex_unlock(&s->lock);
+}
+
+/* Images looked at under one hold of the store's mutex: lookups wait at most that long. */
+#define IDLE_BATCH 256
+
+void sfs_store_idle(struct sfs_store *s, uint64_t quiet_ns, struct sfs_store_idle *out)
+{
+	uint64_t now = sfs_now_ns();
+	size_t packed = 0, i = 0, j = 0;
+	bool more = true;
+
+	/* in batches, the mutex let go between them: an image added or removed meanwhile may be
+	 * looked at twice or not at all, which the next look puts right */
+	while (more) {
+		pthread_mutex_lock(&s->lock);
+		for (size_t n = 0; n < IDLE_BATCH && i < s->nents; n++, i++)
+			packed += sfs_image_stats_idle(s->ents[i].im) == 1;
+		for (size_t n = 0; i >= s->nents && n < IDLE_BATCH && j < s->norphans; n++, j++)
+			packed += sfs_image_stats_idle(s->orphans[j].im) == 1;
+		more = i < s->nents || j < s->norphans;
+		pthread_mutex_unlock(&s->lock);
+	}
+	out->packed = packed;
+	out->closed = s->fdc && now > quiet_ns ? sfs_fdcache_close_idle(s->fdc, now - quiet_ns) : 0;
 }
 
 int sfs_store_fd(const struct sfs_store *s)

@@ -190,6 +190,18 @@ struct sfs_store_tally {
 /* Count what s serves now into *t. */
 void sfs_store_tally(struct sfs_store *s, struct sfs_store_tally *t);
 
+/* What an idle look gave back. */
+struct sfs_store_idle {
+	size_t packed;     /* images whose stats were packed */
+	unsigned closed;   /* images whose descriptors (and bitmap and locks) were closed */
+};
+
+/* The idle look, made every quiet_ns by the daemon: every image's stats with no I/O since the
+ * previous look are packed (sfs_image_stats_idle), and the resident part of every image that
+ * nobody has used for quiet_ns is closed (sfs_fdcache_close_idle), its next use opening it
+ * again.  What it gave back into *out. */
+void sfs_store_idle(struct sfs_store *s, uint64_t quiet_ns, struct sfs_store_idle *out);
+
 /* The store directory's fd (for statfs). */
 int sfs_store_fd(const struct sfs_store *s);
 

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "clock.h"
 #include "dlist.h"
 #include "fdcache.h"
 
@@ -115,8 +116,10 @@ static bool close_idle(struct sfs_fdcache *c, struct sfs_fdslot *v)
 		return true;
 	}
 	v->state = OPEN;             /* it could not be closed (a failed flush): still usable */
-	if (v->pins == 0)
+	if (v->pins == 0) {
+		v->idle_since = sfs_now_ns();   /* idle from now: not tried again at once */
 		list_head(c, v);
+	}
 	return false;
 }
 
@@ -151,6 +154,31 @@ int sfs_fdcache_make_room(struct sfs_fdcache *c, unsigned n)
 	}
 	pthread_mutex_unlock(&c->mu);
 	return rc;
+}
+
+unsigned sfs_fdcache_close_idle(struct sfs_fdcache *c, uint64_t before_ns)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&c->mu);
+	/* from the tail, the longest idle; after a close (the cache mutex was let go) from the
+	 * tail again, as the list may have changed */
+	for (struct sfs_fdslot *v = c->tail; v && v->idle_since < before_ns;) {
+		if (pthread_mutex_trylock(&v->lk) != 0) {
+			v = v->prev;
+			continue;
+		}
+		if (close_idle(c, v)) {
+			n++;
+			pthread_mutex_unlock(&v->lk);
+			v = c->tail;
+			continue;
+		}
+		pthread_mutex_unlock(&v->lk);     /* refused (a failed flush): listed at the head again */
+		v = c->tail;
+	}
+	pthread_mutex_unlock(&c->mu);
+	return n;
 }
 
 bool sfs_fdcache_evict_one(struct sfs_fdcache *c)
@@ -244,8 +272,10 @@ void sfs_fdslot_unpin(struct sfs_fdslot *s, bool close_now)
 	idle = --s->pins == 0;
 	if (idle)
 		c->pinned--;
-	if (idle && s->state == OPEN && !close_now)
+	if (idle && s->state == OPEN && !close_now) {
+		s->idle_since = sfs_now_ns();
 		list_head(c, s);
+	}
 	/* an open made while every slot was pinned may have passed the budget */
 	while (c->used > c->budget && evict_locked(c))
 		;

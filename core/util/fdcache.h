@@ -10,7 +10,10 @@
  * the descriptors pins the slot for as long as it uses them: a pinned
  * slot is never closed.  A slot nobody pins is idle: it stays open, at the
  * head of a list in order of last use, until room is needed; then the
- * idle slot used longest ago is closed (evicted).  Opening a slot makes
+ * idle slot used longest ago is closed (evicted).  Slots idle for a while
+ * are closed too, when the daemon's idle thread asks
+ * (sfs_fdcache_close_idle), so that what images nobody uses hold is given
+ * back.  Opening a slot makes
  * room first, and when its open fails with EMFILE or ENFILE anyway (other
  * descriptors of the process) evicts one more idle slot and tries again.
  *
@@ -54,6 +57,7 @@ struct sfs_fdslot {
 	unsigned want;                   /* descriptors an open is expected to take */
 	int state;
 	bool listed;
+	uint64_t idle_since;             /* when the last pin went (sfs_now_ns), while listed */
 };
 
 /* What a cache holds, for reports and tests. */
@@ -82,6 +86,11 @@ int sfs_fdcache_make_room(struct sfs_fdcache *c, unsigned n);
 /* Close the least recently used idle slot (after an EMFILE or ENFILE elsewhere): true when
  * one was closed. */
 bool sfs_fdcache_evict_one(struct sfs_fdcache *c);
+
+/* Close the idle slots whose last pin went before before_ns (sfs_now_ns), least recently used
+ * first, skipping those whose mutex is busy or whose close refuses: what images nobody has used
+ * for a while hold is given back (the daemon's idle thread).  How many were closed. */
+unsigned sfs_fdcache_close_idle(struct sfs_fdcache *c, uint64_t before_ns);
 
 /* Make s a closed, unpinned slot of c with the owner's open and close; want: descriptors
  * an open takes (room made for that many before opening). */

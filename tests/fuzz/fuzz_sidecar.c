@@ -67,8 +67,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fprintf(stderr, "parse returned %d with a message buffer, %d without\n", rc, rc_noerr);
 		abort();
 	}
-	if (rc != 0 && rc != -EINVAL && rc != -ERANGE) {
-		fprintf(stderr, "parse returned %d (expected 0, -EINVAL or -ERANGE)\n", rc);
+	if (rc != 0 && rc != -EINVAL && rc != -ERANGE && rc != -EFBIG) {
+		fprintf(stderr, "parse returned %d (expected 0, -EINVAL, -ERANGE or -EFBIG)\n", rc);
 		abort();
 	}
 	if (rc) {

@@ -21,6 +21,7 @@
 # With -o buffered the text stats say "buffered" and the images still
 # read back as their models.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-loop.sh"
 requires_fuse
 requires_loop
 requires_gnu_dd

@@ -11,7 +11,6 @@
 
 . "$(dirname "$0")/lib.sh"
 requires_fuse
-IMG="$top_builddir/tools/sectorfs-img"
 N=20
 
 for ((i = 0; i < N; i++)); do sidecar "d$i" 1M 512n thin 64K; done
@@ -19,7 +18,7 @@ start_daemon
 HOLDER="pid $DPID, mounted at $MNT"
 
 rc=0
-"$IMG" check "$STORE" >"$T/out" 2>"$T/err" || rc=$?
+"$SECTORFS_IMG" check "$STORE" >"$T/out" 2>"$T/err" || rc=$?
 [ $rc -eq 0 ] || fail "check STORE exits $rc: $(cat "$T/out" "$T/err")"
 notes=$(cat "$T/out" "$T/err" | grep -c "served by sectorfs")
 [ "$notes" -eq 1 ] || fail "check STORE says $notes times that the store is served: $(cat "$T/out" "$T/err")"
@@ -29,7 +28,7 @@ grep -qx "$STORE: $N images, $N clean" "$T/out" || fail "summary: $(tail -n1 "$T
 pass "check STORE: $N images clean, the store said to be served once"
 
 rc=0
-"$IMG" check --repair "$STORE" >"$T/out" 2>"$T/err" || rc=$?
+"$SECTORFS_IMG" check --repair "$STORE" >"$T/out" 2>"$T/err" || rc=$?
 [ $rc -eq 8 ] || fail "check --repair STORE exits $rc: $(cat "$T/out" "$T/err")"
 [ "$(wc -l < "$T/err")" -eq 1 ] && grep -qxF "sectorfs-img: $STORE: store is served by sectorfs ($HOLDER); unmount it first" "$T/err" ||
 	fail "refusal: $(cat "$T/err")"

@@ -33,9 +33,8 @@
 requires_fuse
 
 CRASHNS="$top_builddir/tests/mount/crashns/crashns"
-IMGTOOL="$top_builddir/tools/sectorfs-img"
 [ -x "$CRASHNS" ] || fail "not built: $CRASHNS (make check builds it)"
-[ -x "$IMGTOOL" ] || fail "not built: $IMGTOOL"
+requires_built "$SECTORFS_IMG"
 
 SEED=${SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 ROUNDS=${CRASH_ROUNDS:-${ROUNDS:-100}}
@@ -85,13 +84,13 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	mountpoint -q "$MNT" && fail "the dead mount is still there after fusermount3 -uz"
 	bad=0
 	# before the restart: check STORE exits 0, naming what the start will do as pending
-	crashns precheck "$STATE" "$STORE" "$IMGTOOL" || bad=1
-	log_at=$(stat -c %s "$T/daemon.log")
+	crashns precheck "$STATE" "$STORE" "$SECTORFS_IMG" || bad=1
+	log_mark
 	mount_round $r
-	crashns verify "$STATE" "$MNT" "$STORE" "$IMGTOOL" || bad=1
+	crashns verify "$STATE" "$MNT" "$STORE" "$SECTORFS_IMG" || bad=1
 	if [ $bad -eq 1 ]; then
 		echo "    what the daemon logged when it started again (round $r):"
-		tail -c +$((log_at + 1)) "$T/daemon.log" | head -n 30 | sed 's/^/      | /'
+		log_new | head -n 30 | sed 's/^/      | /'
 	fi
 done
 echo "# $ROUNDS rounds in $((SECONDS - start)) s"

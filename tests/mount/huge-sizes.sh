@@ -26,8 +26,7 @@
 requires_fuse
 requires_root
 requires_gnu_dd
-IMG="$top_builddir/tools/sectorfs-img"
-[ -x "$IMG" ] || fail "sectorfs-img not built: $IMG"
+[ -x "$SECTORFS_IMG" ] || fail "sectorfs-img not built: $SECTORFS_IMG"
 
 timeout 20 mount -t tmpfs -o size=256M sfs-test "$STORE" || skip "cannot mount a tmpfs on $STORE"
 on_exit unmount_store
@@ -73,15 +72,15 @@ stop_daemon
 
 # ---- the tools ----
 for sz in "$P62" "$MAX63" "+$P62"; do
-	out=$("$IMG" resize "$STORE/img" "$sz" 2>&1) && fail "resize to $sz succeeded: $out"
+	out=$("$SECTORFS_IMG" resize "$STORE/img" "$sz" 2>&1) && fail "resize to $sz succeeded: $out"
 	case "$out" in *"larger than the maximum 1024 TiB"*) ;; *) fail "resize to $sz: $out" ;; esac
 done
 [ -e "$STORE/.sectorfs/img.grow" ] && fail "a refused resize left img.grow"
-out=$("$IMG" create -s "$P62" "$STORE/big" 2>&1) && fail "create -s 2^62 succeeded: $out"
+out=$("$SECTORFS_IMG" create -s "$P62" "$STORE/big" 2>&1) && fail "create -s 2^62 succeeded: $out"
 case "$out" in *"key 'size'"*"maximum"*) ;; *) fail "create -s 2^62: $out" ;; esac
 [ -e "$STORE/big" ] || [ -e "$STORE/big.json" ] || [ -e "$STORE/.sectorfs/big.map" ] &&
 	fail "a refused create left a file"
-"$IMG" check "$STORE/img" >/dev/null || fail "check img after the refusals: $("$IMG" check "$STORE/img" 2>&1)"
+"$SECTORFS_IMG" check "$STORE/img" >/dev/null || fail "check img after the refusals: $("$SECTORFS_IMG" check "$STORE/img" 2>&1)"
 pass "sectorfs-img resize to 2^62, 2^63-1, +2^62 and create -s 2^62 refused naming the maximum, nothing left"
 
 start_daemon

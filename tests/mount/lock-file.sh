@@ -13,8 +13,7 @@
 . "$(dirname "$0")/lib.sh"
 requires_fuse
 
-IMGTOOL="$top_builddir/tools/sectorfs-img"
-[ -x "$IMGTOOL" ] || fail "not built: $IMGTOOL"
+requires_built "$SECTORFS_IMG"
 sidecar a 1M 512n thin 64K
 start_daemon
 stop_daemon
@@ -24,7 +23,7 @@ LOCK="$STORE/.sectorfs/lock"
 chk() {
 	local want=$1 rc=0
 	shift
-	timeout 20 "$IMGTOOL" check "$@" >"$T/out" 2>&1 || rc=$?
+	timeout 20 "$SECTORFS_IMG" check "$@" >"$T/out" 2>&1 || rc=$?
 	[ $rc -ne 124 ] || fail "check $* hung with $what as the lock file"
 	[ $rc -eq "$want" ] || fail "check $* exited $rc with $what as the lock file, want $want: $(cat "$T/out")"
 }

@@ -17,7 +17,6 @@ requires_fuse
 requires_cmd timeout cmp
 
 M=$((1024 * 1024))
-IMG="$top_builddir/tools/sectorfs-img"
 MNT2="$T/mnt2"
 mkdir -p "$MNT2"
 on_exit "mountpoint -q $MNT2 && fusermount3 -uz $MNT2"   # if a second daemon got in
@@ -39,7 +38,7 @@ second_refused() {
 	grep -q "already served by another sectorfs (pid $DPID " "$T/second.out" ||
 		fail "$1: second daemon does not name pid $DPID: $(cat "$T/second.out")"
 	rc=0
-	"$IMG" resize "$STORE/a" 128M >"$T/resize.out" 2>&1 || rc=$?
+	"$SECTORFS_IMG" resize "$STORE/a" 128M >"$T/resize.out" 2>&1 || rc=$?
 	[ $rc -ne 0 ] || fail "$1: sectorfs-img resize ran on the served store"
 	grep -q "served by sectorfs (pid $DPID " "$T/resize.out" ||
 		fail "$1: resize does not name pid $DPID: $(cat "$T/resize.out")"
@@ -60,7 +59,7 @@ mv "$STORE/.sectorfs/lock.other" "$STORE/.sectorfs/lock"
 second_refused "lock file replaced by another file"
 
 stop_daemon
-"$IMG" check "$STORE" >"$T/check.out" 2>&1 || fail "check after unmount: $(cat "$T/check.out")"
+"$SECTORFS_IMG" check "$STORE" >"$T/check.out" 2>&1 || fail "check after unmount: $(cat "$T/check.out")"
 start_daemon
 cmp "$T/data" <(head -c $((8 * M)) "$MNT/a") || fail "the 8 MiB written with fsync did not read back"
 stop_daemon

@@ -54,10 +54,6 @@ on_exit unmount_store
 head -c $((SRCMB * M)) /dev/urandom > "$T/src" || fail "making $T/src failed"
 head -c $((SRCMB * M)) /dev/urandom > "$T/src2" || fail "making $T/src2 failed"
 
-FAILS=0
-# not_ok WHAT: an expectation failed that does not spoil the next steps:
-# report it, go on, fail at the end.
-not_ok() { echo "not ok - $*"; echo "FAIL: $TEST_NAME: $*" >&2; FAILS=$((FAILS + 1)); }
 
 # mount_store KIND: a fresh 48 MiB ext4 (loop-mounted image file) or tmpfs on STORE.
 mount_store() {
@@ -224,4 +220,4 @@ for kind in $KINDS; do
 	scenario "$kind"
 	full_then_restart "$kind"
 done
-[ $FAILS -eq 0 ] || fail "$FAILS expectation(s) failed (the 'not ok' lines above)"
+fail_if_not_ok

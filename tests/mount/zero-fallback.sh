@@ -16,7 +16,6 @@
 requires_fuse
 [ -d /dev/shm ] || skip "no /dev/shm"
 [ "$(stat -f -c %T /dev/shm)" = tmpfs ] || skip "/dev/shm is not tmpfs"
-IMG="$top_builddir/tools/sectorfs-img"
 REASON="the backing filesystem has no FALLOC_FL_ZERO_RANGE: Operation not supported"
 
 SHM=$(mktemp -d /dev/shm/sectorfs-zero-fallback.XXXXXX)
@@ -44,9 +43,9 @@ reports() {
 		fail "$when: $name.json says zero_offload $(json_val "$T/s.json" zero_offload), fallback $(json_val "$T/s.json" zero_offload_fallback)"
 	grep -q "^sectorfs_image_info{image=\"$name\",.*zero_offload=\"$metric\"" "$MNT/.stats/metrics" ||
 		fail "$when: metrics: $(grep "^sectorfs_image_info{image=\"$name\"" "$MNT/.stats/metrics")"
-	"$IMG" info "$STORE/$name" > "$T/info" || fail "info $name"
+	"$SECTORFS_IMG" info "$STORE/$name" > "$T/info" || fail "info $name"
 	grep -qF "zero offload:   $text" "$T/info" || fail "$when: info $name: $(grep offload "$T/info")"
-	"$IMG" info --json "$STORE/$name" > "$T/info.json" || fail "info --json $name"
+	"$SECTORFS_IMG" info --json "$STORE/$name" > "$T/info.json" || fail "info --json $name"
 	[ "$(json_val "$T/info.json" zero_offload)" = "$off" ] &&
 		[ "$(json_val "$T/info.json" zero_offload_fallback)" = "$fb" ] ||
 		fail "$when: info --json $name: $(grep offload "$T/info.json")"

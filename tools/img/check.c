@@ -19,6 +19,12 @@
  *   sidecar size < recorded size          sidecar rewritten
  *   backing shorter than the disk         extended (space reserved if thick)
  *   eager zeroing never finished          finished
+ *   NAME.disk or NAME.undo damaged        nothing: it holds no data (remove it
+ *                                         to forget power and bad sectors)
+ *
+ * An image's failures (failinfo.c) are accepted: the power off, bad
+ * sectors, a cut under way and a crash's unflushed writes are notes, as
+ * the next start deals with them.
  *
  * A rebuilt map marks every block that holds data in the backing file
  * (SEEK_DATA), as an import does: nothing written is lost, but blocks

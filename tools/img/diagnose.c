@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "failinfo.h"
 #include "map/ident.h"
 #include "store/recover.h"
 
@@ -177,6 +178,7 @@ int img_check_diagnose(const struct img_view *v, struct img_diag *d)
 		    "yet read as zeros, sectorfs resumes it when it next serves the store, --repair "
 		    "finishes it now", (unsigned long long)sfs_map_count(v->map),
 		    (unsigned long long)sfs_map_nblocks(v->map));
+	img_fail_check(v, d);          /* power, bad sectors, a crash's writes (failinfo.c) */
 	return 0;
 }
 
@@ -222,6 +224,8 @@ const char *img_check_why_not(const struct img_view *v, enum img_prob p)
 	case P_PROV:
 	case P_SIZE:
 		return sc_ok && v->map ? NULL : "the sidecar does not parse";
+	case P_FAILSTATE:
+		return "it holds no data: remove it by hand to forget the disk's power state and bad sectors";
 	default:
 		return NULL;
 	}

@@ -14,7 +14,11 @@
  * drops the old instance as removed behind the daemon's back and serves
  * the new file; a map replaced while evicted is refused (-EUCLEAN,
  * logged); rename, unlink and grow work on evicted images; a snapshot of
- * an image without I/O has the generation its stats get at the first I/O.
+ * an image without I/O has the generation its stats get at the first I/O;
+ * the store's idle look closes the images nobody has pinned for its quiet
+ * time and packs the stats of those without I/O since the look before
+ * (pinned or not), whose snapshots stay what they were and whose next
+ * I/O reopens them and counts on.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -344,6 +348,78 @@ Test(imgcache, stats_made_at_the_first_io_keep_their_generation)
 	cr_expect_geq(after.elapsed_ns, before.elapsed_ns);
 	sfs_image_unpin(a);
 	sfs_store_put(st, a);
+	free(r);
+}
+
+/* Two snapshots hold the same figures (the elapsed time aside). */
+static bool same_figures(struct sfs_stats_snap *x, struct sfs_stats_snap *y)
+{
+	x->elapsed_ns = y->elapsed_ns = 0;
+	return memcmp(x, y, sizeof(*x)) == 0;
+}
+
+Test(imgcache, idle_look_closes_unused_images_and_packs_quiet_stats)
+{
+	static struct sfs_stats_snap a1, a2, c1, c2;
+	static struct sfs_stats_recent ra1, ra2;
+	struct sfs_image *a, *b, *c;
+	struct sfs_store_idle gave;
+	char *w = block_of('W'), *r = block_of(0);
+
+	opts.fd_budget = 9;          /* three images open at once */
+	open_store();
+	a = get("a");
+	b = get("b");
+	c = get("c");
+	cr_assert_eq(sfs_image_pin(a), 0);
+	cr_assert_eq(sfs_image_write(a, w, BS, 3 * BS), (ssize_t)BS);
+	cr_assert_eq(sfs_image_read(a, r, BS, 0), (ssize_t)BS);
+	cr_assert_eq(sfs_image_write(a, w, 512, 100), -EINVAL);   /* into the recent refused list */
+	sfs_image_unpin(a);
+	cr_assert_eq(sfs_image_pin(b), 0);
+	sfs_image_unpin(b);
+	cr_assert_eq(sfs_image_pin(c), 0);                     /* held open all along */
+	cr_assert_eq(sfs_image_read(c, r, 4096, 0), 4096);
+	cr_expect_eq(tally().open_now, 3);
+	sfs_image_stats_snapshot(a, &a1);
+	sfs_image_stats_recent(a, &ra1);
+	sfs_image_stats_snapshot(c, &c1);
+
+	sfs_store_idle(st, 0, &gave);
+	cr_expect_eq(gave.closed, 2, "a and b, unpinned, closed");
+	cr_expect_eq(gave.packed, 0, "the first look only starts the quiet time");
+	cr_expect_not(sfs_image_resident(a));
+	cr_expect_not(sfs_image_resident(b));
+	cr_expect(sfs_image_resident(c), "a pinned image was closed");
+	sfs_store_idle(st, 0, &gave);
+	cr_expect_eq(gave.packed, 2, "the stats of a and c, quiet since the last look");
+	cr_expect_eq(gave.closed, 0);
+	cr_expect(sfs_image_has_stats(a) && sfs_image_has_stats(c));
+	cr_expect_not(sfs_image_has_stats(b), "b never had I/O");
+	sfs_image_stats_snapshot(a, &a2);
+	sfs_image_stats_snapshot(c, &c2);
+	sfs_image_stats_recent(a, &ra2);
+	cr_expect(ra1.nrefused == 1 && ra2.nrefused == 1 && ra2.nrmw == ra1.nrmw &&
+		  memcmp(&ra1.refused[0], &ra2.refused[0], sizeof(ra1.refused[0])) == 0,
+		  "a's recent refused list changed when packed");
+	cr_expect(same_figures(&a1, &a2), "a's figures changed when packed");
+	cr_expect(same_figures(&c1, &c2), "c's figures changed when packed");
+
+	/* the next I/O reopens a and counts on */
+	cr_assert_eq(sfs_image_pin(a), 0);
+	cr_assert_eq(sfs_image_read(a, r, BS, 3 * BS), (ssize_t)BS);
+	cr_expect_eq(memcmp(r, w, BS), 0, "the block written before the close reads back");
+	sfs_image_unpin(a);
+	sfs_image_stats_snapshot(a, &a2);
+	cr_expect_eq(a2.reads, a1.reads + 1);
+	cr_expect_eq(a2.writes, a1.writes);
+	cr_expect_eq(a2.misaligned_rejected, 1);
+	cr_expect_eq(a2.reset_generation, a1.reset_generation);
+	sfs_image_unpin(c);
+	sfs_store_put(st, a);
+	sfs_store_put(st, b);
+	sfs_store_put(st, c);
+	free(w);
 	free(r);
 }
 

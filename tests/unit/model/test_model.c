@@ -38,7 +38,7 @@ struct fake {
 
 static uint64_t f_now(void *arg) { return ((struct fake *)arg)->now; }
 
-static void f_sleep(void *arg, uint64_t t)
+static int f_sleep(void *arg, uint64_t t)
 {
 	struct fake *f = arg;
 
@@ -46,6 +46,16 @@ static void f_sleep(void *arg, uint64_t t)
 	f->sleeps++;
 	if (t > f->now)
 		f->now = t;
+	return 0;
+}
+
+/* sfs_model_complete's time waited (it must succeed). */
+static uint64_t complete(struct sfs_model *m, const struct sfs_model_req *rq, uint64_t t0)
+{
+	uint64_t waited;
+
+	cr_assert_eq(sfs_model_complete(m, rq, t0, &waited), 0);
+	return waited;
 }
 
 #define US 1000ull
@@ -115,11 +125,11 @@ Test(model, qd1_completes_after_service_time)
 	r.f.now = 10 * MS;
 	/* the backing store took 300 us: the model adds the remaining 1700 */
 	r.f.now += 300 * US;
-	cr_assert_eq(sfs_model_complete(r.m, &w, 10 * MS), 1700 * US);
+	cr_assert_eq(complete(r.m, &w, 10 * MS), 1700 * US);
 	cr_assert_eq(r.f.now, 12 * MS);
 	/* back to back at QD1: each one 2 ms after the last */
 	for (int i = 0; i < 10; i++)
-		sfs_model_complete(r.m, &w, r.f.now);
+		complete(r.m, &w, r.f.now);
 	cr_assert_eq(r.f.now, 32 * MS);
 	sfs_model_free(r.m);
 }
@@ -192,7 +202,7 @@ Test(model, flush_time)
 
 	rig_up(&r, 1, 512);
 	cr_assert_eq(sfs_model_cost_ns(r.m, &fl), 500 * US);
-	cr_assert_eq(sfs_model_complete(r.m, &fl, 0), 500 * US);
+	cr_assert_eq(complete(r.m, &fl, 0), 500 * US);
 	sfs_model_free(r.m);
 }
 
@@ -256,7 +266,7 @@ Test(model, floor_not_slower)
 
 	rig_up(&r, 1, 512);
 	r.f.now = 5 * MS;     /* the store took 5 ms; the model says 1 */
-	cr_assert_eq(sfs_model_complete(r.m, &rd, 0), 0);
+	cr_assert_eq(complete(r.m, &rd, 0), 0);
 	cr_assert_eq(r.f.sleeps, 0);
 	cr_assert_eq(r.f.now, 5 * MS);
 	sfs_model_free(r.m);

@@ -100,9 +100,11 @@ Test(spike, parse)
 		{ "{\"probability\": 1.5, \"extra_us\": 10}", "p.json: key 'latency_spike': probability must be from 0 to 1" },
 		{ "{\"probability\": \"high\", \"extra_us\": 10}", "p.json: key 'latency_spike': probability must be from 0 to 1" },
 		{ "{\"every\": 2, \"extra_us\": 0}",
-		  "p.json: key 'latency_spike': extra_us must be a number > 0 and at most 600000000 (10 minutes)" },
+		  "p.json: key 'latency_spike': extra_us must be a number > 0 and at most 60000000 (60 s)" },
+		{ "{\"every\": 2, \"extra_us\": 60000001}",
+		  "p.json: key 'latency_spike': extra_us must be a number > 0 and at most 60000000 (60 s)" },
 		{ "{\"every\": 2, \"extra_us\": 1e12}",
-		  "p.json: key 'latency_spike': extra_us must be a number > 0 and at most 600000000 (10 minutes)" },
+		  "p.json: key 'latency_spike': extra_us must be a number > 0 and at most 60000000 (60 s)" },
 		{ "{\"every\": 2, \"extra_us\": 5, \"seed\": -1}", "p.json: key 'latency_spike': seed must be an integer >= 0" },
 		{ "{\"every\": 2, \"extra_us\": 5, \"when\": 1}", "p.json: key 'latency_spike': unknown key 'when'" },
 	};

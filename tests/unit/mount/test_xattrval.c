@@ -108,18 +108,37 @@ Test(xattrval, the_list)
 	size_t len;
 	const char *names = sfs_xattr_names(&len);
 	struct sfs_sidecar sc = sidecar(512, 4096, SFS_PROV_THIN, 1 << 20);
-	unsigned count = 0;
+	unsigned count = 0, failures = 0;
 
 	/* every entry NUL-terminated, each one an attribute with a value */
 	cr_assert_gt(len, 0);
 	cr_assert_eq(names[len - 1], '\0');
 	for (size_t off = 0; off < len; off += strlen(names + off) + 1) {
 		char buf[SFS_XATTR_VALUE_MAX];
+		bool w;
 
-		cr_expect_gt(sfs_xattr_value(&sc, names + off, buf, sizeof(buf)), 0, "%s", names + off);
+		if (sfs_xattr_failure(sfs_xattr_key(names + off), &w))
+			failures++;
+		else
+			cr_expect_gt(sfs_xattr_value(&sc, names + off, buf, sizeof(buf)), 0, "%s", names + off);
 		count++;
 	}
-	cr_expect_eq(count, 5);
+	cr_expect_eq(count, 10);
+	cr_expect_eq(failures, 5, "power, power_seed, power_cut_policy, bad_sectors, atomic_write_unit");
+}
+
+Test(xattrval, failure_keys)
+{
+	bool w;
+
+	cr_expect(sfs_xattr_failure("power", &w) && w);
+	cr_expect(sfs_xattr_failure("power_seed", &w) && w);
+	cr_expect(sfs_xattr_failure("power_cut_policy", &w) && w);
+	cr_expect(sfs_xattr_failure("bad_sectors", &w) && w);
+	cr_expect(sfs_xattr_failure("atomic_write_unit", &w) && !w);
+	cr_expect_not(sfs_xattr_failure("sector", &w));
+	cr_expect_not(sfs_xattr_failure("powers", &w));
+	cr_expect_not(sfs_xattr_failure("", &w));
 }
 
 Test(xattrval, settable_keys)

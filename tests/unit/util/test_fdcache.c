@@ -13,6 +13,9 @@
  * drop; an open that fails with EMFILE is answered by closing an idle
  * slot and trying again; a close that refuses (a failed flush) keeps the
  * slot open and usable; sfs_fdslot_lock holds a slot open; detach closes;
+ * sfs_fdcache_close_idle closes the slots idle since before its time,
+ * longest idle first, and no pinned, recently used, busy or refusing one
+ * (a refusal is not tried again in a loop);
  * eight threads pinning, checking and unpinning random slots never see a
  * descriptor closed under them, and the cache ends within its budget.
  */
@@ -25,6 +28,7 @@
 
 #include <criterion/criterion.h>
 
+#include "util/clock.h"
 #include "util/fdcache.h"
 
 struct pslot {
@@ -201,6 +205,49 @@ Test(fdcache, refused_close_keeps_slot_open)
 	cr_expect_eq(slots[0].opens, 1, "still the first open");
 	sfs_fdslot_unpin(&slots[0].slot, false);
 	slots[0].refuse_close = false;
+}
+
+Test(fdcache, close_idle_closes_only_what_was_idle_long_enough)
+{
+	uint64_t mid;
+
+	setup_budget(100);
+	for (int i = 0; i < 4; i++) {
+		cr_assert_eq(sfs_fdslot_pin(&slots[i].slot), 0);
+		sfs_fdslot_unpin(&slots[i].slot, false);
+	}
+	cr_assert_eq(sfs_fdslot_pin(&slots[4].slot), 0);     /* pinned since before */
+	usleep(2000);
+	mid = sfs_now_ns();
+	usleep(2000);
+	for (int i = 5; i < 7; i++) {                         /* idle, but only since after mid */
+		cr_assert_eq(sfs_fdslot_pin(&slots[i].slot), 0);
+		sfs_fdslot_unpin(&slots[i].slot, false);
+	}
+	slots[1].refuse_close = true;                         /* a failed flush */
+	cr_assert(sfs_fdslot_lock(&slots[2].slot));           /* busy: its mutex held */
+	cr_expect_eq(sfs_fdcache_close_idle(cache, mid), 2);
+	cr_expect_eq(slots[0].closes, 1);
+	cr_expect_eq(slots[3].closes, 1);
+	cr_expect(intact(&slots[1]), "a slot whose close refused was closed");
+	cr_expect(intact(&slots[2]), "a slot whose mutex was held was closed");
+	cr_expect(intact(&slots[4]), "a pinned slot was closed");
+	cr_expect(intact(&slots[5]) && intact(&slots[6]), "a slot idle since after the time was closed");
+	sfs_fdslot_unlock(&slots[2].slot);
+	slots[1].refuse_close = false;
+	/* the refused one counts as idle from its refusal: not closed by a time before it */
+	cr_expect_eq(sfs_fdcache_close_idle(cache, mid), 1);
+	cr_expect_eq(slots[2].closes, 1);
+	cr_expect(intact(&slots[1]));
+	cr_expect_eq(sfs_fdcache_close_idle(cache, sfs_now_ns()), 3);
+	cr_expect(intact(&slots[4]));
+	cr_expect_eq(used(), 2);
+	/* a closed slot opens again on its next pin */
+	cr_assert_eq(sfs_fdslot_pin(&slots[0].slot), 0);
+	cr_expect(intact(&slots[0]));
+	cr_expect_eq(slots[0].opens, 2);
+	sfs_fdslot_unpin(&slots[0].slot, false);
+	sfs_fdslot_unpin(&slots[4].slot, false);
 }
 
 Test(fdcache, release_closes_at_once_and_lock_holds)
