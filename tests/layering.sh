@@ -8,7 +8,7 @@
 # layer) or above it:
 LAYERS=(
 	"util"                          # small libraries: log, fdio, tmpfile, bitmap, ...
-	"contract"                      # the names, the sidecar, the geometry
+	"contract"                      # the names, the sidecar and its failure keys, the geometry
 	"mount map model stats fail"    # what an image is made of, each on its own
 	"image"                         # one disk image
 	"store"                         # a directory of images, its operations, recovery

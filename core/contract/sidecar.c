@@ -91,7 +91,7 @@ void sfs_sidecar_fail_config(const struct sfs_sidecar *sc, struct sfs_wc_config 
 		*cut = (struct sfs_wc_cut){ .policy = f->cut.policy, .p = f->cut.p };
 }
 
-/* The rules between the failure keys and the sector format (wcache.h). */
+/* The rules between the failure keys and the sector format (failkeys.h). */
 static int check_fail_keys(const struct sfs_sidecar *sc, const char *fname, char *err, size_t errlen)
 {
 	struct sfs_wc_config c;

@@ -22,9 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "failkeys.h"
 #include "geometry.h"
-#include "model/spike.h"
-#include "fail/wcache.h"
 
 /* Largest sidecar file read; anything bigger is refused unread. */
 #define SFS_SIDECAR_MAX_BYTES 65536
@@ -127,7 +126,7 @@ enum sfs_key_clash sfs_sidecar_draft_clash(const struct sfs_sidecar_draft *d);
 int sfs_sidecar_draft_done(const struct sfs_sidecar_draft *d, bool need_size, const char *fname,
 			   struct sfs_sidecar *out, char *err, size_t errlen);
 
-/* The failure model's keys of sc, the defaults filled in for its sector format (wcache.h's
+/* The failure model's keys of sc, the defaults filled in for its sector format (failkeys.h's
  * sfs_wc_config_default), into *c, and the cut's policy (seed 0) into *cut. */
 void sfs_sidecar_fail_config(const struct sfs_sidecar *sc, struct sfs_wc_config *c, struct sfs_wc_cut *cut);
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wcache.c - the volatile write cache (wcache.h): its keys, the log of
- * what is not yet durable, writes, flushes and destaging.  The cut itself
- * is wcut.c.
+ * wcache.c - the volatile write cache (wcache.h): the log of what is not
+ * yet durable, writes, flushes and destaging (its keys are the contract's,
+ * contract/failkeys.c).  The cut itself is cut.c.
  *
  * Every call takes the cache's mutex for its whole length, the saving of a
  * write's old data included: writes to a volatile cache enter the log one
@@ -27,71 +27,9 @@
 
 #define COMPACT_MIN (1ull << 20)
 
-/* ---- the keys ---- */
-
 static bool pow2(uint64_t v)
 {
 	return v && !(v & (v - 1));
-}
-
-void sfs_wc_config_default(struct sfs_wc_config *c, uint32_t lss, uint32_t pss)
-{
-	*c = (struct sfs_wc_config){ .mode = SFS_WC_NONE, .size = SFS_WC_DEFAULT_SIZE, .lss = lss, .pss = pss,
-				     .awu = pss, .awb = 0, .rmw_power_safe = pss == lss };
-}
-
-int sfs_wc_config_check(const struct sfs_wc_config *c, const char *fname, char *err, size_t errlen)
-{
-	if (c->size < SFS_WC_MIN_SIZE || c->size > SFS_WC_MAX_SIZE)
-		return sfs_key_err(err, errlen, fname, "write_cache_size", -EINVAL, "must be from 4K to 1T");
-	if (!pow2(c->awu) || c->awu < c->lss || c->awu > SFS_WC_MAX_AWU)
-		return sfs_key_err(err, errlen, fname, "atomic_write_unit", -EINVAL,
-				   "must be a power of two from the logical sector (%u) to 64K", c->lss);
-	if (c->awb && (!pow2(c->awb) || c->awb < c->awu))
-		return sfs_key_err(err, errlen, fname, "atomic_write_boundary", -EINVAL,
-				   "must be a power of two of at least atomic_write_unit (%u)", c->awu);
-	return 0;
-}
-
-int sfs_wc_parse_mode(const char *s, enum sfs_wc_mode *m)
-{
-	if (!strcmp(s, "none"))
-		*m = SFS_WC_NONE;
-	else if (!strcmp(s, "volatile"))
-		*m = SFS_WC_VOLATILE;
-	else
-		return -EINVAL;
-	return 0;
-}
-
-int sfs_wc_parse_policy(const char *s, struct sfs_wc_cut *c, char *err, size_t errlen)
-{
-	char *end;
-	double p;
-
-	if (!strcmp(s, "lose-all") || !strcmp(s, "keep-all") || !strcmp(s, "random")) {
-		c->policy = s[0] == 'l' ? SFS_WC_LOSE_ALL : s[0] == 'k' ? SFS_WC_KEEP_ALL : SFS_WC_RANDOM;
-		c->p = 0.5;
-		return 0;
-	}
-	if (strncmp(s, "random:", 7) != 0)
-		return sfs_err(err, errlen, -EINVAL, "power cut policy '%.40s': expected lose-all, keep-all, random or random:P",
-			       s);
-	errno = 0;
-	p = strtod(s + 7, &end);
-	if (end == s + 7 || *end || errno || !(p >= 0 && p <= 1))
-		return sfs_err(err, errlen, -EINVAL, "power cut policy '%.40s': P must be a number from 0 to 1", s);
-	c->policy = SFS_WC_RANDOM;
-	c->p = p;
-	return 0;
-}
-
-void sfs_wc_format_policy(const struct sfs_wc_cut *c, char *buf, size_t len)
-{
-	if (c->policy == SFS_WC_RANDOM)
-		snprintf(buf, len, "random:%.17g", c->p);
-	else
-		snprintf(buf, len, "%s", c->policy == SFS_WC_KEEP_ALL ? "keep-all" : "lose-all");
 }
 
 /* ---- the log ---- */

@@ -84,30 +84,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "contract/failkeys.h"
 #include "util/extents.h"
 #include "undolog.h"
-
-enum sfs_wc_mode { SFS_WC_NONE, SFS_WC_VOLATILE };
-enum sfs_wc_policy { SFS_WC_LOSE_ALL, SFS_WC_KEEP_ALL, SFS_WC_RANDOM };
-
-#define SFS_WC_DEFAULT_SIZE (32ull << 20)
-#define SFS_WC_MIN_SIZE 4096ull
-#define SFS_WC_MAX_SIZE (1ull << 40)
-#define SFS_WC_MAX_AWU 65536u
 
 /* sfs_wc_write flags */
 #define SFS_WC_FUA 1u      /* durable at completion (an O_DSYNC/O_SYNC write) */
 #define SFS_WC_ZERO 2u     /* a discard or write-zeroes: durable at completion, no data saved */
-
-/* The sidecar keys of the model. */
-struct sfs_wc_config {
-	enum sfs_wc_mode mode;     /* write_cache */
-	uint64_t size;             /* write_cache_size, bytes */
-	uint32_t lss, pss;         /* the disk's logical and physical sector */
-	uint32_t awu;              /* atomic_write_unit, bytes */
-	uint32_t awb;              /* atomic_write_boundary, bytes; 0: none */
-	bool rmw_power_safe;
-};
 
 /* The disk under the cache: whole transfers at byte offsets (multiples of lss), and making
  * what was written durable.  Each returns 0 or a negative errno. */
@@ -116,13 +99,6 @@ struct sfs_wc_backing {
 	int (*write)(void *arg, const void *buf, size_t len, uint64_t off);
 	int (*sync)(void *arg);
 	void *arg;
-};
-
-/* How a cut resolves the unflushed writes. */
-struct sfs_wc_cut {
-	enum sfs_wc_policy policy;
-	double p;                  /* random: probability that a unit is kept, [0, 1] */
-	uint64_t seed;
 };
 
 /* What a cut did, in logical sectors (LBAs). */
@@ -145,25 +121,6 @@ struct sfs_wc_state {
 };
 
 struct sfs_wc;
-
-/* The defaults for a disk of sectors lss/pss: volatile off, 32 MiB, awu = pss, no boundary,
- * rmw_power_safe when pss == lss. */
-void sfs_wc_config_default(struct sfs_wc_config *c, uint32_t lss, uint32_t pss);
-
-/* Check c against the rules of its keys: write_cache_size from 4K to 1T, atomic_write_unit a
- * power of two from the logical sector to 64K, atomic_write_boundary 0 or a power of two of
- * at least the unit.  0, or -EINVAL with err "FNAME: key 'KEY': REASON". */
-int sfs_wc_config_check(const struct sfs_wc_config *c, const char *fname, char *err, size_t errlen);
-
-/* "none"/"volatile" into *m: 0 or -EINVAL. */
-int sfs_wc_parse_mode(const char *s, enum sfs_wc_mode *m);
-
-/* "lose-all", "keep-all", "random" or "random:P" (0 <= P <= 1) into *c's policy and p (seed
- * untouched): 0 or -EINVAL with err naming what is wrong. */
-int sfs_wc_parse_policy(const char *s, struct sfs_wc_cut *c, char *err, size_t errlen);
-
-/* The policy as sfs_wc_parse_policy reads it ("random:0.25") into buf (len bytes). */
-void sfs_wc_format_policy(const struct sfs_wc_cut *c, char *buf, size_t len);
 
 /* Open the cache of a disk: its log dirfd/fname (NAME.undo), made empty when absent; a log
  * found there is loaded as it is (its entries counted in sfs_wc_state's loaded) and must be

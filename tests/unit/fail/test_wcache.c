@@ -4,8 +4,7 @@
  * (core/fail/undolog.c), on a disk in memory (wc_fixture.h) and a log in a
  * temporary state directory.
  *
- * Proves: the keys' rules and their messages; a volatile write saves its
- * range's old contents in the log (the entry holds exactly them); a flush
+ * Proves: a volatile write saves its range's old contents in the log (the entry holds exactly them); a flush
  * drops what was written before its mark and nothing after, and empties
  * the file; more than write_cache_size unflushed destages the oldest
  * writes first (destaged_bytes); a write larger than the cache, a FUA
@@ -96,54 +95,6 @@ static off_t log_size(void)
 }
 
 /* ---- the keys ---- */
-
-Test(wcache, keys)
-{
-	struct sfs_wc_config c = cfg(512, 4096, 1 << 20);
-	struct sfs_wc_cut cut = { 0 };
-	char err[256], buf[64];
-	enum sfs_wc_mode m;
-
-	cr_expect_eq(c.awu, 4096, "atomic_write_unit defaults to the physical sector");
-	cr_expect(!c.rmw_power_safe, "rmw_power_safe defaults to false on 512e");
-	sfs_wc_config_default(&c, 4096, 4096);
-	cr_expect(c.rmw_power_safe, "... and to true where physical = logical");
-	cr_expect_eq(c.size, 32u << 20);
-	c = cfg(512, 4096, 1 << 20);
-	cr_expect_eq(sfs_wc_config_check(&c, "d.json", err, sizeof(err)), 0);
-	c.awu = 256;
-	cr_expect_eq(sfs_wc_config_check(&c, "d.json", err, sizeof(err)), -EINVAL);
-	cr_expect_str_eq(err, "d.json: key 'atomic_write_unit': must be a power of two from the logical sector (512) to 64K");
-	c.awu = 128 << 10;
-	cr_expect_eq(sfs_wc_config_check(&c, "d.json", err, sizeof(err)), -EINVAL);
-	c.awu = 3 << 10;
-	cr_expect_eq(sfs_wc_config_check(&c, "d.json", err, sizeof(err)), -EINVAL);
-	c.awu = 16 << 10;
-	c.awb = 8 << 10;
-	cr_expect_eq(sfs_wc_config_check(&c, "d.json", err, sizeof(err)), -EINVAL);
-	cr_expect_str_eq(err, "d.json: key 'atomic_write_boundary': must be a power of two of at least atomic_write_unit (16384)");
-	c.awb = 64 << 10;
-	cr_expect_eq(sfs_wc_config_check(&c, "d.json", err, sizeof(err)), 0);
-	c.size = 1024;
-	cr_expect_eq(sfs_wc_config_check(&c, "d.json", err, sizeof(err)), -EINVAL);
-	cr_expect_str_eq(err, "d.json: key 'write_cache_size': must be from 4K to 1T");
-	cr_expect_eq(sfs_wc_parse_mode("volatile", &m), 0);
-	cr_expect_eq(m, SFS_WC_VOLATILE);
-	cr_expect_eq(sfs_wc_parse_mode("writeback", &m), -EINVAL);
-	cr_expect_eq(sfs_wc_parse_policy("random:0.25", &cut, err, sizeof(err)), 0);
-	cr_expect(cut.policy == SFS_WC_RANDOM && cut.p == 0.25);
-	sfs_wc_format_policy(&cut, buf, sizeof(buf));
-	cr_expect_str_eq(buf, "random:0.25");
-	cr_expect_eq(sfs_wc_parse_policy("random", &cut, err, sizeof(err)), 0);
-	cr_expect_eq(cut.p, 0.5);
-	cr_expect_eq(sfs_wc_parse_policy("keep-all", &cut, err, sizeof(err)), 0);
-	cr_expect_eq(cut.policy, SFS_WC_KEEP_ALL);
-	cr_expect_eq(sfs_wc_parse_policy("random:1.5", &cut, err, sizeof(err)), -EINVAL);
-	cr_expect_str_eq(err, "power cut policy 'random:1.5': P must be a number from 0 to 1");
-	cr_expect_eq(sfs_wc_parse_policy("random:nan", &cut, err, sizeof(err)), -EINVAL);
-	cr_expect_eq(sfs_wc_parse_policy("lose-some", &cut, err, sizeof(err)), -EINVAL);
-	cr_expect_str_eq(err, "power cut policy 'lose-some': expected lose-all, keep-all, random or random:P");
-}
 
 /* ---- writes, flushes, destaging ---- */
 

@@ -8,13 +8,9 @@
  * addresses give different draws; draws as numbers fall in [0, 1) and a
  * probability p keeps about p of them; "every": N spikes exactly the Nth,
  * 2Nth, ... request; "probability" spikes about that share, the same ones
- * for the same seed and others for another; the JSON object's rules are
- * enforced with the file and key named.
+ * for the same seed and others for another (the JSON object's rules are
+ * contract/test_failkeys.c's).
  */
-#include <errno.h>
-#include <jansson.h>
-#include <string.h>
-
 #include <criterion/criterion.h>
 
 #include "util/prng.h"
@@ -75,52 +71,4 @@ Test(spike, probability_by_seed)
 	}
 	cr_expect(na > 900 && na < 1100, "%u of 100000 spiked at 1%%", na);
 	cr_expect_lt(same, 30, "another seed spikes other requests (%u in common)", same);
-}
-
-static int parse(const char *text, struct sfs_spike *s, char *err, size_t errlen)
-{
-	json_error_t je;
-	json_t *v = json_loads(text, 0, &je);
-	int rc;
-
-	cr_assert_not_null(v, "%s", je.text);
-	rc = sfs_spike_parse(v, "p.json", "latency_spike", s, err, errlen);
-	json_decref(v);
-	return rc;
-}
-
-Test(spike, parse)
-{
-	static const struct { const char *text, *msg; } bad[] = {
-		{ "[1]", "p.json: key 'latency_spike': expected {\"probability\": P or \"every\": N, \"extra_us\": US}" },
-		{ "{\"every\": 10}", "p.json: key 'latency_spike': extra_us is required" },
-		{ "{\"extra_us\": 10}", "p.json: key 'latency_spike': probability or every is required" },
-		{ "{\"every\": 0, \"extra_us\": 10}", "p.json: key 'latency_spike': every must be an integer >= 1" },
-		{ "{\"every\": 1.5, \"extra_us\": 10}", "p.json: key 'latency_spike': every must be an integer >= 1" },
-		{ "{\"probability\": 1.5, \"extra_us\": 10}", "p.json: key 'latency_spike': probability must be from 0 to 1" },
-		{ "{\"probability\": \"high\", \"extra_us\": 10}", "p.json: key 'latency_spike': probability must be from 0 to 1" },
-		{ "{\"every\": 2, \"extra_us\": 0}",
-		  "p.json: key 'latency_spike': extra_us must be a number > 0 and at most 60000000 (60 s)" },
-		{ "{\"every\": 2, \"extra_us\": 60000001}",
-		  "p.json: key 'latency_spike': extra_us must be a number > 0 and at most 60000000 (60 s)" },
-		{ "{\"every\": 2, \"extra_us\": 1e12}",
-		  "p.json: key 'latency_spike': extra_us must be a number > 0 and at most 60000000 (60 s)" },
-		{ "{\"every\": 2, \"extra_us\": 5, \"seed\": -1}", "p.json: key 'latency_spike': seed must be an integer >= 0" },
-		{ "{\"every\": 2, \"extra_us\": 5, \"when\": 1}", "p.json: key 'latency_spike': unknown key 'when'" },
-	};
-	struct sfs_spike s;
-	char err[256];
-
-	cr_assert_eq(parse("{\"probability\": 0.001, \"extra_us\": 50000, \"seed\": 7}", &s, err, sizeof(err)), 0, "%s",
-		     err);
-	cr_expect(s.probability == 0.001 && s.every == 0 && s.extra_ns == 50000000 && s.seed == 7);
-	cr_assert_eq(parse("{\"every\": 1000, \"extra_us\": 20000.5}", &s, err, sizeof(err)), 0, "%s", err);
-	cr_expect(s.every == 1000 && s.extra_ns == 20000500 && s.probability == 0);
-	cr_assert_eq(parse("{\"probability\": 0, \"extra_us\": 1}", &s, err, sizeof(err)), 0, "%s", err);
-	cr_expect(!sfs_spike_on(&s), "probability 0 is allowed and never spikes");
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		err[0] = '\0';
-		cr_expect_eq(parse(bad[i].text, &s, err, sizeof(err)), -EINVAL, "%s", bad[i].text);
-		cr_expect_str_eq(err, bad[i].msg);
-	}
 }
