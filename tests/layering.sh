@@ -9,7 +9,8 @@
 LAYERS=(
 	"util"                          # small libraries: log, fdio, tmpfile, bitmap, ...
 	"contract"                      # the names, the sidecar and its failure keys, the geometry
-	"mount map model stats fail"    # what an image is made of, each on its own
+	"mount map model fail"          # what an image is made of, each on its own
+	"stats"                         # what an image did, and what its parts' state shows
 	"image"                         # one disk image
 	"store"                         # a directory of images, its operations, recovery
 )
