@@ -14,7 +14,7 @@
  * it has not moved for quiet_ms after it moved, gives it back:
  *
  *   workers' request buffers   sfs_xport_trim_buffers (xport.c; over
- *   and ring entries' payloads io_uring sfs_uring_trim, uring_worker.c)
+ *   and ring entries' payloads io_uring sfs_uring_trim, uring/worker.c)
  *   free pool buffers          sfs_bufpool_trim (unmapped)
  *   the allocator's free pages malloc_trim(0) (every arena)
  *
@@ -24,7 +24,7 @@
  * Every quiet_ms, whatever the load, it also looks at every image
  * (sfs_store_idle): an image with no I/O since the previous look has its
  * live statistics (tens of KiB once touched) packed into a few hundred
- * bytes, unpacked by its next I/O (core/stats_cell.h), and an image that
+ * bytes, unpacked by its next I/O (core/stats/cell.h), and an image that
  * nobody has held open for quiet_ms has its files, bitmap and locks
  * closed (some 15 KiB; its next open opens them again); then
  * malloc_trim(0) when either gave something back.  So an image read once,

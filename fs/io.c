@@ -4,7 +4,7 @@
  * fsync, fallocate, lseek and poll of an image, a stats file or the
  * metrics file.
  *
- * An image's I/O is core's (core/image.c); a file opened without
+ * An image's I/O is core's (core/image/io.c); a file opened without
  * O_DIRECT goes through the calls that do the page cache's merging.  A
  * stats or metrics file is rendered whole at open into its handle, and
  * reads copy from that snapshot; writing "reset" to a text stats file

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * xattr.c - the user.sectorfs.* attributes of an image: its format for
- * scripts (core/xattrval.h renders the values), setting the format of an
- * image just created, before it holds anything (the store checks that),
- * and its failures (power, power_seed, power_cut_policy, bad_sectors,
- * atomic_write_unit: core/image.h, doc/failures.md), whose values can be
- * longer than the format's and whose refusals are logged with the reason.
- * Other attributes: none on read (ls -l asks every file for
- * security.selinux and system.posix_acl_access), ENOTSUP on write.
+ * scripts (core/mount/xattrval.h renders the values), setting the format
+ * of an image just created, before it holds anything (the store checks
+ * that), and its failures (power, power_seed, power_cut_policy,
+ * bad_sectors, atomic_write_unit: core/image/image.h, doc/failures.md),
+ * whose values can be longer than the format's and whose refusals are
+ * logged with the reason.  Other attributes: none on read (ls -l asks
+ * every file for security.selinux and system.posix_acl_access), ENOTSUP
+ * on write.
  */
 #include <errno.h>
 #include <stdlib.h>

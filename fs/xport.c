@@ -40,15 +40,15 @@
  * opens among them get FOPEN_PARALLEL_DIRECT_WRITES (pdw.c).  Replies to
  * anything else (interrupts, notifications) pass through as they are.
  *
- * A device profile's wait (core/model.c) asks libfuse whether the request
- * of its thread was interrupted (fuse_interrupted: the kernel sends
- * FUSE_INTERRUPT when the caller gets a signal, SIGKILL included); once
- * libfuse has taken an interrupt in, every wait is woken to ask again, so
- * the one whose caller is gone completes at once.  Interrupts come through
- * /dev/fuse on both transports.  When the loop ends (a signal, the
- * unmount) every wait is stopped before the workers are joined: a
- * request the model holds fails with EIO at once, so a signal ends the
- * daemon within a second whatever the profile.
+ * A device profile's wait (core/model/model.c) asks libfuse whether the
+ * request of its thread was interrupted (fuse_interrupted: the kernel
+ * sends FUSE_INTERRUPT when the caller gets a signal, SIGKILL included);
+ * once libfuse has taken an interrupt in, every wait is woken to ask
+ * again, so the one whose caller is gone completes at once.  Interrupts
+ * come through /dev/fuse on both transports.  When the loop ends (a
+ * signal, the unmount) every wait is stopped before the workers are
+ * joined: a request the model holds fails with EIO at once, so a signal
+ * ends the daemon within a second whatever the profile.
  */
 #include <errno.h>
 #include <linux/fuse.h>

@@ -10,9 +10,9 @@
  * them with its other keys, so that a bad one is refused with the file,
  * the key and the reason wherever a sidecar is read (the daemon, the -o
  * options, sectorfs-img, the fuzzer).  What they do is not here: the
- * write cache and the power cut are fail/'s (wcache.h), the spike the
- * drive model's (model/spike.h), which also reads latency_spike from a
- * device profile.
+ * write cache and the power cut are fail/'s (fail/wcache.h), the spike
+ * the drive model's (model/spike.h), which also reads latency_spike from
+ * a device profile.
  */
 #ifndef SFS_FAILKEYS_H
 #define SFS_FAILKEYS_H

@@ -74,7 +74,7 @@ static inline size_t sfs_sidecar_image_len(const char *fname)
 /* STORE/.sectorfs/NAME.map.corrupt: a map sectorfs-img check --repair moved aside to rebuild it */
 #define SFS_MAP_CORRUPT_SUFFIX ".map.corrupt"
 /* STORE/.sectorfs/NAME.map.stale: a map that is not the image's (another image's, or made for a
- * backing file since replaced; mapident.h), moved aside by check --repair to rebuild it */
+ * backing file since replaced; map/ident.h), moved aside by check --repair to rebuild it */
 #define SFS_MAP_STALE_SUFFIX ".map.stale"
 
 #endif

@@ -6,8 +6,9 @@
  * + physical_sector_size, provisioning, block_size, zero_offload, profile,
  * and the failure keys of doc/failures.md (write_cache, write_cache_size,
  * atomic_write_unit, atomic_write_boundary, rmw_power_safe,
- * power_cut_policy, latency_spike), which are kept as the file gave them
- * so that a sidecar the daemon rewrites keeps them too.  Every
+ * power_cut_policy, latency_spike: their values and rules are
+ * failkeys.h's), which are kept as the file gave them so that a sidecar
+ * the daemon rewrites keeps them too.  Every
  * rule of the contract is enforced here, once: unknown keys, wrong types,
  * overflowing sizes, non-powers of two, physical < logical, sizes outside
  * 512..65536, block_size < physical or > 64M, size not a multiple of the

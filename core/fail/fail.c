@@ -3,7 +3,7 @@
  * fail.c - one disk's failures (fail.h): the request hooks, power on and
  * off, triggers coming due, the cut's protocol over NAME.undo, the backing
  * and NAME.disk, and what an open finds after a crash.  The attributes
- * and the counters are failattr.c.
+ * and the counters are attr.c.
  *
  * Locks, always taken in this order:
  *   pw  a rwlock (writers first): requests hold it shared from begin to

@@ -19,7 +19,7 @@
  * cut go first, so a nested shared take would wait for it forever): a
  * read-modify-write is a read's pair, then a write's.  A write also needs
  * its byte range held exclusively from begin to the end of its transfer
- * (wcache.h), which image.c's range lock gives.
+ * (wcache.h), which image/io.c's range lock gives.
  *
  * Power.  user.sectorfs.power takes:
  *   on                     power on (after a cut); on a disk that is on,
@@ -32,7 +32,7 @@
  *   1 the undo log is fsync'd (everything the cut reads is durable)
  *   2 NAME.disk says: power off, this cut (seed, policy) under way, the
  *     damaged sectors it decides added: the commit point
- *   3 the rollback writes the disk and syncs it (idempotent, wcut.c)
+ *   3 the rollback writes the disk and syncs it (idempotent, cut.c)
  *   4 the undo log is emptied, durably
  *   5 NAME.disk says power off, nothing under way
  * A crash before 2 leaves the power on and every completed write kept (a
@@ -48,10 +48,10 @@
  * sfs_fail_counters' kept_at_start says how many unflushed writes that
  * kept (the caller logs it too).
  *
- * How the image uses it (image.h's "Failures"): imgfail.c opens it with
- * the sidecar's keys and a backing of raw transfers through the
+ * How the image uses it (image.h's "Failures"): image/failures.c opens it
+ * with the sidecar's keys and a backing of raw transfers through the
  * allocation map (no stats, no model; the map flushed as the sync);
- * image.c calls the hooks around reads, writes, flushes, discards and
+ * image/io.c calls the hooks around reads, writes, flushes, discards and
  * write-zeroes once their range is taken; fs/io.c makes the writes of an
  * O_DSYNC open FUA (the kernel sends no FUSE_FSYNC after them,
  * doc/failures.md); fs/xattr.c sets and reads the attributes; the stats

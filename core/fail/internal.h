@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * internal.h - what fail.c (the hooks, the cut, open and close) and
- * failattr.c (the attributes, the counters) share: the failure state of a
+ * attr.c (the attributes, the counters) share: the failure state of a
  * disk, and the two changes of power both make.
  */
 #ifndef SFS_FAIL_IMPL_H

@@ -73,7 +73,7 @@
  * cache a KEPT entry is not even logged.
  *
  * The caller owns the ordering: a write's range must be held exclusively
- * (image.c's range lock) from sfs_wc_write until its data is written, so
+ * (image/io.c's range lock) from sfs_wc_write until its data is written, so
  * that overlapping writes enter the log in the order their data lands; no
  * I/O may run during sfs_wc_resolve, sfs_wc_rollback or sfs_wc_drop.
  */

@@ -6,7 +6,7 @@
  *
  * The stat of an image that holds no descriptor answers from the sidecar,
  * the map header kept in memory and an fstatat of the backing file by
- * name (imgopen.c); everything else here reads the image's state.
+ * name (open.c); everything else here reads the image's state.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -137,7 +137,7 @@ int sfs_image_set_name(struct sfs_image *im, const char *name)
 		return -ENAMETOOLONG;
 	open = sfs_img_hold(im);
 	snprintf(im->name, sizeof(im->name), "%s", name);
-	/* the map says the name too (mapident.h): the open one, or its file by the new name; what
+	/* the map says the name too (map/ident.h): the open one, or its file by the new name; what
 	 * fails here is left to the next open, which records the name of a map renamed by hand */
 	memcpy(id.id, im->id, sizeof(id.id));
 	snprintf(id.name, sizeof(id.name), "%s", name);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * imgfail.c - an image's failure state (fail.h, doc/failures.md): when
+ * failures.c - an image's failure state (fail.h, doc/failures.md): when
  * it is made, the disk it runs on, and what the daemon and the store ask
  * of it through the image (attributes, status, a stats reset, the pause
  * around a rename or unlink).
@@ -13,7 +13,7 @@
  * one), the whole disk is then taken exclusively in the range lock (which
  * waits for those with one), and the state is published before that
  * range is let go, so every later request finds it.  Requests load the
- * pointer once, after their range is taken (image.c).
+ * pointer once, after their range is taken (io.c).
  *
  * The state's disk is the image itself below the statistics, the model
  * and the hooks: sfs_img_raw_read/write through the allocation map, and

@@ -202,7 +202,7 @@ typedef int (*sfs_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 int sfs_image_fill(struct sfs_image *im, sfs_progress_fn fn, void *ctx);
 
 /* Every block allocated (sfs_image_fill): record the image eagerzeroedthick and zeroed in its
- * map header, rewritten in place (allocmap.h, sfs_map_set_prov), and serve it as one.  The
+ * map header, rewritten in place (map/map.h, sfs_map_set_prov), and serve it as one.  The
  * sidecar is the caller's.  0, -EAGAIN when a block is not allocated, or -errno. */
 int sfs_image_make_eager(struct sfs_image *im);
 
@@ -305,7 +305,7 @@ void sfs_image_stats_snapshot(struct sfs_image *im, struct sfs_stats_snap *snap)
 void sfs_image_stats_recent(struct sfs_image *im, struct sfs_stats_recent *out);
 
 /* Run a command written to the image's text stats file (buf, len bytes): "reset" zeroes the
- * counters and lists and takes a new generation, idle or not (stats_cell.h).  0, or -EINVAL
+ * counters and lists and takes a new generation, idle or not (stats/cell.h).  0, or -EINVAL
  * for anything else (nothing changes). */
 int sfs_image_stats_command(struct sfs_image *im, const char *buf, size_t len);
 
@@ -324,7 +324,7 @@ const char *sfs_image_name(const struct sfs_image *im);
 /* Change the name the image reports (after a rename by the store); 0 or -ENAMETOOLONG. */
 int sfs_image_set_name(struct sfs_image *im, const char *name);
 
-/* ---- failures (imgfail.c; fail.h, doc/failures.md) ----
+/* ---- failures (failures.c; fail.h, doc/failures.md) ----
  *
  * An image has a failure state when its sidecar has a failure key, when STORE/.sectorfs holds
  * its NAME.disk or NAME.undo, or from the first failure attribute written to it (made then,

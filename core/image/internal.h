@@ -10,9 +10,9 @@
  * once there was I/O), and a resident part: the backing descriptors, the
  * map with its bitmap, the stripe locks and the range lock.  Opened
  * without a descriptor cache the resident part lives as long as the
- * image.  With one (imgopen.c, fdcache.h) it exists while the image is
+ * image.  With one (open.c, fdcache.h) it exists while the image is
  * pinned or idle in the cache, and is dropped (map flushed first) when
- * the cache evicts it; the I/O functions of image.c run only pinned, so
+ * the cache evicts it; the I/O functions of io.c run only pinned, so
  * they always find it there.
  */
 #ifndef SFS_IMAGE_IMPL_H
@@ -49,7 +49,7 @@ struct sfs_image {
 	struct sfs_map *retired[4];  /* maps replaced by sfs_image_reformat, freed at close */
 	unsigned nretired;
 
-	/* identity (fileid.h, mapident.h), and what the map said when the resident part was last
+	/* identity (fileid.h, map/ident.h), and what the map said when the resident part was last
 	 * dropped */
 	struct sfs_fileid bid, mid;  /* backing file and map file, as first opened */
 	unsigned char id[SFS_IMAGE_ID_LEN];   /* the image's, from its map */
@@ -63,15 +63,15 @@ struct sfs_image {
 	                                while growing, when writes up to the capacity extend it */
 	bool growing;                /* created through the mount, its creator still open */
 	struct sfs_sidecar sc;
-	struct sfs_stats_cell stats; /* made at the first I/O, packed while idle (stats_cell.h) */
+	struct sfs_stats_cell stats; /* made at the first I/O, packed while idle (stats/cell.h) */
 	struct sfs_model *model;     /* the device profile's drive, NULL for none (model.h) */
-	struct sfs_fail *fail;       /* the failures of the disk, NULL for none (imgfail.c; atomic) */
+	struct sfs_fail *fail;       /* the failures of the disk, NULL for none (failures.c; atomic) */
 	pthread_mutex_t fail_lk;     /* serialises making it */
 	int no_zero_range;           /* the errno FALLOC_FL_ZERO_RANGE failed with, by probe or in
 	                                use: zeroing fell back to writing; 0 while it works (atomic) */
 	size_t zerolen;              /* bytes of the shared zero buffer a zeroing writes at once */
 	int dirty;                   /* backing written since the last flush (atomic) */
-	bool ranged;                 /* requests take their range in rl (image.c); atomic */
+	bool ranged;                 /* requests take their range in rl (io.c); atomic */
 	unsigned unranged;           /* requests in flight without a range (atomic) */
 
 	bool zero_bg;                /* eager zeroing in zero_thr (SFS_IMAGE_ZERO_BG) */
@@ -85,7 +85,7 @@ struct sfs_image {
 	uint64_t zero_t0, zero_from; /* when the thread started, and the bytes done by then */
 };
 
-/* The image's failure state, or NULL (imgfail.c). */
+/* The image's failure state, or NULL (failures.c). */
 static inline struct sfs_fail *sfs_img_fail(const struct sfs_image *im)
 {
 	return __atomic_load_n(&im->fail, __ATOMIC_ACQUIRE);
@@ -113,7 +113,7 @@ static inline struct sfs_geom sfs_img_cur_geom(const struct sfs_image *im)
  * reads map the kernel's zero page); NULL when it cannot be mapped. */
 void *sfs_img_zerobuf(void);
 
-/* Stop the zeroing thread, if any, and wait for it (image.c). */
+/* Stop the zeroing thread, if any, and wait for it (io.c). */
 void sfs_img_zero_join(struct sfs_image *im);
 
 /* Hold the resident part as it is (no eviction, no reopen): true when it is there; unhold
@@ -123,7 +123,7 @@ void sfs_img_unhold(const struct sfs_image *im);
 
 /* The image's live stats, made (or unpacked) at its first I/O; NULL without stats (or out of
  * memory).  Precondition: the caller is between sfs_stats_cell_enter and sfs_stats_cell_leave of
- * im->stats (the public I/O calls of image.c are), and uses them only until the leave. */
+ * im->stats (the public I/O calls of io.c are), and uses them only until the leave. */
 struct sfs_stats *sfs_img_stats_of(struct sfs_image *im);
 
 /* The backing file was written: the next flush (or the eviction) must sync it. */
@@ -134,7 +134,7 @@ void sfs_img_mark_dirty(struct sfs_image *im);
 int sfs_img_back_read(struct sfs_image *im, void *buf, size_t len, uint64_t off);
 int sfs_img_back_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off);
 
-/* The failure state's transfers (image.c): len bytes at off of the disk, through the
+/* The failure state's transfers (io.c): len bytes at off of the disk, through the
  * allocation map (a block never written reads as zeros, a write of one allocates it), with no
  * range, statistics, model or hook; and the sync that makes them durable (data, then map).
  * Pinned.  0, -EIO past the capacity, or -errno. */
@@ -142,7 +142,7 @@ int sfs_img_raw_read(struct sfs_image *im, void *buf, size_t len, uint64_t off);
 int sfs_img_raw_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off);
 int sfs_img_raw_sync(struct sfs_image *im);
 
-/* ---- failures (imgfail.c) ---- */
+/* ---- failures (failures.c) ---- */
 
 /* At the end of the first open: the failure state, when the sidecar has a failure key or
  * NAME.disk or NAME.undo exists (a crash's log kept, a cut under way finished).  Pinned.
@@ -178,7 +178,7 @@ int sfs_img_allocate_range(struct sfs_image *im, uint64_t off, uint64_t len);
 void sfs_img_map_state(const struct sfs_image *im, struct sfs_map_info *mi, uint64_t *count,
 		       uint64_t *nblocks);
 
-/* ---- the resident part (imgslot.c) ---- */
+/* ---- the resident part (resident.c) ---- */
 
 /* Stripe locks and range lock: 0 or -ENOMEM. */
 int sfs_img_locks_alloc(struct sfs_image *im);
@@ -196,7 +196,7 @@ unsigned sfs_img_res_nfds(const struct sfs_image *im);
 /* Remember what identifies the map file and what its header says (resident). */
 void sfs_img_note_map(struct sfs_image *im);
 
-/* Whether requests take a range, from the descriptors open (image.c). */
+/* Whether requests take a range, from the descriptors open (io.c). */
 void sfs_img_note_direct(struct sfs_image *im);
 
 /* The descriptor cache's open and close of an image's slot (fdcache.h's callbacks): the open

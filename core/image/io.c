@@ -17,10 +17,10 @@
  *
  * so a concurrent reader sees either zeros (bit clear) or the finished
  * block, and a crash before the next flush leaves the bit clear on disk
- * (see allocmap.c for the ordering of the flush).  Writes to allocated
+ * (see map/map.c for the ordering of the flush).  Writes to allocated
  * blocks and all reads take no stripe lock.
  *
- * Backing I/O (O_DIRECT or buffered, bounce buffers, zeroing) is imgback.c.
+ * Backing I/O (O_DIRECT or buffered, bounce buffers, zeroing) is backing.c.
  *
  * A drive writes a sector whole: a read racing a write of it returns the
  * old sector or the new one (databases' torn-page detection counts on
@@ -42,20 +42,20 @@
  * Statistics are made at an image's first I/O: until then a snapshot is
  * all zeros, of the generation the stats will have, so an image nobody
  * uses costs no memory for them; an image idle a while holds them packed
- * (stats_cell.h).  Each public call that records goes into the stats'
+ * (stats/cell.h).  Each public call that records goes into the stats'
  * cell first and out of it last, so they are never packed under it.  The
  * descriptors, the map's bitmap and the locks are the resident part
- * (image_impl.h, imgopen.c): the functions here that do I/O run with the
+ * (internal.h, open.c): the functions here that do I/O run with the
  * image pinned.
  *
- * An image with a failure state (imgfail.c, fail.h) calls its hooks
+ * An image with a failure state (failures.c, fail.h) calls its hooks
  * around each read, write, flush, discard and write-zeroes, once the
  * range is taken and until before it is released; such an image always
  * takes ranges (a volatile cache needs a write's range held while its old
  * data is saved), so every hook runs with its range held.  An image
  * without one pays a load of a NULL pointer per request.
  *
- * Eager zeroing is imgzero.c; grow, trim and the capacity are imgsize.c.
+ * Eager zeroing is zero.c; grow, trim and the capacity are size.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -382,7 +382,7 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	return (ssize_t)len;
 }
 
-/* ---- the failure state's transfers (imgfail.c): no range, no stats, no model, no hooks ---- */
+/* ---- the failure state's transfers (failures.c): no range, no stats, no model, no hooks ---- */
 
 int sfs_img_raw_read(struct sfs_image *im, void *buf, size_t len, uint64_t off)
 {

@@ -6,7 +6,7 @@
  * image that does not exist yet, imports a raw file without a map, checks
  * the backing file (a regular file with one link, never followed through
  * a symbolic link) and the map (every chunk's checksum, and that it is
- * this image's: mapident.h), and reconciles the sidecar with the geometry
+ * this image's: map/ident.h), and reconciles the sidecar with the geometry
  * the map records.
  *
  * Making an image: the backing file is made unnamed (O_TMPFILE) and sized,
@@ -20,14 +20,14 @@
  *
  * Without a descriptor cache the image then keeps its backing file, its
  * O_DIRECT twin and its map open until sfs_image_close.  With one
- * (fdcache.h) they are the image's slot, which imgslot.c opens again and
+ * (fdcache.h) they are the image's slot, which resident.c opens again and
  * closes as the cache says.
  *
  * So an image nobody uses holds no descriptor and no bitmap: stat answers
  * from the sidecar, the header kept in memory and an fstatat of the
- * backing file by name (checked to be the same inode; imgattr.c).
+ * backing file by name (checked to be the same inode; attr.c).
  *
- * Last, the image's failure state is opened when it has one (imgfail.c):
+ * Last, the image's failure state is opened when it has one (failures.c):
  * a damaged NAME.disk refuses the image as a damaged map does.  A new
  * image's backing file is made with no NAME.disk or NAME.undo beside its
  * map: any such file was left by another image of that name.
@@ -100,7 +100,7 @@ static int link_backing(int fd, int store_fd, const char *name)
 	return fsync(store_fd) < 0 ? -errno : 0;
 }
 
-/* Make image name: its backing file, then its map recording both (mapident.h), then the
+/* Make image name: its backing file, then its map recording both (map/ident.h), then the
  * backing file's name, so that a crash on the way leaves at most a map that records no data
  * (see may_make).  0, or -errno with err filled and nothing left behind. */
 static int make_image(struct sfs_image *im, int store_fd, int state_fd, const char *name, const char *mapname,
@@ -401,7 +401,7 @@ static int first_open(struct sfs_image *im, int store_fd, int state_fd, const ch
 
 /* The drive of the sidecar's profile (a name, or a path from the store), with the sidecar's
  * latency_spike when it has one; a spike alone runs on a profile that costs nothing else
- * (spike.h). */
+ * (model/spike.h). */
 static int model_of(struct sfs_image *im, int store_fd, const char *name, char *err, size_t errlen)
 {
 	struct sfs_profile p = { .channels = SFS_PROFILE_MAX_CHANNELS, .nread = 1, .nwrite = 1,

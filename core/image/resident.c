@@ -2,7 +2,7 @@
 /*
  * resident.c - an open image's resident part: its backing file, the
  * O_DIRECT twin, the map with its bitmap, the stripe locks and the range
- * lock, held while the image is open (imgopen.c) and, with a descriptor
+ * lock, held while the image is open (open.c) and, with a descriptor
  * cache (fdcache.h), as the image's slot: pinned while used, idle in the
  * cache after, closed when the cache needs room, and opened again by the
  * next pin:
@@ -144,7 +144,7 @@ void sfs_img_note_map(struct sfs_image *im)
 	im->map_nblocks = sfs_map_nblocks(im->map);
 }
 
-/* Requests take a range when a transfer can go through the page cache (see image.c). */
+/* Requests take a range when a transfer can go through the page cache (see io.c). */
 void sfs_img_note_direct(struct sfs_image *im)
 {
 	im->direct = im->dfd >= 0;

@@ -7,8 +7,8 @@
  *
  * A grow writes only past the old end, before any request can reach
  * there, and commits its new, clear blocks under every stripe lock, so it
- * takes no range lock (image.c); an eagerzeroedthick image is zeroed
- * again after it (imgzero.c).
+ * takes no range lock (io.c); an eagerzeroedthick image is zeroed
+ * again after it (zero.c).
  */
 #include <assert.h>
 #include <errno.h>

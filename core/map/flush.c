@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * flush.c - the allocation map's flush protocol and its changes of
- * size and flags (allocmap.h; the ordering is drawn in allocmap.c).
+ * size and flags (map.h; the ordering is drawn in map.c).
  *
  * A flush snapshots the dirty pages under the flush lock, writes them
  * whole with their checksums, and only then lets later bits in: the data
@@ -134,7 +134,7 @@ int sfs_map_grow_prepare(struct sfs_map *m, uint64_t new_size)
 	if (np > m->cap_pages) {
 		uint64_t most = sfs_mapfile_pages(SFS_MAPFILE_VERSION, SFS_BLOCKS_MAX);
 
-		/* twice the room (see allocmap.c): a long run of small grows keeps few arrays */
+		/* twice the room (see map.c): a long run of small grows keeps few arrays */
 		m->pend_cap = np > 2 * m->cap_pages ? np : 2 * m->cap_pages < most ? 2 * m->cap_pages : most;
 		rc = sfs_mapi_alloc_arrays(m->pend_cap, &m->pend_words, &m->pend_dirty);
 	}

@@ -5,7 +5,7 @@
  * A set bit means "the backing file holds this block's contents"; a clear
  * bit means "never written (or discarded): reads as zeros, whatever the
  * backing file holds".  The on-disk format and the crash-ordering rule
- * are described at the top of allocmap.c.
+ * are described at the top of map.c.
  *
  * Bits are tested and set with atomics and no lock.  Persisting is a
  * two-step flush so that the caller can put the data barrier in between:
@@ -41,7 +41,7 @@ struct sfs_map_info {
 
 #define SFS_IMAGE_ID_LEN 16
 
-/* What ties a map to its image, recorded in the header after the geometry (mapident.c says
+/* What ties a map to its image, recorded in the header after the geometry (ident.c says
  * how it is judged).  Maps of older versions have none (present false). */
 struct sfs_map_ident {
 	bool present;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stats_cell.c - an image's statistics, live while busy and packed while
- * idle (see stats_cell.h for the states and the protocol).
+ * cell.c - an image's statistics, live while busy and packed while
+ * idle (see cell.h for the states and the protocol).
  *
  * The packed form is one allocation:
  *

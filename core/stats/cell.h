@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stats_cell.h - an image's statistics as the image holds them: live
+ * cell.h - an image's statistics as the image holds them: live
  * while it is busy, packed once it has been idle a while.
  *
  * Live stats (stats.h) are a mapping of about 177 KiB, of which an image
@@ -72,7 +72,7 @@ void sfs_stats_packed_free(struct sfs_stats_packed *pk);
 
 enum sfs_stats_state { SFS_STATS_NONE, SFS_STATS_LIVE, SFS_STATS_PACKED };
 
-/* The fields are stats_cell.c's. */
+/* The fields are cell.c's. */
 struct sfs_stats_cell {
 	struct sfs_stats *live;           /* atomic: the stats recorded into, NULL when none or packed */
 	struct sfs_stats_packed *packed;  /* under lk: the values while idle */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stats_fail.c - an image's failures in its stats files (stats_fail.h):
+ * failures.c - an image's failures in its stats files (failures.h):
  * the power, the write cache's keys, the next cut's policy, seed and
  * trigger, the counters, and the report of the last cut by LBA range.
  *

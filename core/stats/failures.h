@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stats_fail.h - the failures of an image in its stats files
- * (stats_fail.c), for the renderers of stats_render.c.  Shown only for an
+ * failures.h - the failures of an image in its stats files
+ * (failures.c), for the renderers of render.c.  Shown only for an
  * image with a failure state (struct sfs_stats_info's fail): an image
  * without one renders as it always did.
  */

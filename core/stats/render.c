@@ -8,7 +8,7 @@
  * a latency table in microseconds, the size and alignment histograms as
  * '#' bars scaled to their largest bucket, and a one-line verdict on
  * whether the workload would run on a 4Kn disk, for an image with a
- * failure state its failures (stats_fail.c), and, while an
+ * failure state its failures (failures.c), and, while an
  * eagerzeroedthick image is still being zeroed, how far that has got
  * ("zeroing: 37% (760.0 MiB of 2.0 GiB), in the background").  It stays
  * under 60 lines, and then two short tables, newest first, of the last
@@ -19,11 +19,11 @@
  * newline, with the keys listed in SPEC.md ("Statistics").  Latencies are
  * microseconds with up to 3 decimals (whole nanoseconds); each latency
  * histogram lists its non-empty buckets as [lower_bound_us, count].
- * An image with a failure state has a "failures" object (stats_fail.c).
+ * An image with a failure state has a "failures" object (failures.c).
  * refused_recent and rmw_recent are arrays, newest first, of objects
  * {time, time_ns, op, offset, length, pid, comm} (refused ones also
  * {error, reason}); time is ISO 8601 UTC with microseconds.  The same
- * lists, read back (stats_parse.c), are rendered again on their own for
+ * lists, read back (parse.c), are rendered again on their own for
  * sectorfs-stat --refused --json (sfs_stats_render_recent_json).
  */
 #include <errno.h>

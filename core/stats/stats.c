@@ -53,7 +53,7 @@
  * the kernel's zero page until something is recorded into them, so the
  * stats cost what is in use (a shard's counters and the few histogram
  * pages its I/O reaches, for each CPU that records).  An image idle a
- * while gives even that back: stats_cell.c packs its values into a few
+ * while gives even that back: cell.c packs its values into a few
  * hundred bytes (sfs_stats_start and sfs_stats_new_from are what it
  * packs from and unpacks into).
  */

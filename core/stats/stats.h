@@ -125,7 +125,7 @@ int sfs_stats_new_at(uint64_t generation, uint64_t start_ns, struct sfs_stats **
 
 /* Allocate stats that hold what snap (its counters, max fields and reset_generation) and recent
  * (NULL: empty lists) say, their elapsed time counted from start_ns: what a snapshot, the recent
- * lists and sfs_stats_start of other stats gave, made again (stats_cell.c unpacks so).  0 or
+ * lists and sfs_stats_start of other stats gave, made again (cell.c unpacks so).  0 or
  * -ENOMEM. */
 int sfs_stats_new_from(const struct sfs_stats_snap *snap, const struct sfs_stats_recent *recent, uint64_t start_ns,
 		       struct sfs_stats **out);
@@ -226,7 +226,7 @@ int sfs_stats_render_text(const struct sfs_stats_snap *snap, const struct sfs_st
 int sfs_stats_render_json(const struct sfs_stats_snap *snap, const struct sfs_stats_info *info,
 			  char **out, size_t *len);
 
-/* The keys of the JSON file's histograms and latency classes (stats_render.c), which
+/* The keys of the JSON file's histograms and latency classes (render.c), which
  * sfs_stats_parse_json reads back. */
 extern const char *const sfs_stats_size_labels[SFS_SIZE_NBUCKET];
 extern const char *const sfs_stats_align_labels[SFS_ALIGN_NCLASS];

@@ -5,7 +5,7 @@
  *
  * Every multi-file operation of the store writes an intent record in
  * STORE/.sectorfs before its first change (intent.h gives their text,
- * store.c, grow.c and storemake.c the orders), and every file it rewrites
+ * store.c, grow.c and make.c the orders), and every file it rewrites
  * goes through a temporary file (tmpfile.h).  The next open of the store
  * plans what to do about each (sfs_recover_plan) and does it
  * (sfs_recover): temporary files removed; a rename finished (or rolled

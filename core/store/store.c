@@ -2,12 +2,12 @@
 /*
  * store.c - a directory of disk images and the daemon state beside them.
  *
- *   STORE/            flock()ed by whoever serves or changes it (storelock.c)
+ *   STORE/            flock()ed by whoever serves or changes it (lock.c)
  *     NAME            backing file (raw disk contents)
  *     NAME.json       sidecar: the user's declaration of the image
  *     .sectorfs/
  *       lock          the holder's description, flock()ed too
- *       NAME.map      allocation map (allocmap.c)
+ *       NAME.map      allocation map (map/map.c)
  *       rename        intent record of a rename in progress: "FROM\0TO\0"
  *       NAME.unlink   intent record of an unlink in progress
  *       NAME.grow     journal of a grow in progress (grow.c)
@@ -39,7 +39,7 @@
  *            (data first) every 256 MiB, the map's "zeroed" flag last;
  *            with zero_background in the image's own thread, outside this
  *            mutex; stopped or interrupted, it resumes at the next load
- *            (imgzero.c);
+ *            (image/zero.c);
  *   any rewritten file: a temporary file, fsync, rename (tmpfile.h).
  * No operation overwrites or removes a file that is not a served image's
  * own: a create or rename onto a name held by a file of the user's (or

@@ -7,7 +7,7 @@
  * "lock" file (flock + holder description) and a rename journal.
  * Opening a store locks the store directory itself and the lock file; a
  * second opener gets -EBUSY and a message naming the holder, whatever
- * became of the lock file (storelock.c).  Bad sidecars are logged (one line naming
+ * became of the lock file (lock.c).  Bad sidecars are logged (one line naming
  * file, key and reason) and their images left out; the rest is served.
  *
  * Images are reference counted: sfs_store_get() / sfs_store_put().  An
@@ -108,7 +108,7 @@ struct sfs_store_progress {
 	void *ctx;                                   /* for both */
 };
 
-/* Make image name from sidecar sc (validated), for the tools (storemake.c draws the order):
+/* Make image name from sidecar sc (validated), for the tools (make.c draws the order):
  * backing file and map, the raw file src_fd copied in when >= 0 (sfs_image_import_raw),
  * eagerzeroedthick zeroed now, then the sidecar (the commit point), under an intent record so
  * that a crash part way is undone at the next open.  Nothing existing is overwritten.  pr may
@@ -118,7 +118,7 @@ int sfs_store_make_image(struct sfs_store *s, const char *name, const struct sfs
 			 const struct sfs_store_progress *pr, char *err, size_t errlen);
 
 /* Convert im (thin or zeroedthick) to eagerzeroedthick, for the tools: every block not yet
- * written zeroed (data kept), then the map header, then the sidecar (storemake.c).  0, also
+ * written zeroed (data kept), then the map header, then the sidecar (make.c).  0, also
  * when it already was (its sidecar made to say so, if a crash left it saying another mode);
  * -ECANCELED with the image valid in its old mode (more blocks allocated); -errno with err
  * saying what failed (past the map's commit, the next open finishes the sidecar). */
@@ -148,7 +148,7 @@ ssize_t sfs_store_write_growing(struct sfs_store *s, struct sfs_image *im, const
 /* Choose the format of growing image im while it is empty (capacity 0): key "sector",
  * "provisioning" or "block_size" set to value (sidecar words), the sidecar rewritten and a new
  * map made, all or nothing: every limit is checked before a file changes, and a failure before
- * the sidecar's rewrite puts everything back (storesize.c draws the order).  0, or:
+ * the sidecar's rewrite puts everything back (size.c draws the order).  0, or:
  *   -EBUSY   it has room or data, is not growing, or has had 4 formats since it was opened
  *   -EINVAL  a bad value
  *   -EPERM   another key
@@ -158,7 +158,7 @@ int sfs_store_set_format(struct sfs_store *s, struct sfs_image *im, const char *
 /* Make the size a growing image shows its durable size, giving back the room ahead of its
  * writes (grow.h, sfs_trim): with done when its creator closes it, after which it is a disk of
  * fixed size (an fsync keeps the room: the next write would take it again).  With done the
- * store first gives up the space it held for this (storesize.c), so that the trim can write
+ * store first gives up the space it held for this (size.c), so that the trim can write
  * on a store the copy filled; a room it still cannot give back is logged with what the image
  * keeps.  No-op for other images (done still clears growing).  0 or -errno. */
 int sfs_store_settle(struct sfs_store *s, struct sfs_image *im, bool done);

@@ -2,9 +2,9 @@
 /*
  * internal.h - what the two halves of FUSE over io_uring share: a ring
  * entry with its worker, the transport's one state (one mount a process),
- * and the helpers each half calls of the other.  uring_setup.c sets the
+ * and the helpers each half calls of the other.  setup.c sets the
  * rings up, registers the entries, starts and stops the workers;
- * uring_worker.c is the worker's loop: serving, replies, pinning and
+ * worker.c is the worker's loop: serving, replies, pinning and
  * trimming.  Private to fs/: the transport's interface is uring.h.
  */
 #ifndef SFS_URING_IMPL_H
@@ -69,15 +69,15 @@ struct sfs_uring_state {
 	bool trim_said;                /* a message that failed was logged */
 };
 
-/* The transport's state, defined in uring_setup.c: set up by sfs_uring_probe and
+/* The transport's state, defined in setup.c: set up by sfs_uring_probe and
  * sfs_uring_start, read by the workers, torn down by sfs_uring_stop. */
 extern struct sfs_uring_state sfs_uring;
 
-/* uring_setup.c: prepare e's command cmd (REGISTER or COMMIT_AND_FETCH, committing
+/* setup.c: prepare e's command cmd (REGISTER or COMMIT_AND_FETCH, committing
  * e->commit_id) on e's ring; the caller submits it.  0, or -EBUSY when the ring has no free SQE. */
 int sfs_uring_prep_ent(struct sfs_uring_ent *e, uint32_t cmd);
 
-/* uring_worker.c: e's worker, once its entry is registered: serve the requests the kernel
+/* worker.c: e's worker, once its entry is registered: serve the requests the kernel
  * puts in it until the stop eventfd fires or the kernel ends its command (unmount, abort). */
 void sfs_uring_ent_loop(struct sfs_uring_ent *e);
 

@@ -2,19 +2,19 @@
 /*
  * setup.c - FUSE over io_uring set up: the probe, the rings, each
  * entry registered with its worker started, the fall-back to /dev/fuse,
- * and the stop.  What a worker does with its entry is uring_worker.c's.
+ * and the stop.  What a worker does with its entry is worker.c's.
  *
  * Since Linux 6.14 (fuse.enable_uring=Y) the kernel can hand requests to
  * the daemon through io_uring instead of read(2) on /dev/fuse: the daemon
  * registers ring entries (a header buffer and a payload buffer each) on
  * per-CPU queues, and each IORING_OP_URING_CMD completes with a request
  * in its entry; committing the reply fetches the next request in the same
- * command (uring_proto.h has the layout).
+ * command (proto.h has the layout).
  *
  * libfuse 3.18 runs one thread per queue that calls every handler itself,
  * so a queue has one backing I/O in flight and a deep queue waits behind
  * it.  Here every entry has a worker thread of its own, with its own small
- * ring (uring_worker.c): a queue of depth D thus keeps up to D backing
+ * ring (worker.c): a queue of depth D thus keeps up to D backing
  * I/Os in flight.
  *
  *   queue 0 (CPU 0): entry 0 <- worker 0 (ring 0)     queue 1 (CPU 1): ...
@@ -43,7 +43,7 @@
  *
  * For measurements only: SFS_XP_NODEFER=1 in the environment sets the
  * workers' rings up without IORING_SETUP_DEFER_TASKRUN (SFS_XP_NOPIN is
- * uring_worker.c's).
+ * worker.c's).
  */
 #include <errno.h>
 #include <poll.h>

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * uring.h - FUSE over io_uring: the ring workers (set up, started and
- * stopped in uring_setup.c, their loop in uring_worker.c), what the system
- * offers them (uring_sys.c), and what they and the transport (xport.c)
+ * stopped in setup.c, their loop in worker.c), what the system
+ * offers them (sys.c), and what they and the transport (xport.c)
  * call of each other.
  */
 #ifndef SFS_URING_H
@@ -85,7 +85,7 @@ void sfs_uring_lend(struct sfs_uring_ent *e, struct fuse_bufvec *bv);
 /*
  * Ask every worker whose payload buffer held min bytes or more since it
  * last dropped its pages to drop them, which it does itself once its entry
- * waits in the kernel with no request copied in (uring_worker.c, "Idle"), so no
+ * waits in the kernel with no request copied in (worker.c, "Idle"), so no
  * request's bytes are lost.  Entries whose ring runs task work outside
  * the worker's wait (no IORING_SETUP_DEFER_TASKRUN) are left alone.
  * Returns the workers asked (0 before a successful start).

@@ -3,7 +3,7 @@
  * worker.c - FUSE over io_uring: the worker of a ring entry, its
  * loop, serving a request and its reply, pinning by load and the trimming
  * of its payload buffer.  The rings and the workers are set up, started
- * and stopped in uring_setup.c.
+ * and stopped in setup.c.
  *
  * Each entry has a worker thread of its own, with its own small ring: the
  * worker waits for its entry's request, runs the handler (the blocking
@@ -60,7 +60,7 @@
  * (fs/fuse/dev_uring.c up to 6.18 does): tests/mount/trim.sh checks it.
  *
  * For measurements only: SFS_XP_NOPIN=1 in the environment leaves the
- * workers unpinned whatever the load (read in uring_setup.c at the start).
+ * workers unpinned whatever the load (read in setup.c at the start).
  */
 #include <errno.h>
 #include <linux/fuse.h>

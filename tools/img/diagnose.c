@@ -8,11 +8,11 @@
  * that says otherwise is the problem, never the map.  A sidecar alone is
  * an image declared and not created yet, which is fine, and so is one
  * whose create was cut before its backing file (a map that records no
- * data).  A map that is not the image's (mapident.h: another image's, or
- * made for a backing file since replaced) is a problem, and nothing else
- * it records counts against the sidecar.  The view shows the image as the
- * next start's recovery leaves it; a change that recovery cannot finish
- * is a problem of its own.
+ * data).  A map that is not the image's (core/map/ident.h: another
+ * image's, or made for a backing file since replaced) is a problem, and
+ * nothing else it records counts against the sidecar.  The view shows the
+ * image as the next start's recovery leaves it; a change that recovery
+ * cannot finish is a problem of its own.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -88,7 +88,7 @@ static void compare(const struct img_view *v, struct img_diag *d)
 
 /* Is the map the image's?  A map made for another image, or for a backing file since replaced,
  * is a problem (and nothing else it says counts: true); one of an older version, or copied
- * with its image, a note (mapident.h). */
+ * with its image, a note (core/map/ident.h). */
 static bool foreign_map(const struct img_view *v, struct img_diag *d)
 {
 	char why[768];

@@ -3,7 +3,7 @@
  * info.c - sectorfs-img info: what an image is and how much of it is used.
  *
  * Geometry, provisioning and block size are the recorded ones (the map
- * header: the image's truth, see image.c), zero offload is the
+ * header: the image's truth, see core/image/io.c), zero offload is the
  * sidecar's setting as the store's filesystem can honour it (a probe on
  * an unnamed temporary file, sfs_zero_range_probe: on tmpfs it falls back
  * to writing zeros, and says why), allocation is counted from the map, and backing file

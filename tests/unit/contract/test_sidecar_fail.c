@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_sidecar_fail.c - the failure keys of a sidecar (core/sidecar.c,
- * doc/failures.md): write_cache, write_cache_size, atomic_write_unit,
- * atomic_write_boundary, rmw_power_safe, power_cut_policy and
- * latency_spike.
+ * test_sidecar_fail.c - the failure keys of a sidecar
+ * (core/contract/sidecar.c, doc/failures.md): write_cache,
+ * write_cache_size, atomic_write_unit, atomic_write_boundary,
+ * rmw_power_safe, power_cut_policy and latency_spike.
  *
  * Proves:
  *   - each key is read in every form it takes (names, sizes as integers

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_fail_names.c - what the store needs of a disk's failure state
- * (core/fail.c) when it renames or unlinks the image, and what the stats
- * read of it: sfs_fail_pause, sfs_fail_resume, sfs_fail_detach and
+ * (core/fail/fail.c) when it renames or unlinks the image, and what the
+ * stats read of it: sfs_fail_pause, sfs_fail_resume, sfs_fail_detach and
  * sfs_fail_status, on a disk in memory (wc_fixture.h).
  *
  * Proves:

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_image_fail.c - an image's failures through the image's own calls
- * (core/image.c, imgfail.c, imgopen.c): the hooks in the data path, the
+ * (core/image/io.c, failures.c, open.c): the hooks in the data path, the
  * state made at open or on the first attribute, and what an image
  * without one keeps as before.
  *

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_imgcache.c - a store whose images hold their descriptors through a
- * cache (opts.fd_budget; core/imgopen.c, core/fdcache.c).
+ * cache (opts.fd_budget; core/image/open.c, core/util/fdcache.c).
  *
  * The budget is one image's descriptors, so opening one image evicts the
  * other.  Proves: loaded images hold no descriptor and no stats; stat,

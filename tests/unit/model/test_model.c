@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_model.c - device profiles and the drive model (core/model.c).
+ * test_model.c - device profiles and the drive model (core/model/model.c).
  *
  * The model runs on an injected clock: now() returns a variable the test
  * sets, sleep_until() records the time and moves the clock there, so

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_model_limits.c - what keeps a device profile from holding a request
- * for ever (core/model.c).
+ * for ever (core/model/model.c).
  *
  * Proves: a profile whose numbers make no physical sense is refused with
  * the file, the key and the reason named (a latency above 60 s, a zeroing

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_model_spike.c - latency spikes in the drive model (core/model.c,
- * spike.h): the profile key latency_spike, and what it adds to requests.
+ * test_model_spike.c - latency spikes in the drive model
+ * (core/model/model.c, spike.h): the profile key latency_spike, and what
+ * it adds to requests.
  *
  * Proves:
  *   - a profile's latency_spike {"every": 3, "extra_us": 500} adds 500 us

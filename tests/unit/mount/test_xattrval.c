@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_xattrval.c - unit tests of core/xattrval.c: the user.sectorfs.*
- * attributes of an image.
+ * test_xattrval.c - unit tests of core/mount/xattrval.c: the
+ * user.sectorfs.* attributes of an image.
  *
  * Each value as text from a sidecar (the sector format only for a pair
  * that has a name), -ENODATA for a name outside the prefix or unknown

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_stats_cell.c - an image's stats packed while idle and unpacked at
- * the next I/O (core/stats_cell.c).
+ * the next I/O (core/stats/cell.c).
  *
  * Proves: stats with every kind of value (counters, both histograms, four
  * latency classes with their max, the time a model added, both recent

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_stats_fail.c - the failures of an image in its stats files
- * (core/stats_fail.c, stats_render.c, metrics.c).
+ * (core/stats/failures.c, render.c, metrics.c).
  *
  * Proves:
  *   - without a failure state the JSON file has no "failures" key, the
  *     text no failure line and the metrics no failure family: an image
  *     without the keys renders as it always did;
- *   - with one, the JSON file has every key of stats_fail.c with its
+ *   - with one, the JSON file has every key of failures.c with its
  *     value, the last cut's LBA ranges inclusive; before the first cut
  *     last_cut is null;
  *   - the text file says the power, the trigger, the counters and the

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_store_fail.c - an image's failure state files (NAME.disk,
- * NAME.undo) across the store's rename and unlink (core/storenames.c,
- * recover.c, storescan.c).
+ * NAME.undo) across the store's rename and unlink (core/store/namespace.c,
+ * recover.c, scan.c).
  *
  * Proves:
  *   - a rename moves NAME.disk and NAME.undo with the map; the renamed

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_fdcache.c - the bounded cache of open descriptors (core/fdcache.c).
+ * test_fdcache.c - the bounded cache of open descriptors
+ * (core/util/fdcache.c).
  *
  * Each slot of these tests owns a pipe (two descriptors) and remembers
  * the inode of the pipe it opened, so that a descriptor closed under a
