@@ -214,7 +214,7 @@ _sectorfs_bench()
 	--record-dist) _sectorfs_add uniform: fixed:; compopt -o nospace 2>/dev/null; return 0 ;;
 	--dir) _sectorfs_dirs; return 0 ;;
 	--min|--max|--qd|--time|--span|--xfer|--block-size|--size|--clients|--log-size|--repeat) return 0 ;;
-	--images|--nofile|--load-seconds|--after-seconds|--compare-seconds) return 0 ;;
+	--images|--nofile|--load-seconds|--after-seconds|--compare-seconds|--touch-idle-seconds) return 0 ;;
 	esac
 	if [[ $cur == -* ]]; then
 		case $cmd in
@@ -224,7 +224,7 @@ _sectorfs_bench()
 			--svg --json -h --help ;;
 		redo) _sectorfs_add --redo-block --repeat --clients --time --record-dist --log-size --svg --json -h --help ;;
 		scale) _sectorfs_add --images --size --nofile --dir --load-seconds --after-seconds --repeat \
-			--compare-seconds --daemon --keep --json -h --help ;;
+			--compare-seconds --touch-idle-seconds --daemon --keep --json -h --help ;;
 		esac
 		return 0
 	fi
