@@ -385,6 +385,8 @@ static int exec_crash(const struct tool_cmd *self, struct tool_item *item)
 	if (c->tmp[0] && testbed_rm_tree(c->tmp) < 0)
 		tool_error("cannot remove %s: %s", c->tmp, strerror(errno));
 	free(c->pts);
+	if (c->interrupted && !c->npts && !c->replay)
+		return bench_interrupted(rc, " in the dry run; everything it made is undone");
 	if (c->interrupted)
 		return bench_interrupted(rc, ": %u of %u crash points ran", c->nran, c->npts);
 	if (rc)

@@ -226,7 +226,8 @@ static const char *disk_of(struct crash *c)
 	return c->lo.path;
 }
 
-/* The image's writes and flushes, and when cut the cut's report, into p. */
+/* The image's writes and flushes (less what *p held: the counts before the workload), and
+ * when report the cut's report, into p. */
 static void take_counts(struct crash *c, struct crash_point *p, bool report)
 {
 	json_t *j = crash_round_stats(c), *lc;
@@ -234,8 +235,8 @@ static void take_counts(struct crash *c, struct crash_point *p, bool report)
 	if (!j)
 		return;
 	if (!report) {
-		p->writes = json_integer_value(json_object_get(j, "writes"));
-		p->flushes = json_integer_value(json_object_get(j, "flushes"));
+		p->writes = json_integer_value(json_object_get(j, "writes")) - p->writes;
+		p->flushes = json_integer_value(json_object_get(j, "flushes")) - p->flushes;
 	} else if ((lc = json_object_get(json_object_get(j, "failures"), "last_cut")) && json_is_object(lc)) {
 		p->unflushed = json_integer_value(json_object_get(lc, "unflushed_writes"));
 		p->kept = json_integer_value(json_object_get(lc, "kept_writes"));
@@ -265,6 +266,10 @@ static int run_workload(struct crash *c, struct crash_point *p)
 	if ((p->kind == CRASH_WRITES || p->kind == CRASH_FLUSHES) &&
 	    crash_set_attr(c, "power", crash_trigger(p, trig, sizeof(trig))) < 0)
 		return -1;
+	/* a loop device's set-up flushes its file: the workload's counts start after it, as the
+	 * trigger's do */
+	p->writes = p->flushes = 0;
+	take_counts(c, p, false);
 	snprintf(out, sizeof(out), "%s/workload.out", c->tmp);
 	if (spawn(c, p, c->workload, "workload", disk, out, false) < 0)
 		return -1;
