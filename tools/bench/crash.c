@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "crash.h"
@@ -69,6 +70,8 @@ static const char crash_help[] =
 	"  --replay SEED:TRIGGER  run that one crash point, e.g. 42:cut-after-writes:17\n"
 	"  --timeout SECONDS   longest a workload or check may run (default 300)\n"
 	"  --time-limit SECONDS  start no round after this long; report what ran\n"
+	"  --keep-failing      leave the image of each failing round served, powered on,\n"
+	"                      as the check saw it, for a look (remove it with rm MNT/NAME)\n"
 	"  --json              one JSON object with every point\n"
 	"  -h, --help          this help\n\n"
 	"Exit status: 0 every check passed, 2 some crash point failed, 1 an error, 130\n"
@@ -128,7 +131,7 @@ static int parse_point(const char *s, struct crash_point *p)
 
 enum {
 	CR_WORKLOAD, CR_CHECK, CR_LOOP, CR_POINTS, CR_ON, CR_SEED, CR_POLICY, CR_REPLAY, CR_TIMEOUT,
-	CR_TIME_LIMIT, CR_JSON,
+	CR_TIME_LIMIT, CR_JSON, CR_KEEP,
 };
 static const struct tool_opt crash_opts[] = {
 	[CR_WORKLOAD] = { "workload", 0, TOOL_STRING },
@@ -142,6 +145,7 @@ static const struct tool_opt crash_opts[] = {
 	[CR_TIMEOUT] = { "timeout", 0, TOOL_SECONDS, .def = "300" },
 	[CR_TIME_LIMIT] = { "time-limit", 0, TOOL_SECONDS },
 	[CR_JSON] = { "json", 0, TOOL_FLAG },
+	[CR_KEEP] = { "keep-failing", 0, TOOL_FLAG },
 	{ NULL },
 };
 
@@ -160,6 +164,7 @@ static int check_crash(const struct tool_cmd *self, struct tool_item *item)
 	c->check = o[CR_CHECK].arg;
 	c->loop = o[CR_LOOP].set;
 	c->json = o[CR_JSON].set;
+	c->keep_failing = o[CR_KEEP].set;
 	c->npoints = (unsigned)o[CR_POINTS].n;
 	c->timeout = o[CR_TIMEOUT].secs;
 	c->time_limit = o[CR_TIME_LIMIT].set ? o[CR_TIME_LIMIT].secs : 0;
@@ -366,11 +371,13 @@ static int exec_crash(const struct tool_cmd *self, struct tool_item *item)
 	c->lo.fd = -1;
 	c->img.snap = -1;
 	c->t0 = sfs_now_ns();
+	/* what the commands leave running is reparented to us, to be waited for */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	tool_catch_signals();
 	bench_progress_start(&c->prog);
 	r = run(c, item->args[0]);
 	c->interrupted = r == 1 || tool_interrupted;
-	if (crash_round_end(c) < 0)
+	if (crash_round_end(c, false) < 0)
 		r = -1;
 	tool_progress_clear(&c->prog);
 	rc = r < 0 ? 1 : 0;
@@ -384,6 +391,9 @@ static int exec_crash(const struct tool_cmd *self, struct tool_item *item)
 	crash_image_close(c);
 	if (c->tmp[0] && testbed_rm_tree(c->tmp) < 0)
 		tool_error("cannot remove %s: %s", c->tmp, strerror(errno));
+	for (unsigned i = 0; i < c->npts; i++)
+		json_decref(c->pts[i].lba);
+	json_decref(c->dry.lba);
 	free(c->pts);
 	if (c->interrupted && !c->npts && !c->replay)
 		return bench_interrupted(rc, " in the dry run; everything it made is undone");

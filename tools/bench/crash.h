@@ -53,6 +53,8 @@ struct crash_point {
 	double workload_secs;         /* start to exit or cut */
 	long long writes, flushes;    /* the image's, when the workload exited or the power went */
 	long long unflushed, kept, lost, torn, damaged;  /* the cut's report; -1 unknown */
+	json_t *lba;                  /* the cut's lost_lba, torn_lba, damaged_lba; NULL */
+	char kept_image[SFS_NAME_MAX + 1];   /* the image left served (--keep-failing), or "" */
 	char why[CRASH_WHY_LEN];      /* the check's last line of output */
 	char tail[CRASH_TAIL_LEN];    /* the end of its output (failed points) */
 };
@@ -76,7 +78,7 @@ struct crash_image {
 struct crash {
 	/* options */
 	const char *workload, *check, *policy;
-	bool loop, json;
+	bool loop, json, keep_failing;
 	bool kinds[CRASH_NKINDS];
 	unsigned npoints;
 	uint64_t seed;
@@ -121,9 +123,9 @@ int crash_image_snapshot(struct crash *c);
  * -1 (printed). */
 int crash_image_make(struct crash *c);
 
-/* Remove the round's image through the mount (sidecar, backing file and state together).
- * 0, or -1 (printed). */
-int crash_image_remove(struct crash *c);
+/* Remove the round's image through the mount (sidecar, backing file and state together), or
+ * with keep leave it served and forget it.  0, or -1 (printed). */
+int crash_image_remove(struct crash *c, bool keep);
 
 /* Remove the snapshot and its directory; free the sidecar. */
 void crash_image_close(struct crash *c);
@@ -144,9 +146,9 @@ json_t *crash_round_stats(struct crash *c);
  * undone in every case. */
 int crash_round(struct crash *c, struct crash_point *p);
 
-/* Undo what the round under way left: its processes, mounts, loop device, image and
- * directory.  0, or -1 when something could not be undone (printed). */
-int crash_round_end(struct crash *c);
+/* Undo what the round under way left: its processes, mounts, loop device, image (left
+ * served when keep) and directory.  0, or -1 when something could not be undone (printed). */
+int crash_round_end(struct crash *c, bool keep);
 
 /* ---- crash_report.c ---- */
 

@@ -496,13 +496,17 @@ int crash_image_make(struct crash *c)
 	return wait_zeroing(c);
 }
 
-int crash_image_remove(struct crash *c)
+int crash_image_remove(struct crash *c, bool keep)
 {
 	char path[PATH_MAX + 300];
 	int rc = 0;
 
 	if (!c->rname[0])
 		return 0;
+	if (keep) {
+		c->rname[0] = '\0';
+		return 0;
+	}
 	if (unlink(c->rpath) < 0 && errno != ENOENT) {
 		tool_error("cannot remove the round's image %s: %s", c->rpath, strerror(errno));
 		rc = -1;

@@ -101,6 +101,8 @@ void crash_print_text(const struct crash *c)
 		       p->lost, p->unflushed, p->torn, p->kept, p->damaged);
 		printf("the check: %s\n%s%s", verdict(p, d, sizeof(d)), p->failed ? p->tail : "",
 		       p->failed && p->tail[0] && p->tail[strlen(p->tail) - 1] != '\n' ? "\n" : "");
+		if (p->kept_image[0])
+			printf("kept: %s/%s\n", c->img.mnt, p->kept_image);
 		printf("%s\n", crash_summary(c, e, sizeof(e)));
 		return;
 	}
@@ -124,6 +126,8 @@ void crash_print_text(const struct crash *c)
 				 p->reached || p->kind == CRASH_END ? "" : " (not reached)");
 			printf("%5u  %-40s %-18s %s\n", i + 1, e, cut_figures(p, b, sizeof(b)),
 			       verdict(p, d, sizeof(d)));
+			if (p->kept_image[0])
+				printf("%5s  kept: %s/%s\n", "", c->img.mnt, p->kept_image);
 		}
 		printf("\n");
 	} else if (c->nran) {
@@ -174,6 +178,10 @@ static json_t *point_json(const struct crash_point *p, unsigned round)
 	json_object_set_new(o, "torn_writes", jcount(p->torn));
 	json_object_set_new(o, "damaged_sectors", jcount(p->damaged));
 	json_object_set_new(o, "check_says", json_string(p->why));
+	if (p->lba)
+		json_object_update(o, p->lba);
+	if (p->kept_image[0])
+		json_object_set_new(o, "kept_image", json_string(p->kept_image));
 	if (p->failed)
 		json_object_set_new(o, "check_output", json_string(p->tail));
 	return o;

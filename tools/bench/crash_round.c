@@ -104,18 +104,42 @@ static pid_t spawn(struct crash *c, const struct crash_point *p, const char *cmd
 	return pid;
 }
 
-/* Kill the child's process group and reap the child; its exit status (128 + signal). */
+/* Wait until no process of group pgid is left, reaping those orphaned to us (the explorer is
+ * their subreaper): a process killed inside a system call (an umount under way) finishes the
+ * call first, and what it writes must land before the power comes back. */
+static void wait_group(pid_t pgid)
+{
+	for (int ms = 0; kill(-pgid, 0) == 0; ms += 5) {
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		if (ms == 60000)
+			tool_error("processes of the command (group %ld) still run a minute after SIGKILL",
+				   (long)pgid);
+		nap(POLL_NS);
+	}
+}
+
+/* Kill the child's process group, reap the child and wait for the rest of the group; the
+ * child's exit status (128 + signal), or st when it had exited already (c->child 0, group g). */
+static int kill_group(struct crash *c, pid_t g, int st)
+{
+	if (c->child) {
+		kill(-c->child, SIGKILL);
+		while (waitpid(c->child, &st, 0) < 0 && errno == EINTR)
+			;
+		st = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		c->child = 0;
+	} else if (g) {
+		kill(-g, SIGKILL);
+	}
+	if (g)
+		wait_group(g);
+	return st;
+}
+
 static int kill_child(struct crash *c)
 {
-	int st = 0;
-
-	if (!c->child)
-		return 0;
-	kill(-c->child, SIGKILL);
-	while (waitpid(c->child, &st, 0) < 0 && errno == EINTR)
-		;
-	c->child = 0;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return kill_group(c, c->child, 0);
 }
 
 enum end { END_EXITED, END_CUT, END_TIMEOUT, END_INTERRUPTED, END_ERROR };
@@ -136,8 +160,11 @@ static enum end watch(struct crash *c, const struct crash_point *p, bool workloa
 		pid_t r = waitpid(c->child, &st, WNOHANG);
 
 		if (r == c->child) {
-			*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+			pid_t g = c->child;
+
 			c->child = 0;
+			/* what it left running in its group goes with it */
+			*status = kill_group(c, g, WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
 			return END_EXITED;
 		}
 		if (tool_interrupted) {
@@ -243,6 +270,9 @@ static void take_counts(struct crash *c, struct crash_point *p, bool report)
 		p->lost = json_integer_value(json_object_get(lc, "lost_writes"));
 		p->torn = json_integer_value(json_object_get(lc, "torn_writes"));
 		p->damaged = json_integer_value(json_object_get(lc, "damaged_sectors"));
+		json_decref(p->lba);
+		p->lba = json_pack("{sOsOsO}", "lost_lba", json_object_get(lc, "lost_lba"), "torn_lba",
+				   json_object_get(lc, "torn_lba"), "damaged_lba", json_object_get(lc, "damaged_lba"));
 	}
 	json_decref(j);
 }
@@ -342,22 +372,24 @@ int crash_round(struct crash *c, struct crash_point *p)
 	if (p->check_timeout)
 		snprintf(p->why, sizeof(p->why), "the check ran longer than %.0f s", c->timeout);
 	p->ran = true;
+	if (p->failed && c->keep_failing)
+		snprintf(p->kept_image, sizeof(p->kept_image), "%s", c->rname);
 	rc = 0;
 out:
-	if (crash_round_end(c) < 0 && rc == 0)
+	if (crash_round_end(c, p->kept_image[0] != '\0') < 0 && rc == 0)
 		rc = -1;
 	p->secs = (double)(sfs_now_ns() - t0) / 1e9;
 	return rc;
 }
 
-int crash_round_end(struct crash *c)
+int crash_round_end(struct crash *c, bool keep)
 {
 	int rc = 0;
 
 	kill_child(c);
 	if (loop_release(c) < 0)
 		rc = -1;
-	if (crash_image_remove(c) < 0)
+	if (crash_image_remove(c, keep) < 0)
 		rc = -1;
 	if (c->rdir[0] && testbed_rm_tree(c->rdir) < 0) {
 		tool_error("cannot remove %s: %s (a filesystem the workload mounted there?)", c->rdir,

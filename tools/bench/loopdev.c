@@ -13,8 +13,15 @@
  * another comes after it); umount2() is retried for a second while
  * EBUSY (a process killed a moment ago may still hold the filesystem),
  * then done with MNT_DETACH.
+ *
+ * Detaching: LOOP_CLR_FD on a device still open elsewhere only marks it
+ * autoclear, so the device is watched until the kernel has let it go
+ * (its /sys/block/loopN/loop directory is gone): until then a filesystem
+ * going down may still write through it, and after a power cut nothing
+ * may reach the disk once its power is back on.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +36,8 @@
 #include <linux/loop.h>
 
 #include "loopdev.h"
+
+#define LOOPDEV_FREE_MS 60000
 
 static void nap_ms(long ms)
 {
@@ -185,9 +194,19 @@ int loopdev_unmount_all(const struct loopdev *lo, char *err, size_t errlen)
 	return rc < 0 ? -1 : done;
 }
 
+/* Is lo still bound to a file?  /sys/block/loopN/loop is there while it is. */
+static bool bound(const struct loopdev *lo)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/loop", lo->path + 5);
+	return stat(path, &st) == 0;
+}
+
 int loopdev_detach(struct loopdev *lo, char *err, size_t errlen)
 {
-	int rc = 0;
+	int rc = 0, ms = 0;
 
 	if (lo->fd < 0)
 		return 0;
@@ -199,5 +218,15 @@ int loopdev_detach(struct loopdev *lo, char *err, size_t errlen)
 	}
 	close(lo->fd);
 	lo->fd = -1;
+	/* a filesystem still going down (lazily unmounted, or its umount still running) holds
+	 * the device and may still write through it: it is gone only once the device is free */
+	for (; rc == 0 && bound(lo) && ms < LOOPDEV_FREE_MS; ms += 10)
+		nap_ms(10);
+	if (rc == 0 && ms >= LOOPDEV_FREE_MS) {
+		if (err)
+			snprintf(err, errlen, "%s is still in use %d s after its detach", lo->path,
+				 LOOPDEV_FREE_MS / 1000);
+		rc = -1;
+	}
 	return rc;
 }

@@ -33,8 +33,9 @@ int loopdev_attach(struct loopdev *lo, const char *path, unsigned sector, char *
  * a second: the number unmounted, or -1 with err naming the mount that could not go. */
 int loopdev_unmount_all(const struct loopdev *lo, char *err, size_t errlen);
 
-/* Detach lo (a device still open elsewhere goes when that user closes it) and close it; does
- * nothing when none is attached.  0, or -1 with err. */
+/* Detach lo and close it, and wait (up to a minute) until the kernel has let the device go: a
+ * device still open elsewhere goes when that user closes it.  Does nothing when none is
+ * attached.  0, or -1 with err (the device is then left to go by itself). */
 int loopdev_detach(struct loopdev *lo, char *err, size_t errlen);
 
 #endif

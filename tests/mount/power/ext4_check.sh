@@ -15,7 +15,9 @@ rc=$?
 umount "$D/fs" || { echo "cannot unmount"; exit 1; }
 read -r durable lost integrity < "$D/check.out"
 [ $rc = 0 ] || { echo "$1 failed (exit $rc)"; exit 1; }
-e2fsck -fn "$SECTORFS_CRASH_DISK" > "$D/fsck.out" 2>&1 || { tail -5 "$D/fsck.out"; echo "e2fsck -fn: exit $?"; exit 1; }
+e2fsck -fn "$SECTORFS_CRASH_DISK" > "$D/fsck.out" 2>&1
+rc=$?
+[ $rc = 0 ] || { cat "$D/fsck.out"; echo "e2fsck -fn: exit $rc"; exit 1; }
 [ "$lost" = 0 ] || { echo "$lost of $durable durable items lost or wrong"; exit 1; }
 case ${integrity:-ok} in
 ok) ;;
