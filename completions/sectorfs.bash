@@ -228,7 +228,7 @@ _sectorfs_bench()
 		redo) _sectorfs_add --redo-block --repeat --clients --time --record-dist --log-size --svg --json -h --help ;;
 		scale) _sectorfs_add --images --size --nofile --dir --load-seconds --after-seconds --repeat \
 			--compare-seconds --touch-idle-seconds --daemon --keep --json -h --help ;;
-		crash) _sectorfs_add --workload --check --loop --points --on --seed --policy --replay --timeout \
+		crash) _sectorfs_add --workload --check --loop --points --on --seed --policy --replay --timeout --keep-failing \
 			--time-limit --json -h --help ;;
 		powercut) _sectorfs_add --rounds --repeat --seed --policy --max-writes --store --mount --daemon --svg \
 			--json -h --help ;;
