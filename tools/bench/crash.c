@@ -51,7 +51,7 @@ static const char crash_help[] =
 	"again, cut the disk's power at sampled points, power it on and run CHECK; report\n"
 	"every crash point whose check failed, with the SEED:TRIGGER that replays it alone.\n"
 	"IMAGE itself is never written: each round gets a fresh copy, declared beside it in\n"
-	"its store (NAME.crash-PID-ROUND) and removed when the round ends.\n\n"
+	"its store (NAME.crash-XXXXXX-ROUND) and removed when the round ends.\n\n"
 	"  --workload CMD      what writes to the disk (run by sh -c); it finds the disk in\n"
 	"                      $SECTORFS_CRASH_DISK and a scratch directory outside it, shared\n"
 	"                      with the check of its round, in $SECTORFS_CRASH_DIR\n"

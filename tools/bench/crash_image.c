@@ -5,7 +5,7 @@
  *
  * The user's image is never written.  It is read once, through the
  * mount, into a snapshot; each round then gets an image of its own,
- * NAME.crash-PID-ROUND, declared in the same store with the same sidecar
+ * NAME.crash-XXXXXX-ROUND, declared in the same store with the same sidecar
  * and the snapshot's data, and removed through the mount when the round
  * ends.  So every round starts from the same disk, with the same keys,
  * a write count that starts at 0 when it is opened (the cut's seed draws
@@ -14,8 +14,8 @@
  *
  *   STORE/NAME ........ the user's image (read through MNT/NAME)
  *   STORE/.crash.XXXXXX/snapshot    its data; holes where it reads zeros
- *   STORE/.crash.XXXXXX/round  ---rename--->  STORE/NAME.crash-PID-R
- *                                             + NAME.crash-PID-R.json
+ *   STORE/.crash.XXXXXX/round  ---rename--->  STORE/NAME.crash-XXXXXX-R
+ *                                             + NAME.crash-XXXXXX-R.json
  *
  * The cost of a large image.  The snapshot reads only what can hold data:
  * the extents the backing file has (SEEK_DATA), through the mount, which
@@ -436,8 +436,10 @@ int crash_image_make(struct crash *c)
 	int fd, rc;
 	struct stat st;
 
-	snprintf(c->rname, sizeof(c->rname), "%.*s.crash-%ld-%u", SFS_NAME_MAX - 40, im->name,
-		 (long)getpid(), c->round);
+	/* the work directory's unique suffix: no other explorer, and no image one left behind
+	 * when it was killed, has the name */
+	snprintf(c->rname, sizeof(c->rname), "%.*s.crash-%s-%u", SFS_NAME_MAX - 40, im->name,
+		 strrchr(im->work, '.') + 1, c->round);
 	snprintf(c->rpath, sizeof(c->rpath), "%s/%s", im->mnt, c->rname);
 	snprintf(tmp, sizeof(tmp), "%s/round", im->work);
 	snprintf(dst, sizeof(dst), "%s/%s", im->store, c->rname);

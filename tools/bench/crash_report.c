@@ -53,8 +53,8 @@ const char *crash_summary(const struct crash *c, char *buf, size_t len)
 			 !c->nran ? "did not run" : c->nfailed ? "failed" : "passed",
 			 c->policy ? c->policy : c->img.policy, t);
 	} else {
-		snprintf(buf, len, "crash: %u of %u crash points failed the check%s (seed %" PRIu64 ", policy %s; "
-			 "dry run %lld writes, %lld flushes, %.2f s%s)", c->nfailed, c->nran,
+		snprintf(buf, len, "crash: %u of %u crash point%s failed the check%s (seed %" PRIu64 ", policy %s; "
+			 "dry run %lld writes, %lld flushes, %.2f s%s)", c->nfailed, c->nran, c->nran == 1 ? "" : "s",
 			 c->nran < c->npts ? (c->interrupted ? ", interrupted" : ", time limit reached") : "",
 			 c->seed, c->policy ? c->policy : c->img.policy, c->dry.writes, c->dry.flushes,
 			 c->dry.workload_secs, t);
@@ -109,8 +109,8 @@ void crash_print_text(const struct crash *c)
 	if (!c->replay) {
 		printf("dry run: %lld writes, %lld flushes in %.2f s; the check passes without a cut\n",
 		       c->dry.writes, c->dry.flushes, c->dry.workload_secs);
-		printf("%u crash points from seed %" PRIu64 ": %u after writes, %u after flushes, %u at times, "
-		       "%u at the end\n", c->npts, c->seed, count_kind(c, CRASH_WRITES),
+		printf("%u crash point%s from seed %" PRIu64 ": %u after writes, %u after flushes, %u at times, "
+		       "%u at the end\n", c->npts, c->npts == 1 ? "" : "s", c->seed, count_kind(c, CRASH_WRITES),
 		       count_kind(c, CRASH_FLUSHES), count_kind(c, CRASH_SECONDS), count_kind(c, CRASH_END));
 	}
 	if (c->nfailed) {

@@ -2,7 +2,7 @@
 /*
  * crash_round.c - one round of the crash explorer (crash.h):
  *
- *   fresh image      NAME.crash-PID-R from the snapshot (crash_image.c)
+ *   fresh image      NAME.crash-XXXXXX-R from the snapshot (crash_image.c)
  *   arm              power_seed, power_cut_policy, the trigger
  *   [--loop]         a loop device over it, the image's logical sector
  *   workload         sh -c CMD in a process group of its own; the power
