@@ -303,7 +303,13 @@ static int dry_run(struct crash *c)
 		return -1;
 	}
 	if (p->failed) {
-		tool_error("the check fails without a power cut (%s); its output ends:\n%s", p->why, p->tail);
+		if (p->check_timeout)
+			tool_error("the check fails without a power cut: %s", p->why);
+		else
+			tool_error("the check fails without a power cut (exit status %d)%s", p->check_status,
+				   p->tail[0] ? "; its output ends:" : ", saying nothing");
+		if (p->tail[0])
+			fprintf(stderr, "%s%s", p->tail, p->tail[strlen(p->tail) - 1] != '\n' ? "\n" : "");
 		return -1;
 	}
 	return 0;
@@ -381,7 +387,7 @@ static int exec_crash(const struct tool_cmd *self, struct tool_item *item)
 		r = -1;
 	tool_progress_clear(&c->prog);
 	rc = r < 0 ? 1 : 0;
-	if (c->nran || (c->dry.ran && !c->replay)) {
+	if (c->nran || c->npts) {               /* not after a dry run that failed */
 		if (c->json)
 			rc |= crash_print_json(c);
 		else
