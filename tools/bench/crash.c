@@ -284,22 +284,25 @@ static int dry_run(struct crash *c)
 	tool_progress_clear(&c->prog);
 	if (p->workload_status || p->workload_timeout) {
 		char out[PATH_MAX + 32], tail[CRASH_TAIL_LEN];
+		size_t n = 0;
 		FILE *f;
 
 		snprintf(out, sizeof(out), "%s/workload.out", c->tmp);
-		tool_error("the workload fails without a power cut (%s %d); its output ends:",
-			   p->workload_timeout ? "it ran longer than --timeout; killed, status" : "exit status",
-			   p->workload_status);
 		if ((f = fopen(out, "re"))) {
-			size_t n;
-
 			if (fseek(f, -(long)sizeof(tail) + 1, SEEK_END) < 0)
 				rewind(f);
 			n = fread(tail, 1, sizeof(tail) - 1, f);
-			tail[n] = '\0';
 			fclose(f);
-			fprintf(stderr, "%s%s", tail, n && tail[n - 1] != '\n' ? "\n" : "");
 		}
+		tail[n] = '\0';
+		if (p->workload_timeout)
+			tool_error("the workload fails without a power cut: it ran longer than %.0f s (--timeout) "
+				   "and was killed%s", c->timeout, n ? "; its output ends:" : ", saying nothing");
+		else
+			tool_error("the workload fails without a power cut (exit status %d)%s", p->workload_status,
+				   n ? "; its output ends:" : ", saying nothing");
+		if (n)
+			fprintf(stderr, "%s%s", tail, tail[n - 1] != '\n' ? "\n" : "");
 		return -1;
 	}
 	if (p->failed) {

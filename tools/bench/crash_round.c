@@ -112,9 +112,11 @@ static void wait_group(pid_t pgid)
 	for (int ms = 0; kill(-pgid, 0) == 0; ms += 5) {
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;
-		if (ms == 60000)
-			tool_error("processes of the command (group %ld) still run a minute after SIGKILL",
-				   (long)pgid);
+		if (ms && ms % 60000 == 0)
+			tool_error("processes of the command (group %ld) still run %d s after SIGKILL (stuck in "
+				   "the kernel?); waiting, Ctrl-C gives up", (long)pgid, ms / 1000);
+		if (tool_interrupted && ms >= 1000)
+			return;
 		nap(POLL_NS);
 	}
 }
