@@ -14,10 +14,9 @@
  *   2. dry run: runs the workload on a fresh copy without a cut, counts
  *      its writes and flushes and times it, and runs the check, which
  *      must pass;
- *   3. samples --points crash points from --seed: K-th writes and
- *      flushes spread over the run (the range cut into equal strata, one
- *      point drawn in each, every K when there are fewer than asked),
- *      times within the dry run's length, and the end;
+ *   3. samples --points crash points from --seed (crash_sample.c): K-th
+ *      writes and flushes spread over the run, times within the dry
+ *      run's length, and the end;
  *   4. runs a round for each (crash_round.c): a fresh copy, the workload
  *      cut at the point, power on, the check;
  *   5. reports every point whose check failed, with the SEED:TRIGGER that
@@ -43,7 +42,6 @@
 #include <unistd.h>
 
 #include "crash.h"
-#include "prng.h"
 #include "testbed.h"
 
 static const char crash_help[] =
@@ -77,57 +75,6 @@ static const char crash_help[] =
 	"Exit status: 0 every check passed, 2 some crash point failed, 1 an error, 130\n"
 	"interrupted.  The image needs \"write_cache\": \"volatile\" in its sidecar, or a cut\n"
 	"loses nothing.\n";
-
-static const char *const kind_names[CRASH_NKINDS] = {
-	[CRASH_WRITES] = "writes", [CRASH_FLUSHES] = "flushes", [CRASH_SECONDS] = "seconds", [CRASH_END] = "end",
-};
-
-const char *crash_trigger(const struct crash_point *p, char *buf, size_t len)
-{
-	switch (p->kind) {
-	case CRASH_WRITES: snprintf(buf, len, "cut-after-writes:%" PRIu64, p->k); break;
-	case CRASH_FLUSHES: snprintf(buf, len, "cut-after-flushes:%" PRIu64, p->k); break;
-	case CRASH_SECONDS: snprintf(buf, len, "cut-after-seconds:%.3f", p->at); break;
-	case CRASH_END: snprintf(buf, len, "cut-at-end"); break;
-	default: snprintf(buf, len, "none"); break;
-	}
-	return buf;
-}
-
-/* Parse "SEED:TRIGGER" into p; 0 or -1. */
-static int parse_point(const char *s, struct crash_point *p)
-{
-	char *end;
-	double t;
-
-	memset(p, 0, sizeof(*p));
-	errno = 0;
-	p->seed = strtoull(s, &end, 0);
-	if (errno || end == s || *end != ':' || *s == '-')
-		return -1;
-	s = end + 1;
-	if (strncmp(s, "cut-after-writes:", 17) == 0 || strncmp(s, "cut-after-flushes:", 18) == 0) {
-		p->kind = s[10] == 'w' ? CRASH_WRITES : CRASH_FLUSHES;
-		s = strchr(s + 10, ':') + 1;
-		if (*s < '1' || *s > '9')
-			return -1;
-		p->k = strtoull(s, &end, 10);
-		return errno || *end ? -1 : 0;
-	}
-	if (strncmp(s, "cut-after-seconds:", 18) == 0) {
-		p->kind = CRASH_SECONDS;
-		t = strtod(s + 18, &end);
-		if (end == s + 18 || *end || !isfinite(t) || t < 0 || t > 1e6)
-			return -1;
-		p->at = t;
-		return 0;
-	}
-	if (strcmp(s, "cut-at-end") == 0) {
-		p->kind = CRASH_END;
-		return 0;
-	}
-	return -1;
-}
 
 enum {
 	CR_WORKLOAD, CR_CHECK, CR_LOOP, CR_POINTS, CR_ON, CR_SEED, CR_POLICY, CR_REPLAY, CR_TIMEOUT,
@@ -183,7 +130,7 @@ static int check_crash(const struct tool_cmd *self, struct tool_item *item)
 	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		int k;
 
-		for (k = 1; k < CRASH_NKINDS && strcmp(tok, kind_names[k]); k++)
+		for (k = 1; k < CRASH_NKINDS && strcmp(tok, crash_kind_names[k]); k++)
 			;
 		if (k == CRASH_NKINDS)
 			return tool_usage_error(self, "--on: '%s' is not writes, flushes, seconds or end", tok);
@@ -195,7 +142,7 @@ static int check_crash(const struct tool_cmd *self, struct tool_item *item)
 		c->replay = true;
 		if (!(c->pts = calloc(1, sizeof(*c->pts))))
 			return 1;
-		if (parse_point(o[CR_REPLAY].arg, c->pts) < 0)
+		if (crash_parse_point(o[CR_REPLAY].arg, c->pts) < 0)
 			return tool_usage_error(self, "--replay wants SEED:TRIGGER as a report gives it (42:cut-after-writes:17, "
 						"42:cut-after-flushes:3, 42:cut-after-seconds:1.500, 42:cut-at-end), not '%s'",
 						o[CR_REPLAY].arg);
@@ -203,66 +150,16 @@ static int check_crash(const struct tool_cmd *self, struct tool_item *item)
 	return 0;
 }
 
-/* How many points each kind of count gets: ask[k] in, got[k] out, fewest domain first so that
- * what a small domain cannot take goes to the others. */
-static void share(const uint64_t dom[CRASH_NKINDS], const bool on[CRASH_NKINDS], unsigned total,
-		  unsigned got[CRASH_NKINDS])
-{
-	unsigned left = 0;
-	bool done[CRASH_NKINDS] = { false };
-
-	for (int k = CRASH_WRITES; k <= CRASH_SECONDS; k++)
-		left += on[k] && dom[k] > 0;
-	for (unsigned n = left; n > 0; n--) {
-		int best = -1;
-
-		for (int k = CRASH_WRITES; k <= CRASH_SECONDS; k++)
-			if (on[k] && dom[k] > 0 && !done[k] && (best < 0 || dom[k] < dom[best]))
-				best = k;
-		got[best] = total / n < dom[best] ? total / n : (unsigned)dom[best];
-		total -= got[best];
-		done[best] = true;
-	}
-}
-
 /* The crash points, from the dry run's counts and the seed, into c->pts; -1 (printed). */
 static int sample(struct crash *c)
 {
-	uint64_t dom[CRASH_NKINDS] = { 0 };
-	unsigned got[CRASH_NKINDS] = { 0 }, n = 0, total = c->npoints;
-	double secs = c->dry.workload_secs;
-
-	dom[CRASH_WRITES] = c->dry.writes > 0 ? (uint64_t)c->dry.writes : 0;
-	dom[CRASH_FLUSHES] = c->dry.flushes > 0 ? (uint64_t)c->dry.flushes : 0;
-	dom[CRASH_SECONDS] = secs >= 0.001 ? UINT64_MAX : 0;
-	if (c->kinds[CRASH_END])
-		total--;
-	share(dom, c->kinds, total, got);
 	if (!(c->pts = calloc(c->npoints, sizeof(*c->pts)))) {
 		tool_error("out of memory");
 		return -1;
 	}
-	for (int k = CRASH_WRITES; k <= CRASH_SECONDS; k++) {
-		for (unsigned j = 0; j < got[k]; j++) {
-			struct crash_point *p = &c->pts[n++];
-			uint64_t x = sfs_draw(c->seed, (uint64_t)k, j);
-
-			p->kind = (enum crash_kind)k;
-			if (k == CRASH_SECONDS) {
-				p->at = ((double)j + sfs_draw_unit(x)) * secs / got[k];
-			} else {
-				uint64_t lo = 1 + j * dom[k] / got[k], hi = (j + 1) * dom[k] / got[k];
-
-				p->k = lo + (hi > lo ? x % (hi - lo + 1) : 0);
-			}
-		}
-	}
-	if (c->kinds[CRASH_END])
-		c->pts[n++].kind = CRASH_END;
-	for (unsigned i = 0; i < n; i++)
-		c->pts[i].seed = sfs_draw(c->seed, 0, i) >> 32;       /* short to type */
-	c->npts = n;
-	if (!n) {
+	c->npts = crash_sample(c->kinds, c->dry.writes, c->dry.flushes, c->dry.workload_secs, c->npoints,
+			       c->seed, c->pts);
+	if (!c->npts) {
 		tool_error("no crash point to try: the workload made %lld writes and %lld flushes in its dry "
 			   "run (--on %s%s%s%s)", c->dry.writes, c->dry.flushes,
 			   c->kinds[CRASH_WRITES] ? "writes," : "", c->kinds[CRASH_FLUSHES] ? "flushes," : "",

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * crash.h - what the crash explorer's files share: crash.c (the command:
- * options, the dry run, the sample of crash points, the rounds),
- * crash_image.c (the image under test, its snapshot and each round's
- * fresh copy), crash_round.c (one round: the workload, the cut, the
- * check, and undoing all of it) and crash_report.c (text and JSON).
+ * options, the dry run, the rounds), crash_sample.c (the sample of crash
+ * points, their names), crash_image.c (the image under test, its
+ * snapshot and each round's fresh copy), crash_round.c (one round: the
+ * workload, the cut, the check, and undoing all of it) and
+ * crash_report.c (text and JSON).
  *
  * A crash point is a trigger and a seed:
  *
@@ -103,10 +104,23 @@ struct crash {
 	bool interrupted, time_up;
 };
 
-/* ---- crash.c ---- */
+/* ---- crash_sample.c ---- */
+
+/* The words of --on, by kind ("writes"; "none" for CRASH_NONE). */
+extern const char *const crash_kind_names[CRASH_NKINDS];
 
 /* The trigger of p as text ("cut-after-writes:12"; "none" for the dry run) into buf; buf. */
 const char *crash_trigger(const struct crash_point *p, char *buf, size_t len);
+
+/* Parse "SEED:TRIGGER" (a seed from 0 to 2^64-1, decimal or 0x; a trigger as crash_trigger
+ * writes it, K from 1, T from 0 to 10^6) into p, zeroed first.  0, or -1 when s is not one. */
+int crash_parse_point(const char *s, struct crash_point *p);
+
+/* The crash points of a run that made writes and flushes in secs seconds, npoints (> 0) of
+ * them at most, of the kinds on, drawn from seed, into pts (room for npoints, zeroed): how
+ * many (0 when none of the kinds on has a point: no writes, say).  Never fails. */
+unsigned crash_sample(const bool on[CRASH_NKINDS], long long writes, long long flushes, double secs,
+		      unsigned npoints, uint64_t seed, struct crash_point *pts);
 
 /* ---- crash_image.c ---- */
 
