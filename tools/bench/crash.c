@@ -139,13 +139,18 @@ static int check_crash(const struct tool_cmd *self, struct tool_item *item)
 	if (!c->kinds[CRASH_WRITES] && !c->kinds[CRASH_FLUSHES] && !c->kinds[CRASH_SECONDS] && !c->kinds[CRASH_END])
 		return tool_usage_error(self, "--on: name at least one of writes, flushes, seconds, end");
 	if (o[CR_REPLAY].set) {
-		c->replay = true;
-		if (!(c->pts = calloc(1, sizeof(*c->pts))))
-			return 1;
-		if (crash_parse_point(o[CR_REPLAY].arg, c->pts) < 0)
+		struct crash_point p;
+
+		if (crash_parse_point(o[CR_REPLAY].arg, &p) < 0)
 			return tool_usage_error(self, "--replay wants SEED:TRIGGER as a report gives it (42:cut-after-writes:17, "
 						"42:cut-after-flushes:3, 42:cut-after-seconds:1.500, 42:cut-at-end), not '%s'",
 						o[CR_REPLAY].arg);
+		c->replay = true;
+		if (!(c->pts = calloc(1, sizeof(*c->pts)))) {
+			tool_error("out of memory");
+			return 1;
+		}
+		*c->pts = p;
 	}
 	return 0;
 }
