@@ -7,10 +7,11 @@
 #   . "$(dirname "$0")/lib.sh"
 #   . "$(dirname "$0")/lib-power.sh"
 #
-# The python helpers it runs are in tests/mount/power/.  It sources
-# lib-loop.sh (ext4_round attaches loop devices).
+# The python helpers it runs are in tests/mount/power/; the loop devices
+# are lib-loop.sh's, which it sources.
 
 . "$(dirname "${BASH_SOURCE[0]}")/lib-loop.sh"
+
 POWER_PY="$top_srcdir/tests/mount/power"
 
 # fail_sidecar NAME SIZE SECTOR 'JSON KEYS': a thin sidecar with more keys ("write_cache": ...).
