@@ -53,10 +53,14 @@ const char *crash_summary(const struct crash *c, char *buf, size_t len)
 			 !c->nran ? "did not run" : c->nfailed ? "failed" : "passed",
 			 c->policy ? c->policy : c->img.policy, t);
 	} else {
+		char part[96] = "";
+
+		if (c->nran < c->npts)
+			snprintf(part, sizeof(part), "; %u of the %u sampled ran (%s)", c->nran, c->npts,
+				 c->interrupted ? "interrupted" : "the time limit");
 		snprintf(buf, len, "crash: %u of %u crash point%s failed the check%s (seed %" PRIu64 ", policy %s; "
 			 "dry run %lld writes, %lld flushes, %.2f s%s)", c->nfailed, c->nran, c->nran == 1 ? "" : "s",
-			 c->nran < c->npts ? (c->interrupted ? ", interrupted" : ", time limit reached") : "",
-			 c->seed, c->policy ? c->policy : c->img.policy, c->dry.writes, c->dry.flushes,
+			 part, c->seed, c->policy ? c->policy : c->img.policy, c->dry.writes, c->dry.flushes,
 			 c->dry.workload_secs, t);
 	}
 	return buf;
