@@ -7,7 +7,9 @@
 # of a 4kn image marks 512 B .. 2 KiB as refused and draws write and read
 # bars; the zeroing chart names the six configurations and labels bars
 # with their overhead; the redo chart has a bar per redo block labelled
-# with its wastage.  Skips (77) without rsvg-convert (librsvg2-bin).
+# with its wastage; the powercut chart names its four configurations,
+# two bars each, labelled with their figures.  Skips (77) without
+# rsvg-convert (librsvg2-bin).
 
 . "$(dirname "$0")/lib.sh"
 requires_fuse
@@ -50,3 +52,13 @@ for c in "thin on" "thin off" "zeroedthick on" "zeroedthick off" "eagerzeroedthi
 done
 [ "$(grep -c '>[+-][0-9.]*%<' "$T/zeroing.svg")" -eq 12 ] || fail "zeroing.svg: not every bar labelled with its overhead"
 pass "zeroing --svg: renders, six configurations, two passes, overheads"
+
+"$SECTORFS_BENCH" powercut --daemon "$SECTORFS" --rounds 4 --repeat 1 --svg "$T/powercut.svg" > /dev/null 2>"$T/err" ||
+	fail "powercut --svg: $(cat "$T/err")"
+render powercut
+for c in "512e unsafe, 512 B" "512e safe, 512 B" "4kn, 4096 B" "512e unsafe, 4096 B"; do
+	grep -q ">$c<" "$T/powercut.svg" || fail "powercut.svg lacks '$c'"
+done
+[ "$(grep -c '<text [^>]*font-size="10" text-anchor="middle">[0-9.]*<' "$T/powercut.svg")" -eq 8 ] ||
+	fail "powercut.svg: not every bar labelled with its figure"
+pass "powercut --svg: renders, four configurations, two bars each with their figures"

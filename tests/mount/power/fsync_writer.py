@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-# fsync_writer.py DIR LOG SEED - write files into DIR until a write fails
-# (the disk under DIR lost its power), as an application that needs its
+# fsync_writer.py DIR LOG SEED [COUNT] - write files into DIR until a write
+# fails (the disk under DIR lost its power), or COUNT files are written
+# (then exit 0), as an application that needs its
 # files durable does: each file written, fsync'd, its directory fsync'd,
 # and only then named in LOG (a file outside the disk) with its size and
 # SHA-1.  Between files it writes 1 to 4 blocks of 64 KiB into
@@ -14,6 +15,7 @@ import random
 import sys
 
 d, log, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
+count = int(sys.argv[4]) if len(sys.argv) > 4 else None
 rnd = random.Random(seed)
 lf = open(log, "a")
 scratch = os.open(os.path.join(d, "scratch"), os.O_WRONLY | os.O_CREAT | os.O_DIRECT, 0o644)
@@ -21,7 +23,7 @@ block = mmap.mmap(-1, 65536)           # page-aligned, as O_DIRECT wants
 i = spos = 0
 try:
     dfd = os.open(d, os.O_RDONLY)
-    while True:
+    while count is None or i < count:
         name = "f%05d" % i
         size = rnd.choice([4096, 12288, 65536, 200000])
         data = (("%s:%d:" % (name, seed)).encode() * (size // 8 + 1))[:size]

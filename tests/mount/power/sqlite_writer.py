@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
-# sqlite_writer.py DIR LOG SEED SYNCHRONOUS - commit rows to an SQLite
-# database in WAL mode with PRAGMA synchronous=SYNCHRONOUS (FULL, NORMAL,
-# OFF) until a statement fails (the disk under DIR lost its power).  Each
+# sqlite_writer.py DIR LOG SEED SYNCHRONOUS [COUNT] - commit rows to an
+# SQLite database in WAL mode with PRAGMA synchronous=SYNCHRONOUS (FULL,
+# NORMAL, OFF) until a statement fails (the disk under DIR lost its power),
+# or COUNT transactions are committed (then close it and exit 0).  Each
 # transaction inserts 1 to 5 rows whose contents follow from their ids;
 # only once COMMIT has returned are their ids appended to LOG (a file
 # outside the disk).  Row counts and sizes come from SEED.
@@ -12,6 +13,7 @@ import sqlite3
 import sys
 
 d, log, seed, sync = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+count = int(sys.argv[5]) if len(sys.argv) > 5 else None
 
 
 def row(i, n):
@@ -25,8 +27,8 @@ try:
     con.execute("PRAGMA journal_mode=WAL")
     con.execute("PRAGMA synchronous=%s" % sync)
     con.execute("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, v BLOB)")
-    i = 0
-    while True:
+    i = n = 0
+    while count is None or n < count:
         ids = list(range(i, i + rnd.randint(1, 5)))
         con.execute("BEGIN")
         for k in ids:
@@ -35,5 +37,7 @@ try:
         lf.write("".join("%d\n" % k for k in ids))
         lf.flush()
         i = ids[-1] + 1
+        n += 1
+    con.close()
 except (sqlite3.Error, OSError):
     pass
