@@ -635,6 +635,29 @@ Test(identity, a_fifo_as_a_map_is_never_waited_on, .timeout = 10)
 	cr_expect(strstr(err, "not a regular file"), "%s", err);
 }
 
+/* A symbolic link, a socket or a directory as a map is not a map either (and so check --repair
+ * puts it aside as it does a FIFO), not a map that cannot be read. */
+Test(identity, a_link_a_socket_or_a_directory_as_a_map_is_not_a_regular_file)
+{
+	static const char *const names[] = { "link.map", "dangling.map", "sock.map", "dir.map" };
+	struct sfs_map *m = NULL;
+
+	tmp_write_file(ts.statefd, "real.map", "x", 1);
+	cr_assert_eq(symlinkat("real.map", ts.statefd, "link.map"), 0);
+	cr_assert_eq(symlinkat("nowhere.map", ts.statefd, "dangling.map"), 0);
+	cr_assert_eq(mknodat(ts.statefd, "sock.map", S_IFSOCK | 0600, 0), 0);
+	cr_assert_eq(mkdirat(ts.statefd, "dir.map", 0700), 0);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		for (unsigned ro = 0; ro <= SFS_MAP_RDONLY; ro += SFS_MAP_RDONLY) {
+			char err[512] = "";
+
+			cr_expect_eq(sfs_map_open(ts.statefd, names[i], ro, NULL, &m, err, sizeof(err)), -EUCLEAN,
+				     "%s (%s): %s", names[i], ro ? "read-only" : "read-write", err);
+			cr_expect(strstr(err, "not a regular file"), "%s: %s", names[i], err);
+		}
+	}
+}
+
 Test(identity, a_fifo_as_the_lock_file_is_never_waited_on, .timeout = 10)
 {
 	struct sfs_store *s = NULL;
