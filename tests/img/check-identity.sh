@@ -52,11 +52,11 @@ rm "$STORE/.sectorfs/a.map"
 mkfifo "$STORE/.sectorfs/a.map"
 STEP_TIMEOUT=20
 rc=0
-timeout 20 "$IMGT" check "$STORE" >"$T/out" 2>&1 || rc=$?
+timeout 20 "$SECTORFS_IMG" check "$STORE" >"$T/out" 2>&1 || rc=$?
 [ $rc -eq 4 ] || fail "check with a FIFO as a.map exited $rc, want 4 (124: it hung): $(cat "$T/out")"
 out_has "$STORE/a: allocation map: a.map: allocation map is not a regular file"
 rc=0
-timeout 20 "$IMGT" check --repair "$STORE" >"$T/out" 2>&1 || rc=$?
+timeout 20 "$SECTORFS_IMG" check --repair "$STORE" >"$T/out" 2>&1 || rc=$?
 [ $rc -eq 1 ] || fail "check --repair with a FIFO as a.map exited $rc, want 1 (124: it hung): $(cat "$T/out")"
 [ -p "$STORE/.sectorfs/a.map.corrupt" ] || fail "the FIFO was not set aside: $(ls -l "$STORE/.sectorfs")"
 img 0 check "$STORE/a"
