@@ -658,6 +658,26 @@ Test(identity, a_link_a_socket_or_a_directory_as_a_map_is_not_a_regular_file)
 	}
 }
 
+/* A directory under a temporary file's name in the state directory: check says the next start
+ * removes it, so the start does (an empty one; one that holds files is logged and stays). */
+Test(identity, an_empty_directory_under_a_temporary_name_is_removed_at_the_start)
+{
+	struct sfs_store *s;
+
+	cr_assert_eq(mkdirat(ts.statefd, ".tmp.123.4", 0700), 0);
+	cr_assert_eq(mkdirat(ts.statefd, "a.map.new", 0700), 0);
+	cr_assert_eq(mkdirat(ts.statefd, "b.map.tmp.77", 0700), 0);
+	cr_assert_eq(mkdirat(ts.statefd, ".tmp.9.9", 0700), 0);
+	tmp_write_file(ts.statefd, ".tmp.9.9/x", "x", 1);
+	s = open_store();
+	cr_assert_eq(sfs_store_close(s), 0);
+	cr_expect(!state_exists(".tmp.123.4"), "log: %s", cap.buf);
+	cr_expect(!state_exists("a.map.new"), "log: %s", cap.buf);
+	cr_expect(!state_exists("b.map.tmp.77"), "log: %s", cap.buf);
+	cr_expect(state_exists(".tmp.9.9/x"), "a directory that holds a file was emptied");
+	cr_expect(strstr(cap.buf, ".tmp.9.9"), "the one that stays is not logged: %s", cap.buf);
+}
+
 Test(identity, a_fifo_as_the_lock_file_is_never_waited_on, .timeout = 10)
 {
 	struct sfs_store *s = NULL;
