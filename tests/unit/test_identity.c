@@ -447,6 +447,55 @@ Test(identity, interrupted_grow_never_cuts_a_user_file_on_the_inode)
 	cr_expect(!state_exists("a.grow"));
 }
 
+/* An unlink an older version left (its record names the file by device and inode only, its map
+ * records no identity): the file is left alone, as any file no record vouches for, and the log
+ * says why in those terms (not "another file took the name"), with what to do. */
+Test(identity, an_unlink_of_an_older_version_says_why_it_leaves_the_file)
+{
+	struct sfs_map_info mi = { { 1024 * KiB, 4096, 4096, 64 * KiB }, SFS_PROV_THIN, 0 };
+	struct stat st;
+	struct sfs_map *m;
+	char text[64];
+
+	tmp_write_file(ts.fd, "a", "data", 4);
+	cr_assert_eq(sfs_map_create(ts.statefd, "a.map", &mi, &m), 0);
+	sfs_map_close(m);
+	st = tmp_stat(ts.fd, "a");
+	snprintf(text, sizeof(text), "unlink %llu %llu\n", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+	cr_assert_eq(sfs_intent_put(ts.statefd, "a", ".unlink", text), 0);   /* past its commit: no sidecar */
+	cr_assert_eq(sfs_store_close(open_store()), 0);
+	cr_expect(tmp_exists(ts.fd, "a"), "a file no identity vouches for was removed");
+	cr_expect(!state_exists("a.unlink"));
+	cr_expect(strstr(cap.buf, "a record of an older version"), "log: %s", cap.buf);
+	cr_expect(!strstr(cap.buf, "another file took the name"), "log: %s", cap.buf);
+}
+
+/* A grow an older version left before its commit: undone, its backing file (which no map identity
+ * vouches for) left longer, and the log says why in those terms. */
+Test(identity, a_grow_of_an_older_version_says_why_it_leaves_the_file_longer)
+{
+	struct sfs_map_info mi = { { 1024 * KiB, 4096, 4096, 64 * KiB }, SFS_PROV_THIN, 0 };
+	struct sfs_map *m;
+	char text[64];
+	int fd;
+
+	tmp_write_sidecar(ts.fd, "a", "{\"size\": \"2M\", \"sector\": \"4kn\", \"block_size\": \"64K\"}");
+	tmp_write_file(ts.fd, "a", "", 0);
+	fd = openat(ts.fd, "a", O_WRONLY | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, 2048 * KiB), 0);      /* extended, the map header still old */
+	close(fd);
+	cr_assert_eq(sfs_map_create(ts.statefd, "a.map", &mi, &m), 0);
+	sfs_map_close(m);
+	snprintf(text, sizeof(text), "grow %llu %llu %llu 1\n", 1024 * KiB, 2048 * KiB, 1024 * KiB);
+	cr_assert_eq(sfs_intent_put(ts.statefd, "a", ".grow", text), 0);
+	cr_assert_eq(sfs_store_close(open_store()), 0);
+	cr_expect(!state_exists("a.grow"));
+	cr_expect_eq(tmp_stat(ts.fd, "a").st_size, (off_t)(2048 * KiB), "a file no identity vouches for was cut");
+	cr_expect(strstr(cap.buf, "a record of an older version"), "log: %s", cap.buf);
+}
+
 /* ---- the descriptor cache ---- */
 
 Test(identity, evicted_image_is_never_reopened_on_a_file_that_took_its_inode)
