@@ -5,7 +5,9 @@
 # put in the store by hand, or a create or format change cut before its
 # map, leaves.  The next start makes the map; check says so and calls the
 # image clean (0), for the image and for the store, and check --repair
-# too, never crashing on the map it does not have.
+# too, never crashing on the map it does not have.  A raw file larger than
+# its sidecar says is refused by the daemon (a disk is never cut): check
+# says why (4), not that a map is missing or that all is clean.
 . "$(dirname "$0")/lib.sh"
 
 printf '{ "size": "1M", "sector": "4kn" }\n' > "$STORE/raw.json"
@@ -28,3 +30,16 @@ img 0 check --repair "$STORE"
 out_is "$STORE/raw: clean (1048576 bytes, thin, no allocation map yet)"
 [ ! -e "$STORE/.sectorfs/raw.map" ] || fail "check --repair made a map it had no need to make"
 pass "check --repair STORE: nothing to repair (0)"
+
+# a raw file larger than its sidecar says, with or without data: the
+# daemon refuses to import it (a disk is never cut), so check says why (4)
+# and --repair leaves it
+printf '{ "size": "1M" }\n' > "$STORE/big.json"
+truncate -s 2M "$STORE/big"
+img 4 check "$STORE/big"
+out_is "$STORE/big: sidecar: big.json: key 'size': 1048576 is smaller than the existing backing file (2097152 bytes): sectorfs does not serve the image (not repairable: the sidecar is yours: correct the key it names)"
+head -c 4096 /dev/urandom | dd of="$STORE/big" conv=notrunc status=none
+img 4 check --repair "$STORE/big"
+out_has "key 'size': 1048576 is smaller than the existing backing file"
+[ "$(stat_val %s "$STORE/big")" -eq $((2 * M)) ] || fail "--repair cut the raw file"
+pass "check: a raw file larger than its sidecar says is named (4), left alone by --repair"

@@ -156,6 +156,14 @@ int img_check_diagnose(const struct img_view *v, struct img_diag *d)
 		    (unsigned long long)sfs_map_count(v->map), sfs_map_count(v->map) == 1 ? "" : "s");
 		return 0;
 	}
+	/* a raw file to import (no map) larger than the disk its sidecar declares: never cut, refused */
+	if (v->map_rc == -ENOENT && v->bk_rc == 0 && S_ISREG(v->bk.st_mode) && v->sc_rc == 0 &&
+	    (uint64_t)v->bk.st_size > v->sc.size) {
+		add(d, P_SIDECAR, "sidecar: %s" SFS_SIDECAR_SUFFIX ": key 'size': %llu is smaller than the existing "
+		    "backing file (%lld bytes): sectorfs does not serve the image", r->name,
+		    (unsigned long long)v->sc.size, (long long)v->bk.st_size);
+		return 0;
+	}
 	if (v->map_rc == -ENOENT && v->bk_rc == 0 && S_ISREG(v->bk.st_mode) && !v->bk_data && v->sc_rc == 0) {
 		/* a create cut before its map, or a raw file with no data yet: imported as it is */
 		note(d, "no allocation map yet, and the backing file holds no data: sectorfs makes the map "
