@@ -567,6 +567,15 @@ static int checked_range_op(struct sfs_image *im, uint64_t off, uint64_t len, en
 
 int sfs_image_discard(struct sfs_image *im, uint64_t off, uint64_t len)
 {
+	struct sfs_geom g = sfs_img_vis_geom(im);
+
+	/* a growing image: past what its writes reached nothing was written, as past the end of a
+	 * file being copied (cp --sparse=always punches its holes there): only the rest is discarded */
+	if (sfs_image_growing(im) && sfs_geom_check_write(&g, off, len) == -ENOSPC) {
+		if (off >= g.size)
+			return 0;
+		len = g.size - off;
+	}
 	return checked_range_op(im, off, len, OP_DISCARD);
 }
 
