@@ -278,7 +278,7 @@ static int do_truncate(struct sfs_fs *fs, struct sfs_image *im, const void *arg)
 				 "holds data only grows)", (unsigned long long)cur, (unsigned long long)size);
 		else if (sfs_geom_grow_check(&g, size, why, sizeof(why)) >= 0)
 			snprintf(why, sizeof(why), "cannot grow to %llu bytes: %s", (unsigned long long)size,
-				 strerror(EINVAL));
+				 strerror(-rc));
 		sfs_logf(fs->log, SFS_LOG_WARN, "%s: %s", sfs_image_name(im), why);
 	}
 	return rc;

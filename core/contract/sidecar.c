@@ -535,6 +535,8 @@ int sfs_sidecar_load(int dirfd, const char *fname, struct sfs_sidecar *out,
 		if (errno == ELOOP)
 			return sfs_err(err, errlen, -ELOOP,
 				       "%s: is a symbolic link (sidecars must be regular files)", fname);
+		if (errno == ENXIO)          /* a socket: never opened */
+			return sfs_err(err, errlen, -EINVAL, "%s: not a regular file", fname);
 		return sys_err(err, errlen, fname, errno);
 	}
 	if (fstat(fd, &st) < 0) {

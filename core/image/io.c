@@ -499,6 +499,11 @@ static ssize_t write_any(struct sfs_image *im, const void *buf, size_t len, uint
 		return do_write(im, buf, len, off, false);
 	/* what a page cache would do, except grow a disk: an extending write is whole sectors */
 	if (off > g.size || len > g.size - off) {
+		/* a growing image takes the whole sectors of one that starts on a sector, a short write:
+		 * the kernel cuts a write from a buffer off a page boundary into pieces ending off a
+		 * sector (1 MiB - 48 bytes, ...), and the writer writes the rest again */
+		if (sfs_image_growing(im) && off % g.lss == 0 && len >= g.lss)
+			return do_write(im, buf, len - len % g.lss, off, false);
 		if ((st = sfs_img_stats_of(im))) {
 			if (sfs_image_growing(im))
 				sfs_stats_misaligned(st, SFS_OP_WRITE, off, len);
@@ -674,6 +679,15 @@ static int checked_range_op(struct sfs_image *im, uint64_t off, uint64_t len, en
 
 int sfs_image_discard(struct sfs_image *im, uint64_t off, uint64_t len)
 {
+	struct sfs_geom g = sfs_img_vis_geom(im);
+
+	/* a growing image: past what its writes reached nothing was written, as past the end of a
+	 * file being copied (cp --sparse=always punches its holes there): only the rest is discarded */
+	if (sfs_image_growing(im) && sfs_geom_check_write(&g, off, len) == -ENOSPC) {
+		if (off >= g.size)
+			return 0;
+		len = g.size - off;
+	}
 	return checked_range_op(im, off, len, OP_DISCARD);
 }
 

@@ -9,7 +9,10 @@
  * read of it reads zeros because its bit is clear.  It can therefore run
  * while the disk is in use: opened SFS_IMAGE_ZERO_BG, in a thread of the
  * image's own (sfs_image_zero_start), which the store starts outside its
- * lock.  The map is flushed every EAGER_CHUNK, so a stop or a crash loses
+ * lock.  A growing image (created through the mount, its creator writing)
+ * is not zeroed while it grows: the room ahead of its writes is given
+ * back at its creator's close, and a trim refuses to drop blocks marked
+ * allocated, so the zeroing starts after that close (growing_end).  The map is flushed every EAGER_CHUNK, so a stop or a crash loses
  * at most that much progress; "zeroed" is recorded in the map header only
  * once every bit is set, checked under all the stripe locks, which a grow
  * holds while it commits new clear blocks.  The thread keeps the image
@@ -86,11 +89,26 @@ static int stop_zeroing(struct sfs_image *im)
 	return rc < 0 ? rc : -ECANCELED;
 }
 
+/* The blocks the zeroing of im looks at (of nb): all, but for a growing image (created through
+ * the mount, its creator writing) those its writes reached.  The room ahead of them is written
+ * by the copy or given back at the creator's close (a trim, which refuses to drop blocks marked
+ * allocated), so it is not zeroed now: the close starts the zeroing of what is left. */
+static uint64_t growing_end(struct sfs_image *im, uint64_t nb)
+{
+	uint64_t bs = sfs_img_cur_geom(im).block_size, shown;
+
+	if (!__atomic_load_n(&im->growing, __ATOMIC_ACQUIRE))
+		return nb;
+	shown = (__atomic_load_n(&im->vsize, __ATOMIC_ACQUIRE) + bs - 1) / bs;
+	return shown < nb ? shown : nb;
+}
+
 /* The one zeroing loop: zero and mark every clear block, ZERO_STEP at a time, the map flushed
  * every EAGER_CHUNK, fn (may be NULL) told after each step the bytes done of those clear at the
  * start.  Then an eagerzeroedthick image is recorded zeroed (once more if a grow added clear
  * blocks), another one flushed.  -ECANCELED (map flushed) once zero_stop is set (stoppable) or
- * fn returns non-zero; 0, or -errno with the progress made kept in memory. */
+ * fn returns non-zero; 1 when it stopped at the room ahead of a growing image (growing_end);
+ * 0, or -errno with the progress made kept in memory. */
 static int zero_blocks(struct sfs_image *im, bool stoppable, sfs_progress_fn fn, void *ctx)
 {
 	struct sfs_geom g0 = sfs_img_cur_geom(im);
@@ -107,6 +125,9 @@ static int zero_blocks(struct sfs_image *im, bool stoppable, sfs_progress_fn fn,
 		uint64_t nb = sfs_map_nblocks(im->map), per = ZERO_STEP / g.block_size, e, s0, e0, len;
 
 		b = sfs_map_next_clear(im->map, b);
+		/* the room ahead of a growing image's writes is its creator's to write or give back */
+		if (b >= growing_end(im, nb) && b < nb)
+			return sfs_map_flush(im->map, im->fd) < 0 ? -EIO : 1;
 		if (b >= nb) {
 			if (im->sc.prov != SFS_PROV_EAGERZEROEDTHICK)
 				return sfs_image_flush(im);
@@ -144,9 +165,12 @@ static int zero_blocks(struct sfs_image *im, bool stoppable, sfs_progress_fn fn,
 
 int sfs_image_finish_zeroing(struct sfs_image *im)
 {
+	int rc;
+
 	if (im->sc.prov != SFS_PROV_EAGERZEROEDTHICK)
 		return 0;
-	return zero_blocks(im, false, NULL, NULL);
+	rc = zero_blocks(im, false, NULL, NULL);
+	return rc > 0 ? 0 : rc;
 }
 
 int sfs_image_fill(struct sfs_image *im, sfs_progress_fn fn, void *ctx)
@@ -155,6 +179,7 @@ int sfs_image_fill(struct sfs_image *im, sfs_progress_fn fn, void *ctx)
 
 	if (rc == 0) {
 		rc = zero_blocks(im, false, fn, ctx);
+		rc = rc > 0 ? 0 : rc;
 		sfs_image_unpin(im);
 	}
 	return rc;
@@ -191,12 +216,12 @@ static void *zero_thread(void *arg)
 	for (;;) {
 		rc = zero_blocks(im, true, NULL, NULL);
 		pthread_mutex_lock(&im->zero_lk);
-		if (rc == 0 && im->zero_again && !__atomic_load_n(&im->zero_stop, __ATOMIC_ACQUIRE)) {
+		if (rc >= 0 && im->zero_again && !__atomic_load_n(&im->zero_stop, __ATOMIC_ACQUIRE)) {
 			im->zero_again = false;
 			pthread_mutex_unlock(&im->zero_lk);
 			continue;
 		}
-		__atomic_store_n(&im->zero_err, rc == -ECANCELED ? 0 : rc, __ATOMIC_RELAXED);
+		__atomic_store_n(&im->zero_err, rc == -ECANCELED || rc == 1 ? 0 : rc, __ATOMIC_RELAXED);
 		__atomic_store_n(&im->zero_active, false, __ATOMIC_RELEASE);
 		pthread_mutex_unlock(&im->zero_lk);
 		break;
@@ -204,7 +229,9 @@ static void *zero_thread(void *arg)
 	zero_progress(im, sfs_map_count(im->map), &done, &total);
 	sfs_format_human(rc == 0 && im->zero_from < done ? done - im->zero_from : done, a, sizeof(a));
 	sfs_format_human(total, b, sizeof(b));
-	if (rc == 0)
+	if (rc == 1)
+		;                        /* a growing image: the rest when its creator closes it */
+	else if (rc == 0)
 		sfs_logf(&im->log, SFS_LOG_INFO, "%s: eager zeroing done (%s in %.1f s)", im->name,
 			 a, (double)(sfs_now_ns() - im->zero_t0) / 1e9);
 	else if (rc == -ECANCELED)
@@ -228,6 +255,8 @@ int sfs_image_zero_start(struct sfs_image *im)
 
 	if (im->sc.prov != SFS_PROV_EAGERZEROEDTHICK || (sfs_map_info(im->map)->flags & SFS_MAP_F_ZEROED))
 		return 0;
+	if (__atomic_load_n(&im->growing, __ATOMIC_ACQUIRE))
+		return 0;                    /* its creator's close starts it (growing_end) */
 	if (!im->zero_bg)
 		return sfs_image_finish_zeroing(im);
 	pthread_mutex_lock(&im->zero_lk);

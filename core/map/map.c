@@ -325,6 +325,10 @@ static int open_checked(int dirfd, const char *fname, bool ro, struct sfs_map_in
 
 	/* O_NONBLOCK: a FIFO planted as the map must not hang the open; it is refused below */
 	fd = openat(dirfd, fname, (ro ? O_RDONLY : O_RDWR) | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	/* a symbolic link (ELOOP), a socket (ENXIO), a directory (EISDIR) is no map, as a FIFO is not */
+	if (fd < 0 && (errno == ELOOP || errno == ENXIO || errno == EISDIR) &&
+	    fstatat(dirfd, fname, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
+		return sfs_err(err, errlen, -EUCLEAN, "%s: allocation map is not a regular file", fname);
 	if (fd < 0)
 		return sfs_err(err, errlen, -errno, "%s: cannot open allocation map: %s", fname, strerror(errno));
 	if ((rc = sfs_fileid_fd(fd, file, &st)) < 0) {

@@ -278,6 +278,9 @@ int sfs_profile_load(int dirfd, const char *spec, struct sfs_profile *out, char 
 			errno = ENOENT;
 	}
 #endif
+	if (fd < 0 && errno == ENXIO)          /* a socket: never opened */
+		return sfs_err(err, errlen, -EINVAL, "profile '%s': %s: not a regular file of at most 64 KiB",
+			       spec, path);
 	if (fd < 0) {
 		rc = -errno;
 		return sfs_err(err, errlen, rc, "profile '%s': %s: %s", spec, path, strerror(-rc));

@@ -51,9 +51,14 @@ static void cut_if_ours(const struct sfs_rec_env *e, struct sfs_rec_item *it, co
 		it->p.backing_len = len;
 		return;
 	}
-	sfs_rec_alone(&it->p, "%s: not the backing file the interrupted %s began with (%s); left as it is",
-		      it->p.name, it->in.kind == SFS_INTENT_TRIM ? "trim" : "grow",
-		      sfs_fileid_text(&fid, text, sizeof(text)));
+	if (!it->in.img.has_backing && (!mid || !mid->present))
+		sfs_rec_alone(&it->p, "%s: left as it is (%s): a record of an older version names no backing "
+			      "file, and no map identity vouches for it (a backing file longer than the disk "
+			      "is harmless)", it->p.name, sfs_fileid_text(&fid, text, sizeof(text)));
+	else
+		sfs_rec_alone(&it->p, "%s: not the backing file the interrupted %s began with (%s); left as it "
+			      "is", it->p.name, it->in.kind == SFS_INTENT_TRIM ? "trim" : "grow",
+			      sfs_fileid_text(&fid, text, sizeof(text)));
 }
 
 /* check --repair, when the map cannot say: the sidecar, which the grow rewrote before its

@@ -41,7 +41,13 @@ static void plan_removal(const struct sfs_rec_env *e, struct sfs_rec_item *it, c
 
 		p->keeps_backing = !ours;
 		it->cut_want = fid;                  /* the file the applier removes, and no other */
-		if (!ours)
+		if (!ours && !it->in.img.has_backing && it->in.has_devino && it->in.dev == fid.dev &&
+		    it->in.ino == fid.ino)
+			sfs_rec_alone(p, "%s: left alone (%s): a record of an older version names the backing "
+				      "file by device and inode only, which a file made since can have, and no map "
+				      "identity vouches for it; if it is the removed image's, remove it by hand",
+				      p->name, sfs_fileid_text(&fid, mine, sizeof(mine)));
+		else if (!ours)
 			sfs_rec_alone(p, "%s: not the backing file an interrupted %s (%s: another file took the "
 				      "name, or no record names it); left alone", p->name, doing,
 				      sfs_fileid_text(&fid, mine, sizeof(mine)));

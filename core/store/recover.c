@@ -275,7 +275,9 @@ static void leftover(struct walk *w, bool in_state, const char *name, const char
 		w->fn(w->ctx, &p);
 	if (!w->apply)
 		return;
-	if (unlinkat(fd, name, 0) < 0 && errno != ENOENT) {
+	/* a directory under such a name goes too when empty, as a record's does (apply) */
+	if (unlinkat(fd, name, 0) < 0 && errno != ENOENT &&
+	    (errno != EISDIR || unlinkat(fd, name, AT_REMOVEDIR) < 0)) {
 		sfs_logf(w->e.log, SFS_LOG_ERR, "%s: %s; cannot remove it: %s", p.file, what, strerror(errno));
 		note_rc(w, -errno);
 		return;

@@ -206,6 +206,9 @@ static int sfs_store_settle_pinned(struct sfs_store *s, struct sfs_image *im, bo
 	if (done)
 		sfs_image_set_growing(im, false);
 	pthread_mutex_unlock(&s->lock);
+	/* eagerzeroedthick: what its writes left of what it keeps is zeroed now (imgzero.c) */
+	if (done)
+		sfs_image_zero_start(im);
 	return rc;
 }
 

@@ -99,6 +99,9 @@ static void report_clean(const struct img_view *v, const struct img_diag *d)
 
 	if (d->declared_only)
 		printf("%s: clean (declared by its sidecar, not created yet)\n", r->path);
+	else if (!v->map)            /* a backing file without data, its map made at the next open */
+		printf("%s: clean (%llu bytes, %s, no allocation map yet)\n", r->path,
+		       (unsigned long long)v->sc.size, sfs_prov_name(v->sc.prov));
 	else
 		printf("%s: clean (%llu bytes, %s, %llu of %llu blocks allocated)\n", r->path,
 		       (unsigned long long)sfs_map_info(v->map)->geom.size,

@@ -158,8 +158,24 @@ static int check_recovery(const char *store, int dfd, bool repair, struct plans 
 		return FSCK_CLEAN;
 	}
 	sfd = openat(dfd, SFS_STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (sfd < 0)
-		return errno == ENOENT ? FSCK_CLEAN : FSCK_OPER;
+	if (sfd < 0 && errno == ENOENT)
+		return FSCK_CLEAN;
+	if (sfd < 0) {
+		int err = errno;
+		struct stat st;
+		bool other = fstatat(dfd, SFS_STATE_DIR, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode);
+
+		/* the daemon refuses such a store: a problem of the store's, left for the user (it may
+		 * be a file of theirs) */
+		if (other)
+			printf("%s/%s: the state directory is not a directory (%s): sectorfs does not serve the "
+			       "store until it is moved away (mv %s/%s SOMEWHERE)\n", store, SFS_STATE_DIR,
+			       S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISFIFO(st.st_mode) ? "a FIFO" :
+			       S_ISREG(st.st_mode) ? "a regular file" : "a special file", store, SFS_STATE_DIR);
+		else
+			printf("%s/%s: cannot open the state directory: %s\n", store, SFS_STATE_DIR, strerror(err));
+		return other ? FSCK_LEFT : FSCK_OPER;
+	}
 	rc |= check_lock(store, sfd, repair);
 	if (sfs_recover_plan(dfd, sfd, keep_plan, pl) < 0) {
 		close(sfd);

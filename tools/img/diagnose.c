@@ -22,6 +22,7 @@
 #include "check.h"
 #include "failinfo.h"
 #include "map/ident.h"
+#include "model/model.h"
 #include "store/recover.h"
 
 __attribute__((format(printf, 3, 4)))
@@ -105,6 +106,18 @@ static bool foreign_map(const struct img_view *v, struct img_diag *d)
 	return false;
 }
 
+/* The sidecar's profile, loaded as the daemon loads it: one it cannot load (missing, not a
+ * regular file, past the limits of physical sense) keeps the image from being served. */
+static void check_profile(const struct img_view *v, struct img_diag *d)
+{
+	struct sfs_profile p;
+	char err[512];
+
+	if (v->sc.profile[0] && sfs_profile_load(v->store_fd, v->sc.profile, &p, err, sizeof(err)) < 0)
+		add(d, P_SIDECAR, "sidecar: %s" SFS_SIDECAR_SUFFIX ": key 'profile': %s: sectorfs does not serve "
+		    "the image", v->ref->name, err);
+}
+
 int img_check_diagnose(const struct img_view *v, struct img_diag *d)
 {
 	const struct img_ref *r = v->ref;
@@ -124,9 +137,11 @@ int img_check_diagnose(const struct img_view *v, struct img_diag *d)
 		    "interrupted create or unlink?)", r->name);
 	else if (v->sc_rc < 0)
 		add(d, P_SIDECAR, "sidecar: %s", v->sc_err);
+	else
+		check_profile(v, d);
 	if (v->bk_rc == -ENOENT && v->map_rc == -ENOENT && v->sc_present) {
 		/* not created yet (a sidecar that does not parse never gets its files) */
-		d->declared_only = v->sc_rc == 0;
+		d->declared_only = v->sc_rc == 0 && !d->has[P_SIDECAR];
 		return 0;
 	}
 	if (v->bk_rc == -ENOENT && v->map && v->sc_rc == 0 && !sfs_map_count(v->map)) {
@@ -140,6 +155,14 @@ int img_check_diagnose(const struct img_view *v, struct img_diag *d)
 		add(d, P_BACKING, "backing file %s is missing while its map records %llu block%s of data "
 		    "(removed behind the daemon's back?): sectorfs does not serve the image", r->path,
 		    (unsigned long long)sfs_map_count(v->map), sfs_map_count(v->map) == 1 ? "" : "s");
+		return 0;
+	}
+	/* a raw file to import (no map) larger than the disk its sidecar declares: never cut, refused */
+	if (v->map_rc == -ENOENT && v->bk_rc == 0 && S_ISREG(v->bk.st_mode) && v->sc_rc == 0 &&
+	    (uint64_t)v->bk.st_size > v->sc.size) {
+		add(d, P_SIDECAR, "sidecar: %s" SFS_SIDECAR_SUFFIX ": key 'size': %llu is smaller than the existing "
+		    "backing file (%lld bytes): sectorfs does not serve the image", r->name,
+		    (unsigned long long)v->sc.size, (long long)v->bk.st_size);
 		return 0;
 	}
 	if (v->map_rc == -ENOENT && v->bk_rc == 0 && S_ISREG(v->bk.st_mode) && !v->bk_data && v->sc_rc == 0) {

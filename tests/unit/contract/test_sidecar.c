@@ -611,6 +611,12 @@ Test(load, directory_refused)
 	expect_load_error(FNAME, -EINVAL, "not a regular file");
 }
 
+Test(load, socket_refused)
+{
+	cr_assert_eq(mknodat(tmp.fd, FNAME, S_IFSOCK | 0644, 0), 0);
+	expect_load_error(FNAME, -EINVAL, "not a regular file");
+}
+
 Test(load, one_mib_refused)
 {
 	int fd = openat(tmp.fd, FNAME, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);

@@ -114,7 +114,7 @@ Test(limits, shipped_profiles_pass)
 		cr_assert_eq(sfs_profile_load(AT_FDCWD, names[i], &p, err, sizeof err), 0, "%s", err);
 }
 
-Test(limits, fifo_or_directory_refused_at_once, .timeout = 10)
+Test(limits, fifo_socket_or_directory_refused_at_once, .timeout = 10)
 {
 	char dir[] = "/tmp/sfs-prof-XXXXXX", fifo[64], err[256];
 	struct sfs_profile p;
@@ -125,6 +125,10 @@ Test(limits, fifo_or_directory_refused_at_once, .timeout = 10)
 	cr_assert_eq(sfs_profile_load(AT_FDCWD, fifo, &p, err, sizeof err), -EINVAL);
 	cr_assert(strstr(err, fifo) && strstr(err, "not a regular file"), "%s", err);
 	cr_assert_eq(sfs_profile_load(AT_FDCWD, dir, &p, err, sizeof err), -EINVAL);
+	cr_assert(strstr(err, "not a regular file"), "%s", err);
+	unlink(fifo);
+	cr_assert_eq(mknod(fifo, S_IFSOCK | 0600, 0), 0);     /* a socket: open says ENXIO */
+	cr_assert_eq(sfs_profile_load(AT_FDCWD, fifo, &p, err, sizeof err), -EINVAL, "%s", err);
 	cr_assert(strstr(err, "not a regular file"), "%s", err);
 	unlink(fifo);
 	rmdir(dir);

@@ -47,6 +47,7 @@
 #include "image/image.h"
 #include "contract/sidecar.h"
 #include "util/step_test.h"
+#include "store/intent.h"
 #include "store/store.h"
 #include "fixtures/tmpstore.h"
 
@@ -447,6 +448,55 @@ Test(identity, interrupted_grow_never_cuts_a_user_file_on_the_inode)
 	cr_expect(!state_exists("a.grow"));
 }
 
+/* An unlink an older version left (its record names the file by device and inode only, its map
+ * records no identity): the file is left alone, as any file no record vouches for, and the log
+ * says why in those terms (not "another file took the name"), with what to do. */
+Test(identity, an_unlink_of_an_older_version_says_why_it_leaves_the_file)
+{
+	struct sfs_map_info mi = { { 1024 * KiB, 4096, 4096, 64 * KiB }, SFS_PROV_THIN, 0 };
+	struct stat st;
+	struct sfs_map *m;
+	char text[64];
+
+	tmp_write_file(ts.fd, "a", "data", 4);
+	cr_assert_eq(sfs_map_create(ts.statefd, "a.map", &mi, &m), 0);
+	sfs_map_close(m);
+	st = tmp_stat(ts.fd, "a");
+	snprintf(text, sizeof(text), "unlink %llu %llu\n", (unsigned long long)st.st_dev,
+		 (unsigned long long)st.st_ino);
+	cr_assert_eq(sfs_intent_put(ts.statefd, "a", ".unlink", text), 0);   /* past its commit: no sidecar */
+	cr_assert_eq(sfs_store_close(open_store()), 0);
+	cr_expect(tmp_exists(ts.fd, "a"), "a file no identity vouches for was removed");
+	cr_expect(!state_exists("a.unlink"));
+	cr_expect(strstr(cap.buf, "a record of an older version"), "log: %s", cap.buf);
+	cr_expect(!strstr(cap.buf, "another file took the name"), "log: %s", cap.buf);
+}
+
+/* A grow an older version left before its commit: undone, its backing file (which no map identity
+ * vouches for) left longer, and the log says why in those terms. */
+Test(identity, a_grow_of_an_older_version_says_why_it_leaves_the_file_longer)
+{
+	struct sfs_map_info mi = { { 1024 * KiB, 4096, 4096, 64 * KiB }, SFS_PROV_THIN, 0 };
+	struct sfs_map *m;
+	char text[64];
+	int fd;
+
+	tmp_write_sidecar(ts.fd, "a", "{\"size\": \"2M\", \"sector\": \"4kn\", \"block_size\": \"64K\"}");
+	tmp_write_file(ts.fd, "a", "", 0);
+	fd = openat(ts.fd, "a", O_WRONLY | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, 2048 * KiB), 0);      /* extended, the map header still old */
+	close(fd);
+	cr_assert_eq(sfs_map_create(ts.statefd, "a.map", &mi, &m), 0);
+	sfs_map_close(m);
+	snprintf(text, sizeof(text), "grow %llu %llu %llu 1\n", 1024 * KiB, 2048 * KiB, 1024 * KiB);
+	cr_assert_eq(sfs_intent_put(ts.statefd, "a", ".grow", text), 0);
+	cr_assert_eq(sfs_store_close(open_store()), 0);
+	cr_expect(!state_exists("a.grow"));
+	cr_expect_eq(tmp_stat(ts.fd, "a").st_size, (off_t)(2048 * KiB), "a file no identity vouches for was cut");
+	cr_expect(strstr(cap.buf, "a record of an older version"), "log: %s", cap.buf);
+}
+
 /* ---- the descriptor cache ---- */
 
 Test(identity, evicted_image_is_never_reopened_on_a_file_that_took_its_inode)
@@ -633,6 +683,49 @@ Test(identity, a_fifo_as_a_map_is_never_waited_on, .timeout = 10)
 	cr_expect_eq(sfs_map_open(ts.statefd, "x.map", SFS_MAP_RDONLY, NULL, &m, err, sizeof(err)), -EUCLEAN,
 		     "%s", err);
 	cr_expect(strstr(err, "not a regular file"), "%s", err);
+}
+
+/* A symbolic link, a socket or a directory as a map is not a map either (and so check --repair
+ * puts it aside as it does a FIFO), not a map that cannot be read. */
+Test(identity, a_link_a_socket_or_a_directory_as_a_map_is_not_a_regular_file)
+{
+	static const char *const names[] = { "link.map", "dangling.map", "sock.map", "dir.map" };
+	struct sfs_map *m = NULL;
+
+	tmp_write_file(ts.statefd, "real.map", "x", 1);
+	cr_assert_eq(symlinkat("real.map", ts.statefd, "link.map"), 0);
+	cr_assert_eq(symlinkat("nowhere.map", ts.statefd, "dangling.map"), 0);
+	cr_assert_eq(mknodat(ts.statefd, "sock.map", S_IFSOCK | 0600, 0), 0);
+	cr_assert_eq(mkdirat(ts.statefd, "dir.map", 0700), 0);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		for (unsigned ro = 0; ro <= SFS_MAP_RDONLY; ro += SFS_MAP_RDONLY) {
+			char err[512] = "";
+
+			cr_expect_eq(sfs_map_open(ts.statefd, names[i], ro, NULL, &m, err, sizeof(err)), -EUCLEAN,
+				     "%s (%s): %s", names[i], ro ? "read-only" : "read-write", err);
+			cr_expect(strstr(err, "not a regular file"), "%s: %s", names[i], err);
+		}
+	}
+}
+
+/* A directory under a temporary file's name in the state directory: check says the next start
+ * removes it, so the start does (an empty one; one that holds files is logged and stays). */
+Test(identity, an_empty_directory_under_a_temporary_name_is_removed_at_the_start)
+{
+	struct sfs_store *s;
+
+	cr_assert_eq(mkdirat(ts.statefd, ".tmp.123.4", 0700), 0);
+	cr_assert_eq(mkdirat(ts.statefd, "a.map.new", 0700), 0);
+	cr_assert_eq(mkdirat(ts.statefd, "b.map.tmp.77", 0700), 0);
+	cr_assert_eq(mkdirat(ts.statefd, ".tmp.9.9", 0700), 0);
+	tmp_write_file(ts.statefd, ".tmp.9.9/x", "x", 1);
+	s = open_store();
+	cr_assert_eq(sfs_store_close(s), 0);
+	cr_expect(!state_exists(".tmp.123.4"), "log: %s", cap.buf);
+	cr_expect(!state_exists("a.map.new"), "log: %s", cap.buf);
+	cr_expect(!state_exists("b.map.tmp.77"), "log: %s", cap.buf);
+	cr_expect(state_exists(".tmp.9.9/x"), "a directory that holds a file was emptied");
+	cr_expect(strstr(cap.buf, ".tmp.9.9"), "the one that stays is not logged: %s", cap.buf);
 }
 
 Test(identity, a_fifo_as_the_lock_file_is_never_waited_on, .timeout = 10)
