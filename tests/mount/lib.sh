@@ -30,6 +30,7 @@ STORE="$T/store"
 MNT="$T/mnt"
 mkdir -p "$STORE" "$MNT"
 DPID=
+FAILED_WHY=
 _cleanups=()
 NOT_OK=()
 
@@ -55,6 +56,8 @@ _cleanup() {
 		for f in "$T/daemon.log" ${FAIL_LOGS:-}; do
 			[ -s "$f" ] && { echo "--- $(basename "$f") ---"; cat "$f"; }
 		done
+		# said again last: a log shown by its head and tail still shows why
+		[ -n "$FAILED_WHY" ] && echo "FAIL (again, after the logs): $TEST_NAME: $FAILED_WHY" >&2
 	fi
 	rm -rf "$T"
 	exit $rc
@@ -63,7 +66,7 @@ trap _cleanup EXIT
 trap 'exit 130' INT TERM
 
 skip() { echo "SKIP: $TEST_NAME: $*"; exit 77; }
-fail() { echo "FAIL: $TEST_NAME: $*" >&2; exit 1; }
+fail() { FAILED_WHY="$*"; echo "FAIL: $TEST_NAME: $*" >&2; exit 1; }
 pass() { echo "ok - $*"; }
 
 # not_ok WHAT: a failed check that lets the rest of the test run, so that
