@@ -9,6 +9,7 @@
 # devices) the sector comes from BLKSSZGET.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-bench.sh"
+. "$(dirname "$0")/lib-loop.sh"
 run_alone
 
 bench_serve
@@ -53,11 +54,8 @@ pass "sweep: table and bar chart with refused rows; --csv one row per size and d
 
 # On a loop device the sector comes from BLKSSZGET (the kernel refuses 2 KiB there).
 if [ "$(id -u)" -eq 0 ] && command -v losetup >/dev/null 2>&1 && [ -e /dev/loop-control ]; then
-	# attach_loop's exit-time detach would outlive ours: the device number
-	# could belong to someone else by then.  Detach once, guarded.
-	dev=$(losetup -f --show -b 4096 --direct-io=on "$MNT/k4") || fail "losetup -b 4096 $MNT/k4 failed"
-	touch "$T/loop-attached"
-	on_exit "[ -e '$T/loop-attached' ] && losetup -d '$dev'"
+	attach_loop "$MNT/k4" 4096
+	dev=$DEV
 	"$SECTORFS_BENCH" sweep --time 0.05 --min 2K --max 4K --span 1M --json "$dev" > "$T/loop.json" 2>"$T/err" ||
 		fail "sweep on $dev failed: $(cat "$T/err")"
 	jcheck "$T/loop.json" "sweep on a 4096-byte loop device" '
@@ -65,7 +63,7 @@ if (d["logical_sector"], d["sector_from"], d["span"]) != (4096, "BLKSSZGET", 1 <
 st = [(r["size"], r[k]["status"]) for r in d["results"] for k in ("write", "read")]
 if st != [(2048, "refused"), (2048, "refused"), (4096, "ok"), (4096, "ok")]: bad("statuses %r" % st)
 '
-	losetup -d "$dev" && rm -f "$T/loop-attached" || fail "losetup -d $dev failed"
+	detach_loop "$dev"
 	pass "sweep on a loop device: sector from BLKSSZGET, 2 KiB refused"
 else
 	pass "sweep on a loop device # SKIP needs root and loop devices"

@@ -25,8 +25,7 @@ ext4_image() {
 	requires_cmd mkfs.ext4 e2fsck losetup
 	fail_sidecar "$1" 256M 4kn '"write_cache": "volatile"'
 	[ -n "$DPID" ] || start_daemon
-	DEV=$(timeout 20 losetup -f --show -b 4096 --direct-io=on "$MNT/$1") || fail "losetup on $MNT/$1"
-	on_exit "losetup -d $DEV"
+	attach_loop "$MNT/$1" 4096
 	step "mkfs.ext4 on $MNT/$1" mkfs.ext4 -q -F "$DEV"
 	if [ -n "${PREP:-}" ]; then
 		mkdir -p "$T/prep"
@@ -34,7 +33,7 @@ ext4_image() {
 		( cd "$T/prep" && eval "$PREP" ) || { umount "$T/prep"; fail "PREP failed: $PREP"; }
 		step "umount the new ext4" umount "$T/prep"
 	fi
-	step "detach $DEV" losetup -d "$DEV"
+	detach_loop "$DEV"
 }
 
 # crash_json OUT ARGS...: run sectorfs-bench crash ARGS --json (--time-limit from the budget,

@@ -20,10 +20,18 @@ attach_loop() {
 }
 
 # detach_loop DEV: detach now, and drop the exit-time detach (by then the
-# device number may belong to someone else).
+# device number may belong to someone else).  losetup -d only marks a
+# device that someone still has open (udev probing it after a umount), and
+# the device lets its file go at the last close: wait for that, so that
+# the image is no longer held when this returns.
 detach_loop() {
-	local i
+	local i sys="/sys/block/${1#/dev/}/loop"
 	step "detach $1" losetup -d "$1"
+	for ((i = 0; i < 300; i++)); do
+		[ -e "$sys/backing_file" ] || break
+		sleep 0.1
+	done
+	[ -e "$sys/backing_file" ] && fail "$1 still holds $(cat "$sys/backing_file" 2>/dev/null) 30 s after losetup -d"
 	for i in "${!_cleanups[@]}"; do
 		[ "${_cleanups[$i]}" = "losetup -d $1" ] && _cleanups[i]=:
 	done
