@@ -307,11 +307,18 @@ int sfs_fail_open(int state_fd, const char *name, const struct sfs_fail_config *
 	return 0;
 }
 
+/* No request is between its begin and its end: none holds pw (they hold it shared). */
+static inline bool no_request(struct sfs_fail *f)
+{
+	return pthread_rwlock_trywrlock(&f->pw) == 0 && pthread_rwlock_unlock(&f->pw) == 0;
+}
+
 int sfs_fail_close(struct sfs_fail *f)
 {
 	struct sfs_wc_state st = { 0 };
 	int rc = 0;
 
+	assert(no_request(f));
 	if (f->wc && !f->ds.cut_pending && !f->gone) {   /* a cut under way is finished by the next open */
 		sfs_wc_state(f->wc, &st);
 		if (st.entries)
@@ -450,6 +457,7 @@ void sfs_fail_resume(struct sfs_fail *f, const char *name)
 
 void sfs_fail_detach(struct sfs_fail *f)
 {
+	assert(pthread_mutex_trylock(&f->mu) == EBUSY);   /* paused: mu held (a try-lock is refused) */
 	f->gone = true;
 	sfs_wc_close(f->wc);
 	f->wc = NULL;

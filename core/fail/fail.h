@@ -130,11 +130,14 @@ struct sfs_fail_cutinfo {
 
 struct sfs_fail;
 
-/* Open the failure state of image name: its NAME.disk and NAME.undo in state_fd, b the raw
- * transfers of its disk (wcache.h).  A cut under way is finished and a crash's log kept
- * (above), each logged through log.  cfg is copied.  0; -EUCLEAN (NAME.disk or NAME.undo
- * damaged), -EPERM (not regular files), -EINVAL (cfg breaks a key's rule), -ENOMEM or -errno,
- * with err naming the file and the reason. */
+/* Open the failure state of image name into *out: its NAME.disk and NAME.undo in state_fd.
+ * b is the raw transfers of its disk (wcache.h); cfg is copied.  A cut under way is finished
+ * and a crash's log kept (above), each logged through log.  0, or, with err naming the file
+ * and the reason:
+ *   -EUCLEAN NAME.disk or NAME.undo damaged
+ *   -EPERM   they are not regular files
+ *   -EINVAL  cfg breaks a key's rule
+ *   -ENOMEM, -errno  of the memory and the files */
 int sfs_fail_open(int state_fd, const char *name, const struct sfs_fail_config *cfg, const struct sfs_wc_backing *b,
 		  const struct sfs_log *log, struct sfs_fail **out, char *err, size_t errlen);
 
@@ -142,9 +145,10 @@ int sfs_fail_open(int state_fd, const char *name, const struct sfs_fail_config *
  * Precondition: no request between begin and end.  0 or -errno (f is freed either way). */
 int sfs_fail_close(struct sfs_fail *f);
 
-/* Before request io: 0 (then sfs_fail_end must follow), or -EIO (power off: io->bad_kind 0;
- * a read of an unreadable sector: io->bad_lba, io->bad_kind), or the cache's -errno for a
- * write whose old contents could not be saved. */
+/* Admit request io, or fail it as the drive would.  0: sfs_fail_end must follow; or:
+ *   -EIO     the power is off (io->bad_kind 0), or a read of an unreadable sector
+ *            (io->bad_lba, io->bad_kind)
+ *   -errno   the cache's, for a write whose old contents could not be saved */
 int sfs_fail_begin(struct sfs_fail *f, struct sfs_fail_io *io);
 
 /* After request io, rc its result: on success a write heals bad sectors (persisted), a flush
@@ -152,11 +156,11 @@ int sfs_fail_begin(struct sfs_fail *f, struct sfs_fail_io *io);
  * that bookkeeping are logged, never returned: the request is done. */
 void sfs_fail_end(struct sfs_fail *f, struct sfs_fail_io *io, int rc);
 
-/* Set user.sectorfs.power (value, len bytes, a trailing newline ignored).  0; -EINVAL with err
- * naming what is wrong (also: a trigger set while the power is off); or the -errno with which
- * the cut or the power-on could not be recorded, err saying why (a cut that fails before its
- * commit leaves the power on; one that fails after it leaves the power off and the cut to be
- * finished by the next power-on or start). */
+/* Set user.sectorfs.power (value, len bytes, a trailing newline ignored).  0, or:
+ *   -EINVAL  err naming what is wrong (also: a trigger set while the power is off)
+ *   -errno   the cut or the power-on could not be recorded, err saying why (a cut that fails
+ *            before its commit leaves the power on; one that fails after it leaves the power
+ *            off and the cut to be finished by the next power-on or start) */
 int sfs_fail_power_set(struct sfs_fail *f, const char *value, size_t len, char *err, size_t errlen);
 
 /* "on" or "off". */
@@ -175,7 +179,10 @@ int sfs_fail_policy_set(struct sfs_fail *f, const char *value, size_t len, char 
 void sfs_fail_policy(struct sfs_fail *f, char *buf, size_t len);
 
 /* Apply commands to user.sectorfs.bad_sectors (badsect.h) and persist them, all or none.
- * 0; -EINVAL/-E2BIG with err; or the save's -errno (the list as before). */
+ * 0, or:
+ *   -EINVAL  a bad command, with err
+ *   -E2BIG   more ranges than SFS_BAD_MAX_RANGES, with err
+ *   -errno   the save's (the list as before) */
 int sfs_fail_bad_set(struct sfs_fail *f, const char *value, size_t len, char *err, size_t errlen);
 
 /* The listing of user.sectorfs.bad_sectors into a malloc'd string.  0 or -ENOMEM. */
@@ -196,12 +203,15 @@ int sfs_fail_last_cut(struct sfs_fail *f, struct sfs_fail_cutinfo *out);
 /* The power, the trigger, the next cut's settings, the keys and the counters, into out. */
 void sfs_fail_status(struct sfs_fail *f, struct sfs_fail_status *out);
 
-/* What STORE/.sectorfs (statefd) says of image name's failures, read without serving it (for
- * sectorfs-img): its NAME.disk (ds: the power, a cut under way, the bad sectors; the defaults
- * when there is none) and the entries of its NAME.undo (*writes: unflushed writes a crash
- * left, kept at the next start; 0 when there is no log).  The disk has sectors lss/pss and
- * size bytes.  0 with ds to free (sfs_disk_free); -EUCLEAN (a damaged NAME.disk or a log
- * header that is not one), -EPERM or -errno, with err naming the file and the reason. */
+/* What STORE/.sectorfs (statefd) says of image name's failures, read without serving it.
+ * For sectorfs-img: its NAME.disk into ds (the power, a cut under way, the bad sectors; the
+ * defaults when there is none) and the entries of its NAME.undo into *writes (unflushed
+ * writes a crash left, kept at the next start; 0 when there is no log).  The disk has sectors
+ * lss/pss and size bytes.  0 with ds to free (sfs_disk_free), or, with err naming the file and
+ * the reason:
+ *   -EUCLEAN a damaged NAME.disk or a log header that is not one
+ *   -EPERM   NAME.disk or NAME.undo is not a regular file
+ *   -errno   of the reads */
 int sfs_fail_peek(int statefd, const char *name, uint32_t lss, uint32_t pss, uint64_t size,
 		  struct sfs_diskstate *ds, uint64_t *writes, char *err, size_t errlen);
 

@@ -8,6 +8,7 @@
  * the map header kept in memory and an fstatat of the backing file by
  * name (open.c); everything else here reads the image's state.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -190,11 +191,13 @@ struct sfs_stats *sfs_image_stats(struct sfs_image *im)
 
 void sfs_image_stats_snapshot(struct sfs_image *im, struct sfs_stats_snap *snap)
 {
+	assert(im->flags & SFS_IMAGE_STATS);
 	sfs_stats_cell_snapshot(&im->stats, snap);
 }
 
 void sfs_image_stats_recent(struct sfs_image *im, struct sfs_stats_recent *out)
 {
+	assert(im->flags & SFS_IMAGE_STATS);
 	sfs_stats_cell_recent(&im->stats, out);
 }
 

@@ -44,17 +44,19 @@ struct sfs_fdcache;
 #define SFS_IMAGE_CREATE 8u    /* the image is being created: a map left under its name is an older
 				* image's, and is replaced */
 
-/* Open (or create, when the backing file is missing) image name.
+/* Open image name into *out, creating it when its backing file is missing.
  * store_fd: the store directory, holding name (backing file);
  * state_fd: STORE/.sectorfs, holding name.map.  sc is the parsed sidecar.
- * The recorded geometry wins: a sidecar whose sector sizes differ from the
- * map's is refused (-EINVAL, err says both).  flags: SFS_IMAGE_STATS
+ * The recorded geometry wins over the sidecar.  flags: SFS_IMAGE_STATS
  * allocates stats; SFS_IMAGE_BUFFERED keeps backing I/O in the page cache
  * (else O_DIRECT where the backing filesystem supports it).  An
  * eagerzeroedthick image not yet all zeroed is zeroed before open returns,
  * unless SFS_IMAGE_ZERO_BG: then sfs_image_zero_start() zeroes it.
- * Bad state gives -EUCLEAN, a backing file that is not a regular file or
- * has other hard links -EPERM, each with err filled. */
+ * 0, or (err filled):
+ *   -EINVAL  the sidecar's sector sizes differ from the map's (err says both)
+ *   -EUCLEAN bad state (a damaged map or failure state)
+ *   -EPERM   a backing file that is not a regular file or has other hard links
+ *   -errno   of the files' opens, reads and writes */
 int sfs_image_open(int store_fd, int state_fd, const char *name,
 		   const struct sfs_sidecar *sc, unsigned flags,
 		   const struct sfs_log *log, struct sfs_image **out,
@@ -79,12 +81,14 @@ int sfs_zero_range_probe(int dirfd, int *why);
  * map) and free the image; returns the flush result.  No other call on im may be running. */
 int sfs_image_close(struct sfs_image *im);
 
-/* Keep im's descriptors and map open until the matching unpin, reopening them first when the
- * cache closed them: backing file by name (-ENOENT when the file there now is not the one
- * opened first: removed or replaced behind our back), map checked again (-EUCLEAN, logged,
- * when it is another file or says something else); -EMFILE/-ENFILE when no descriptor can be
- * had; any other -errno a call on the way failed with (fstat, the map's reads).  Every call below that does I/O, and sfs_image_fd and sfs_image_map, need a pin when
- * the image has a cache; without one pin and unpin do nothing (0). */
+/* Keep im's descriptors and map open until the matching unpin.
+ * When the cache closed them they are opened again first: the backing file by name, the map
+ * checked again.  Every call below that does I/O, and sfs_image_fd and sfs_image_map, need a
+ * pin when the image has a cache; without one pin and unpin do nothing (0).  0, or (not pinned):
+ *   -ENOENT  the file there now is not the one opened first (removed or replaced behind our back)
+ *   -EUCLEAN the map is another file or says something else (logged)
+ *   -EMFILE, -ENFILE  no descriptor can be had
+ *   -errno   any other a call on the way failed with (fstat, the map's reads) */
 int sfs_image_pin(struct sfs_image *im);
 
 /* Drop a pin (precondition: pinned); the last one leaves the image idle in its cache. */
@@ -100,9 +104,11 @@ void sfs_image_identity(const struct sfs_image *im, dev_t *dev, ino_t *ino);
 /* What an intent record says of the image (intent.h): its identity and its backing file's. */
 struct sfs_intent_who sfs_image_intent_who(const struct sfs_image *im);
 
-/* The stat of the backing file by its name (no pin needed): 0, -ESTALE when another file is
- * there now (not the one first opened: another inode, or a new file that took its inode
- * number, fileid.h), or -errno (-ENOENT: none). */
+/* The stat of the backing file by its name into st (no pin needed).  0, or:
+ *   -ESTALE  another file is there now (not the one first opened: another inode, or a new file
+ *            that took its inode number, fileid.h)
+ *   -ENOENT  no file by that name
+ *   -errno   of the stat */
 int sfs_image_backing_stat(struct sfs_image *im, struct stat *st);
 
 /* Is the backing file gone from its name (removed, or another file put there)? */
@@ -118,10 +124,15 @@ int sfs_image_chmod(struct sfs_image *im, mode_t mode);
 int sfs_image_chown(struct sfs_image *im, uid_t uid, gid_t gid);
 int sfs_image_utimens(struct sfs_image *im, const struct timespec tv[2]);
 
-/* Read len bytes at off into buf: bytes read (0 at/after the end) or -EINVAL/-EIO. */
+/* Read len bytes at off into buf: bytes read (0 at/after the end), or:
+ *   -EINVAL  misaligned: off or len not whole logical sectors
+ *   -EIO     a read of the backing file failed, or the power is off */
 ssize_t sfs_image_read(struct sfs_image *im, void *buf, size_t len, uint64_t off);
 
-/* Write len bytes at off: len, or -EINVAL/-ENOSPC/-EIO (nothing written when refused). */
+/* Write len bytes at off: len, or (nothing written when refused):
+ *   -EINVAL  misaligned: off or len not whole logical sectors
+ *   -ENOSPC  past the end of the disk
+ *   -EIO     a write of the backing file failed, or the power is off */
 ssize_t sfs_image_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off);
 
 /* Read as through a block device's page cache: any offset and length; what reaches the disk
@@ -129,18 +140,22 @@ ssize_t sfs_image_write(struct sfs_image *im, const void *buf, size_t len, uint6
  * -errno.  Aligned requests are sfs_image_read. */
 ssize_t sfs_image_read_any(struct sfs_image *im, void *buf, size_t len, uint64_t off);
 
-/* Write as through a page cache: partial physical sectors are read, merged and written whole,
- * under an exclusive range (so the merge races no other write of them).  len, -ENOSPC past
- * the end (nothing written), -EINVAL for a growing image's extending write that is not whole
- * sectors, or -errno.  Aligned requests are sfs_image_write. */
+/* Write len bytes at off as through a page cache: any offset and length.
+ * Partial physical sectors are read, merged and written whole, under an exclusive range (so
+ * the merge races no other write of them).  Aligned requests are sfs_image_write.  len, or:
+ *   -ENOSPC  past the end (nothing written)
+ *   -EINVAL  a growing image's extending write that is not whole sectors
+ *   -errno   of the reads and writes */
 ssize_t sfs_image_write_any(struct sfs_image *im, const void *buf, size_t len, uint64_t off);
 
 /* From now on every request of im takes its range in the range lock (the read-modify-writes
  * of sfs_image_write_any need it); waits for the requests in flight without one. */
 void sfs_image_need_ranges(struct sfs_image *im);
 
-/* Make every write before it durable: data fdatasync, then the map.  With a volatile write
- * cache it is the drive's flush too (fail.h).  0, -EIO with the power off, or -errno. */
+/* Make every write before it durable: data fdatasync, then the map.
+ * With a volatile write cache it is the drive's flush too (fail.h).  0, or:
+ *   -EIO     the power is off
+ *   -errno   of the syncs and the map's writes */
 int sfs_image_flush(struct sfs_image *im);
 
 /* The writes this thread makes next are FUA (fua true: an O_DSYNC or O_SYNC open), or not:
@@ -161,17 +176,20 @@ int sfs_image_write_zeroes(struct sfs_image *im, uint64_t off, uint64_t len);
 /* Allocate (zero and mark written) every block touching [off, off+len). */
 int sfs_image_allocate(struct sfs_image *im, uint64_t off, uint64_t len);
 
-/* Grow the disk to new_size (multiple of the logical sector, >= size) in one call, without a
- * journal: prepare, commit, zeroing (sfs_image_zero_start: in the background when opened
- * SFS_IMAGE_ZERO_BG), flush.  0; -EINVAL for a bad size, -EFBIG past sfs_geom_size_max (both
- * before any work); -errno with the image as before when prepare or commit fails (a later
- * error leaves it grown). */
+/* Grow the disk to new_size (multiple of the logical sector, >= size) in one call.
+ * Without a journal: prepare, commit, zeroing (sfs_image_zero_start: in the background when
+ * opened SFS_IMAGE_ZERO_BG), flush.  0, or:
+ *   -EINVAL  a bad size (before any work)
+ *   -EFBIG   past sfs_geom_size_max (before any work)
+ *   -errno   the image as before when prepare or commit fails (a later error leaves it grown) */
 int sfs_image_grow(struct sfs_image *im, uint64_t new_size);
 
-/* Grow, step 1: extend the backing file to new_size (space reserved when thick, the old partial
- * last block's tail zeroed) and the map file, durably; the disk keeps its size.  0 (also when
- * new_size is the size), -EINVAL for a bad size, -EFBIG past sfs_geom_size_max (both before any
- * work), or -errno with everything as before. */
+/* Grow, step 1: extend the backing file and the map file to new_size, durably.
+ * Space is reserved when thick, the old partial last block's tail zeroed; the disk keeps its
+ * size.  0 (also when new_size is the size), or:
+ *   -EINVAL  a bad size (before any work)
+ *   -EFBIG   past sfs_geom_size_max (before any work)
+ *   -errno   with everything as before */
 int sfs_image_grow_prepare(struct sfs_image *im, uint64_t new_size);
 
 /* Grow, step 2, the commit point: the map header records new_size (eagerzeroedthick: no longer
@@ -194,23 +212,28 @@ int sfs_image_finish_zeroing(struct sfs_image *im);
  * which then returns -ECANCELED. */
 typedef int (*sfs_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 
-/* Any mode: zero and mark every block not yet allocated, as the eager zeroing does (the same
- * loop), fn (may be NULL) called after each step with the bytes done of those clear at the
- * start; then flush (an eagerzeroedthick image is also recorded zeroed).  Data already
- * written is not touched.  0, -ECANCELED (what was done flushed: a valid image with more
- * blocks allocated) or -errno. */
+/* Zero and mark every block not yet allocated, in any mode, then flush.
+ * The same loop as the eager zeroing; fn (may be NULL) is called after each step with the
+ * bytes done of those clear at the start; an eagerzeroedthick image is also recorded zeroed.
+ * Data already written is not touched.  0, or:
+ *   -ECANCELED  fn stopped it (what was done flushed: a valid image with more blocks allocated)
+ *   -errno   of the writes and the flush */
 int sfs_image_fill(struct sfs_image *im, sfs_progress_fn fn, void *ctx);
 
-/* Every block allocated (sfs_image_fill): record the image eagerzeroedthick and zeroed in its
- * map header, rewritten in place (map/map.h, sfs_map_set_prov), and serve it as one.  The
- * sidecar is the caller's.  0, -EAGAIN when a block is not allocated, or -errno. */
+/* Record im, every block allocated (sfs_image_fill), eagerzeroedthick and zeroed, and serve it so.
+ * The map header is rewritten in place (map/map.h, sfs_map_set_prov); the sidecar is the
+ * caller's.  0, or:
+ *   -EAGAIN  a block is not allocated
+ *   -errno   of the map's rewrite */
 int sfs_image_make_eager(struct sfs_image *im);
 
-/* Copy the data extents of the raw file src_fd (SEEK_DATA/SEEK_HOLE) into the image at the
- * same offsets, through sfs_image_write: extents are widened to whole logical sectors, bytes
- * past the end of src read as zeros, holes are not written and stay unallocated.  The file
- * must fit in the disk (-EFBIG otherwise).  A filesystem without SEEK_DATA is copied whole.
- * Then flush.  0, -ECANCELED (fn's) or -errno. */
+/* Copy the data extents of the raw file src_fd into the image at the same offsets, then flush.
+ * Through sfs_image_write, found with SEEK_DATA/SEEK_HOLE: extents are widened to whole
+ * logical sectors, bytes past the end of src read as zeros, holes are not written and stay
+ * unallocated.  A filesystem without SEEK_DATA is copied whole.  0, or:
+ *   -EFBIG   the file does not fit in the disk
+ *   -ECANCELED  fn stopped it
+ *   -errno   of the reads, writes and the flush */
 int sfs_image_import_raw(struct sfs_image *im, int src_fd, sfs_progress_fn fn, void *ctx);
 
 /* Eagerzeroedthick not yet all zeroed (after open or a grow): opened SFS_IMAGE_ZERO_BG, start
@@ -229,8 +252,10 @@ void sfs_image_zero_cancel(struct sfs_image *im);
  * error that ended a FAILED run (else 0).  Safe while it runs; no pin needed. */
 enum sfs_zeroing sfs_image_zeroing(const struct sfs_image *im, uint64_t *done, uint64_t *total, int *err);
 
-/* stat of the backing file with st_size = disk size, st_blksize = physical sector (no pin
- * needed: by name when not open; -ENOENT when another file is there now). */
+/* The stat of the backing file with st_size = disk size, st_blksize = physical sector.
+ * No pin needed: by name when not open.  0, or:
+ *   -ENOENT  another file is there now
+ *   -errno   of the stat */
 int sfs_image_stat(struct sfs_image *im, struct stat *st);
 
 /* The geometry the disk shows (its size: what a grow or, while growing, a write made it). */
@@ -252,10 +277,14 @@ bool sfs_image_growing(const struct sfs_image *im);
  * sector): what truncate does within the capacity.  0 or -EINVAL. */
 int sfs_image_show_size(struct sfs_image *im, uint64_t size);
 
-/* The commit point of a shrink (grow.c, sfs_trim): the map shrinks to cap durably, which no
- * written block lies past: capacity a growing image reserved ahead of its writes (cap >= the
- * size shown), or a disk holding no data (it then shows cap).  0; -EAGAIN when a write went
- * past cap meanwhile; -EBUSY when a block past cap is allocated; -EINVAL; or -errno. */
+/* The commit point of a shrink (grow.c, sfs_trim): the map shrinks to cap durably.
+ * No written block lies past cap: capacity a growing image reserved ahead of its writes
+ * (cap >= the size shown), or a disk holding no data (it then shows cap).  0, or:
+ *   -EAGAIN  a write went past cap meanwhile
+ *   -EBUSY   a block past cap is allocated
+ *   -EINVAL  cap not a multiple of the logical sector, past the capacity, or below the size
+ *            a growing image shows
+ *   -errno   of the map's write */
 int sfs_image_trim_commit(struct sfs_image *im, uint64_t cap);
 
 /* Can im, of capacity 0 and holding nothing, take the format of sc (sector sizes, provisioning,
@@ -309,9 +338,9 @@ void sfs_image_stats_recent(struct sfs_image *im, struct sfs_stats_recent *out);
  * for anything else (nothing changes). */
 int sfs_image_stats_command(struct sfs_image *im, const char *buf, size_t len);
 
-/* The idle look at the image's stats (sfs_stats_cell_idle): pack them when no I/O came or went
- * since the previous look.  1 when packed, 0 when not, -ENOMEM.  Safe at any time, from any
- * thread (never waits for I/O). */
+/* Pack the image's stats when no I/O came or went since the previous look (sfs_stats_cell_idle).
+ * Safe at any time, from any thread (never waits for I/O).  1 when packed, 0 when not, or:
+ *   -ENOMEM  no memory to pack them in */
 int sfs_image_stats_idle(struct sfs_image *im);
 
 /* Fill info for the stats renderers (name, geometry, allocation, profile; no recent lists:
@@ -334,19 +363,26 @@ int sfs_image_set_name(struct sfs_image *im, const char *name);
 /* Does the image have a failure state now? */
 bool sfs_image_has_failures(const struct sfs_image *im);
 
-/* The value of failure attribute key (sfs_xattr_failure) into a malloc'd NUL-terminated string (*out, *len without
- * the NUL, no newline), from the state or, without one, the defaults ("on", "0", the sidecar's
- * policy and unit, no bad sector).  0, -ENODATA (not a failure attribute) or -ENOMEM. */
+/* The value of failure attribute key (sfs_xattr_failure) into a malloc'd string *out.
+ * NUL-terminated, *len without the NUL, no newline; from the state or, without one, the
+ * defaults ("on", "0", the sidecar's policy and unit, no bad sector).  0, or:
+ *   -ENODATA not a failure attribute
+ *   -ENOMEM  no memory for the string */
 int sfs_image_fail_attr_get(struct sfs_image *im, const char *key, char **out, size_t *len);
 
-/* Write failure attribute key (value, len bytes; a trailing newline ignored), making the state
- * first when there is none.  0; -EPERM (read-only: atomic_write_unit), -ENODATA (not one);
- * -EINVAL with err naming what is wrong; or the -errno of the state's open or save, with err. */
+/* Write failure attribute key (value, len bytes; a trailing newline ignored).
+ * The state is made first when there is none.  0, or:
+ *   -EPERM   a read-only key (atomic_write_unit)
+ *   -ENODATA not a failure attribute
+ *   -EINVAL  a bad value, err naming what is wrong
+ *   -errno   of the state's open or save, with err */
 int sfs_image_fail_attr_set(struct sfs_image *im, const char *key, const char *value, size_t len, char *err,
 			    size_t errlen);
 
-/* The failure status and the last cut into st and last (may be NULL; free last->rep with
- * sfs_wc_report_free): 0, -ENODATA when the image has no failure state, or -ENOMEM. */
+/* The failure status and the last cut into st and last (may be NULL).
+ * Free last->rep with sfs_wc_report_free.  0, or:
+ *   -ENODATA the image has no failure state
+ *   -ENOMEM  no memory for the copy of the last cut */
 int sfs_image_fail_status(struct sfs_image *im, struct sfs_fail_status *st, struct sfs_fail_cutinfo *last);
 
 /* Run a command written to the text stats file (sfs_stats_command); a reset zeroes the failure

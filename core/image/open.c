@@ -345,58 +345,58 @@ static int first_open(struct sfs_image *im, int store_fd, int state_fd, const ch
 			rc = drop_stale_state(state_fd, name, err, errlen);
 		if (rc == 0)
 			rc = make_image(im, store_fd, state_fd, name, mapname, sc, &mi, err, errlen);
-		if (rc < 0) {
-			sfs_img_res_drop(im);
-			return rc;
-		}
+		if (rc < 0)
+			goto fail;
 		fresh = true;
 	} else if (im->fd < 0) {
 		rc = -errno;
-		sfs_img_res_drop(im);
 		if (rc == -ELOOP)
-			return sfs_err(err, errlen, -EPERM, "%s: backing file is a symbolic link; refused", name);
-		if (rc == -EISDIR)
-			return sfs_err(err, errlen, -EPERM, "%s: backing file is not a regular file; refused", name);
-		return sfs_err(err, errlen, rc, "%s: cannot open backing file: %s", name, strerror(-rc));
+			rc = sfs_err(err, errlen, -EPERM, "%s: backing file is a symbolic link; refused", name);
+		else if (rc == -EISDIR)
+			rc = sfs_err(err, errlen, -EPERM, "%s: backing file is not a regular file; refused", name);
+		else
+			sfs_err(err, errlen, rc, "%s: cannot open backing file: %s", name, strerror(-rc));
+		goto fail;
 	}
 	if ((rc = sfs_fileid_fd(im->fd, &im->bid, &st)) < 0) {
-		sfs_img_res_drop(im);
-		return sfs_err(err, errlen, rc, "%s: cannot stat backing file: %s", name, strerror(-rc));
+		sfs_err(err, errlen, rc, "%s: cannot stat backing file: %s", name, strerror(-rc));
+		goto fail;
 	}
 	if (!S_ISREG(st.st_mode) || st.st_nlink != 1) {
-		sfs_img_res_drop(im);
-		return sfs_err(err, errlen, -EPERM, "%s: backing file is %s; refused", name,
-			       !S_ISREG(st.st_mode) ? "not a regular file" : "hard-linked elsewhere");
+		rc = sfs_err(err, errlen, -EPERM, "%s: backing file is %s; refused", name,
+			     !S_ISREG(st.st_mode) ? "not a regular file" : "hard-linked elsewhere");
+		goto fail;
 	}
 	if (!(flags & SFS_IMAGE_BUFFERED) && (rc = sfs_img_open_direct(im)) < 0) {
-		sfs_img_res_drop(im);
-		return sfs_err(err, errlen, rc, "%s: cannot open backing file for O_DIRECT: %s", name,
-			       strerror(-rc));
+		sfs_err(err, errlen, rc, "%s: cannot open backing file for O_DIRECT: %s", name, strerror(-rc));
+		goto fail;
 	}
 
-	if (!fresh && (rc = open_map(im, state_fd, name, mapname, sc, &mi, &st, err, errlen)) < 0) {
-		sfs_img_res_drop(im);
-		return rc;
-	}
+	if (!fresh && (rc = open_map(im, state_fd, name, mapname, sc, &mi, &st, err, errlen)) < 0)
+		goto fail;
 
 	/* Backing shorter than the disk (a crash during grow, a copied file): extend it. */
 	if ((uint64_t)st.st_size < im->geom.size) {
 		if (ftruncate(im->fd, (off_t)im->geom.size) < 0) {
 			rc = -errno;
-			sfs_img_res_drop(im);
-			return sfs_err(err, errlen, rc, "%s: cannot extend backing file: %s", name, strerror(-rc));
+			sfs_err(err, errlen, rc, "%s: cannot extend backing file: %s", name, strerror(-rc));
+			goto fail;
 		}
 		if (im->sc.prov != SFS_PROV_THIN)
 			fallocate(im->fd, 0, st.st_size, (off_t)(im->geom.size - (uint64_t)st.st_size));
 	}
 	if (sfs_img_locks_alloc(im) < 0) {
-		sfs_img_res_drop(im);
-		return sfs_err(err, errlen, -ENOMEM, "%s: out of memory", name);
+		rc = sfs_err(err, errlen, -ENOMEM, "%s: out of memory", name);
+		goto fail;
 	}
 	sfs_img_note_map(im);
 	memcpy(im->id, sfs_map_ident(im->map)->id, sizeof(im->id));
 	sfs_img_note_direct(im);
 	return 0;
+
+fail:
+	sfs_img_res_drop(im);
+	return rc;
 }
 
 /* The drive of the sidecar's profile (a name, or a path from the store), with the sidecar's

@@ -171,26 +171,23 @@ int sfs_img_slot_open(struct sfs_fdslot *s)
 	im->fd = openat(im->store_fd, im->name, O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (im->fd < 0)
 		return errno == ENOENT || errno == ELOOP ? -ENOENT : -errno;
-	if ((rc = sfs_fileid_fd(im->fd, &bid, &st)) < 0) {
-		sfs_img_res_drop(im);
-		return rc;
-	}
+	if ((rc = sfs_fileid_fd(im->fd, &bid, &st)) < 0)
+		goto fail;
 	/* the same file, not one that took its inode number since: its birth time says */
 	if (!S_ISREG(st.st_mode) || !sfs_fileid_same(&bid, &im->bid, true)) {
-		sfs_img_res_drop(im);
-		return -ENOENT;              /* replaced behind our back: not the image's file */
+		rc = -ENOENT;                /* replaced behind our back: not the image's file */
+		goto fail;
 	}
-	if (!(im->flags & SFS_IMAGE_BUFFERED) && (rc = sfs_img_open_direct(im)) < 0) {
-		sfs_img_res_drop(im);
-		return rc;
-	}
+	if (!(im->flags & SFS_IMAGE_BUFFERED) && (rc = sfs_img_open_direct(im)) < 0)
+		goto fail;
 	sfs_map_name(mapname, sizeof(mapname), im->name);
 	rc = sfs_map_open(im->state_fd, mapname, 0, &im->log, &m, err, sizeof(err));
 	if (rc < 0) {
-		sfs_img_res_drop(im);
 		if (rc != -EMFILE && rc != -ENFILE && rc != -ENOMEM)
 			sfs_logf(&im->log, SFS_LOG_ERR, "%s (image not opened)", err);
-		return rc == -ENOENT ? -EUCLEAN : rc;
+		if (rc == -ENOENT)
+			rc = -EUCLEAN;
+		goto fail;
 	}
 	im->map = m;
 	if (!sfs_fileid_same(sfs_map_fileid(m), &im->mid, true) ||
@@ -200,15 +197,19 @@ int sfs_img_slot_open(struct sfs_fdslot *s)
 	    sfs_map_info(m)->flags != im->mi.flags || sfs_map_count(m) != im->map_count) {
 		sfs_logf(&im->log, SFS_LOG_ERR, "%s: changed behind the daemon's back while %s was not open "
 			 "(another file, or other contents); image not opened", mapname, im->name);
-		sfs_img_res_drop(im);
-		return -EUCLEAN;
+		rc = -EUCLEAN;
+		goto fail;
 	}
 	if (sfs_img_locks_alloc(im) < 0) {
-		sfs_img_res_drop(im);
-		return -ENOMEM;
+		rc = -ENOMEM;
+		goto fail;
 	}
 	sfs_img_note_direct(im);
 	return (int)sfs_img_res_nfds(im);
+
+fail:
+	sfs_img_res_drop(im);
+	return rc;
 }
 
 /* The slot's close: flush what was written, keep what the map says, drop the rest. */

@@ -105,6 +105,7 @@
  * shrink and flags flush.c, the encoding of header and chunks
  * format.c (whose named offsets the fuzz seeds use too).
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -267,6 +268,7 @@ void sfs_map_damage_text(const char *fname, const struct sfs_map_damage *d, char
 {
 	char where[80];
 
+	assert(d->chunks > 0);
 	if (!len)
 		return;
 	if (d->first_end > d->first_blk)

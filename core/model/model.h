@@ -89,10 +89,10 @@ struct sfs_profile {
 	struct sfs_spike spike;                /* latency spikes; none when !sfs_spike_on */
 };
 
-/* Parse profile JSON text (fname only in messages); unknown keys, wrong types, unordered or
- * missing curves and numbers past the limits of physical sense (top of file) are errors naming
- * the file and the key.  A profile without "name" takes
- * default_name (NULL: "unnamed").  0 or -EINVAL with err filled. */
+/* Parse profile JSON text into a profile (fname only in messages).
+ * A profile without "name" takes default_name (NULL: "unnamed").  0, or:
+ *   -EINVAL  unknown keys, wrong types, unordered or missing curves, numbers past the limits
+ *            of physical sense (top of file); err names the file and the key */
 int sfs_profile_parse(const char *text, size_t len, const char *fname, const char *default_name,
 		      struct sfs_profile *out, char *err, size_t errlen);
 
@@ -104,9 +104,13 @@ const char *sfs_profile_dir(void);
 /* The name a profile file goes by: spec's base name without ".json", cut to fit outlen (> 0). */
 void sfs_profile_file_name(const char *spec, char *out, size_t outlen);
 
-/* Load a profile by spec: a name without '/' is a shipped profile (DIR/NAME.json, DIR from
- * sfs_profile_dir); anything else is a path, relative ones from dirfd (AT_FDCWD: the current
- * directory).  0, or -errno (-ENOENT: no such profile, -EINVAL: a bad one) with err filled. */
+/* Load a profile by spec: a shipped profile's name, or a path.
+ * A name without '/' is a shipped profile (DIR/NAME.json, DIR from sfs_profile_dir); anything
+ * else is a path, relative ones from dirfd (AT_FDCWD: the current directory).  0, or, with
+ * err filled:
+ *   -ENOENT  no such profile
+ *   -EINVAL  a bad one
+ *   -errno   of the read */
 int sfs_profile_load(int dirfd, const char *spec, struct sfs_profile *out, char *err, size_t errlen);
 
 /* Serialise p as profile JSON (with source, when non-NULL) into a malloc'd string; NULL on ENOMEM. */
@@ -144,9 +148,9 @@ struct sfs_model_clock {
 };
 
 /* Wait until clock.h's clock reaches t_ns, the last 100 us spun (model.c), unless cut short.
- * 0 when it did (at once when it had); -ESHUTDOWN when the process stopped serving
- * (sfs_model_stop, before or during the wait); -EINTR when the interrupted hook says this
- * thread's request was interrupted. */
+ * 0 when it did (at once when it had), or:
+ *   -ESHUTDOWN the process stopped serving (sfs_model_stop, before or during the wait)
+ *   -EINTR   the interrupted hook says this thread's request was interrupted */
 int sfs_model_wait_until(uint64_t t_ns);
 
 /* The process stops serving: every wait ends now, and every later one at once, with
@@ -185,10 +189,11 @@ uint64_t sfs_model_cost_ns(const struct sfs_model *m, const struct sfs_model_req
  * channel longer, so the requests behind it wait too.  Thread-safe. */
 uint64_t sfs_model_schedule(struct sfs_model *m, const struct sfs_model_req *rq, uint64_t t0_ns);
 
-/* Schedule rq (arrived at t0_ns) and wait until its completion time; the time waited in
- * nanoseconds in *waited (0 when the request already took longer than the model says).
- * 0, also when an interrupt ended the wait early; -ESHUTDOWN when the process stopped
- * serving while the model still held the request (it must fail). */
+/* Schedule rq (arrived at t0_ns) and wait until its completion time.
+ * The time waited in nanoseconds in *waited (0 when the request already took longer than the
+ * model says).  0, also when an interrupt ended the wait early, or:
+ *   -ESHUTDOWN the process stopped serving while the model still held the request (it must
+ *            fail) */
 int sfs_model_complete(struct sfs_model *m, const struct sfs_model_req *rq, uint64_t t0_ns, uint64_t *waited);
 
 #endif

@@ -20,6 +20,7 @@
  * live stats (stats.c's sfs_stats_new_from), which a snapshot sums back
  * to the same figures.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,6 +185,8 @@ void sfs_stats_cell_init(struct sfs_stats_cell *c, bool on)
 
 void sfs_stats_cell_destroy(struct sfs_stats_cell *c)
 {
+	/* no request between its enter and its leave */
+	assert(__atomic_load_n(&c->in, __ATOMIC_ACQUIRE) == __atomic_load_n(&c->out, __ATOMIC_ACQUIRE));
 	sfs_stats_free(c->live);
 	sfs_stats_packed_free(c->packed);
 	c->live = NULL;
@@ -193,8 +196,14 @@ void sfs_stats_cell_destroy(struct sfs_stats_cell *c)
 
 struct sfs_stats *sfs_stats_cell_get(struct sfs_stats_cell *c)
 {
+	/* entered: out read first (both only grow, and this request keeps in above out) */
+	uint64_t out = __atomic_load_n(&c->out, __ATOMIC_ACQUIRE);
+	struct sfs_stats *st;
+
+	assert(__atomic_load_n(&c->in, __ATOMIC_ACQUIRE) > out);
+	(void)out;
 	/* seq_cst: after this request's entry (sfs_stats_cell_idle's other half) */
-	struct sfs_stats *st = __atomic_load_n(&c->live, __ATOMIC_SEQ_CST);
+	st = __atomic_load_n(&c->live, __ATOMIC_SEQ_CST);
 
 	if (st || !c->on)
 		return st;

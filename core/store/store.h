@@ -61,29 +61,35 @@ int sfs_store_close(struct sfs_store *s);
 /* Rewrite the holder description in the lock file (after daemonising, the pid changes). */
 int sfs_store_set_holder(struct sfs_store *s, const char *holder);
 
-/* Who holds store dir: 0 with the holder's description in buf ("" when unknown), -ENOENT when
- * nobody does, or -errno when dir cannot be opened.  Holder is whoever holds the store
- * directory's lock or the lock file's (a holder of an older version). */
+/* Who holds store dir: the holder's description into buf ("" when unknown).
+ * The holder is whoever holds the store directory's lock or the lock file's (a holder of an
+ * older version).  0, or:
+ *   -ENOENT  nobody holds it
+ *   -errno   dir cannot be opened */
 int sfs_store_holder(const char *dir, char *buf, size_t len);
 
-/* Would the store whose state directory is statefd be refused for its lock file (dir for the
- * message)?  0 when the lock file is a regular file of one link, or absent; -EUCLEAN when it
- * is a symbolic link, directory, FIFO, socket or device (never opened) or hard-linked
- * elsewhere, -errno when it cannot be looked at; err is the message sfs_store_open refuses
- * the store with. */
+/* Would the store whose state directory is statefd be refused for its lock file?
+ * dir is for the message; err is the message sfs_store_open refuses the store with.  0 when
+ * the lock file is a regular file of one link, or absent, or:
+ *   -EUCLEAN it is a symbolic link, directory, FIFO, socket or device (never opened), or
+ *            hard-linked elsewhere
+ *   -errno   it cannot be looked at */
 int sfs_store_lock_file_check(const char *dir, int statefd, char *err, size_t errlen);
 
-/* Look an image up by name (loading a sidecar added since); takes a reference, not a pin
- * (sfs_image_pin before I/O).  0, or why the image cannot be served, whole: the -errno of
- * what failed (-ENOENT: no sidecar; -EINVAL, -EUCLEAN, -EPERM, -EIO... from the sidecar,
- * map or backing file; -EMFILE/-ENFILE/-ENOMEM when the daemon ran out), with a message
- * naming the file and the reason in err. */
+/* Look an image up by name, loading a sidecar added since; takes a reference, not a pin.
+ * sfs_image_pin before I/O.  0, or why the image cannot be served, whole, with a message
+ * naming the file and the reason in err:
+ *   -ENOENT  no sidecar
+ *   -EINVAL, -EUCLEAN, -EPERM, -EIO...  from the sidecar, map or backing file
+ *   -EMFILE, -ENFILE, -ENOMEM  the daemon ran out */
 int sfs_store_lookup(struct sfs_store *s, const char *name, struct sfs_image **out, char *err,
 		     size_t errlen);
 
 /* sfs_store_lookup as the namespace sees it: an image that cannot be served is not there.
- * 0, -ENOENT, or -EMFILE/-ENFILE/-ENOMEM when an image that is not loaded yet cannot be for
- * want of descriptors or memory (the image may be fine). */
+ * 0, or:
+ *   -ENOENT  no such image, or one that cannot be served
+ *   -EMFILE, -ENFILE, -ENOMEM  an image not loaded yet cannot be, for want of descriptors or
+ *            memory (the image may be fine) */
 int sfs_store_get(struct sfs_store *s, const char *name, struct sfs_image **out);
 
 /* stat of image name as sfs_image_stat gives it (size the disk's, st_blksize its physical
@@ -108,35 +114,42 @@ struct sfs_store_progress {
 	void *ctx;                                   /* for both */
 };
 
-/* Make image name from sidecar sc (validated), for the tools (make.c draws the order):
- * backing file and map, the raw file src_fd copied in when >= 0 (sfs_image_import_raw),
- * eagerzeroedthick zeroed now, then the sidecar (the commit point), under an intent record so
- * that a crash part way is undone at the next open.  Nothing existing is overwritten.  pr may
- * be NULL.  0; -ECANCELED or -errno (-EEXIST: a file of the image is there) with nothing left
- * behind and err saying what failed (without the image's name). */
+/* Make image name from sidecar sc (validated), for the tools; nothing existing is overwritten.
+ * make.c draws the order: backing file and map, the raw file src_fd copied in when >= 0
+ * (sfs_image_import_raw), eagerzeroedthick zeroed now, then the sidecar (the commit point),
+ * under an intent record so that a crash part way is undone at the next open.  pr may be NULL.
+ * 0, or, with nothing left behind and err saying what failed (without the image's name):
+ *   -EEXIST  a file of the image is there
+ *   -ECANCELED  pr stopped it
+ *   -errno   of the files */
 int sfs_store_make_image(struct sfs_store *s, const char *name, const struct sfs_sidecar *sc, int src_fd,
 			 const struct sfs_store_progress *pr, char *err, size_t errlen);
 
-/* Convert im (thin or zeroedthick) to eagerzeroedthick, for the tools: every block not yet
- * written zeroed (data kept), then the map header, then the sidecar (make.c).  0, also
- * when it already was (its sidecar made to say so, if a crash left it saying another mode);
- * -ECANCELED with the image valid in its old mode (more blocks allocated); -errno with err
- * saying what failed (past the map's commit, the next open finishes the sidecar). */
+/* Convert im (thin or zeroedthick) to eagerzeroedthick, for the tools.
+ * Every block not yet written zeroed (data kept), then the map header, then the sidecar
+ * (make.c).  0, also when it already was (its sidecar made to say so, if a crash left it
+ * saying another mode), or:
+ *   -ECANCELED  stopped, the image valid in its old mode (more blocks allocated)
+ *   -errno   err saying what failed (past the map's commit, the next open finishes the sidecar) */
 int sfs_store_inflate(struct sfs_store *s, struct sfs_image *im, const struct sfs_store_progress *pr,
 		      char *err, size_t errlen);
 
 /* Rename an image with its sidecar and map (journalled); replaces the target unless noreplace. */
 int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool noreplace);
 
-/* Grow an image and rewrite its sidecar, all or nothing (grow.h); a growing image shows
- * new_size, its capacity grown to it if need be.  0, -EINVAL (a bad or smaller size), -EFBIG
- * (past sfs_geom_size_max, refused before any work), -errno. */
+/* Grow an image to new_size and rewrite its sidecar, all or nothing (grow.h).
+ * A growing image shows new_size, its capacity grown to it if need be.  0, or:
+ *   -EINVAL  a bad or smaller size
+ *   -EFBIG   past sfs_geom_size_max (refused before any work)
+ *   -errno   of the files */
 int sfs_store_resize(struct sfs_store *s, struct sfs_image *im, uint64_t new_size);
 
-/* Grow the capacity of growing image im (sfs_image_set_growing) to at least end, with room
- * ahead of its writes (journalled as any grow).  0, -EINVAL when not growing, -EFBIG when end
- * is past sfs_geom_size_max (refused before any work), -ENOSPC when the store has no room, or
- * -errno. */
+/* Grow the capacity of growing image im (sfs_image_set_growing) to at least end.
+ * With room ahead of its writes, journalled as any grow.  0, or:
+ *   -EINVAL  im is not growing
+ *   -EFBIG   end is past sfs_geom_size_max (refused before any work)
+ *   -ENOSPC  the store has no room
+ *   -errno   of the files */
 int sfs_store_make_room(struct sfs_store *s, struct sfs_image *im, uint64_t end);
 
 /* Write through the handle that created im: sfs_image_write (direct) or sfs_image_write_any,
@@ -166,10 +179,11 @@ int sfs_store_settle(struct sfs_store *s, struct sfs_image *im, bool done);
 /* Call cb for every image name, sorted; stops at and returns cb's first non-zero result. */
 int sfs_store_list(struct sfs_store *s, int (*cb)(void *ctx, const char *name), void *ctx);
 
-/* Call cb for the images at sorted positions [first, first + max) (a listing in pieces, as
- * readdir with offsets reads it; the names are copied first, cb runs without the store's
- * lock); stops at cb's first non-zero result.  How many names there were (>= 0), a negative
- * result of cb, or -ENOMEM. */
+/* Call cb for the images at sorted positions [first, first + max), until it returns non-zero.
+ * A listing in pieces, as readdir with offsets reads it; the names are copied first, cb runs
+ * without the store's lock.  How many names there were (>= 0), or:
+ *   -ENOMEM  no memory for the copy of the names
+ *   <0       a negative result of cb */
 int sfs_store_list_range(struct sfs_store *s, size_t first, size_t max,
 			 int (*cb)(void *ctx, const char *name), void *ctx);
 

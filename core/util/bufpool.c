@@ -6,6 +6,7 @@
  * mutex; each buffer is its own mmap, so unmapping one gives its memory
  * back at once, whatever else the process has allocated around it.
  */
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -58,6 +59,7 @@ void sfs_bufpool_free(struct sfs_bufpool *p)
 {
 	if (!p)
 		return;
+	assert(p->in_use == 0);   /* every buffer put back */
 	shrink_to(p, 0);
 	pthread_mutex_destroy(&p->mu);
 	free(p);

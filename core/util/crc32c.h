@@ -25,7 +25,7 @@ uint32_t sfs_crc32c(uint32_t crc, const void *buf, size_t n);
 uint32_t sfs_crc32c_sw(uint32_t crc, const void *buf, size_t n);
 
 /* sfs_crc32c computed with the SSE4.2 crc32 instruction; same arguments and result.
- * Precondition: sfs_crc32c_hw_available() (without it, it falls back to the tables). */
+ * Without sfs_crc32c_hw_available() it falls back to the tables (no instruction is tried). */
 uint32_t sfs_crc32c_hw(uint32_t crc, const void *buf, size_t n);
 
 /* Does this CPU have the SSE4.2 crc32 instruction?  Always false off x86-64. */

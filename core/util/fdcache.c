@@ -19,6 +19,7 @@
  * a pin taken meanwhile sees CLOSING and waits for the mutex.  So a
  * descriptor is never closed while pinned.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 
@@ -54,6 +55,7 @@ void sfs_fdcache_free(struct sfs_fdcache *c)
 {
 	if (!c)
 		return;
+	assert(c->open == 0 && c->pinned == 0 && c->used == 0 && !c->head);   /* every slot detached */
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
@@ -103,6 +105,8 @@ static bool close_idle(struct sfs_fdcache *c, struct sfs_fdslot *v)
 {
 	int rc;
 
+	/* both mutexes held (a mutex held by anyone, this thread too, refuses a try-lock) */
+	assert(pthread_mutex_trylock(&v->lk) == EBUSY && pthread_mutex_trylock(&c->mu) == EBUSY);
 	unlist(c, v);
 	v->state = CLOSING;
 	pthread_mutex_unlock(&c->mu);
@@ -211,6 +215,7 @@ void sfs_fdslot_adopt(struct sfs_fdslot *s, unsigned nfds)
 {
 	struct sfs_fdcache *c = s->cache;
 
+	assert(s->state == CLOSED && s->pins == 0 && !s->listed);   /* no one else uses s yet */
 	pthread_mutex_lock(&c->mu);
 	count_open(c, s, nfds);
 	s->pins = 1;
@@ -269,6 +274,7 @@ void sfs_fdslot_unpin(struct sfs_fdslot *s, bool close_now)
 	bool idle;
 
 	pthread_mutex_lock(&c->mu);
+	assert(s->pins > 0);
 	idle = --s->pins == 0;
 	if (idle)
 		c->pinned--;
