@@ -49,15 +49,11 @@
 #include "util/step_test.h"
 #include "store/intent.h"
 #include "store/store.h"
-#include "fixtures/tmpstore.h"
+#include "fixtures/store_fixture.h"
 
 #define KiB 1024ull
 #define DISK "{\"size\": \"1M\", \"sector\": \"4kn\", \"block_size\": \"64K\"}"
 #define USER "the user's own file, made after the crash\n"
-
-static struct tmpstore ts;
-static struct logcap cap;
-static struct sfs_store_opts opts;
 
 static bool no_tmpfile;          /* openat refuses O_TMPFILE, as some filesystems do */
 static unsigned tmpfile_refused;
@@ -71,47 +67,25 @@ static struct {
 
 static void setup(void)
 {
-	tmpstore_make(&ts, "ident", true);
-	logcap_init(&cap);
-	tmpstore_opts(&opts, &cap, "test_identity");
+	store_setup("ident", true, "test_identity");
 }
 
 static void teardown(void)
 {
-	sfs_step_hook = NULL;
 	alias.on = false;
 	no_tmpfile = false;
-	tmpstore_destroy(&ts);
+	store_teardown();
 }
 
 TestSuite(identity, .init = setup, .fini = teardown, .timeout = 30);
 
 /* ---- helpers ---- */
 
-static struct sfs_store *open_store(void)
+/* put_bytes with the image pinned, as the daemon writes. */
+static void put_pinned(struct sfs_image *im, uint64_t off, int v)
 {
-	struct sfs_store *s = NULL;
-	char err[1024] = "";
-
-	cr_assert_eq(sfs_store_open(ts.path, &opts, &s, err, sizeof(err)), 0, "open: %s", err);
-	return s;
-}
-
-static struct sfs_image *get(struct sfs_store *s, const char *name)
-{
-	struct sfs_image *im = NULL;
-
-	cr_assert_eq(sfs_store_get(s, name, &im), 0, "get %s", name);
-	return im;
-}
-
-static void put_bytes(struct sfs_image *im, uint64_t off, int v)
-{
-	unsigned char buf[4096];
-
-	memset(buf, v, sizeof(buf));
 	cr_assert_eq(sfs_image_pin(im), 0);
-	cr_assert_eq(sfs_image_write(im, buf, sizeof(buf), off), (ssize_t)sizeof(buf));
+	put_bytes(im, off, v);
 	sfs_image_unpin(im);
 }
 
@@ -129,7 +103,7 @@ static void make_images(const char *names)
 	for (char *n = strtok_r(list, " ", &save); n; n = strtok_r(NULL, " ", &save)) {
 		struct sfs_image *im = get(s, n);
 
-		put_bytes(im, 0, n[0]);
+		put_pinned(im, 0, n[0]);
 		sfs_store_put(s, im);
 	}
 	cr_assert_eq(sfs_store_close(s), 0);
@@ -343,11 +317,6 @@ static void expect_user_file(const char *name, const char *text)
 	cr_expect_eq(tmp_read_file(ts.fd, name, buf, sizeof(buf)), (ssize_t)strlen(text),
 		     "%s: the user's file is gone or changed (log: %s)", name, cap.buf);
 	cr_expect_str_eq(buf, text, "%s: the user's file was changed", name);
-}
-
-static bool state_exists(const char *name)
-{
-	return tmp_exists(ts.statefd, name);
 }
 
 /* ---- the next start and a file that took the inode of the daemon's ---- */
