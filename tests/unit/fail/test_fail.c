@@ -53,15 +53,12 @@
 
 #define DISK (256u << 10)
 
-static struct tmpstore ts;
-static struct memdisk md;
 static struct logcap cap;
 static uint64_t disk_size = DISK;   /* what the next open says the disk's size is */
 
 static void setup(void)
 {
-	tmpstore_make(&ts, "fail", true);
-	md_init(&md, DISK);
+	wc_setup("fail", DISK);
 	logcap_init(&cap);
 }
 
@@ -69,8 +66,7 @@ static void teardown(void)
 {
 	disk_size = DISK;
 	sfs_step_hook = NULL;
-	md_free(&md);
-	tmpstore_destroy(&ts);
+	wc_teardown();
 }
 
 TestSuite(fail, .init = setup, .fini = teardown, .timeout = 120);
