@@ -155,10 +155,13 @@ static void *real_fn(const char *name)
 	return p;
 }
 
-static void alias_stat(struct stat *st)
+/* What a stat call of rc filling st returns: rc, st's inode number replaced when it is the
+ * aliased file's. */
+static int aliased(int rc, struct stat *st)
 {
-	if (alias.on && st->st_dev == alias.dev && st->st_ino == alias.real)
+	if (rc == 0 && alias.on && st->st_dev == alias.dev && st->st_ino == alias.real)
 		st->st_ino = alias.fake;
+	return rc;
 }
 
 int alias_fstat(int fd, struct stat *st) __asm__("fstat");
@@ -169,53 +172,37 @@ int alias_fstatat64(int dfd, const char *path, struct stat *st, int flags) __asm
 int alias_fstat(int fd, struct stat *st)
 {
 	static int (*real)(int, struct stat *);
-	int rc;
 
 	if (!real)
 		real = real_fn("fstat");
-	rc = real(fd, st);
-	if (rc == 0)
-		alias_stat(st);
-	return rc;
+	return aliased(real(fd, st), st);
 }
 
 int alias_fstat64(int fd, struct stat *st)
 {
 	static int (*real)(int, struct stat *);
-	int rc;
 
 	if (!real)
 		real = real_fn("fstat64");
-	rc = real(fd, st);
-	if (rc == 0)
-		alias_stat(st);
-	return rc;
+	return aliased(real(fd, st), st);
 }
 
 int alias_fstatat(int dfd, const char *path, struct stat *st, int flags)
 {
 	static int (*real)(int, const char *, struct stat *, int);
-	int rc;
 
 	if (!real)
 		real = real_fn("fstatat");
-	rc = real(dfd, path, st, flags);
-	if (rc == 0)
-		alias_stat(st);
-	return rc;
+	return aliased(real(dfd, path, st, flags), st);
 }
 
 int alias_fstatat64(int dfd, const char *path, struct stat *st, int flags)
 {
 	static int (*real)(int, const char *, struct stat *, int);
-	int rc;
 
 	if (!real)
 		real = real_fn("fstatat64");
-	rc = real(dfd, path, st, flags);
-	if (rc == 0)
-		alias_stat(st);
-	return rc;
+	return aliased(real(dfd, path, st, flags), st);
 }
 
 int statx(int dfd, const char *path, int flags, unsigned mask, struct statx *sx)
@@ -495,6 +482,24 @@ Test(identity, evicted_image_is_never_reopened_on_a_file_that_took_its_inode)
 
 /* ---- records the start cannot apply ---- */
 
+/* Image a is not served by s (what says how it would be), the reason naming why (NULL: any). */
+static void expect_a_refused(struct sfs_store *s, const char *what, const char *why)
+{
+	struct sfs_image *im = NULL;
+	char err[1024] = "";
+
+	cr_expect_neq(sfs_store_lookup(s, "a", &im, err, sizeof(err)), 0, "%s", what);
+	if (why)
+		cr_expect(strstr(err, why), "why: %s", err);
+}
+
+/* Image b is served by s, and s closes. */
+static void expect_b_served_and_close(struct sfs_store *s)
+{
+	sfs_store_put(s, get(s, "b"));
+	cr_assert_eq(sfs_store_close(s), 0);
+}
+
 Test(identity, grow_record_of_an_image_removed_by_hand_is_dropped)
 {
 	struct sfs_store *s;
@@ -508,32 +513,25 @@ Test(identity, grow_record_of_an_image_removed_by_hand_is_dropped)
 	s = open_store();                              /* not "cannot put the store right" */
 	cr_expect(!state_exists("a.grow"), "the record of the image gone stays");
 	cr_expect(strstr(cap.buf, "a: dropped an interrupted grow: its image is gone"), "log: %s", cap.buf);
-	sfs_store_put(s, get(s, "b"));
-	cr_assert_eq(sfs_store_close(s), 0);
+	expect_b_served_and_close(s);
 }
 
 Test(identity, a_record_that_cannot_be_applied_keeps_only_its_image_out)
 {
-	struct sfs_image *im = NULL;
 	struct sfs_store *s;
-	char err[1024] = "";
 
 	make_images("a b");
 	crash_during("grow", 2, grow_a);
 	tmp_write_file(ts.statefd, "a.map", "not a map", 9);      /* the commit point unreadable */
 	s = open_store();
 	cr_expect(state_exists("a.grow"), "the record was dropped without being applied");
-	cr_expect_neq(sfs_store_lookup(s, "a", &im, err, sizeof(err)), 0, "a served");
-	cr_expect(strstr(err, "a: an interrupted grow (.sectorfs/a.grow)"), "why: %s", err);
-	sfs_store_put(s, get(s, "b"));
-	cr_assert_eq(sfs_store_close(s), 0);
+	expect_a_refused(s, "a served", "a: an interrupted grow (.sectorfs/a.grow)");
+	expect_b_served_and_close(s);
 }
 
 Test(identity, a_fifo_as_a_record_is_never_read_and_keeps_its_image_out, .timeout = 10)
 {
-	struct sfs_image *im = NULL;
 	struct sfs_store *s;
-	char err[1024] = "";
 	struct stat st;
 
 	make_images("a b");
@@ -541,9 +539,8 @@ Test(identity, a_fifo_as_a_record_is_never_read_and_keeps_its_image_out, .timeou
 	s = open_store();
 	cr_expect(fstatat(ts.statefd, "a.grow", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISFIFO(st.st_mode),
 		  "the FIFO was removed as a damaged record");
-	cr_expect_neq(sfs_store_lookup(s, "a", &im, err, sizeof(err)), 0, "a served");
-	sfs_store_put(s, get(s, "b"));
-	cr_assert_eq(sfs_store_close(s), 0);
+	expect_a_refused(s, "a served", NULL);
+	expect_b_served_and_close(s);
 }
 
 /* ---- maps that are not the image's ---- */
@@ -560,30 +557,23 @@ static void copy_file(int dirfd, const char *from, const char *to)
 
 Test(identity, a_map_copied_from_another_image_is_refused)
 {
-	struct sfs_image *im = NULL;
 	struct sfs_store *s;
-	char err[1024] = "";
 
 	make_images("a b");
 	copy_file(ts.statefd, "b.map", "a.map");      /* the same geometry, b's bits */
 	s = open_store();
-	cr_expect_neq(sfs_store_lookup(s, "a", &im, err, sizeof(err)), 0, "a served through b's map");
-	cr_expect(strstr(err, "a copy of the map of image 'b'"), "why: %s", err);
-	sfs_store_put(s, get(s, "b"));
-	cr_assert_eq(sfs_store_close(s), 0);
+	expect_a_refused(s, "a served through b's map", "a copy of the map of image 'b'");
+	expect_b_served_and_close(s);
 }
 
 Test(identity, a_backing_file_replaced_while_stopped_is_not_served_through_the_old_map)
 {
-	struct sfs_image *im = NULL;
 	struct sfs_store *s;
-	char err[1024] = "";
 
 	make_images("a");
 	copy_file(ts.fd, "a", "a");                    /* the same bytes, another file */
 	s = open_store();
-	cr_expect_neq(sfs_store_lookup(s, "a", &im, err, sizeof(err)), 0, "served through the old map");
-	cr_expect(strstr(err, "made for a backing file that is no longer there"), "why: %s", err);
+	expect_a_refused(s, "served through the old map", "made for a backing file that is no longer there");
 	cr_assert_eq(sfs_store_close(s), 0);
 }
 
@@ -628,15 +618,12 @@ Test(identity, a_create_cut_before_its_backing_file_is_finished_and_logged)
 
 Test(identity, a_backing_file_gone_whose_map_records_data_is_not_made_again_empty)
 {
-	struct sfs_image *im = NULL;
 	struct sfs_store *s;
-	char err[1024] = "";
 
 	make_images("a");
 	cr_assert_eq(unlinkat(ts.fd, "a", 0), 0);
 	s = open_store();
-	cr_expect_neq(sfs_store_lookup(s, "a", &im, err, sizeof(err)), 0, "made again, empty");
-	cr_expect(strstr(err, "backing file missing while its map records 1 block of data"), "why: %s", err);
+	expect_a_refused(s, "made again, empty", "backing file missing while its map records 1 block of data");
 	cr_assert_eq(sfs_store_close(s), 0);
 	cr_expect(!tmp_exists(ts.fd, "a"));
 }
