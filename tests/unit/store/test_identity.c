@@ -237,29 +237,23 @@ static int openat_as(const char *name, int dfd, const char *path, int flags, mod
 	return real(dfd, path, flags, mode);
 }
 
-int ident_openat(int dfd, const char *path, int flags, ...)
-{
-	mode_t mode = 0;
-	va_list ap;
+/* The interposer fn of the libc call name: its mode argument (only with O_CREAT or O_TMPFILE)
+ * read, then openat_as. */
+#define IDENT_OPENAT(fn, name)                                         \
+	int fn(int dfd, const char *path, int flags, ...)              \
+	{                                                              \
+		mode_t mode = 0;                                       \
+		va_list ap;                                            \
+                                                                       \
+		va_start(ap, flags);                                   \
+		if (flags & (O_CREAT | O_TMPFILE))                     \
+			mode = va_arg(ap, mode_t);                     \
+		va_end(ap);                                            \
+		return openat_as(name, dfd, path, flags, mode);        \
+	}
 
-	va_start(ap, flags);
-	if (flags & (O_CREAT | O_TMPFILE))
-		mode = va_arg(ap, mode_t);
-	va_end(ap);
-	return openat_as("openat", dfd, path, flags, mode);
-}
-
-int ident_openat64(int dfd, const char *path, int flags, ...)
-{
-	mode_t mode = 0;
-	va_list ap;
-
-	va_start(ap, flags);
-	if (flags & (O_CREAT | O_TMPFILE))
-		mode = va_arg(ap, mode_t);
-	va_end(ap);
-	return openat_as("openat64", dfd, path, flags, mode);
-}
+IDENT_OPENAT(ident_openat, "openat")
+IDENT_OPENAT(ident_openat64, "openat64")
 
 /* The user: STORE/name removed, and files made under that name until one has inode ino again,
  * holding text.  A file that gets another number is kept aside (in a directory of its own), so
