@@ -24,22 +24,8 @@
 
 #include "util/fdio.h"
 #include "internal.h"
+#include "stripes.h"
 #include "util/units.h"
-
-#define NSTRIPES SFS_IMG_NSTRIPES
-
-/* Every stripe lock taken, in order: no request is under way in the image then. */
-static void lock_stripes(struct sfs_image *im)
-{
-	for (int i = 0; i < NSTRIPES; i++)
-		pthread_mutex_lock(&im->stripe[i]);
-}
-
-static void unlock_stripes(struct sfs_image *im)
-{
-	for (int i = NSTRIPES - 1; i >= 0; i--)
-		pthread_mutex_unlock(&im->stripe[i]);
-}
 
 /* Under every stripe lock: the image's size is now size, and so is the size it shows unless it
  * is growing (a growing image shows what its writes reached). */
@@ -55,7 +41,7 @@ static void set_size_locked(struct sfs_image *im, uint64_t size, bool growing)
  * then the failure layer told of the new size when there is one.  rc. */
 static int resized(struct sfs_image *im, int rc)
 {
-	unlock_stripes(im);
+	sfs_img_unlock_stripes(im);
 	if (rc == 0)
 		sfs_img_fail_resize(im);
 	return rc;
@@ -105,7 +91,7 @@ int sfs_image_grow_commit(struct sfs_image *im, uint64_t new_size)
 	/* An eagerzeroedthick image is not all zeroed again until its new blocks are. */
 	if (im->sc.prov == SFS_PROV_EAGERZEROEDTHICK)
 		flags &= ~SFS_MAP_F_ZEROED;
-	lock_stripes(im);
+	sfs_img_lock_stripes(im);
 	rc = sfs_map_grow_commit(im->map, new_size, flags);
 	/* a growing image shows what its writes reached; the new room is ahead of them */
 	if (rc == 0)
@@ -219,7 +205,7 @@ int sfs_image_trim_commit(struct sfs_image *im, uint64_t cap)
 		return -EINVAL;
 	if (cap == sfs_image_capacity(im))
 		return 0;
-	lock_stripes(im);
+	sfs_img_lock_stripes(im);
 	/* under every stripe lock: no first write can set a bit past cap now */
 	rc = growing && cap < __atomic_load_n(&im->vsize, __ATOMIC_ACQUIRE) ? -EAGAIN : 0;
 	if (rc == 0 && !growing)
@@ -256,7 +242,7 @@ void sfs_image_reformat_map_info(const struct sfs_image *im, const struct sfs_si
 void sfs_image_reformat(struct sfs_image *im, struct sfs_map *nm, const struct sfs_sidecar *sc)
 {
 	assert(sfs_image_reformat_check(im, sc) == 0);
-	lock_stripes(im);
+	sfs_img_lock_stripes(im);
 	/* the old map stays readable until close: a lock-free reader may hold it */
 	im->retired[im->nretired++] = im->map;
 	__atomic_store_n(&im->map, nm, __ATOMIC_RELEASE);
@@ -265,7 +251,7 @@ void sfs_image_reformat(struct sfs_image *im, struct sfs_map *nm, const struct s
 	__atomic_store_n(&im->vsize, 0, __ATOMIC_RELEASE);
 	if (im->dfd < 0 || im->geom.lss % im->dio_off != 0)
 		__atomic_store_n(&im->ranged, true, __ATOMIC_SEQ_CST);
-	unlock_stripes(im);
+	sfs_img_unlock_stripes(im);
 }
 
 int sfs_image_trim_backing(struct sfs_image *im)
