@@ -215,29 +215,16 @@ int sfs_disk_load(int dirfd, const char *fname, struct sfs_diskstate *ds, char *
 
 int sfs_disk_save(int dirfd, const char *fname, const struct sfs_diskstate *ds)
 {
-	char tmp[SFS_TMP_NAME_MAX], *text;
+	char *text;
 	size_t len;
-	int fd, rc;
+	int rc;
 
 	if (sfs_disk_is_default(ds))
 		return sfs_remove_durably(dirfd, fname);
 	rc = sfs_disk_encode(ds, &text, &len);
 	if (rc < 0)
 		return rc;
-	fd = sfs_tmp_create(dirfd, tmp, sizeof(tmp), 0600);
-	if (fd < 0) {
-		free(text);
-		return fd;
-	}
-	rc = sfs_pwrite_all(fd, text, len, 0);
+	rc = sfs_write_file_atomic_step(dirfd, dirfd, fname, text, len, 0600, "disk-save");
 	free(text);
-	if (rc == 0)
-		rc = sfs_step("disk-save", 1);
-	if (rc == 0)
-		rc = sfs_tmp_install(fd, dirfd, tmp, dirfd, fname);
-	else
-		unlinkat(dirfd, tmp, 0);
-	if (close(fd) < 0 && rc == 0)
-		rc = -errno;
 	return rc;
 }

@@ -30,6 +30,7 @@
 
 #include "util/crc32c.h"
 #include "util/fdio.h"
+#include "util/le.h"
 #include "util/prng.h"
 #include "util/tmpfile.h"
 
@@ -38,36 +39,6 @@
 #define REC_MAGIC 0x4f444e55u
 #define HDR_USED 64
 #define COPY_CHUNK (1u << 20)
-
-static void put32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-	uint32_t v = 0;
-
-	for (int i = 3; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
 
 uint64_t sfs_undo_rec_size(const struct sfs_undo_rec *r)
 {
@@ -114,16 +85,16 @@ int sfs_undo_write_hdr(int fd, const struct sfs_undo_hdr *h)
 
 	memset(b, 0, sizeof(b));
 	memcpy(b, MAGIC, 8);
-	put32(b + 8, VERSION);
-	put32(b + 12, h->g.lss);
-	put32(b + 16, h->g.pss);
-	put32(b + 20, h->g.awu);
-	put32(b + 24, h->g.awb);
-	put32(b + 28, h->g.rmw_power_safe ? 1 : 0);
-	put64(b + 32, h->gen);
-	put64(b + 40, h->live);
-	put64(b + 48, h->mark);
-	put32(b + 56, sfs_crc32c(0, b, 56));
+	sfs_put_le32(b + 8, VERSION);
+	sfs_put_le32(b + 12, h->g.lss);
+	sfs_put_le32(b + 16, h->g.pss);
+	sfs_put_le32(b + 20, h->g.awu);
+	sfs_put_le32(b + 24, h->g.awb);
+	sfs_put_le32(b + 28, h->g.rmw_power_safe ? 1 : 0);
+	sfs_put_le64(b + 32, h->gen);
+	sfs_put_le64(b + 40, h->live);
+	sfs_put_le64(b + 48, h->mark);
+	sfs_put_le32(b + 56, sfs_crc32c(0, b, 56));
 	return sfs_pwrite_all(fd, b, sizeof(b), 0);
 }
 
@@ -137,16 +108,16 @@ int sfs_undo_read_hdr(int fd, struct sfs_undo_hdr *h)
 		return (int)n;
 	if ((size_t)n < sizeof(b))
 		return -ENODATA;
-	if (memcmp(b, MAGIC, 8) != 0 || get32(b + 8) != VERSION || get32(b + 56) != sfs_crc32c(0, b, 56))
+	if (memcmp(b, MAGIC, 8) != 0 || sfs_get_le32(b + 8) != VERSION || sfs_get_le32(b + 56) != sfs_crc32c(0, b, 56))
 		return -EUCLEAN;
-	t.g.lss = get32(b + 12);
-	t.g.pss = get32(b + 16);
-	t.g.awu = get32(b + 20);
-	t.g.awb = get32(b + 24);
-	t.g.rmw_power_safe = get32(b + 28) & 1;
-	t.gen = get64(b + 32);
-	t.live = get64(b + 40);
-	t.mark = get64(b + 48);
+	t.g.lss = sfs_get_le32(b + 12);
+	t.g.pss = sfs_get_le32(b + 16);
+	t.g.awu = sfs_get_le32(b + 20);
+	t.g.awb = sfs_get_le32(b + 24);
+	t.g.rmw_power_safe = sfs_get_le32(b + 28) & 1;
+	t.gen = sfs_get_le64(b + 32);
+	t.live = sfs_get_le64(b + 40);
+	t.mark = sfs_get_le64(b + 48);
 	if (!pow2(t.g.lss) || !pow2(t.g.pss) || t.g.pss < t.g.lss || !pow2(t.g.awu) || t.g.awu < t.g.lss ||
 	    (t.g.awb && (!pow2(t.g.awb) || t.g.awb < t.g.awu)) || t.live < SFS_UNDO_HDR_LEN)
 		return -EUCLEAN;
@@ -158,13 +129,13 @@ int sfs_undo_read_hdr(int fd, struct sfs_undo_hdr *h)
 
 static void encode_head(unsigned char *b, uint64_t gen, const struct sfs_undo_rec *r)
 {
-	put32(b, REC_MAGIC);
-	put32(b + 4, (uint32_t)r->kind);
-	put64(b + 8, r->seq);
-	put64(b + 16, r->off);
-	put64(b + 24, r->len);
-	put64(b + 32, gen);
-	put32(b + 44, 0);
+	sfs_put_le32(b, REC_MAGIC);
+	sfs_put_le32(b + 4, (uint32_t)r->kind);
+	sfs_put_le64(b + 8, r->seq);
+	sfs_put_le64(b + 16, r->off);
+	sfs_put_le64(b + 24, r->len);
+	sfs_put_le64(b + 32, gen);
+	sfs_put_le32(b + 44, 0);
 }
 
 int sfs_undo_append(int fd, uint64_t gen, const struct sfs_undo_rec *r, const void *data)
@@ -182,7 +153,7 @@ int sfs_undo_append(int fd, uint64_t gen, const struct sfs_undo_rec *r, const vo
 	encode_head(head, gen, r);
 	crc = sfs_crc32c(0, head, 40);
 	crc = sfs_crc32c(crc, data, dlen);
-	put32(head + 40, crc);
+	sfs_put_le32(head + 40, crc);
 	n = pwritev(fd, iov, 3, (off_t)r->at);
 	if (n < 0 && errno != EINTR)
 		return -errno;
@@ -213,12 +184,12 @@ static int read_entry(int fd, uint64_t gen, uint64_t at, struct sfs_undo_rec *r,
 
 	if (n < 0)
 		return (int)n;
-	if ((size_t)n < sizeof(head) || get32(head) != REC_MAGIC || get64(head + 32) != gen)
+	if ((size_t)n < sizeof(head) || sfs_get_le32(head) != REC_MAGIC || sfs_get_le64(head + 32) != gen)
 		return 1;
-	r->kind = (enum sfs_undo_kind)get32(head + 4);
-	r->seq = get64(head + 8);
-	r->off = get64(head + 16);
-	r->len = get64(head + 24);
+	r->kind = (enum sfs_undo_kind)sfs_get_le32(head + 4);
+	r->seq = sfs_get_le64(head + 8);
+	r->off = sfs_get_le64(head + 16);
+	r->len = sfs_get_le64(head + 24);
 	r->at = at;
 	if ((r->kind != SFS_UNDO_WRITE && r->kind != SFS_UNDO_KEPT) || r->len == 0 || r->off + r->len < r->off ||
 	    r->len > (1ull << 40))
@@ -236,7 +207,7 @@ static int read_entry(int fd, uint64_t gen, uint64_t at, struct sfs_undo_rec *r,
 		crc = sfs_crc32c(crc, buf, k);
 		pos += k;
 	}
-	return crc == get32(head + 40) ? 0 : 1;
+	return crc == sfs_get_le32(head + 40) ? 0 : 1;
 }
 
 long sfs_undo_scan(int fd, const struct sfs_undo_hdr *h, int (*cb)(void *ctx, const struct sfs_undo_rec *r),

@@ -34,40 +34,37 @@
 
 /* ---- the state's disk ---- */
 
-static int fb_read(void *arg, void *buf, size_t len, uint64_t off)
+/* One transfer of the state's disk with the image pinned around it: a read into rbuf, a write
+ * of wbuf, or (neither) a sync.  0 or -errno. */
+static int fb_io(struct sfs_image *im, void *rbuf, const void *wbuf, size_t len, uint64_t off)
 {
-	struct sfs_image *im = arg;
 	int rc = sfs_image_pin(im);
 
-	if (rc == 0) {
-		rc = sfs_img_raw_read(im, buf, len, off);
-		sfs_image_unpin(im);
-	}
+	if (rc < 0)
+		return rc;
+	if (rbuf)
+		rc = sfs_img_raw_read(im, rbuf, len, off);
+	else if (wbuf)
+		rc = sfs_img_raw_write(im, wbuf, len, off);
+	else
+		rc = sfs_img_raw_sync(im);
+	sfs_image_unpin(im);
 	return rc;
+}
+
+static int fb_read(void *arg, void *buf, size_t len, uint64_t off)
+{
+	return fb_io(arg, buf, NULL, len, off);
 }
 
 static int fb_write(void *arg, const void *buf, size_t len, uint64_t off)
 {
-	struct sfs_image *im = arg;
-	int rc = sfs_image_pin(im);
-
-	if (rc == 0) {
-		rc = sfs_img_raw_write(im, buf, len, off);
-		sfs_image_unpin(im);
-	}
-	return rc;
+	return fb_io(arg, NULL, buf, len, off);
 }
 
 static int fb_sync(void *arg)
 {
-	struct sfs_image *im = arg;
-	int rc = sfs_image_pin(im);
-
-	if (rc == 0) {
-		rc = sfs_img_raw_sync(im);
-		sfs_image_unpin(im);
-	}
-	return rc;
+	return fb_io(arg, NULL, NULL, 0, 0);
 }
 
 /* ---- making it ---- */

@@ -24,9 +24,28 @@
 
 #include "util/fdio.h"
 #include "internal.h"
+#include "stripes.h"
 #include "util/units.h"
 
-#define NSTRIPES SFS_IMG_NSTRIPES
+/* Under every stripe lock: the image's size is now size, and so is the size it shows unless it
+ * is growing (a growing image shows what its writes reached). */
+static void set_size_locked(struct sfs_image *im, uint64_t size, bool growing)
+{
+	__atomic_store_n(&im->geom.size, size, __ATOMIC_RELEASE);
+	im->sc.size = size;
+	if (!growing)
+		__atomic_store_n(&im->vsize, size, __ATOMIC_RELEASE);
+}
+
+/* The end of a change of size made under every stripe lock with result rc: the locks released,
+ * then the failure layer told of the new size when there is one.  rc. */
+static int resized(struct sfs_image *im, int rc)
+{
+	sfs_img_unlock_stripes(im);
+	if (rc == 0)
+		sfs_img_fail_resize(im);
+	return rc;
+}
 
 int sfs_image_grow_prepare(struct sfs_image *im, uint64_t new_size)
 {
@@ -72,21 +91,12 @@ int sfs_image_grow_commit(struct sfs_image *im, uint64_t new_size)
 	/* An eagerzeroedthick image is not all zeroed again until its new blocks are. */
 	if (im->sc.prov == SFS_PROV_EAGERZEROEDTHICK)
 		flags &= ~SFS_MAP_F_ZEROED;
-	for (int i = 0; i < NSTRIPES; i++)
-		pthread_mutex_lock(&im->stripe[i]);
+	sfs_img_lock_stripes(im);
 	rc = sfs_map_grow_commit(im->map, new_size, flags);
-	if (rc == 0) {
-		__atomic_store_n(&im->geom.size, new_size, __ATOMIC_RELEASE);
-		im->sc.size = new_size;
-		/* a growing image shows what its writes reached; the new room is ahead of them */
-		if (!__atomic_load_n(&im->growing, __ATOMIC_ACQUIRE))
-			__atomic_store_n(&im->vsize, new_size, __ATOMIC_RELEASE);
-	}
-	for (int i = NSTRIPES - 1; i >= 0; i--)
-		pthread_mutex_unlock(&im->stripe[i]);
+	/* a growing image shows what its writes reached; the new room is ahead of them */
 	if (rc == 0)
-		sfs_img_fail_resize(im);
-	return rc;
+		set_size_locked(im, new_size, __atomic_load_n(&im->growing, __ATOMIC_ACQUIRE));
+	return resized(im, rc);
 }
 
 int sfs_image_grow_abort(struct sfs_image *im, uint64_t old_len)
@@ -195,25 +205,16 @@ int sfs_image_trim_commit(struct sfs_image *im, uint64_t cap)
 		return -EINVAL;
 	if (cap == sfs_image_capacity(im))
 		return 0;
-	for (int i = 0; i < NSTRIPES; i++)
-		pthread_mutex_lock(&im->stripe[i]);
+	sfs_img_lock_stripes(im);
 	/* under every stripe lock: no first write can set a bit past cap now */
 	rc = growing && cap < __atomic_load_n(&im->vsize, __ATOMIC_ACQUIRE) ? -EAGAIN : 0;
 	if (rc == 0 && !growing)
 		rc = forget_zero_blocks_past(im, cap);
 	if (rc == 0)
 		rc = sfs_map_shrink(im->map, cap);
-	if (rc == 0) {
-		__atomic_store_n(&im->geom.size, cap, __ATOMIC_RELEASE);
-		im->sc.size = cap;
-		if (!growing)
-			__atomic_store_n(&im->vsize, cap, __ATOMIC_RELEASE);
-	}
-	for (int i = NSTRIPES - 1; i >= 0; i--)
-		pthread_mutex_unlock(&im->stripe[i]);
 	if (rc == 0)
-		sfs_img_fail_resize(im);
-	return rc;
+		set_size_locked(im, cap, growing);
+	return resized(im, rc);
 }
 
 int sfs_image_reformat_check(const struct sfs_image *im, const struct sfs_sidecar *sc)
@@ -241,8 +242,7 @@ void sfs_image_reformat_map_info(const struct sfs_image *im, const struct sfs_si
 void sfs_image_reformat(struct sfs_image *im, struct sfs_map *nm, const struct sfs_sidecar *sc)
 {
 	assert(sfs_image_reformat_check(im, sc) == 0);
-	for (int i = 0; i < NSTRIPES; i++)
-		pthread_mutex_lock(&im->stripe[i]);
+	sfs_img_lock_stripes(im);
 	/* the old map stays readable until close: a lock-free reader may hold it */
 	im->retired[im->nretired++] = im->map;
 	__atomic_store_n(&im->map, nm, __ATOMIC_RELEASE);
@@ -251,8 +251,7 @@ void sfs_image_reformat(struct sfs_image *im, struct sfs_map *nm, const struct s
 	__atomic_store_n(&im->vsize, 0, __ATOMIC_RELEASE);
 	if (im->dfd < 0 || im->geom.lss % im->dio_off != 0)
 		__atomic_store_n(&im->ranged, true, __ATOMIC_SEQ_CST);
-	for (int i = NSTRIPES - 1; i >= 0; i--)
-		pthread_mutex_unlock(&im->stripe[i]);
+	sfs_img_unlock_stripes(im);
 }
 
 int sfs_image_trim_backing(struct sfs_image *im)

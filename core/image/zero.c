@@ -37,27 +37,15 @@
 
 #include "util/clock.h"
 #include "internal.h"
+#include "stripes.h"
 #include "util/units.h"
 
-#define NSTRIPES SFS_IMG_NSTRIPES
 /* Eager zeroing (zero_blocks) flushes the map after this many bytes, so a stop or a crash
  * loses at most that much progress and the next open resumes where it stopped. */
 #define EAGER_CHUNK (256ull << 20)
 #define ZERO_STEP (8ull << 20)       /* eager zeroing looks for a stop this often */
 #define ZERO_STACK (512u << 10)      /* its thread's stack: it calls little, and a store may
 				      * have many images zeroing (or ended, not yet joined) */
-
-static void lock_stripes(struct sfs_image *im)
-{
-	for (int i = 0; i < NSTRIPES; i++)
-		pthread_mutex_lock(&im->stripe[i]);
-}
-
-static void unlock_stripes(struct sfs_image *im)
-{
-	for (int i = NSTRIPES - 1; i >= 0; i--)
-		pthread_mutex_unlock(&im->stripe[i]);
-}
 
 /* Every block is allocated: make the bits durable, then record the image eagerzeroedthick and
  * zeroed in the map header (in place), under all the stripe locks so that a grow cannot commit
@@ -69,7 +57,7 @@ static int mark_zeroed(struct sfs_image *im)
 
 	if (rc < 0)
 		return rc;
-	lock_stripes(im);
+	sfs_img_lock_stripes(im);
 	if (sfs_map_next_clear(im->map, 0) < sfs_map_nblocks(im->map))
 		rc = 1;
 	else
@@ -77,7 +65,7 @@ static int mark_zeroed(struct sfs_image *im)
 				      sfs_map_info(im->map)->flags | SFS_MAP_F_ZEROED);
 	if (rc == 0)
 		im->sc.prov = SFS_PROV_EAGERZEROEDTHICK;
-	unlock_stripes(im);
+	sfs_img_unlock_stripes(im);
 	return rc;
 }
 

@@ -16,6 +16,7 @@
 
 #include "util/crc32c.h"
 #include "util/fdio.h"
+#include "util/le.h"
 #include "util/log.h"
 #include "format.h"
 
@@ -30,46 +31,6 @@
 #define IO_PAGES 64u                                  /* pages per read or write */
 
 /* ---- little helpers ---- */
-
-static void put32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-/* Little-endian 64-bit stores and loads: on a little-endian host a plain copy
- * (a page is 504 of them on every flush), elsewhere byte by byte. */
-static void put64(unsigned char *p, uint64_t v)
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	memcpy(p, &v, 8);
-#else
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-#endif
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-	uint32_t v = 0;
-
-	for (int i = 3; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	uint64_t v = 0;
-
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	memcpy(&v, p, 8);
-#else
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-#endif
-	return v;
-}
 
 uint64_t sfs_mapfile_pages(unsigned version, uint64_t nblocks)
 {
@@ -101,7 +62,7 @@ static uint32_t chunk_crc(uint64_t idx, const unsigned char *data)
 {
 	unsigned char ib[8];
 
-	put64(ib, idx);
+	sfs_put_le64(ib, idx);
 	return sfs_crc32c(sfs_crc32c(0, ib, sizeof(ib)), data, CHUNK_DATA);
 }
 
@@ -112,9 +73,9 @@ void sfs_mapfile_encode_page(const uint64_t *words, uint64_t page, unsigned char
 		unsigned char *c = out + k * CHUNK;
 
 		for (unsigned w = 0; w < CHUNK_WORDS; w++)
-			put64(c + 8 * w, words ? __atomic_load_n(&words[idx * CHUNK_WORDS + w],
-								 __ATOMIC_ACQUIRE) : 0);
-		put32(c + CHUNK_DATA, chunk_crc(idx, c));
+			sfs_put_le64(c + 8 * w, words ? __atomic_load_n(&words[idx * CHUNK_WORDS + w],
+								      __ATOMIC_ACQUIRE) : 0);
+		sfs_put_le32(c + CHUNK_DATA, chunk_crc(idx, c));
 		memset(c + CHUNK_DATA + 4, 0, CHUNK - CHUNK_DATA - 4);
 	}
 }
@@ -122,7 +83,7 @@ void sfs_mapfile_encode_page(const uint64_t *words, uint64_t page, unsigned char
 /* Does chunk c (CHUNK bytes) check as chunk number idx? */
 static bool chunk_ok(const unsigned char *c, uint64_t idx)
 {
-	return get32(c + CHUNK_DATA) == chunk_crc(idx, c) && all_zero(c + CHUNK_DATA + 4, 4);
+	return sfs_get_le32(c + CHUNK_DATA) == chunk_crc(idx, c) && all_zero(c + CHUNK_DATA + 4, 4);
 }
 
 int sfs_mapfile_write_pages(int fd, const uint64_t *words, uint64_t first, uint64_t n)
@@ -151,22 +112,22 @@ int sfs_mapfile_write_pages(int fd, const uint64_t *words, uint64_t first, uint6
 
 static void put_fileid(unsigned char *p, const struct sfs_fileid *id)
 {
-	put64(p, id->ino);
-	put64(p + 8, (uint64_t)id->btime_sec);
-	put32(p + 16, id->btime_nsec);
-	put32(p + 20, id->has);
-	put64(p + 24, id->gen);
-	put64(p + 32, id->dev);
+	sfs_put_le64(p, id->ino);
+	sfs_put_le64(p + 8, (uint64_t)id->btime_sec);
+	sfs_put_le32(p + 16, id->btime_nsec);
+	sfs_put_le32(p + 20, id->has);
+	sfs_put_le64(p + 24, id->gen);
+	sfs_put_le64(p + 32, id->dev);
 }
 
 static void get_fileid(const unsigned char *p, struct sfs_fileid *id)
 {
-	id->ino = get64(p);
-	id->btime_sec = (int64_t)get64(p + 8);
-	id->btime_nsec = get32(p + 16);
-	id->has = get32(p + 20) & (SFS_FILEID_BTIME | SFS_FILEID_GEN);
-	id->gen = get64(p + 24);
-	id->dev = get64(p + 32);
+	id->ino = sfs_get_le64(p);
+	id->btime_sec = (int64_t)sfs_get_le64(p + 8);
+	id->btime_nsec = sfs_get_le32(p + 16);
+	id->has = sfs_get_le32(p + 20) & (SFS_FILEID_BTIME | SFS_FILEID_GEN);
+	id->gen = sfs_get_le64(p + 24);
+	id->dev = sfs_get_le64(p + 32);
 }
 
 static void encode_ident(const struct sfs_map_ident *ident, unsigned char *h)
@@ -178,7 +139,7 @@ static void encode_ident(const struct sfs_map_ident *ident, unsigned char *h)
 	put_fileid(h + SFS_MAPFILE_OFF_BACKING, &ident->backing);
 	put_fileid(h + SFS_MAPFILE_OFF_SELF, &ident->self);
 	memcpy(h + SFS_MAPFILE_OFF_NAME, ident->name, n);
-	put32(h + SFS_MAPFILE_OFF_IDCRC, sfs_crc32c(0, h + SFS_MAPFILE_OFF_ID, SFS_MAPFILE_OFF_IDCRC - SFS_MAPFILE_OFF_ID));
+	sfs_put_le32(h + SFS_MAPFILE_OFF_IDCRC, sfs_crc32c(0, h + SFS_MAPFILE_OFF_ID, SFS_MAPFILE_OFF_IDCRC - SFS_MAPFILE_OFF_ID));
 }
 
 /* The identity part of h, when it is there and checks (a name that is no image name does not). */
@@ -188,7 +149,7 @@ static void decode_ident(const unsigned char *h, struct sfs_map_ident *ident)
 
 	memset(ident, 0, sizeof(*ident));
 	if (memcmp(h + SFS_MAPFILE_OFF_ID, SFS_MAPFILE_ID_MAGIC, 8) != 0 ||
-	    get32(h + SFS_MAPFILE_OFF_IDCRC) != sfs_crc32c(0, h + SFS_MAPFILE_OFF_ID,
+	    sfs_get_le32(h + SFS_MAPFILE_OFF_IDCRC) != sfs_crc32c(0, h + SFS_MAPFILE_OFF_ID,
 							  SFS_MAPFILE_OFF_IDCRC - SFS_MAPFILE_OFF_ID) ||
 	    !memchr(name, '\0', SFS_NAME_MAX + 1))
 		return;
@@ -204,16 +165,16 @@ void sfs_mapfile_encode_header(const struct sfs_map_info *info, uint64_t nblocks
 {
 	memset(h, 0, MAP_HDR);
 	memcpy(h, SFS_MAPFILE_MAGIC, 8);
-	put32(h + SFS_MAPFILE_OFF_VERSION, SFS_MAPFILE_VERSION);
-	put32(h + SFS_MAPFILE_OFF_HDRSIZE, MAP_HDR);
-	put64(h + SFS_MAPFILE_OFF_SIZE, info->geom.size);
-	put32(h + SFS_MAPFILE_OFF_LSS, info->geom.lss);
-	put32(h + SFS_MAPFILE_OFF_PSS, info->geom.pss);
-	put64(h + SFS_MAPFILE_OFF_BLOCK, info->geom.block_size);
-	put64(h + SFS_MAPFILE_OFF_NBLOCKS, nblocks);
-	put32(h + SFS_MAPFILE_OFF_PROV, (uint32_t)info->prov);
-	put32(h + SFS_MAPFILE_OFF_FLAGS, info->flags);
-	put32(h + SFS_MAPFILE_OFF_CRC, sfs_crc32c(0, h, SFS_MAPFILE_OFF_CRC));
+	sfs_put_le32(h + SFS_MAPFILE_OFF_VERSION, SFS_MAPFILE_VERSION);
+	sfs_put_le32(h + SFS_MAPFILE_OFF_HDRSIZE, MAP_HDR);
+	sfs_put_le64(h + SFS_MAPFILE_OFF_SIZE, info->geom.size);
+	sfs_put_le32(h + SFS_MAPFILE_OFF_LSS, info->geom.lss);
+	sfs_put_le32(h + SFS_MAPFILE_OFF_PSS, info->geom.pss);
+	sfs_put_le64(h + SFS_MAPFILE_OFF_BLOCK, info->geom.block_size);
+	sfs_put_le64(h + SFS_MAPFILE_OFF_NBLOCKS, nblocks);
+	sfs_put_le32(h + SFS_MAPFILE_OFF_PROV, (uint32_t)info->prov);
+	sfs_put_le32(h + SFS_MAPFILE_OFF_FLAGS, info->flags);
+	sfs_put_le32(h + SFS_MAPFILE_OFF_CRC, sfs_crc32c(0, h, SFS_MAPFILE_OFF_CRC));
 	if (ident && ident->present)
 		encode_ident(ident, h);
 }
@@ -229,22 +190,22 @@ int sfs_mapfile_check_header(const unsigned char *h, const char *fname, struct s
 
 	if (memcmp(h, SFS_MAPFILE_MAGIC, 8) != 0)
 		return sfs_err(err, errlen, -EUCLEAN, "%s: not a sectorfs allocation map (bad magic)", fname);
-	*version = get32(h + SFS_MAPFILE_OFF_VERSION);
+	*version = sfs_get_le32(h + SFS_MAPFILE_OFF_VERSION);
 	if (*version != SFS_MAPFILE_VERSION && *version != SFS_MAPFILE_V1)
-		return sfs_err(err, errlen, -EUCLEAN, "%s: unsupported map version %u", fname, get32(h + SFS_MAPFILE_OFF_VERSION));
-	if (get32(h + SFS_MAPFILE_OFF_CRC) != sfs_crc32c(0, h, SFS_MAPFILE_OFF_CRC))
+		return sfs_err(err, errlen, -EUCLEAN, "%s: unsupported map version %u", fname, sfs_get_le32(h + SFS_MAPFILE_OFF_VERSION));
+	if (sfs_get_le32(h + SFS_MAPFILE_OFF_CRC) != sfs_crc32c(0, h, SFS_MAPFILE_OFF_CRC))
 		return sfs_err(err, errlen, -EUCLEAN, "%s: map header checksum mismatch (corrupted)", fname);
-	if (get32(h + SFS_MAPFILE_OFF_HDRSIZE) != MAP_HDR)
-		return sfs_err(err, errlen, -EUCLEAN, "%s: bad map header size %u", fname, get32(h + SFS_MAPFILE_OFF_HDRSIZE));
-	info->geom.size = get64(h + SFS_MAPFILE_OFF_SIZE);
-	info->geom.lss = get32(h + SFS_MAPFILE_OFF_LSS);
-	info->geom.pss = get32(h + SFS_MAPFILE_OFF_PSS);
-	info->geom.block_size = get64(h + SFS_MAPFILE_OFF_BLOCK);
-	info->prov = (enum sfs_prov)get32(h + SFS_MAPFILE_OFF_PROV);
-	info->flags = get32(h + SFS_MAPFILE_OFF_FLAGS);
-	*nblocks = get64(h + SFS_MAPFILE_OFF_NBLOCKS);
-	if (get32(h + SFS_MAPFILE_OFF_PROV) > SFS_PROV_EAGERZEROEDTHICK)
-		return sfs_err(err, errlen, -EUCLEAN, "%s: bad provisioning %u in map header", fname, get32(h + SFS_MAPFILE_OFF_PROV));
+	if (sfs_get_le32(h + SFS_MAPFILE_OFF_HDRSIZE) != MAP_HDR)
+		return sfs_err(err, errlen, -EUCLEAN, "%s: bad map header size %u", fname, sfs_get_le32(h + SFS_MAPFILE_OFF_HDRSIZE));
+	info->geom.size = sfs_get_le64(h + SFS_MAPFILE_OFF_SIZE);
+	info->geom.lss = sfs_get_le32(h + SFS_MAPFILE_OFF_LSS);
+	info->geom.pss = sfs_get_le32(h + SFS_MAPFILE_OFF_PSS);
+	info->geom.block_size = sfs_get_le64(h + SFS_MAPFILE_OFF_BLOCK);
+	info->prov = (enum sfs_prov)sfs_get_le32(h + SFS_MAPFILE_OFF_PROV);
+	info->flags = sfs_get_le32(h + SFS_MAPFILE_OFF_FLAGS);
+	*nblocks = sfs_get_le64(h + SFS_MAPFILE_OFF_NBLOCKS);
+	if (sfs_get_le32(h + SFS_MAPFILE_OFF_PROV) > SFS_PROV_EAGERZEROEDTHICK)
+		return sfs_err(err, errlen, -EUCLEAN, "%s: bad provisioning %u in map header", fname, sfs_get_le32(h + SFS_MAPFILE_OFF_PROV));
 	if (sfs_geom_validate(info->geom.size, info->geom.lss, info->geom.pss, info->geom.block_size, fname,
 			      why, sizeof(why)) < 0)
 		return sfs_err(err, errlen, -EUCLEAN, "bad geometry in map header: %s", why);
@@ -342,7 +303,7 @@ static int v2_batch(const unsigned char *buf, uint64_t p, uint64_t k, void *arg)
 
 		if (chunk_ok(in, c)) {
 			for (unsigned i = 0; i < CHUNK_WORDS; i++)
-				w[i] = get64(in + 8 * i);
+				w[i] = sfs_get_le64(in + 8 * i);
 			continue;
 		}
 		first = first < r->nblocks ? first : r->nblocks;
@@ -381,7 +342,7 @@ static int v1_batch(const unsigned char *buf, uint64_t p, uint64_t k, void *arg)
 
 	for (uint64_t i = 0; i < k * (MAP_PAGE / 8); i++)
 		if (p * (MAP_PAGE / 8) + i < r->nwords)
-			r->words[p * (MAP_PAGE / 8) + i] = get64(buf + 8 * i);
+			r->words[p * (MAP_PAGE / 8) + i] = sfs_get_le64(buf + 8 * i);
 	return 0;
 }
 

@@ -23,8 +23,7 @@
 #include "util/log.h"
 #include "mountpoint.h"
 
-/* Undo mountinfo's octal escapes (\040 for a space) in place. */
-static void unescape(char *s)
+void sfs_mountinfo_unescape(char *s)
 {
 	char *d = s;
 
@@ -66,11 +65,11 @@ bool sfs_mount_lookup(const char *path, char *fstype, char *source, size_t len)
 		}
 		if (!mnt || !type)
 			continue;
-		unescape(mnt);
+		sfs_mountinfo_unescape(mnt);
 		if (strcmp(mnt, path) != 0)
 			continue;
 		if (src)
-			unescape(src);
+			sfs_mountinfo_unescape(src);
 		snprintf(fstype, len, "%s", type);
 		snprintf(source, len, "%s", src ? src : "");
 		found = true;                   /* the last one listed is the one on top */

@@ -23,4 +23,8 @@ int sfs_mountpoint_check(const char *path, char *err, size_t errlen);
  * and source of the mount on top there into fstype and source (len bytes each). */
 bool sfs_mount_lookup(const char *path, char *fstype, char *source, size_t len);
 
+/* Undo the octal escapes of a /proc/self/mountinfo field (\040 for a space) in s, in place.
+ * No errors. */
+void sfs_mountinfo_unescape(char *s);
+
 #endif

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "fdio.h"
+#include "step.h"
 #include "tmpfile.h"
 
 int sfs_tmp_create(int dirfd, char *name, size_t len, mode_t mode)
@@ -70,12 +71,20 @@ int sfs_tmp_install(int fd, int fromdir, const char *tmp, int todir, const char 
 int sfs_write_file_atomic(int tmpdir, int todir, const char *to, const void *buf, size_t len,
 			  mode_t mode)
 {
+	return sfs_write_file_atomic_step(tmpdir, todir, to, buf, len, mode, NULL);
+}
+
+int sfs_write_file_atomic_step(int tmpdir, int todir, const char *to, const void *buf, size_t len,
+			       mode_t mode, const char *step_op)
+{
 	char tmp[SFS_TMP_NAME_MAX];
 	int fd = sfs_tmp_create(tmpdir, tmp, sizeof(tmp), mode), rc;
 
 	if (fd < 0)
 		return fd;
 	rc = sfs_pwrite_all(fd, buf, len, 0);
+	if (rc == 0 && step_op)
+		rc = sfs_step(step_op, 1);
 	if (rc == 0)
 		rc = sfs_tmp_install(fd, tmpdir, tmp, todir, to);
 	else

@@ -38,6 +38,11 @@ int sfs_tmp_install(int fd, int fromdir, const char *tmp, int todir, const char 
 int sfs_write_file_atomic(int tmpdir, int todir, const char *to, const void *buf, size_t len,
 			  mode_t mode);
 
+/* sfs_write_file_atomic with sfs_step(step_op, 1) (step.h) between the write and the install:
+ * a step that fails leaves nothing behind, as any other failure.  0 or -errno. */
+int sfs_write_file_atomic_step(int tmpdir, int todir, const char *to, const void *buf, size_t len,
+			       mode_t mode, const char *step_op);
+
 /* fsync a directory given by fd; 0 or -errno. */
 int sfs_fsync_dir(int dirfd);
 

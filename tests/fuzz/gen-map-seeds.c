@@ -43,6 +43,7 @@
 
 #include "map/map.h"
 #include "util/crc32c.h"
+#include "util/le.h"
 #include "map/format.h"
 
 /* the map file's layout, named where its codec names it */
@@ -62,30 +63,9 @@ static void die(const char *what)
 	exit(1);
 }
 
-static void put32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	uint64_t v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
 static void fix_crc(unsigned char *h)
 {
-	put32(h + CRC_OFF, sfs_crc32c(0, h, CRC_OFF));
+	sfs_put_le32(h + CRC_OFF, sfs_crc32c(0, h, CRC_OFF));
 }
 
 /* Give chunk idx of file f the checksum its bits need (version 2). */
@@ -93,8 +73,8 @@ static void fix_chunk(unsigned char *f, uint64_t idx)
 {
 	unsigned char ib[8], *c = f + HDR + idx * CHUNK;
 
-	put64(ib, idx);
-	put32(c + CHUNK_DATA, sfs_crc32c(sfs_crc32c(0, ib, 8), c, CHUNK_DATA));
+	sfs_put_le64(ib, idx);
+	sfs_put_le32(c + CHUNK_DATA, sfs_crc32c(sfs_crc32c(0, ib, 8), c, CHUNK_DATA));
 }
 
 struct blob {
@@ -192,17 +172,17 @@ static void variant(const char *name, const struct blob *b, size_t len,
 }
 
 static void e_magic(unsigned char *h) { h[3] = 'X'; }
-static void e_version(unsigned char *h) { put32(h + SFS_MAPFILE_OFF_VERSION, 3); }
+static void e_version(unsigned char *h) { sfs_put_le32(h + SFS_MAPFILE_OFF_VERSION, 3); }
 static void e_crc(unsigned char *h) { h[CRC_OFF] ^= 0x01; }
-static void e_hdrsize(unsigned char *h) { put32(h + SFS_MAPFILE_OFF_HDRSIZE, 512); }
-static void e_prov(unsigned char *h) { put32(h + SFS_MAPFILE_OFF_PROV, 3); }
-static void e_nblocks(unsigned char *h) { put64(h + SFS_MAPFILE_OFF_NBLOCKS, 18); }
-static void e_lss(unsigned char *h) { put32(h + SFS_MAPFILE_OFF_LSS, 1000); }
-static void e_pss_small(unsigned char *h) { put32(h + SFS_MAPFILE_OFF_LSS, 4096); put32(h + SFS_MAPFILE_OFF_PSS, 512); }
-static void e_block_big(unsigned char *h) { put64(h + SFS_MAPFILE_OFF_BLOCK, 128ull << 20); }
-static void e_block_small(unsigned char *h) { put64(h + SFS_MAPFILE_OFF_BLOCK, 256); }
-static void e_size_odd(unsigned char *h) { put64(h + SFS_MAPFILE_OFF_SIZE, 16 * 65536 + 32768 + 100); }
-static void e_size_huge(unsigned char *h) { put64(h + SFS_MAPFILE_OFF_SIZE, 1ull << 63); }
+static void e_hdrsize(unsigned char *h) { sfs_put_le32(h + SFS_MAPFILE_OFF_HDRSIZE, 512); }
+static void e_prov(unsigned char *h) { sfs_put_le32(h + SFS_MAPFILE_OFF_PROV, 3); }
+static void e_nblocks(unsigned char *h) { sfs_put_le64(h + SFS_MAPFILE_OFF_NBLOCKS, 18); }
+static void e_lss(unsigned char *h) { sfs_put_le32(h + SFS_MAPFILE_OFF_LSS, 1000); }
+static void e_pss_small(unsigned char *h) { sfs_put_le32(h + SFS_MAPFILE_OFF_LSS, 4096); sfs_put_le32(h + SFS_MAPFILE_OFF_PSS, 512); }
+static void e_block_big(unsigned char *h) { sfs_put_le64(h + SFS_MAPFILE_OFF_BLOCK, 128ull << 20); }
+static void e_block_small(unsigned char *h) { sfs_put_le64(h + SFS_MAPFILE_OFF_BLOCK, 256); }
+static void e_size_odd(unsigned char *h) { sfs_put_le64(h + SFS_MAPFILE_OFF_SIZE, 16 * 65536 + 32768 + 100); }
+static void e_size_huge(unsigned char *h) { sfs_put_le64(h + SFS_MAPFILE_OFF_SIZE, 1ull << 63); }
 /* Blocks 0..16 are the map's; set every bit after them in the first bytes. */
 static void e_junk_bits(unsigned char *h) { h[HDR + 2] |= 0xfe; memset(h + HDR + 3, 0xff, 64); fix_chunk(h, 0); }
 /* ... and in a chunk past the last block (17 blocks: chunk 0 holds them all) */
@@ -216,7 +196,7 @@ static void e_chunk_moved(unsigned char *h) { memcpy(h + HDR + 3 * CHUNK, h + HD
 /* The version-1 file holding the bits of version-2 map b (with extra zero bytes after). */
 static struct blob v1_of(const struct blob *b, size_t extra)
 {
-	uint64_t nb = get64(b->p + SFS_MAPFILE_OFF_NBLOCKS), pages = (nb + 32767) / 32768, nchunks = (b->len - HDR) / CHUNK;
+	uint64_t nb = sfs_get_le64(b->p + SFS_MAPFILE_OFF_NBLOCKS), pages = (nb + 32767) / 32768, nchunks = (b->len - HDR) / CHUNK;
 	struct blob v;
 
 	v.len = HDR + pages * PAGE + extra;
@@ -224,7 +204,7 @@ static struct blob v1_of(const struct blob *b, size_t extra)
 	if (!v.p)
 		die("v1");
 	memcpy(v.p, b->p, HDR);
-	put32(v.p + SFS_MAPFILE_OFF_VERSION, 1);
+	sfs_put_le32(v.p + SFS_MAPFILE_OFF_VERSION, 1);
 	fix_crc(v.p);
 	for (uint64_t c = 0; c < nchunks; c++)
 		for (unsigned i = 0; i < CHUNK_DATA && HDR + c * CHUNK_DATA + i < HDR + pages * PAGE; i++)
@@ -342,8 +322,8 @@ int main(int argc, char **argv)
 	for (unsigned k = 0; k < 2 * PAGE / CHUNK; k++) {
 		unsigned char ib[8], *c = tail + k * CHUNK;
 
-		put64(ib, 8 + k);                 /* b17 has one page: chunks 0..7 */
-		put32(c + CHUNK_DATA, sfs_crc32c(sfs_crc32c(0, ib, 8), c, CHUNK_DATA));
+		sfs_put_le64(ib, 8 + k);                 /* b17 has one page: chunks 0..7 */
+		sfs_put_le32(c + CHUNK_DATA, sfs_crc32c(sfs_crc32c(0, ib, 8), c, CHUNK_DATA));
 	}
 	with_tail("ok-grow-leftover-empty-pages", &b17, tail, 2 * PAGE);
 	memset(tail + 3 * CHUNK, 0, PAGE - 3 * CHUNK);   /* three sectors written, five not */
@@ -352,16 +332,16 @@ int main(int argc, char **argv)
 	{
 		unsigned char ib[8];
 
-		put64(ib, 9);
-		put32(tail + CHUNK + CHUNK_DATA, sfs_crc32c(sfs_crc32c(0, ib, 8), tail + CHUNK, CHUNK_DATA));
+		sfs_put_le64(ib, 9);
+		sfs_put_le32(tail + CHUNK + CHUNK_DATA, sfs_crc32c(sfs_crc32c(0, ib, 8), tail + CHUNK, CHUNK_DATA));
 	}
 	with_tail("bad-trailing-chunk-with-bits", &b17, tail, PAGE);
 	memset(tail, 0, sizeof(tail));
 	{
 		unsigned char ib[8];
 
-		put64(ib, 3);                     /* an empty chunk, numbered for elsewhere */
-		put32(tail + CHUNK_DATA, sfs_crc32c(sfs_crc32c(0, ib, 8), tail, CHUNK_DATA));
+		sfs_put_le64(ib, 3);                     /* an empty chunk, numbered for elsewhere */
+		sfs_put_le32(tail + CHUNK_DATA, sfs_crc32c(sfs_crc32c(0, ib, 8), tail, CHUNK_DATA));
 	}
 	with_tail("bad-trailing-chunk-numbered-elsewhere", &b17, tail, CHUNK);
 

@@ -12,11 +12,8 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-power.sh"
 . "$(dirname "$0")/lib-crash.sh"
-python3 -c 'import sqlite3' 2>/dev/null || skip "python3 has no sqlite3 module"
 
-ext4_image d
-crash_json "$T/run.json" --loop --workload "sh $POWER_PY/ext4_workload.sh barrier=1 sqlite_writer.py 7 OFF 40" \
-	--check "sh $POWER_PY/ext4_check.sh sqlite_check.py" --points 20 --policy random:0.5 "$MNT/d"
+crash_sqlite OFF
 crash_some_failed "$T/run.json" "SQLite WAL synchronous=OFF"
 pass "SQLite WAL, synchronous=OFF: $(crash_fig "$T/run.json" 'd["points_failed"]') of 20 points fail:" \
 	"$(crash_fig "$T/run.json" '[r["check_says"] for r in d["results"] if r["failed"]][0]')"

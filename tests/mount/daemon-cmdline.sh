@@ -7,26 +7,20 @@
 # non-zero, without hanging, with a message saying what is wrong, and
 # mount nothing.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-start.sh"
 requires_fuse
 requires_cmd timeout sha256sum
-
-M=$((1024 * 1024))
-MNT2="$T/mnt2"
-mkdir -p "$MNT2"
-on_exit "mountpoint -q $MNT2 && fusermount3 -uz $MNT2"   # if a daemon that should fail mounted it
 
 # run_bad WANT ARGS...: sectorfs ARGS must exit non-zero (not hang), say WANT
 # on stderr, and mount nothing on MNT2.
 run_bad() {
-	local want=$1 rc=0
+	local want=$1
 	shift
-	timeout 20 "$SECTORFS" "$@" >"$T/bad.out" 2>&1 || rc=$?
-	[ $rc -ne 124 ] || fail "sectorfs $* hung"
-	[ $rc -ne 0 ] || fail "sectorfs $* exited 0"
+	fg_refused "$T/bad.out" "sectorfs $*" "$@"
 	grep -qF -- "$want" "$T/bad.out" || fail "sectorfs $*: expected a message with '$want', got: $(cat "$T/bad.out")"
 	! mountpoint -q "$MNT2" || fail "sectorfs $* left $MNT2 mounted"
 	local args="${*:-(no arguments)}"
-	pass "sectorfs ${args//$T/\$T} exits $rc: $(head -n1 "$T/bad.out" | sed "s|$T|\$T|g")"
+	pass "sectorfs ${args//$T/\$T} exits $RC: $(head -n1 "$T/bad.out" | sed "s|$T|\$T|g")"
 }
 
 sidecar a 4M 512n thin 64K

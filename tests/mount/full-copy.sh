@@ -17,6 +17,7 @@
 #    sidecar and backing file say S too;
 #  - no error in the log; after a restart the image is S bytes, the same.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-storefs.sh"
 requires_fuse
 requires_root
 requires_cmd mkfs.ext4 mount umount cmp timeout
@@ -24,23 +25,8 @@ requires_cmd mkfs.ext4 mount umount cmp timeout
 on_exit unmount_store
 head -c $((100 << 20)) /dev/urandom > "$T/src" || fail "making $T/src failed"
 
-# mount_store KIND: a fresh 64 MiB ext4 (loop-mounted image file) or tmpfs on STORE.
-mount_store() {
-	case $1 in
-	ext4)
-		rm -f "$T/ext4.img"
-		truncate -s 64M "$T/ext4.img" || fail "truncate $T/ext4.img failed"
-		mkfs.ext4 -q -F -m 0 "$T/ext4.img" || fail "mkfs.ext4 $T/ext4.img failed"
-		timeout 20 mount -o loop "$T/ext4.img" "$STORE" || fail "mount -o loop $T/ext4.img failed"
-		;;
-	tmpfs)
-		timeout 20 mount -t tmpfs -o size=64M sfs-test "$STORE" || fail "mount -t tmpfs failed"
-		;;
-	esac
-}
-
 for kind in ext4 tmpfs; do
-	mount_store $kind
+	mount_store "$kind" 64M
 	: > "$T/daemon.log"
 	start_daemon
 	LC_ALL=C cp "$T/src" "$MNT/big" 2>"$T/cp.err" && fail "$kind: cp of 100 MiB into a 64 MiB store worked"

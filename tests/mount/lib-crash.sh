@@ -51,6 +51,17 @@ crash_json() {
 	esac
 }
 
+# crash_sqlite SYNC: the explorer's run into $T/run.json over SQLite in WAL mode with
+# synchronous=SYNC (power/sqlite_writer.py committing 40 transactions) on ext4 (barrier=1)
+# over a loop device on the image d (ext4_image), checked by ext4_check.sh sqlite_check.py,
+# 20 points, policy random:0.5.  Skips without python3's sqlite3 module.
+crash_sqlite() {
+	python3 -c 'import sqlite3' 2>/dev/null || skip "python3 has no sqlite3 module"
+	ext4_image d
+	crash_json "$T/run.json" --loop --workload "sh $POWER_PY/ext4_workload.sh barrier=1 sqlite_writer.py 7 $1 40" \
+		--check "sh $POWER_PY/ext4_check.sh sqlite_check.py" --points 20 --policy random:0.5 "$MNT/d"
+}
+
 # crash_fig OUT EXPR: a python expression over the JSON in OUT (as d).
 crash_fig() { "$PY" -c "import json, sys; d = json.load(open(sys.argv[1])); print($2)" "$1"; }
 

@@ -63,6 +63,33 @@ round_budget() {
 	fi
 }
 
+# round_seed R BASE: before round R: round_budget R, then seed=BASE+R, which also seeds $RANDOM
+# (the round's trigger comes from it, so the seed reproduces the round), and policy: random:0.5
+# in the odd rounds, lose-all in the even ones.
+round_seed() {
+	round_budget "$1"
+	seed=$(($2 + $1))
+	RANDOM=$seed
+	if (($1 % 2)); then policy=random:0.5; else policy=lose-all; fi
+}
+
+# ext4_rounds_start [sqlite]: what a test of ext4_round rounds does before the first: FUSE, loop
+# devices and the tools (python3's sqlite3 module too with "sqlite") or skip, ROUNDS
+# (POWER_ROUNDS, 20), the disk d (256M, 4kn, a volatile cache) served, and rounds_begin with
+# POWER_BUDGET (300) seconds.
+ext4_rounds_start() {
+	requires_fuse
+	requires_loop
+	requires_cmd python3 mkfs.ext4 e2fsck setfattr getfattr timeout
+	if [ "${1:-}" = sqlite ]; then
+		python3 -c 'import sqlite3' 2>/dev/null || skip "python3 has no sqlite3 module"
+	fi
+	ROUNDS=${POWER_ROUNDS:-20}
+	fail_sidecar d 256M 4kn '"write_cache": "volatile"'
+	start_daemon
+	rounds_begin "${POWER_BUDGET:-300}"
+}
+
 # ext4_round NAME MOUNT_OPTS SEED TRIGGER POLICY [WRITER CHECKER [ARG]]: one round over $MNT/NAME
 # (4096-byte sectors): a new ext4 mounted with MOUNT_OPTS, WRITER (a script of power/,
 # fsync_writer.py by default, given DIR LOG SEED [ARG]) writing until the cut TRIGGER (seed SEED,
@@ -73,7 +100,7 @@ round_budget() {
 # what is left, unmount, e2fsck -fn.  Sets R_MOUNT (0: the ext4 mounted again), R_FSYNCED and
 # R_LOST (what the writer logged as durable, of it missing or wrong), R_CHECK (the checker's
 # third word, if any), R_FSCK (e2fsck's exit code), R_UNFLUSHED and R_LOSTW (unflushed writes at
-# the cut, lost whole).
+# the cut, lost whole), and adds R_UNFLUSHED to ROUNDS_UNFLUSHED (the rounds' total).
 ext4_round() {
 	local img="$MNT/$1" wlog="$T/writer.$3.log" writer=${6:-fsync_writer.py} checker=${7:-fsync_check.py} wpid
 	if [ -z "${FS:-}" ]; then
@@ -100,6 +127,7 @@ ext4_round() {
 	detach_loop "$DEV"
 	set_attr "$img" power on
 	R_UNFLUSHED=$(last_cut "$1" unflushed_writes)
+	ROUNDS_UNFLUSHED=$((${ROUNDS_UNFLUSHED:-0} + R_UNFLUSHED))
 	R_LOSTW=$(last_cut "$1" lost_writes)
 	attach_loop "$img" 4096
 	R_MOUNT=0 R_FSYNCED=0 R_LOST=0 R_CHECK=
@@ -113,4 +141,18 @@ ext4_round() {
 	R_FSCK=0
 	timeout 120 e2fsck -fn "$DEV" > "$T/e2fsck.$3.out" 2>&1 || R_FSCK=$?
 	detach_loop "$DEV"
+}
+
+# round_intact WHAT LOST: fail, naming the round by WHAT, when the last ext4_round's ext4 did not
+# mount again, lost what its writer logged as durable ("R_LOST of R_FSYNCED LOST"), or left
+# errors e2fsck -fn finds.
+round_intact() {
+	[ "$R_MOUNT" = 0 ] || fail "$1: ext4 does not mount after the cut: $(cat "$T/mount.err")"
+	[ "$R_LOST" = 0 ] || fail "$1: $R_LOST of $R_FSYNCED $2"
+	[ "$R_FSCK" = 0 ] || fail "$1: e2fsck -fn exit $R_FSCK: $(cat "$T/e2fsck.$seed.out")"
+}
+
+# rounds_tested: fail when no cut of the rounds found a write in the cache (ROUNDS_UNFLUSHED).
+rounds_tested() {
+	[ "${ROUNDS_UNFLUSHED:-0}" -gt 0 ] || fail "no cut found a write in the cache: the rounds tested nothing"
 }

@@ -2,7 +2,8 @@
 # lib-start.sh - what the tests of starting the daemon share: a start in
 # the background (no -f) with a pid file, the checks that the process it
 # names is the sectorfs serving the mount, its stop, a start that must
-# fail, and a second store served on a second mount point.  Source it
+# fail (in the background, or in the foreground: fg_refused), and a
+# second store served on a second mount point.  Source it
 # after lib.sh; the tests that use check_serving declare an image a of
 # 4M:
 #
@@ -84,6 +85,17 @@ bad_start() {
 	! ls "$T"/pid2.* >/dev/null 2>&1 || fail "sectorfs $*: left temporary files $(ls "$T"/pid2.*)"
 	! mountpoint -q "$mnt" 2>/dev/null || fail "sectorfs $* left $mnt mounted"
 	pass "fails: exit $rc: $(head -n1 "$T/bad.out" | sed "s|$T|\$T|g")"
+}
+
+# fg_refused OUT WHAT ARGS...: sectorfs ARGS (in the foreground: no pid file) must exit
+# non-zero without hanging; its output in OUT, its status in RC.  Fails naming WHAT otherwise.
+fg_refused() {
+	local out=$1 what=$2
+	shift 2
+	RC=0
+	timeout 20 "$SECTORFS" "$@" >"$out" 2>&1 || RC=$?
+	[ $RC -ne 124 ] || fail "$what hung"
+	[ $RC -ne 0 ] || fail "$what exited 0"
 }
 
 # mount_store2: another sectorfs, of an empty store $T/store2, without

@@ -11,6 +11,7 @@
 # store, and check says so.  A regular lock file of a dead holder is no
 # problem for either.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-start.sh"
 requires_fuse
 
 requires_built "$SECTORFS_IMG"
@@ -42,10 +43,7 @@ for what in FIFO directory "symbolic link" socket; do
 	esac
 	chk 4 "$STORE"
 	grep -qE "lock( file)? is a $what" "$T/out" || fail "check did not name the $what: $(cat "$T/out")"
-	rc=0
-	timeout 20 "$SECTORFS" -f "$STORE" "$MNT" >"$T/d.out" 2>&1 || rc=$?
-	[ $rc -ne 124 ] || fail "the daemon hung with a $what as the lock file"
-	[ $rc -ne 0 ] || fail "the daemon served the store with a $what as the lock file"
+	fg_refused "$T/d.out" "the daemon with a $what as the lock file" -f "$STORE" "$MNT"
 	grep -qE "lock( file)? is a $what" "$T/d.out" ||
 		fail "the daemon's refusal does not name the $what: $(cat "$T/d.out")"
 	mountpoint -q "$MNT" && fail "a mount was left by the refused daemon"

@@ -13,13 +13,9 @@
 # two kept separate maps: the 8 MiB read back as zeros.)
 
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-start.sh"
 requires_fuse
 requires_cmd timeout cmp
-
-M=$((1024 * 1024))
-MNT2="$T/mnt2"
-mkdir -p "$MNT2"
-on_exit "mountpoint -q $MNT2 && fusermount3 -uz $MNT2"   # if a second daemon got in
 
 sidecar a 64M 512n thin 1M
 head -c $((8 * M)) /dev/urandom > "$T/data"

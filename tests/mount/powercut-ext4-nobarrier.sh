@@ -18,21 +18,12 @@
 # the test skips, saying so.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-power.sh"
-requires_fuse
-requires_loop
-requires_cmd python3 mkfs.ext4 e2fsck setfattr getfattr timeout
-
-ROUNDS=${POWER_ROUNDS:-20}
-fail_sidecar d 256M 4kn '"write_cache": "volatile"'
-start_daemon
-rounds_begin "${POWER_BUDGET:-300}"
+ext4_rounds_start
 
 bad=0 lostf=0 fsynced=0 fsckbad=0 nomount=0 empty=0
 printf '%-6s %-22s %9s %8s %5s %6s %6s\n' round trigger unflushed fsynced lost e2fsck mount
 for ((r = 1; r <= ROUNDS; r++)); do
-	round_budget "$r"
-	seed=$((5000 + r))
-	RANDOM=$seed
+	round_seed "$r" 5000
 	trig="cut-after-writes:$((RANDOM % 800 + 20))"
 	ext4_round d "barrier=0" "$seed" "$trig" random:0.5
 	printf '%-6s %-22s %9s %8s %5s %6s %6s\n' "$r" "$trig" "$R_UNFLUSHED" "$R_FSYNCED" "$R_LOST" "$R_FSCK" \

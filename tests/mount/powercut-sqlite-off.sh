@@ -18,24 +18,13 @@
 # it skips.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lib-power.sh"
-requires_fuse
-requires_loop
-requires_cmd python3 mkfs.ext4 e2fsck setfattr getfattr timeout
-python3 -c 'import sqlite3' 2>/dev/null || skip "python3 has no sqlite3 module"
-
-ROUNDS=${POWER_ROUNDS:-20}
-fail_sidecar d 256M 4kn '"write_cache": "volatile"'
-start_daemon
-rounds_begin "${POWER_BUDGET:-300}"
+ext4_rounds_start sqlite
 
 rows=0 lost=0 losing=0 badcheck=0 empty=0
 printf '%-6s %-10s %-10s %9s %9s %6s %9s\n' round cut policy unflushed committed lost integrity
 for ((r = 1; r <= ROUNDS; r++)); do
-	round_budget "$r"
-	seed=$((7000 + r))
-	RANDOM=$seed
+	round_seed "$r" 7000
 	trig="off@$((RANDOM % 2)).$((RANDOM % 9 + 1))"
-	if ((r % 2)); then policy=random:0.5; else policy=lose-all; fi
 	ext4_round d "barrier=1" "$seed" "$trig" "$policy" sqlite_writer.py sqlite_check.py OFF
 	printf '%-6s %-10s %-10s %9s %9s %6s %9s\n' "$r" "$trig" "$policy" "$R_UNFLUSHED" "$R_FSYNCED" "$R_LOST" "$R_CHECK"
 	[ "$R_MOUNT" = 0 ] || fail "round $r (seed $seed): ext4 does not mount after the cut: $(cat "$T/mount.err")"

@@ -41,6 +41,7 @@
 # and the two restart checks) is printed as "not ok - ..." and the test
 # goes on; it fails at the end.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-storefs.sh"
 requires_fuse
 requires_root
 requires_gnu_dd
@@ -53,22 +54,6 @@ on_exit unmount_store
 
 head -c $((SRCMB * M)) /dev/urandom > "$T/src" || fail "making $T/src failed"
 head -c $((SRCMB * M)) /dev/urandom > "$T/src2" || fail "making $T/src2 failed"
-
-
-# mount_store KIND: a fresh 48 MiB ext4 (loop-mounted image file) or tmpfs on STORE.
-mount_store() {
-	case $1 in
-	ext4)
-		rm -f "$T/ext4.img"
-		truncate -s 48M "$T/ext4.img" || fail "truncate $T/ext4.img failed"
-		mkfs.ext4 -q -F -m 0 "$T/ext4.img" || fail "mkfs.ext4 $T/ext4.img failed"
-		timeout 20 mount -o loop "$T/ext4.img" "$STORE" || fail "mount -o loop $T/ext4.img $STORE failed"
-		;;
-	tmpfs)
-		timeout 20 mount -t tmpfs -o size=48M sfs-test "$STORE" || fail "mount -t tmpfs -o size=48M on $STORE failed"
-		;;
-	esac
-}
 
 # same MNT_OFF_MB COUNT_MB FILE [FILE_OFF_MB]: MiBs of image IMG equal FILE's.
 same() {
@@ -102,7 +87,7 @@ write_until_full() {
 # scenario KIND: mount the small store (ext4 or tmpfs), run it all, unmount.
 scenario() {
 	local kind=$1 n1 n2 ab av0 av1 d0
-	mount_store "$kind"
+	mount_store "$kind" 48M
 	IMG=big
 	sidecar big 256M 4kn thin 2M
 	head -c $((8 * M)) /dev/urandom > "$STORE/filler" || fail "$kind: writing the 8 MiB filler failed"
@@ -183,7 +168,7 @@ scenario() {
 # unmount after writes makes them durable: doc/design.md, Guarantees.)
 full_then_restart() {
 	local kind=$1 rc=0
-	mount_store "$kind"
+	mount_store "$kind" 48M
 	IMG=fresh
 	sidecar fresh 256M 4kn thin 2M
 	start_daemon

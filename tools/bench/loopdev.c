@@ -36,6 +36,7 @@
 #include <linux/loop.h>
 
 #include "loopdev.h"
+#include "mount/mountpoint.h"
 
 #define LOOPDEV_FREE_MS 60000
 
@@ -114,23 +115,6 @@ int loopdev_attach(struct loopdev *lo, const char *path, unsigned sector, char *
 	return 0;
 }
 
-/* The mount point field of a mountinfo line decoded in place (\040 and friends). */
-static void unescape(char *s)
-{
-	char *o = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
-			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
-			s += 3;
-		} else {
-			*o++ = *s;
-		}
-	}
-	*o = '\0';
-}
-
 /* The mount points of lo's filesystems, in mountinfo's order, malloc'd, into *out: how many
  * (0 with *out NULL when none), or -1. */
 static int mounts_of(const struct loopdev *lo, char ***out)
@@ -154,7 +138,7 @@ static int mounts_of(const struct loopdev *lo, char ***out)
 		if (!(nv = realloc(v, (size_t)(n + 1) * sizeof(*v))))
 			break;
 		v = nv;
-		unescape(fields[4]);
+		sfs_mountinfo_unescape(fields[4]);
 		if (!(v[n] = strdup(fields[4])))
 			break;
 		n++;

@@ -34,6 +34,9 @@ struct img_diag {
  * all (no sidecar, backing file, map, or half-done change). */
 int img_check_diagnose(const struct img_view *v, struct img_diag *d);
 
+/* Add a remark to d->note, after "; " when it has one already.  No errors. */
+void img_diag_note(struct img_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* Why --repair leaves problem p alone, or NULL when it repairs it. */
 const char *img_check_why_not(const struct img_view *v, enum img_prob p);
 

@@ -24,6 +24,7 @@
 #include "map/ident.h"
 #include "model/model.h"
 #include "store/recover.h"
+#include "util/remark.h"
 
 __attribute__((format(printf, 3, 4)))
 static void add(struct img_diag *d, enum img_prob p, const char *fmt, ...)
@@ -37,18 +38,12 @@ static void add(struct img_diag *d, enum img_prob p, const char *fmt, ...)
 	d->n++;
 }
 
-__attribute__((format(printf, 2, 3)))
-static void note(struct img_diag *d, const char *fmt, ...)
+void img_diag_note(struct img_diag *d, const char *fmt, ...)
 {
-	size_t n = strlen(d->note);
 	va_list ap;
 
-	if (n && n + 2 < sizeof(d->note)) {
-		memcpy(d->note + n, "; ", 3);
-		n += 2;
-	}
 	va_start(ap, fmt);
-	vsnprintf(d->note + n, sizeof(d->note) - n, fmt, ap);
+	sfs_remark_vadd(d->note, sizeof(d->note), fmt, ap);
 	va_end(ap);
 }
 
@@ -83,7 +78,7 @@ static void compare(const struct img_view *v, struct img_diag *d)
 		add(d, P_SIZE, "sidecar size %llu is smaller than the image (%llu bytes); images never shrink",
 		    (unsigned long long)sc->size, (unsigned long long)mi->geom.size);
 	else if (diff & SFS_DIFF_LARGER)
-		note(d, "sidecar size %llu is larger than the image (%llu bytes): it grows when next opened",
+		img_diag_note(d, "sidecar size %llu is larger than the image (%llu bytes): it grows when next opened",
 		     (unsigned long long)sc->size, (unsigned long long)mi->geom.size);
 }
 
@@ -101,7 +96,7 @@ static bool foreign_map(const struct img_view *v, struct img_diag *d)
 		add(d, P_MAP_TIE, "allocation map: %s: the image is not served through it", why);
 		return true;
 	}
-	note(d, "%s: %s when sectorfs next opens it", why, t == SFS_TIE_NONE ? "the image's identity is recorded" :
+	img_diag_note(d, "%s: %s when sectorfs next opens it", why, t == SFS_TIE_NONE ? "the image's identity is recorded" :
 	     "recorded again");
 	return false;
 }
@@ -147,7 +142,7 @@ int img_check_diagnose(const struct img_view *v, struct img_diag *d)
 	if (v->bk_rc == -ENOENT && v->map && v->sc_rc == 0 && !sfs_map_count(v->map)) {
 		/* a create cut before its backing file was named: the next open makes it */
 		d->declared_only = true;
-		note(d, "a create was interrupted before the backing file was made; its map records no "
+		img_diag_note(d, "a create was interrupted before the backing file was made; its map records no "
 		     "data: sectorfs makes the image when it next opens it");
 		return 0;
 	}
@@ -167,7 +162,7 @@ int img_check_diagnose(const struct img_view *v, struct img_diag *d)
 	}
 	if (v->map_rc == -ENOENT && v->bk_rc == 0 && S_ISREG(v->bk.st_mode) && !v->bk_data && v->sc_rc == 0) {
 		/* a create cut before its map, or a raw file with no data yet: imported as it is */
-		note(d, "no allocation map yet, and the backing file holds no data: sectorfs makes the map "
+		img_diag_note(d, "no allocation map yet, and the backing file holds no data: sectorfs makes the map "
 		     "when it next opens the image");
 		return 0;
 	}

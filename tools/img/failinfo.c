@@ -104,22 +104,6 @@ void img_fail_json(json_t *o, const struct img_fail *f)
 	json_object_set_new(o, "unflushed_writes", json_integer((json_int_t)f->writes));
 }
 
-/* Add a remark to d->note, after "; " when it has one already. */
-__attribute__((format(printf, 2, 3)))
-static void note(struct img_diag *d, const char *fmt, ...)
-{
-	size_t len = strlen(d->note);
-	va_list ap;
-
-	if (len && len + 2 < sizeof(d->note)) {
-		memcpy(d->note + len, "; ", 3);
-		len += 2;
-	}
-	va_start(ap, fmt);
-	vsnprintf(d->note + len, sizeof(d->note) - len, fmt, ap);
-	va_end(ap);
-}
-
 void img_fail_check(const struct img_view *v, struct img_diag *d)
 {
 	struct sfs_map_info mi;
@@ -141,10 +125,10 @@ void img_fail_check(const struct img_view *v, struct img_diag *d)
 		return;
 	n = sfs_bad_count(&f.ds.bad, SFS_BAD_ANY);
 	if (f.ds.power_off)
-		note(d, "the power is off%s", f.ds.cut_pending ? ", a cut under way that the next start finishes" : "");
+		img_diag_note(d, "the power is off%s", f.ds.cut_pending ? ", a cut under way that the next start finishes" : "");
 	if (n)
-		note(d, "%" PRIu64 " bad sectors listed (user.sectorfs.bad_sectors)", n);
+		img_diag_note(d, "%" PRIu64 " bad sectors listed (user.sectorfs.bad_sectors)", n);
 	if (f.writes)
-		note(d, "%" PRIu64 " unflushed writes a daemon crash left: the next start keeps them", f.writes);
+		img_diag_note(d, "%" PRIu64 " unflushed writes a daemon crash left: the next start keeps them", f.writes);
 	img_fail_free(&f);
 }

@@ -53,15 +53,12 @@
 
 #define DISK (256u << 10)
 
-static struct tmpstore ts;
-static struct memdisk md;
 static struct logcap cap;
 static uint64_t disk_size = DISK;   /* what the next open says the disk's size is */
 
 static void setup(void)
 {
-	tmpstore_make(&ts, "fail", true);
-	md_init(&md, DISK);
+	wc_setup("fail", DISK);
 	logcap_init(&cap);
 }
 
@@ -69,8 +66,7 @@ static void teardown(void)
 {
 	disk_size = DISK;
 	sfs_step_hook = NULL;
-	md_free(&md);
-	tmpstore_destroy(&ts);
+	wc_teardown();
 }
 
 TestSuite(fail, .init = setup, .fini = teardown, .timeout = 120);
@@ -208,15 +204,24 @@ Test(fail, power_off_refuses_everything_until_on)
 	cr_expect(!exists("d.undo"), "a clean close removes the log");
 }
 
-Test(fail, cut_after_writes)
+/* A volatile cache with trigger armed, then sector 0 written (1) and flushed, and sector 1
+ * written (2). */
+static struct sfs_fail *armed_write_flush_write(const char *trigger)
 {
 	struct sfs_fail *f = open_f(SFS_WC_VOLATILE);
-	struct sfs_fail_cutinfo last;
 
-	cr_assert_eq(power(f, "cut-after-writes:3"), 0);
+	cr_assert_eq(power(f, trigger), 0);
 	cr_assert_eq(wr(f, 0, 512, 1), 0);
 	cr_assert_eq(fl(f), 0);
 	cr_assert_eq(wr(f, 512, 512, 2), 0);
+	return f;
+}
+
+Test(fail, cut_after_writes)
+{
+	struct sfs_fail *f = armed_write_flush_write("cut-after-writes:3");
+	struct sfs_fail_cutinfo last;
+
 	cr_assert_str_eq(sfs_fail_power(f), "on");
 	cr_assert_eq(wr(f, 1024, 512, 3), 0, "the third write completes");
 	cr_expect_str_eq(sfs_fail_power(f), "off", "and then the power goes");
@@ -235,13 +240,9 @@ Test(fail, cut_after_writes)
 
 Test(fail, cut_after_flushes)
 {
-	struct sfs_fail *f = open_f(SFS_WC_VOLATILE);
+	struct sfs_fail *f = armed_write_flush_write("cut-after-flushes:2");
 	struct sfs_fail_cutinfo last;
 
-	cr_assert_eq(power(f, "cut-after-flushes:2"), 0);
-	cr_assert_eq(wr(f, 0, 512, 1), 0);
-	cr_assert_eq(fl(f), 0);
-	cr_assert_eq(wr(f, 512, 512, 2), 0);
 	cr_assert_eq(fl(f), 0);
 	cr_expect_str_eq(sfs_fail_power(f), "off");
 	cr_assert_eq(sfs_fail_last_cut(f, &last), 0);
@@ -360,20 +361,27 @@ Test(fail, same_seed_same_outcome)
 
 /* ---- crashes ---- */
 
-Test(fail, a_daemon_crash_keeps_every_write)
+/* The workload with a volatile cache in a child that then dies as a kill -9 would leave it:
+ * nothing closed, nothing flushed. */
+static void crash_after_workload(void)
 {
-	struct sfs_fail *f;
 	pid_t pid = fork();
 	int status;
 
 	cr_assert_geq(pid, 0);
 	if (pid == 0) {
-		f = open_f(SFS_WC_VOLATILE);
-		workload(f);
-		_exit(0);                         /* kill -9: nothing closed, nothing flushed */
+		workload(open_f(SFS_WC_VOLATILE));
+		_exit(0);
 	}
 	cr_assert_eq(waitpid(pid, &status, 0), pid);
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+Test(fail, a_daemon_crash_keeps_every_write)
+{
+	struct sfs_fail *f;
+
+	crash_after_workload();
 	f = open_f(SFS_WC_VOLATILE);
 	cr_expect_eq(counters(f).kept_at_start, 40);
 	cr_expect(logcap_lines(&cap, "d: the daemon stopped with 40 unflushed writes", NULL, NULL), "%s", cap.buf);
@@ -633,16 +641,8 @@ Test(fail, damaged_logs)
 Test(fail, a_log_without_a_volatile_cache_is_settled)
 {
 	struct sfs_fail *f;
-	pid_t pid = fork();
-	int status;
 
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		f = open_f(SFS_WC_VOLATILE);
-		workload(f);
-		_exit(0);
-	}
-	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	crash_after_workload();
 	f = open_f(SFS_WC_NONE);                 /* the sidecar says none now */
 	cr_expect_eq(counters(f).kept_at_start, 40);
 	cr_expect(!exists("d.undo"));

@@ -33,22 +33,12 @@
 
 #define DISK (256u << 10)
 
-static struct tmpstore ts;
-static struct memdisk md;
-
 static void setup(void)
 {
-	tmpstore_make(&ts, "failnames", true);
-	md_init(&md, DISK);
+	wc_setup("failnames", DISK);
 }
 
-static void teardown(void)
-{
-	md_free(&md);
-	tmpstore_destroy(&ts);
-}
-
-TestSuite(failnames, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(failnames, .init = setup, .fini = wc_teardown, .timeout = 60);
 
 static struct sfs_fail *open_f(void)
 {

@@ -33,22 +33,12 @@
 #define LOG "d.undo"
 #define DISK (1u << 20)
 
-static struct tmpstore ts;
-static struct memdisk md;
-
 static void setup(void)
 {
-	tmpstore_make(&ts, "wcache", true);
-	md_init(&md, DISK);
+	wc_setup("wcache", DISK);
 }
 
-static void teardown(void)
-{
-	md_free(&md);
-	tmpstore_destroy(&ts);
-}
-
-TestSuite(wcache, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(wcache, .init = setup, .fini = wc_teardown, .timeout = 60);
 
 static struct sfs_wc_config cfg(uint32_t lss, uint32_t pss, uint64_t size)
 {

@@ -38,23 +38,14 @@
 #define LOG "d.undo"
 #define DISK (256u << 10)
 
-static struct tmpstore ts;
-static struct memdisk md;
 static uint64_t cache_size = 1 << 20;   /* the next rig's write_cache_size */
 
 static void setup(void)
 {
-	tmpstore_make(&ts, "wcut", true);
-	md_init(&md, DISK);
+	wc_setup("wcut", DISK);
 }
 
-static void teardown(void)
-{
-	md_free(&md);
-	tmpstore_destroy(&ts);
-}
-
-TestSuite(wcut, .init = setup, .fini = teardown, .timeout = 120);
+TestSuite(wcut, .init = setup, .fini = wc_teardown, .timeout = 120);
 
 struct rig {
 	struct sfs_wc_config c;

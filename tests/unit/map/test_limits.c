@@ -247,34 +247,15 @@ static struct sfs_store_opts opts;
 
 static void store_setup(void)
 {
-	tmpstore_make(&ts, "limits", false);
-	logcap_init(&cap);
-	tmpstore_opts(&opts, &cap, "pid 4242, mounted at /mnt/unit-test");
+	tmpstore_make_opts(&ts, "limits", false, &cap, &opts, "pid 4242, mounted at /mnt/unit-test");
 }
 
 TestSuite(sizes, .init = store_setup, .fini = teardown, .timeout = 30);
 
-static struct sfs_store *open_store(void)
-{
-	struct sfs_store *s = NULL;
-	char err[1024] = "";
-
-	cr_assert_eq(sfs_store_open(ts.path, &opts, &s, err, sizeof(err)), 0, "open: %s", err);
-	return s;
-}
-
-static int state_fd(void)
-{
-	int fd = openat(ts.fd, ".sectorfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	cr_assert_geq(fd, 0);
-	return fd;
-}
-
 /* STORE/.sectorfs/name's size, or -1 when there is none. */
 static off_t state_size(const char *name)
 {
-	int fd = state_fd();
+	int fd = tmp_state_fd(&ts);
 	struct stat st;
 	off_t r = fstatat(fd, name, &st, 0) == 0 ? st.st_size : -1;
 
@@ -294,7 +275,7 @@ Test(sizes, a_sidecar_past_the_limit_is_refused_before_any_work)
 	tmp_write_sidecar(ts.fd, "odd", "{\"size\": 9223372036854775807}");
 	tmp_write_sidecar(ts.fd, "edge", "{\"size\": \"4T\", \"block_size\": \"4K\"}");
 	tmp_write_sidecar(ts.fd, "past", "{\"size\": 4398046515200, \"block_size\": \"4K\"}");
-	s = open_store();
+	s = tmp_store_open(&ts, &opts);
 	cr_expect_eq(sfs_store_lookup(s, "huge", &im, err, sizeof(err)) < 0, true);
 	cr_expect(strstr(err, "huge.json: key 'size': 4611686018427387904 is larger than the maximum 1024 TiB"),
 		  "%s", err);
@@ -344,7 +325,7 @@ Test(sizes, truncate_past_the_limit_is_refused_before_any_work)
 	char err[512] = "";
 
 	tmp_write_sidecar(ts.fd, "d", "{\"size\": \"1M\", \"block_size\": \"4K\"}");
-	s = open_store();
+	s = tmp_store_open(&ts, &opts);
 	cr_assert_eq(sfs_store_lookup(s, "d", &im, err, sizeof(err)), 0, "%s", err);
 	/* data, so that 0 is a shrink refused (an empty disk may shrink) */
 	memset(err, 0x5a, 512);
@@ -369,7 +350,7 @@ Test(sizes, a_growing_image_refuses_writes_and_truncates_past_the_limit)
 	const uint64_t max = sfs_geom_size_max(64 * 1024);
 
 	opts.defaults.block_size = 64 * 1024;
-	s = open_store();
+	s = tmp_store_open(&ts, &opts);
 	cr_assert_eq(sfs_store_create(s, "d", &im), 0);
 	sfs_image_set_growing(im, true);
 	memset(buf, 0x5a, sizeof(buf));

@@ -7,7 +7,7 @@
  * files, is -ENOTEMPTY naming an entry; a regular file is -ENOTDIR; a
  * missing path is -ENOENT ("bad mount point"); a mount point ("/", /proc)
  * is -EBUSY naming what is mounted there, empty or not.  Every message
- * names the path.
+ * names the path.  The octal escapes of mountinfo fields are undone.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -122,4 +122,24 @@ Test(mountpoint, proc_is_a_mount_point_named_by_its_type)
 	if (statfs("/proc/self", &sf) < 0 || sf.f_type != 0x9fa0)
 		cr_skip_test("no procfs at /proc");
 	expect("/proc", -EBUSY, "already a mount point", "(proc ");
+}
+
+Test(mountpoint, mountinfo_escapes_are_undone)
+{
+	static const char *const cases[][2] = {
+		{ "/mnt/a\\040b", "/mnt/a b" },
+		{ "tab\\011nl\\012bs\\134", "tab\tnl\nbs\\" },
+		{ "plain", "plain" },
+		{ "short\\04", "short\\04" },          /* not three octal digits: kept */
+		{ "big\\400", "big\\400" },            /* past \377: kept */
+		{ "", "" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char s[64];
+
+		snprintf(s, sizeof(s), "%s", cases[i][0]);
+		sfs_mountinfo_unescape(s);
+		cr_expect_str_eq(s, cases[i][1], "'%s'", cases[i][0]);
+	}
 }

@@ -49,15 +49,11 @@
 #include "util/step_test.h"
 #include "store/intent.h"
 #include "store/store.h"
-#include "fixtures/tmpstore.h"
+#include "fixtures/store_fixture.h"
 
 #define KiB 1024ull
 #define DISK "{\"size\": \"1M\", \"sector\": \"4kn\", \"block_size\": \"64K\"}"
 #define USER "the user's own file, made after the crash\n"
-
-static struct tmpstore ts;
-static struct logcap cap;
-static struct sfs_store_opts opts;
 
 static bool no_tmpfile;          /* openat refuses O_TMPFILE, as some filesystems do */
 static unsigned tmpfile_refused;
@@ -71,47 +67,25 @@ static struct {
 
 static void setup(void)
 {
-	tmpstore_make(&ts, "ident", true);
-	logcap_init(&cap);
-	tmpstore_opts(&opts, &cap, "test_identity");
+	store_setup("ident", true, "test_identity");
 }
 
 static void teardown(void)
 {
-	sfs_step_hook = NULL;
 	alias.on = false;
 	no_tmpfile = false;
-	tmpstore_destroy(&ts);
+	store_teardown();
 }
 
 TestSuite(identity, .init = setup, .fini = teardown, .timeout = 30);
 
 /* ---- helpers ---- */
 
-static struct sfs_store *open_store(void)
+/* put_bytes with the image pinned, as the daemon writes. */
+static void put_pinned(struct sfs_image *im, uint64_t off, int v)
 {
-	struct sfs_store *s = NULL;
-	char err[1024] = "";
-
-	cr_assert_eq(sfs_store_open(ts.path, &opts, &s, err, sizeof(err)), 0, "open: %s", err);
-	return s;
-}
-
-static struct sfs_image *get(struct sfs_store *s, const char *name)
-{
-	struct sfs_image *im = NULL;
-
-	cr_assert_eq(sfs_store_get(s, name, &im), 0, "get %s", name);
-	return im;
-}
-
-static void put_bytes(struct sfs_image *im, uint64_t off, int v)
-{
-	unsigned char buf[4096];
-
-	memset(buf, v, sizeof(buf));
 	cr_assert_eq(sfs_image_pin(im), 0);
-	cr_assert_eq(sfs_image_write(im, buf, sizeof(buf), off), (ssize_t)sizeof(buf));
+	put_bytes(im, off, v);
 	sfs_image_unpin(im);
 }
 
@@ -129,7 +103,7 @@ static void make_images(const char *names)
 	for (char *n = strtok_r(list, " ", &save); n; n = strtok_r(NULL, " ", &save)) {
 		struct sfs_image *im = get(s, n);
 
-		put_bytes(im, 0, n[0]);
+		put_pinned(im, 0, n[0]);
 		sfs_store_put(s, im);
 	}
 	cr_assert_eq(sfs_store_close(s), 0);
@@ -181,10 +155,13 @@ static void *real_fn(const char *name)
 	return p;
 }
 
-static void alias_stat(struct stat *st)
+/* What a stat call of rc filling st returns: rc, st's inode number replaced when it is the
+ * aliased file's. */
+static int aliased(int rc, struct stat *st)
 {
-	if (alias.on && st->st_dev == alias.dev && st->st_ino == alias.real)
+	if (rc == 0 && alias.on && st->st_dev == alias.dev && st->st_ino == alias.real)
 		st->st_ino = alias.fake;
+	return rc;
 }
 
 int alias_fstat(int fd, struct stat *st) __asm__("fstat");
@@ -195,53 +172,37 @@ int alias_fstatat64(int dfd, const char *path, struct stat *st, int flags) __asm
 int alias_fstat(int fd, struct stat *st)
 {
 	static int (*real)(int, struct stat *);
-	int rc;
 
 	if (!real)
 		real = real_fn("fstat");
-	rc = real(fd, st);
-	if (rc == 0)
-		alias_stat(st);
-	return rc;
+	return aliased(real(fd, st), st);
 }
 
 int alias_fstat64(int fd, struct stat *st)
 {
 	static int (*real)(int, struct stat *);
-	int rc;
 
 	if (!real)
 		real = real_fn("fstat64");
-	rc = real(fd, st);
-	if (rc == 0)
-		alias_stat(st);
-	return rc;
+	return aliased(real(fd, st), st);
 }
 
 int alias_fstatat(int dfd, const char *path, struct stat *st, int flags)
 {
 	static int (*real)(int, const char *, struct stat *, int);
-	int rc;
 
 	if (!real)
 		real = real_fn("fstatat");
-	rc = real(dfd, path, st, flags);
-	if (rc == 0)
-		alias_stat(st);
-	return rc;
+	return aliased(real(dfd, path, st, flags), st);
 }
 
 int alias_fstatat64(int dfd, const char *path, struct stat *st, int flags)
 {
 	static int (*real)(int, const char *, struct stat *, int);
-	int rc;
 
 	if (!real)
 		real = real_fn("fstatat64");
-	rc = real(dfd, path, st, flags);
-	if (rc == 0)
-		alias_stat(st);
-	return rc;
+	return aliased(real(dfd, path, st, flags), st);
 }
 
 int statx(int dfd, const char *path, int flags, unsigned mask, struct statx *sx)
@@ -276,29 +237,23 @@ static int openat_as(const char *name, int dfd, const char *path, int flags, mod
 	return real(dfd, path, flags, mode);
 }
 
-int ident_openat(int dfd, const char *path, int flags, ...)
-{
-	mode_t mode = 0;
-	va_list ap;
+/* The interposer fn of the libc call name: its mode argument (only with O_CREAT or O_TMPFILE)
+ * read, then openat_as. */
+#define IDENT_OPENAT(fn, name)                                         \
+	int fn(int dfd, const char *path, int flags, ...)              \
+	{                                                              \
+		mode_t mode = 0;                                       \
+		va_list ap;                                            \
+                                                                       \
+		va_start(ap, flags);                                   \
+		if (flags & (O_CREAT | O_TMPFILE))                     \
+			mode = va_arg(ap, mode_t);                     \
+		va_end(ap);                                            \
+		return openat_as(name, dfd, path, flags, mode);        \
+	}
 
-	va_start(ap, flags);
-	if (flags & (O_CREAT | O_TMPFILE))
-		mode = va_arg(ap, mode_t);
-	va_end(ap);
-	return openat_as("openat", dfd, path, flags, mode);
-}
-
-int ident_openat64(int dfd, const char *path, int flags, ...)
-{
-	mode_t mode = 0;
-	va_list ap;
-
-	va_start(ap, flags);
-	if (flags & (O_CREAT | O_TMPFILE))
-		mode = va_arg(ap, mode_t);
-	va_end(ap);
-	return openat_as("openat64", dfd, path, flags, mode);
-}
+IDENT_OPENAT(ident_openat, "openat")
+IDENT_OPENAT(ident_openat64, "openat64")
 
 /* The user: STORE/name removed, and files made under that name until one has inode ino again,
  * holding text.  A file that gets another number is kept aside (in a directory of its own), so
@@ -343,11 +298,6 @@ static void expect_user_file(const char *name, const char *text)
 	cr_expect_eq(tmp_read_file(ts.fd, name, buf, sizeof(buf)), (ssize_t)strlen(text),
 		     "%s: the user's file is gone or changed (log: %s)", name, cap.buf);
 	cr_expect_str_eq(buf, text, "%s: the user's file was changed", name);
-}
-
-static bool state_exists(const char *name)
-{
-	return tmp_exists(ts.statefd, name);
 }
 
 /* ---- the next start and a file that took the inode of the daemon's ---- */
@@ -526,6 +476,24 @@ Test(identity, evicted_image_is_never_reopened_on_a_file_that_took_its_inode)
 
 /* ---- records the start cannot apply ---- */
 
+/* Image a is not served by s (what says how it would be), the reason naming why (NULL: any). */
+static void expect_a_refused(struct sfs_store *s, const char *what, const char *why)
+{
+	struct sfs_image *im = NULL;
+	char err[1024] = "";
+
+	cr_expect_neq(sfs_store_lookup(s, "a", &im, err, sizeof(err)), 0, "%s", what);
+	if (why)
+		cr_expect(strstr(err, why), "why: %s", err);
+}
+
+/* Image b is served by s, and s closes. */
+static void expect_b_served_and_close(struct sfs_store *s)
+{
+	sfs_store_put(s, get(s, "b"));
+	cr_assert_eq(sfs_store_close(s), 0);
+}
+
 Test(identity, grow_record_of_an_image_removed_by_hand_is_dropped)
 {
 	struct sfs_store *s;
@@ -539,32 +507,25 @@ Test(identity, grow_record_of_an_image_removed_by_hand_is_dropped)
 	s = open_store();                              /* not "cannot put the store right" */
 	cr_expect(!state_exists("a.grow"), "the record of the image gone stays");
 	cr_expect(strstr(cap.buf, "a: dropped an interrupted grow: its image is gone"), "log: %s", cap.buf);
-	sfs_store_put(s, get(s, "b"));
-	cr_assert_eq(sfs_store_close(s), 0);
+	expect_b_served_and_close(s);
 }
 
 Test(identity, a_record_that_cannot_be_applied_keeps_only_its_image_out)
 {
-	struct sfs_image *im = NULL;
 	struct sfs_store *s;
-	char err[1024] = "";
 
 	make_images("a b");
 	crash_during("grow", 2, grow_a);
 	tmp_write_file(ts.statefd, "a.map", "not a map", 9);      /* the commit point unreadable */
 	s = open_store();
 	cr_expect(state_exists("a.grow"), "the record was dropped without being applied");
-	cr_expect_neq(sfs_store_lookup(s, "a", &im, err, sizeof(err)), 0, "a served");
-	cr_expect(strstr(err, "a: an interrupted grow (.sectorfs/a.grow)"), "why: %s", err);
-	sfs_store_put(s, get(s, "b"));
-	cr_assert_eq(sfs_store_close(s), 0);
+	expect_a_refused(s, "a served", "a: an interrupted grow (.sectorfs/a.grow)");
+	expect_b_served_and_close(s);
 }
 
 Test(identity, a_fifo_as_a_record_is_never_read_and_keeps_its_image_out, .timeout = 10)
 {
-	struct sfs_image *im = NULL;
 	struct sfs_store *s;
-	char err[1024] = "";
 	struct stat st;
 
 	make_images("a b");
@@ -572,9 +533,8 @@ Test(identity, a_fifo_as_a_record_is_never_read_and_keeps_its_image_out, .timeou
 	s = open_store();
 	cr_expect(fstatat(ts.statefd, "a.grow", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISFIFO(st.st_mode),
 		  "the FIFO was removed as a damaged record");
-	cr_expect_neq(sfs_store_lookup(s, "a", &im, err, sizeof(err)), 0, "a served");
-	sfs_store_put(s, get(s, "b"));
-	cr_assert_eq(sfs_store_close(s), 0);
+	expect_a_refused(s, "a served", NULL);
+	expect_b_served_and_close(s);
 }
 
 /* ---- maps that are not the image's ---- */
@@ -591,30 +551,23 @@ static void copy_file(int dirfd, const char *from, const char *to)
 
 Test(identity, a_map_copied_from_another_image_is_refused)
 {
-	struct sfs_image *im = NULL;
 	struct sfs_store *s;
-	char err[1024] = "";
 
 	make_images("a b");
 	copy_file(ts.statefd, "b.map", "a.map");      /* the same geometry, b's bits */
 	s = open_store();
-	cr_expect_neq(sfs_store_lookup(s, "a", &im, err, sizeof(err)), 0, "a served through b's map");
-	cr_expect(strstr(err, "a copy of the map of image 'b'"), "why: %s", err);
-	sfs_store_put(s, get(s, "b"));
-	cr_assert_eq(sfs_store_close(s), 0);
+	expect_a_refused(s, "a served through b's map", "a copy of the map of image 'b'");
+	expect_b_served_and_close(s);
 }
 
 Test(identity, a_backing_file_replaced_while_stopped_is_not_served_through_the_old_map)
 {
-	struct sfs_image *im = NULL;
 	struct sfs_store *s;
-	char err[1024] = "";
 
 	make_images("a");
 	copy_file(ts.fd, "a", "a");                    /* the same bytes, another file */
 	s = open_store();
-	cr_expect_neq(sfs_store_lookup(s, "a", &im, err, sizeof(err)), 0, "served through the old map");
-	cr_expect(strstr(err, "made for a backing file that is no longer there"), "why: %s", err);
+	expect_a_refused(s, "served through the old map", "made for a backing file that is no longer there");
 	cr_assert_eq(sfs_store_close(s), 0);
 }
 
@@ -659,15 +612,12 @@ Test(identity, a_create_cut_before_its_backing_file_is_finished_and_logged)
 
 Test(identity, a_backing_file_gone_whose_map_records_data_is_not_made_again_empty)
 {
-	struct sfs_image *im = NULL;
 	struct sfs_store *s;
-	char err[1024] = "";
 
 	make_images("a");
 	cr_assert_eq(unlinkat(ts.fd, "a", 0), 0);
 	s = open_store();
-	cr_expect_neq(sfs_store_lookup(s, "a", &im, err, sizeof(err)), 0, "made again, empty");
-	cr_expect(strstr(err, "backing file missing while its map records 1 block of data"), "why: %s", err);
+	expect_a_refused(s, "made again, empty", "backing file missing while its map records 1 block of data");
 	cr_assert_eq(sfs_store_close(s), 0);
 	cr_expect(!tmp_exists(ts.fd, "a"));
 }

@@ -33,46 +33,15 @@
 #include "image/image.h"
 #include "util/step_test.h"
 #include "store/store.h"
-#include "fixtures/tmpstore.h"
-
-static struct tmpstore ts;
-static struct logcap cap;
-static struct sfs_store_opts opts;
+#include "fixtures/store_fixture.h"
 
 static void setup(void)
 {
-	tmpstore_make(&ts, "setformat", false);
-	logcap_init(&cap);
-	tmpstore_opts(&opts, &cap, "test_setformat");
+	store_setup("setformat", false, "test_setformat");
 	opts.defaults.lss = opts.defaults.pss = 512;
 }
 
-static void teardown(void)
-{
-	sfs_step_hook = NULL;
-	tmpstore_destroy(&ts);
-}
-
-TestSuite(setformat, .init = setup, .fini = teardown, .timeout = 60);
-
-static struct sfs_store *open_store(void)
-{
-	struct sfs_store *s = NULL;
-	char err[1024] = "";
-
-	cr_assert_eq(sfs_store_open(ts.path, &opts, &s, err, sizeof(err)), 0, "open: %s", err);
-	return s;
-}
-
-static struct sfs_sidecar load_sidecar(const char *name)
-{
-	struct sfs_sidecar sc;
-	char fname[300], err[512] = "";
-
-	snprintf(fname, sizeof(fname), "%s.json", name);
-	cr_assert_eq(sfs_sidecar_load(ts.fd, fname, &sc, err, sizeof(err)), 0, "%s", err);
-	return sc;
-}
+TestSuite(setformat, .init = setup, .fini = store_teardown, .timeout = 60);
 
 /* The logical sector size STORE/.sectorfs/NAME.map records, 0 when there is no map. */
 static uint32_t map_lss(const char *name)

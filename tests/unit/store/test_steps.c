@@ -42,31 +42,19 @@
 #include "contract/sidecar.h"
 #include "util/step_test.h"
 #include "store/store.h"
-#include "fixtures/tmpstore.h"
+#include "fixtures/store_fixture.h"
 
 #define KiB 1024ull
 #define MiB (1024 * KiB)
 #define SIZE MiB
 #define GROWN (2 * MiB)
 
-static struct tmpstore ts;
-static struct logcap cap;
-static struct sfs_store_opts opts;
-
 static void setup(void)
 {
-	tmpstore_make(&ts, "steps", false);
-	logcap_init(&cap);
-	tmpstore_opts(&opts, &cap, "test_steps");
+	store_setup("steps", false, "test_steps");
 }
 
-static void teardown(void)
-{
-	sfs_step_hook = NULL;
-	tmpstore_destroy(&ts);
-}
-
-TestSuite(steps, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(steps, .init = setup, .fini = store_teardown, .timeout = 60);
 
 /* ---- the hook ---- */
 
@@ -85,43 +73,6 @@ static int hook(const char *op, int n)
 }
 
 /* ---- the store ---- */
-
-static struct sfs_store *open_store(void)
-{
-	struct sfs_store *s = NULL;
-	char err[1024] = "";
-
-	cr_assert_eq(sfs_store_open(ts.path, &opts, &s, err, sizeof(err)), 0, "open: %s", err);
-	return s;
-}
-
-static struct sfs_image *get(struct sfs_store *s, const char *name)
-{
-	struct sfs_image *im = NULL;
-
-	cr_assert_eq(sfs_store_get(s, name, &im), 0, "get %s", name);
-	return im;
-}
-
-static void put_bytes(struct sfs_image *im, uint64_t off, int v)
-{
-	unsigned char buf[4096];
-
-	memset(buf, v, sizeof(buf));
-	cr_assert_eq(sfs_image_write(im, buf, sizeof(buf), off), (ssize_t)sizeof(buf));
-}
-
-static void expect_bytes(struct sfs_image *im, uint64_t off, int v, const char *what)
-{
-	unsigned char buf[4096];
-	size_t i = 0;
-
-	cr_assert_eq(sfs_image_read(im, buf, sizeof(buf), off), (ssize_t)sizeof(buf), "%s", what);
-	while (i < sizeof(buf) && buf[i] == v)
-		i++;
-	cr_expect_eq(i, sizeof(buf), "%s: byte %llu is 0x%02x, expected 0x%02x", what,
-		     (unsigned long long)(off + i), i < sizeof(buf) ? buf[i] : 0, v);
-}
 
 static const char *prov_json(enum sfs_prov p)
 {

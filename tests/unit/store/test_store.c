@@ -14,7 +14,7 @@
  * refused with a message, sorted listing, rescan, every map made durable
  * by the close, the tally
  * of served and refused images.  Messages
- * are captured with the log sink of tmpstore.h.  Each test gets its own
+ * are captured with the log sink of tmpstore.h (store_fixture.h).  Each test gets its own
  * mkdtemp store, removed by the fixture.
  */
 #include <errno.h>
@@ -32,63 +32,25 @@
 #include "image/image.h"
 #include "contract/sidecar.h"
 #include "store/store.h"
-#include "fixtures/tmpstore.h"
+#include "fixtures/store_fixture.h"
 
 #define KiB 1024ull
 #define MiB (1024 * KiB)
 #define HOLDER "pid 4242, mounted at /mnt/unit-test"
 #define GOOD "{\"size\": \"1M\", \"sector\": \"512e\", \"block_size\": \"64K\"}"
 
-static struct tmpstore ts;
-static struct logcap cap;
-static struct sfs_store_opts opts;
-
 static void setup(void)
 {
-	tmpstore_make(&ts, "store", false);
-	logcap_init(&cap);
-	tmpstore_opts(&opts, &cap, HOLDER);
+	store_setup("store", false, HOLDER);
 	opts.defaults.prov = SFS_PROV_ZEROEDTHICK;
 	opts.defaults.block_size = 128 * KiB;
 	opts.defaults.zero_offload = false;
 	opts.stats = true;
 }
 
-static void teardown(void)
-{
-	tmpstore_destroy(&ts);
-}
-
-TestSuite(store, .init = setup, .fini = teardown, .timeout = 30);
+TestSuite(store, .init = setup, .fini = store_teardown, .timeout = 30);
 
 /* ---- helpers ---- */
-
-static struct sfs_store *open_store(void)
-{
-	struct sfs_store *s = NULL;
-	char err[1024] = "";
-
-	cr_assert_eq(sfs_store_open(ts.path, &opts, &s, err, sizeof(err)), 0, "open: %s", err);
-	cr_assert_not_null(s);
-	return s;
-}
-
-static int state_fd(void)
-{
-	int fd = openat(ts.fd, SFS_STATE_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	cr_assert_geq(fd, 0, "no state directory: %s", strerror(errno));
-	return fd;
-}
-
-static bool state_exists(const char *name)
-{
-	int fd = state_fd();
-	bool r = tmp_exists(fd, name);
-
-	close(fd);
-	return r;
-}
 
 struct names {
 	char buf[4096];
@@ -115,37 +77,6 @@ static const char *listing(struct sfs_store *s)
 	return n.buf;
 }
 
-static struct sfs_image *get(struct sfs_store *s, const char *name)
-{
-	struct sfs_image *im = NULL;
-
-	cr_assert_eq(sfs_store_get(s, name, &im), 0, "get %s", name);
-	cr_assert_not_null(im);
-	return im;
-}
-
-/* Write 4 KiB filled with byte v at off. */
-static void put_bytes(struct sfs_image *im, uint64_t off, int v)
-{
-	unsigned char buf[4096];
-
-	memset(buf, v, sizeof(buf));
-	cr_assert_eq(sfs_image_write(im, buf, sizeof(buf), off), (ssize_t)sizeof(buf));
-}
-
-/* Expect 4 KiB of byte v at off. */
-static void expect_bytes(struct sfs_image *im, uint64_t off, int v)
-{
-	unsigned char buf[4096];
-	size_t i = 0;
-
-	cr_assert_eq(sfs_image_read(im, buf, sizeof(buf), off), (ssize_t)sizeof(buf));
-	while (i < sizeof(buf) && buf[i] == v)
-		i++;
-	cr_expect_eq(i, sizeof(buf), "byte %llu is 0x%02x, expected 0x%02x", (unsigned long long)(off + i),
-		     i < sizeof(buf) ? buf[i] : 0, v);
-}
-
 /* A store with image NAME (GOOD sidecar) holding byte v at 0 and 512K, closed again. */
 static void make_image(const char *name, int v)
 {
@@ -159,16 +90,6 @@ static void make_image(const char *name, int v)
 	put_bytes(im, 512 * KiB, v);
 	sfs_store_put(s, im);
 	cr_assert_eq(sfs_store_close(s), 0);
-}
-
-static struct sfs_sidecar load_sidecar(const char *name)
-{
-	struct sfs_sidecar sc;
-	char fname[300], err[512] = "";
-
-	snprintf(fname, sizeof(fname), "%s.json", name);
-	cr_assert_eq(sfs_sidecar_load(ts.fd, fname, &sc, err, sizeof(err)), 0, "%s", err);
-	return sc;
 }
 
 /* ---- names ---- */
@@ -335,8 +256,8 @@ Test(store, changed_sector_size_is_refused_and_data_kept)
 	cr_expect_eq(sfs_store_rescan(s), 0);
 	cr_expect_str_eq(listing(s), "a s");
 	im = get(s, "s");
-	expect_bytes(im, 0, 0x42);
-	expect_bytes(im, 512 * KiB, 0x42);
+	expect_bytes(im, 0, 0x42, "");
+	expect_bytes(im, 512 * KiB, 0x42, "");
 	sfs_store_put(s, im);
 	cr_expect_eq(sfs_store_close(s), 0);
 }
@@ -370,8 +291,8 @@ Test(store, corrupted_map_is_refused_with_a_message)
 	s = open_store();
 	cr_expect_str_eq(listing(s), "a m");
 	im = get(s, "m");
-	expect_bytes(im, 0, 0x4d);
-	expect_bytes(im, 512 * KiB, 0x4d);
+	expect_bytes(im, 0, 0x4d, "");
+	expect_bytes(im, 512 * KiB, 0x4d, "");
 	sfs_store_put(s, im);
 	cr_expect_eq(sfs_store_close(s), 0);
 }
@@ -575,9 +496,9 @@ Test(store, unlink)
 	cr_expect_eq(sfs_store_unlink(s, "nope"), -ENOENT);
 
 	/* the open reference still works, as an unlinked file does */
-	expect_bytes(im, 0, 0x11);
+	expect_bytes(im, 0, 0x11, "");
 	put_bytes(im, 4096, 0x22);
-	expect_bytes(im, 4096, 0x22);
+	expect_bytes(im, 4096, 0x22, "");
 	cr_expect_eq(sfs_image_flush(im), 0);
 	sfs_store_put(s, im);
 
@@ -586,7 +507,7 @@ Test(store, unlink)
 	cr_expect_eq(sfs_store_resize(s, im2, MiB), 0);
 	sfs_store_put(s, im2);
 	im2 = get(s, "a");
-	expect_bytes(im2, 0, 0);
+	expect_bytes(im2, 0, 0, "");
 	sfs_store_put(s, im2);
 	cr_expect_eq(sfs_store_close(s), 0);
 }
@@ -625,7 +546,7 @@ Test(store, rename)
 	im = get(s, "b");
 	cr_expect_eq(im, held, "the same image under its new name");
 	cr_expect_str_eq(sfs_image_name(held), "b");
-	expect_bytes(im, 0, 0x33);
+	expect_bytes(im, 0, 0x33, "");
 	put_bytes(held, 8192, 0x34);
 	sfs_store_put(s, im);
 	sfs_store_put(s, held);
@@ -635,9 +556,9 @@ Test(store, rename)
 	s = open_store();
 	cr_expect_str_eq(listing(s), "b");
 	im = get(s, "b");
-	expect_bytes(im, 0, 0x33);
-	expect_bytes(im, 8192, 0x34);
-	expect_bytes(im, 512 * KiB, 0x33);
+	expect_bytes(im, 0, 0x33, "");
+	expect_bytes(im, 8192, 0x34, "");
+	expect_bytes(im, 512 * KiB, 0x33, "");
 	sfs_store_put(s, im);
 	cr_expect_eq(sfs_store_close(s), 0);
 }
@@ -656,17 +577,17 @@ Test(store, rename_replaces_the_target)
 	cr_expect(!tmp_exists(ts.fd, "a") && !tmp_exists(ts.fd, "a.json") && !state_exists("a.map"));
 	im = get(s, "b");
 	cr_expect_neq(im, old_b);
-	expect_bytes(im, 0, 0xaa);
+	expect_bytes(im, 0, 0xaa, "");
 	sfs_store_put(s, im);
 	/* the replaced image stays usable for who holds it */
-	expect_bytes(old_b, 0, 0xbb);
+	expect_bytes(old_b, 0, 0xbb, "");
 	sfs_store_put(s, old_b);
 	cr_expect_eq(sfs_store_close(s), 0);
 
 	s = open_store();
 	im = get(s, "b");
-	expect_bytes(im, 0, 0xaa);
-	expect_bytes(im, 512 * KiB, 0xaa);
+	expect_bytes(im, 0, 0xaa, "");
+	expect_bytes(im, 512 * KiB, 0xaa, "");
 	sfs_store_put(s, im);
 	cr_expect_eq(sfs_store_close(s), 0);
 }
@@ -685,10 +606,10 @@ Test(store, rename_noreplace)
 	cr_expect_eq(tmp_stat(ts.fd, "raw").st_size, 4);
 	cr_expect_str_eq(listing(s), "a b");
 	im = get(s, "a");
-	expect_bytes(im, 0, 0xaa);
+	expect_bytes(im, 0, 0xaa, "");
 	sfs_store_put(s, im);
 	im = get(s, "b");
-	expect_bytes(im, 0, 0xbb);
+	expect_bytes(im, 0, 0xbb, "");
 	sfs_store_put(s, im);
 	cr_expect(!state_exists("rename"));
 	/* and with noreplace to a free name it just renames */
@@ -742,8 +663,8 @@ static void expect_renamed_to_new(void)
 	cr_expect(tmp_exists(ts.fd, "new") && tmp_exists(ts.fd, "new.json") && state_exists("new.map"));
 	cr_expect_eq(logcap_lines(&cap, "rename", "old", "new"), 1, "%s", cap.buf);
 	im = get(s, "new");
-	expect_bytes(im, 0, 0x5e);
-	expect_bytes(im, 512 * KiB, 0x5e);
+	expect_bytes(im, 0, 0x5e, "");
+	expect_bytes(im, 512 * KiB, 0x5e, "");
 	cr_expect_eq(sfs_map_count(sfs_image_map(im)), 2, "the map moved with the data");
 	sfs_store_put(s, im);
 	cr_expect_eq(sfs_store_close(s), 0);
@@ -787,7 +708,7 @@ Test(store, garbage_journal_is_dropped)
 	cr_expect(!state_exists("rename"));
 	cr_expect_str_eq(listing(s), "a");
 	im = get(s, "a");
-	expect_bytes(im, 0, 0x61);
+	expect_bytes(im, 0, 0x61, "");
 	sfs_store_put(s, im);
 	cr_expect_eq(sfs_store_close(s), 0);
 }
@@ -820,8 +741,8 @@ Test(store, resize_rewrites_the_sidecar)
 	s = open_store();
 	im = get(s, "a");
 	cr_expect_eq(sfs_image_geom(im).size, 3 * MiB);
-	expect_bytes(im, 0, 0x71);
-	expect_bytes(im, 2 * MiB, 0x72);
+	expect_bytes(im, 0, 0x71, "");
+	expect_bytes(im, 2 * MiB, 0x72, "");
 	sfs_store_put(s, im);
 	cr_expect_eq(sfs_store_close(s), 0);
 }
@@ -880,7 +801,7 @@ Test(store, resize_of_a_replaced_image_leaves_the_new_sidecar_alone)
 	s = open_store();
 	cr_expect_str_eq(listing(s), "b", "b must still be served after a restart: %s", cap.buf);
 	if (sfs_store_get(s, "b", &im) == 0) {
-		expect_bytes(im, 0, 0xaa);
+		expect_bytes(im, 0, 0xaa, "");
 		sfs_store_put(s, im);
 	}
 	cr_expect_eq(sfs_store_close(s), 0);
@@ -964,7 +885,7 @@ Test(store, close_flushes)
 	cr_expect_eq(sfs_store_close(s), 0);
 	s = open_store();
 	im = get(s, "a");
-	expect_bytes(im, 64 * KiB, 0x7e);
+	expect_bytes(im, 64 * KiB, 0x7e, "");
 	cr_expect(sfs_map_test(sfs_image_map(im), 1));
 	sfs_store_put(s, im);
 	cr_expect_eq(sfs_store_close(s), 0);
@@ -1003,9 +924,9 @@ Test(store, sidecar_larger_than_image_grows_it)
 	im = get(s, "a");
 	cr_expect_eq(sfs_image_geom(im).size, 2 * MiB);
 	cr_expect_eq(sfs_map_nblocks(sfs_image_map(im)), 32);
-	expect_bytes(im, 0, 0x61);
-	expect_bytes(im, 512 * KiB, 0x61);
-	expect_bytes(im, MiB + 4096, 0);
+	expect_bytes(im, 0, 0x61, "");
+	expect_bytes(im, 512 * KiB, 0x61, "");
+	expect_bytes(im, MiB + 4096, 0, "");
 	sfs_store_put(s, im);
 	cr_assert_eq(sfs_store_close(s), 0);
 	cr_expect(!state_exists("a.grow"));
@@ -1047,7 +968,7 @@ Test(store, rename_never_replaces_a_users_file_or_a_refused_image)
 	cr_expect(!tmp_exists(ts.fd, "notes.json"));
 	cr_expect_str_eq(listing(s), "a");
 	im = get(s, "a");
-	expect_bytes(im, 0, 0x61);
+	expect_bytes(im, 0, 0x61, "");
 	sfs_store_put(s, im);
 	cr_expect_eq(sfs_store_close(s), 0);
 }
@@ -1185,7 +1106,7 @@ Test(store, readded_sidecar_that_differs_is_refused_until_closed)
 	cr_expect_eq(sfs_store_get(s, "a", &im), -ENOENT);
 	cr_expect_eq(logcap_lines(&cap, "a.json: declared again while the image is still open",
 				  "size 1048576 -> 2097152", "sector 512/4096 -> 4096/4096"), 1, "%s", cap.buf);
-	expect_bytes(held, 0, 0x61);           /* the open file keeps working */
+	expect_bytes(held, 0, 0x61, "");           /* the open file keeps working */
 	sfs_store_put(s, held);
 	/* closed: loaded as at mount time, which refuses another sector size */
 	logcap_clear(&cap);
@@ -1218,7 +1139,7 @@ Test(store, sidecar_rewritten_in_place_is_read_again)
 	 * be the freed one's, so only its geometry tells) */
 	im = get(s, "a");
 	cr_expect_eq(sfs_image_geom(im).size, 2 * MiB);
-	expect_bytes(im, 0, 0x61);
+	expect_bytes(im, 0, 0x61, "");
 	sfs_store_put(s, im);
 	cr_expect_eq(sfs_store_close(s), 0);
 }
@@ -1278,8 +1199,8 @@ Test(store, growing_image_follows_its_writes_and_settles_when_closed)
 	cr_expect_eq(load_sidecar("g").size, 3 * MiB + 4096);
 	/* from now on a disk of fixed size */
 	cr_expect_eq(sfs_store_write_growing(s, im, buf, sizeof(buf), 3 * MiB + 4096, true), -ENOSPC);
-	expect_bytes(im, 0, 0x67);
-	expect_bytes(im, 3 * MiB, 0x68);
+	expect_bytes(im, 0, 0x67, "");
+	expect_bytes(im, 3 * MiB, 0x68, "");
 	sfs_store_put(s, im);
 	cr_assert_eq(sfs_store_close(s), 0);
 	cr_expect(!state_exists("g.grow"));
@@ -1288,7 +1209,7 @@ Test(store, growing_image_follows_its_writes_and_settles_when_closed)
 	s = open_store();
 	im = get(s, "g");
 	cr_expect_eq(sfs_image_geom(im).size, 3 * MiB + 4096);
-	expect_bytes(im, 3 * MiB, 0x68);
+	expect_bytes(im, 3 * MiB, 0x68, "");
 	sfs_store_put(s, im);
 	cr_assert_eq(sfs_store_close(s), 0);
 }
@@ -1335,14 +1256,14 @@ Test(store, a_disk_holding_no_data_may_shrink)
 	put_bytes(im, 4 * MiB, 0x65);
 	cr_expect_eq(sfs_store_resize(s, im, 2 * MiB), -EINVAL, "data past the new end");
 	cr_expect_eq(sfs_store_resize(s, im, 6 * MiB), 0, "data before the new end");
-	expect_bytes(im, 4 * MiB, 0x65);
+	expect_bytes(im, 4 * MiB, 0x65, "");
 	cr_expect_eq(load_sidecar("e").size, 6 * MiB);
 	sfs_store_put(s, im);
 	cr_assert_eq(sfs_store_close(s), 0);
 	s = open_store();
 	im = get(s, "e");
 	cr_expect_eq(sfs_image_geom(im).size, 6 * MiB);
-	expect_bytes(im, 4 * MiB, 0x65);
+	expect_bytes(im, 4 * MiB, 0x65, "");
 	sfs_store_put(s, im);
 	cr_assert_eq(sfs_store_close(s), 0);
 }

@@ -37,57 +37,18 @@
 #include "image/image_test.h"
 #include "util/step_test.h"
 #include "store/store.h"
-#include "fixtures/tmpstore.h"
+#include "fixtures/store_fixture.h"
 
 #define GOOD "{\"size\": \"1M\", \"sector\": \"512e\", \"block_size\": \"64K\"}"
 #define VOLATILE "{\"size\": \"1M\", \"sector\": \"512e\", \"block_size\": \"64K\", \"write_cache\": \"volatile\"}"
 
-static struct tmpstore ts;
-static struct logcap cap;
-static struct sfs_store_opts opts;
-
 static void setup(void)
 {
-	tmpstore_make(&ts, "storefail", false);
-	logcap_init(&cap);
-	tmpstore_opts(&opts, &cap, "pid 1, unit test");
+	store_setup("storefail", false, "pid 1, unit test");
 	opts.stats = true;
 }
 
-static void teardown(void)
-{
-	tmpstore_destroy(&ts);
-}
-
-TestSuite(storefail, .init = setup, .fini = teardown, .timeout = 30);
-
-static struct sfs_store *open_store(void)
-{
-	struct sfs_store *s = NULL;
-	char err[1024] = "";
-
-	cr_assert_eq(sfs_store_open(ts.path, &opts, &s, err, sizeof(err)), 0, "open: %s", err);
-	return s;
-}
-
-static bool state_exists(const char *name)
-{
-	int fd = openat(ts.fd, ".sectorfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	bool r;
-
-	cr_assert_geq(fd, 0);
-	r = tmp_exists(fd, name);
-	close(fd);
-	return r;
-}
-
-static struct sfs_image *get(struct sfs_store *s, const char *name)
-{
-	struct sfs_image *im = NULL;
-
-	cr_assert_eq(sfs_store_get(s, name, &im), 0, "get %s", name);
-	return im;
-}
+TestSuite(storefail, .init = setup, .fini = store_teardown, .timeout = 30);
 
 static int attr(struct sfs_image *im, const char *key, const char *v)
 {
@@ -113,14 +74,6 @@ static void expect_attr(struct sfs_image *im, const char *key, const char *want)
 	free(v);
 }
 
-static void put4k(struct sfs_image *im, uint64_t off, int v)
-{
-	unsigned char buf[4096];
-
-	memset(buf, v, sizeof(buf));
-	cr_assert_eq(sfs_image_write(im, buf, sizeof(buf), off), (ssize_t)sizeof(buf));
-}
-
 static int read4k(struct sfs_image *im, uint64_t off, int v)
 {
 	unsigned char buf[4096];
@@ -142,13 +95,13 @@ Test(storefail, rename_moves_the_state)
 	tmp_write_sidecar(ts.fd, "a", VOLATILE);
 	s = open_store();
 	im = get(s, "a");
-	put4k(im, 0, 1);
+	put_bytes(im, 0, 1);
 	cr_assert_eq(attr(im, "bad_sectors", "+100"), 0);
 	cr_assert(state_exists("a.disk") && state_exists("a.undo"));
 	cr_assert_eq(sfs_store_rename(s, "a", "b", false), 0);
 	cr_expect(!state_exists("a.disk") && !state_exists("a.undo"), "left under the old name");
 	cr_expect(state_exists("b.disk") && state_exists("b.undo"));
-	put4k(im, 8192, 2);                      /* into the log under its new name */
+	put_bytes(im, 8192, 2);                      /* into the log under its new name */
 	cr_assert_eq(attr(im, "bad_sectors", "+200"), 0);
 	cr_assert_eq(attr(im, "power", "off"), 0);
 	cr_assert_eq(attr(im, "power", "on"), 0);
@@ -173,7 +126,7 @@ Test(storefail, rename_over_replaces_the_state)
 	tmp_write_sidecar(ts.fd, "b", VOLATILE);
 	s = open_store();
 	b = get(s, "b");
-	put4k(b, 0, 1);
+	put_bytes(b, 0, 1);
 	cr_assert_eq(attr(b, "bad_sectors", "+8"), 0);
 	cr_assert_eq(attr(b, "power", "off"), 0);
 	sfs_store_put(s, b);
@@ -202,14 +155,14 @@ Test(storefail, unlink_removes_the_state)
 	tmp_write_sidecar(ts.fd, "a", VOLATILE);
 	s = open_store();
 	old = get(s, "a");
-	put4k(old, 0, 1);
+	put_bytes(old, 0, 1);
 	cr_assert_eq(attr(old, "bad_sectors", "+16-23"), 0);
 	cr_assert_eq(sfs_store_unlink(s, "a"), 0);
 	cr_expect(!state_exists("a.disk") && !state_exists("a.undo"));
 	cr_assert_eq(sfs_store_create(s, "a", &im), 0);
 	cr_assert_eq(sfs_store_resize(s, im, 1 << 20), 0);
 	/* the unlinked image, still open, heals its bad sectors: nothing is saved for it */
-	put4k(old, 8192, 2);
+	put_bytes(old, 8192, 2);
 	cr_expect(!state_exists("a.disk"), "the unlinked image wrote the new one's state");
 	cr_expect(!sfs_image_has_failures(im));
 	expect_attr(im, "bad_sectors", "");
@@ -248,13 +201,13 @@ Test(storefail, cut_of_an_image_the_cache_closed)
 	s = open_store();
 	a = get(s, "a");
 	cr_assert_eq(sfs_image_pin(a), 0);
-	put4k(a, 0, 1);
+	put_bytes(a, 0, 1);
 	cr_assert_eq(sfs_image_flush(a), 0);
-	put4k(a, 0, 2);                          /* unflushed */
+	put_bytes(a, 0, 2);                          /* unflushed */
 	sfs_image_unpin(a);
 	b = get(s, "b");
 	cr_assert_eq(sfs_image_pin(b), 0);       /* a's descriptors go */
-	put4k(b, 0, 3);
+	put_bytes(b, 0, 3);
 	sfs_image_unpin(b);
 	cr_expect(!sfs_image_resident(a), "a was not evicted: the test tests nothing");
 	cr_assert_eq(attr(a, "power", "off"), 0, "the cut of an evicted image");
@@ -293,7 +246,7 @@ static void make_pair(void)
 	tmp_write_sidecar(ts.fd, "b", GOOD);
 	s = open_store();
 	im = get(s, "a");
-	put4k(im, 0, 1);
+	put_bytes(im, 0, 1);
 	cr_assert_eq(attr(im, "bad_sectors", "+5-6"), 0);
 	sfs_store_put(s, im);
 	im = get(s, "b");

@@ -33,7 +33,7 @@
 
 #include "util/step_test.h"
 #include "store/store.h"
-#include "fixtures/tmpstore.h"
+#include "fixtures/store_fixture.h"
 
 #define HOLDER "pid 4242, mounted at /mnt/unit-test"
 
@@ -53,35 +53,13 @@ int flock(int fd, int op)
 	return real(fd, op);
 }
 
-static struct tmpstore ts;
-static struct logcap cap;
-static struct sfs_store_opts opts;
-
 static void setup(void)
 {
-	tmpstore_make(&ts, "lock", false);
-	logcap_init(&cap);
-	tmpstore_opts(&opts, &cap, HOLDER);
-	sfs_step_hook = NULL;
+	store_setup("lock", false, HOLDER);
 	dirs_unlockable = false;
 }
 
-static void teardown(void)
-{
-	sfs_step_hook = NULL;
-	tmpstore_destroy(&ts);
-}
-
-TestSuite(storelock, .init = setup, .fini = teardown, .timeout = 30);
-
-static struct sfs_store *open_store(void)
-{
-	struct sfs_store *s = NULL;
-	char err[1024] = "";
-
-	cr_assert_eq(sfs_store_open(ts.path, &opts, &s, err, sizeof(err)), 0, "open: %s", err);
-	return s;
-}
+TestSuite(storelock, .init = setup, .fini = store_teardown, .timeout = 30);
 
 /* A second open of path must be -EBUSY with a message that names the holder by needle. */
 static void expect_refused(const char *path, const char *needle)
