@@ -127,12 +127,16 @@ def cmd_report(runs_tsv, meta_json, out_dir):
                 r["wall_s"] = round(float(parts[7]) - float(parts[6]), 3)
             if len(parts) >= 9 and parts[8]:  # daemon CPU during the job, clock ticks
                 r["daemon_cpu_s"] = int(parts[8]) / float(meta.get("clk_tck", 100))
+            if len(parts) >= 10 and parts[9]:  # daemon context switches during the job
+                r["daemon_cs"] = int(parts[9])
             if status == "0":
                 try:
                     r.update(metrics(workload, path))
                     r["ok"] = True
                     if "daemon_cpu_s" in r and r["ios"]:
                         r["daemon_cpu_us_per_io"] = 1e6 * r["daemon_cpu_s"] / r["ios"]
+                    if "daemon_cs" in r and r["ios"]:
+                        r["daemon_cs_per_io"] = r["daemon_cs"] / r["ios"]
                 except Exception as e:  # noqa: BLE001
                     r["error"] = str(e)
             else:
@@ -158,6 +162,8 @@ def cmd_report(runs_tsv, meta_json, out_dir):
                 s[k] = statistics.median(r[k] for r in rs)
             cpu = [r["daemon_cpu_us_per_io"] for r in rs if "daemon_cpu_us_per_io" in r]
             s["daemon_cpu_us_per_io"] = statistics.median(cpu) if cpu else None
+            cs = [r["daemon_cs_per_io"] for r in rs if "daemon_cs_per_io" in r]
+            s["daemon_cs_per_io"] = statistics.median(cs) if cs else None
             ratios = [r["ratio_raw"] for r in rs if "ratio_raw" in r]
             s["ratio_raw"] = statistics.median(ratios) if ratios else None
             med = s["iops"]
@@ -217,8 +223,8 @@ def cmd_report(runs_tsv, meta_json, out_dir):
     lines.append("medians of the repeats; 'x raw' = median over repeats of IOPS / raw-file IOPS in the "
                  "same repeat; 'spread' = (max-min)/median IOPS")
     lines.append("")
-    hdr = "%-22s %-14s %10s %9s %10s %10s %7s %7s %8s" % (
-        "target", "workload", "IOPS", "MB/s", "mean us", "p99 us", "x raw", "spread", "cpu/io")
+    hdr = "%-22s %-14s %10s %9s %10s %10s %7s %7s %8s %6s" % (
+        "target", "workload", "IOPS", "MB/s", "mean us", "p99 us", "x raw", "spread", "cpu/io", "cs/io")
     last_w = None
     for s in summary:
         if s["workload"] != last_w:
@@ -233,12 +239,14 @@ def cmd_report(runs_tsv, meta_json, out_dir):
         spread = "%.0f%%" % s["spread_pct"] if s.get("spread_pct") is not None else "-"
         fail = "  (%d failed)" % s["failed"] if s["failed"] else ""
         cpu = "%.1f" % s["daemon_cpu_us_per_io"] if s.get("daemon_cpu_us_per_io") is not None else "-"
-        lines.append("%-22s %-14s %10.0f %9.1f %10.1f %10.1f %7s %7s %8s%s" % (
+        cs = "%.2f" % s["daemon_cs_per_io"] if s.get("daemon_cs_per_io") is not None else "-"
+        lines.append("%-22s %-14s %10.0f %9.1f %10.1f %10.1f %7s %7s %8s %6s%s" % (
             s["target"], s["workload"], s["iops"], s["mbps"], s["lat_mean_us"], s["lat_p99_us"],
-            ratio, spread, cpu, fail))
+            ratio, spread, cpu, cs, fail))
     lines.append("")
     lines.append("cpu/io: CPU time (user + system, all threads) of the serving daemon per I/O, us; "
-                 "'-' for the raw file.")
+                 "cs/io: its context switches per I/O (%s); '-' for the raw file."
+                 % meta.get("cs_source", "?"))
     lines.append("fsync rows: IOPS = writes/s, each followed by fdatasync; mean = write + fdatasync; "
                  "p99 = fdatasync p99.")
     lines.append("fresh32k rows: 'raw' is a fresh sparse file; every repeat uses fresh images.")
