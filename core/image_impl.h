@@ -123,6 +123,12 @@ void sfs_img_mark_dirty(struct sfs_image *im);
 int sfs_img_back_read(struct sfs_image *im, void *buf, size_t len, uint64_t off);
 int sfs_img_back_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off);
 
+/* A request that takes no range when the image takes none (image.c): true when it is now
+ * counted among those in flight without one (sfs_image_need_ranges waits for them; uncount it
+ * when it ends), false when the image takes ranges. */
+bool sfs_img_count_unranged(struct sfs_image *im);
+void sfs_img_uncount_unranged(struct sfs_image *im);
+
 /* A write of a growing image reached end: the disk shows at least that much. */
 void sfs_img_extend_visible(struct sfs_image *im, uint64_t end);
 

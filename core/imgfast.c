@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * imgfast.c - the plans of the fast path (imgfast.h): a read or an
+ * overwrite that is one backing transfer, which the caller does itself.
+ *
+ * A plan walks the same rules as image.c's do_read and do_write, in the
+ * same order (alignment, then range, each refusal counted), and stops at
+ * the first thing that is not one plain transfer: that request is SLOW
+ * and nothing of it has been counted, so the blocking path can take it
+ * from the start.  An ISSUE is counted among the requests in flight
+ * without a range from the plan to fast_end, as the blocking calls count
+ * theirs for the whole call.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <string.h>
+
+#include "clock.h"
+#include "image_impl.h"
+#include "imgfast.h"
+
+/* What image.c would do that one plan cannot (a profile's wait, a growing size), or the page
+ * cache's merging for a handle without O_DIRECT. */
+static bool slow_image(const struct sfs_image *im, size_t len, uint64_t off, bool direct)
+{
+	if (!direct && (off % im->geom.lss || len % im->geom.lss))
+		return true;
+	return im->model || __atomic_load_n(&im->growing, __ATOMIC_ACQUIRE) ||
+	       __atomic_load_n(&im->ranged, __ATOMIC_ACQUIRE);
+}
+
+/* Are the blocks of [off, off+len) all allocated (1), none (0), or some (-1)? */
+static int span_state(struct sfs_image *im, const struct sfs_geom *g, uint64_t off, uint64_t len)
+{
+	uint64_t first, last;
+	bool set;
+
+	sfs_geom_block_span(g, off, len, &first, &last);
+	set = sfs_map_test(im->map, first);
+	for (uint64_t b = first + 1; b <= last; b++)
+		if (sfs_map_test(im->map, b) != set)
+			return -1;
+	return set;
+}
+
+/* Can the O_DIRECT descriptor take len bytes at off from or into buf as they are? */
+static bool direct_ok(const struct sfs_image *im, const void *buf, size_t len, uint64_t off)
+{
+	return im->dfd >= 0 && off % im->dio_off == 0 && len % im->dio_off == 0 &&
+	       (uintptr_t)buf % im->dio_mem == 0;
+}
+
+enum sfs_fast sfs_image_fast_read(struct sfs_image *im, void *buf, size_t len, uint64_t off, bool direct,
+				  struct sfs_fast_io *io, ssize_t *res)
+{
+	struct sfs_geom g;
+	struct sfs_stats *st;
+	uint64_t t0;
+	size_t n;
+	int rc, state;
+
+	assert(im && io && res);
+	if (slow_image(im, len, off, direct))
+		return SFS_FAST_SLOW;
+	g = sfs_img_vis_geom(im);
+	t0 = im->want_stats ? sfs_now_ns() : 0;
+	rc = sfs_geom_check_read(&g, off, len, &n);
+	if (rc < 0 || n == 0) {
+		if (rc < 0 && (st = sfs_img_stats_of(im)))
+			sfs_stats_misaligned(st, SFS_OP_READ, off, len);
+		*res = rc;
+		return SFS_FAST_DONE;
+	}
+	if (!sfs_img_count_unranged(im))
+		return SFS_FAST_SLOW;
+	state = span_state(im, &g, off, n);
+	if (state == 0) {
+		/* never written: zeros, as do_read gives them, without touching the backing file */
+		memset(buf, 0, n);
+		sfs_img_uncount_unranged(im);
+		if ((st = sfs_img_stats_of(im)))
+			sfs_stats_read(st, off, n, sfs_now_ns() - t0);
+		*res = (ssize_t)n;
+		return SFS_FAST_DONE;
+	}
+	if (state < 0 || !direct_ok(im, buf, n, off)) {
+		sfs_img_uncount_unranged(im);
+		return SFS_FAST_SLOW;
+	}
+	*io = (struct sfs_fast_io){ .fd = im->dfd, .off = off, .len = n, .write = false, .im = im, .t0 = t0 };
+	return SFS_FAST_ISSUE;
+}
+
+enum sfs_fast sfs_image_fast_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off, bool direct,
+				   struct sfs_fast_io *io, ssize_t *res)
+{
+	struct sfs_geom g;
+	struct sfs_stats *st;
+	uint64_t t0;
+	int rc;
+
+	assert(im && io && res);
+	if (slow_image(im, len, off, direct))
+		return SFS_FAST_SLOW;
+	g = sfs_img_vis_geom(im);
+	t0 = im->want_stats ? sfs_now_ns() : 0;
+	rc = sfs_geom_check_write(&g, off, len);
+	if (rc < 0 || len == 0) {
+		if (rc < 0 && (st = sfs_img_stats_of(im))) {
+			if (rc == -EINVAL)
+				sfs_stats_misaligned(st, SFS_OP_WRITE, off, len);
+			else
+				sfs_stats_out_of_range(st, SFS_OP_WRITE, off, len);
+		}
+		*res = rc;
+		return SFS_FAST_DONE;
+	}
+	if (!sfs_img_count_unranged(im))
+		return SFS_FAST_SLOW;
+	if (span_state(im, &g, off, len) != 1 || !direct_ok(im, buf, len, off)) {
+		sfs_img_uncount_unranged(im);
+		return SFS_FAST_SLOW;
+	}
+	sfs_img_mark_dirty(im);
+	*io = (struct sfs_fast_io){ .fd = im->dfd, .off = off, .len = len, .write = true, .im = im, .t0 = t0,
+				    .rmw = sfs_geom_is_rmw(&g, off, len) };
+	return SFS_FAST_ISSUE;
+}
+
+enum sfs_fast sfs_image_fast_end(struct sfs_fast_io *io, ssize_t done, ssize_t *res)
+{
+	struct sfs_image *im = io->im;
+	struct sfs_stats *st;
+
+	assert(im && res);
+	sfs_img_uncount_unranged(im);
+	io->im = NULL;
+	if (done < 0 || (size_t)done != io->len)
+		return SFS_FAST_SLOW;
+	if ((st = sfs_img_stats_of(im))) {
+		uint64_t lat = sfs_now_ns() - io->t0;
+
+		if (io->write)
+			sfs_stats_write(st, io->off, io->len, lat, false, io->rmw);
+		else
+			sfs_stats_read(st, io->off, io->len, lat);
+	}
+	*res = (ssize_t)io->len;
+	return SFS_FAST_DONE;
+}
