@@ -225,7 +225,7 @@ static int finish(FILE *f, bool failed, char **out)
 #define SET(key, val) (err |= json_object_set_new(o, key, val))
 #define SETU(key, val) SET(key, json_integer((json_int_t)(val)))
 
-/* The image as served: name, geometry, provisioning, backing I/O, profile, transport. */
+/* The image as served: name, geometry, provisioning, backing I/O, profile, transport, serving. */
 static int json_set_image(json_t *o, const struct sfs_stats_info *info)
 {
 	int err = 0;
@@ -241,6 +241,8 @@ static int json_set_image(json_t *o, const struct sfs_stats_info *info)
 	SET("profile", info->profile ? json_string(info->profile) : json_null());
 	if (info->transport)
 		SET("transport", json_string(info->transport));
+	if (info->serve)
+		SET("serve", json_string(info->serve));
 	return err;
 }
 

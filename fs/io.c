@@ -34,6 +34,7 @@ static int render(struct sfs_image *im, enum sfs_mpath k, char **buf, size_t *le
 		sfs_image_stats_info(im, &info);
 		info.recent = recent;
 		info.transport = sfs_xport_name();
+		info.serve = sfs_xport_serving();
 		rc = k == SFS_MPATH_STATS_JSON ? sfs_stats_render_json(snap, &info, buf, len)
 					       : sfs_stats_render_text(snap, &info, buf, len);
 	}

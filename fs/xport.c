@@ -89,6 +89,7 @@ static struct {
 	const struct sfs_log *log;
 	unsigned max_threads, max_background, max_idle;
 	enum sfs_uring_mode uring;
+	bool loop;                     /* an event loop per queue (sfs_xport_opts) */
 	char no_uring[192];            /* why not io_uring, when known before INIT */
 	bool uring_said;               /* INIT's reply asked for io_uring */
 	atomic_bool uring_on;          /* requests come through the ring */
@@ -156,6 +157,11 @@ static ssize_t xport_writev(int fd, struct iovec *iov, int count, void *userdata
 	return n;
 }
 
+const char *sfs_xport_serving(void)
+{
+	return atomic_load_explicit(&X.uring_on, memory_order_relaxed) && X.loop ? "loop" : "threads";
+}
+
 void *sfs_xport_reply_mem(size_t size)
 {
 	if (cur.ent)
@@ -197,6 +203,7 @@ int sfs_xport_install(struct fuse_session *se, const struct sfs_xport_opts *o)
 	X.max_background = o->max_background;
 	X.max_idle = o->max_idle ? o->max_idle : 1;
 	X.uring = o->uring;
+	X.loop = o->loop;
 	X.page = page > 0 ? (size_t)page : 4096;
 	/* libfuse 3.14 lets the kernel send at most 256 pages of data in one request */
 	X.max_payload = 256 * X.page;
@@ -270,8 +277,13 @@ static void init_request(const char *at, size_t n)
 	X.uring_said = true;
 	nq = sfs_uring_nr_queues();
 	depth = ring_depth(nq);
-	sfs_logf(X.log, SFS_LOG_INFO, "FUSE over io_uring, %u queue%s x %u worker thread%s, max_background %u", nq,
-		 nq == 1 ? "" : "s", depth, depth == 1 ? "" : "s", X.max_background);
+	if (X.loop)
+		sfs_logf(X.log, SFS_LOG_INFO, "FUSE over io_uring, %u queue%s x %u entr%s, an event loop each, up to "
+			 "%u helper thread%s, max_background %u", nq, nq == 1 ? "" : "s", depth, depth == 1 ? "y" : "ies",
+			 X.max_threads, X.max_threads == 1 ? "" : "s", X.max_background);
+	else
+		sfs_logf(X.log, SFS_LOG_INFO, "FUSE over io_uring, %u queue%s x %u worker thread%s, max_background %u",
+			 nq, nq == 1 ? "" : "s", depth, depth == 1 ? "" : "s", X.max_background);
 }
 
 /* After INIT's reply asked for io_uring: the ring workers; on failure the kernel stays on /dev/fuse. */
@@ -283,6 +295,9 @@ static void start_ring(void)
 	c.depth = ring_depth(nq);
 	c.max_payload = X.ring_payload ? X.ring_payload : X.max_payload;
 	c.pin = true;
+	c.loop = X.loop;
+	c.helpers = X.max_threads;
+	c.helpers_idle = X.max_idle;
 	c.log = X.log;
 	if (sfs_uring_start(&c) == 0) {
 		atomic_store(&X.uring_on, true);
@@ -407,6 +422,11 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&X.lock);
 	}
 	return NULL;
+}
+
+void sfs_xport_note_request(void)
+{
+	atomic_fetch_add_explicit(&nrequests, 1, memory_order_relaxed);
 }
 
 uint64_t sfs_xport_requests(void)

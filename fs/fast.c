@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fast.c - the requests an event loop serves without libfuse: a READ or
+ * WRITE of an open disk whose transfer core can plan (imgfast.h).
+ *
+ * With libfuse's high-level API the fh of a fuse_read_in or fuse_write_in
+ * is the handle sfs_open put in fi->fh (io.c), and libfuse would call
+ * sfs_read_buf / sfs_write_buf with it and nothing else: the path is not
+ * needed (nullpath_ok), the flags are the open file's (with O_DSYNC for a
+ * RWF_DSYNC write), the requester is the in-header's pid.  So a loop can
+ * decode the two requests itself and call core as io.c does: O_DIRECT or
+ * not by the flags; a creator's handle (a growing image) and O_DSYNC
+ * writes, which need more than one transfer, stay with libfuse, as does
+ * every other request and every handle that is not a disk's.
+ */
+#include <fcntl.h>
+#include <linux/fuse.h>
+#include <stdint.h>
+
+#include "fast.h"
+#include "ops_impl.h"
+#include "recent.h"
+
+/* The open disk behind fh, or NULL when it is not one the fast path takes. */
+static struct sfs_image *disk_of(uint64_t fh)
+{
+	const struct handle *h = (const struct handle *)(uintptr_t)fh;
+
+	return h && h->kind == SFS_MPATH_IMAGE && !h->creator ? h->im : NULL;
+}
+
+enum sfs_fast sfs_fast_begin(const char *at, size_t n, char *rbuf, size_t rcap, struct sfs_fast_req *fr,
+			     ssize_t *res)
+{
+	const struct fuse_in_header *in = (const void *)at;
+	const size_t hl = sizeof(*in);
+	struct sfs_image *im;
+
+	if (n < hl)
+		return SFS_FAST_SLOW;
+	fr->opcode = in->opcode;
+	if (in->opcode == FUSE_READ && n >= hl + sizeof(struct fuse_read_in)) {
+		const struct fuse_read_in *ri = (const void *)(at + hl);
+
+		if (ri->size > rcap || !(im = disk_of(ri->fh)))
+			return SFS_FAST_SLOW;
+		sfs_requester_set((int32_t)in->pid);
+		fr->buf = rbuf;
+		return sfs_image_fast_read(im, rbuf, ri->size, ri->offset, ri->flags & O_DIRECT, &fr->io, res);
+	}
+	if (in->opcode == FUSE_WRITE && n >= hl + sizeof(struct fuse_write_in)) {
+		const struct fuse_write_in *wi = (const void *)(at + hl);
+
+		if (n - hl - sizeof(*wi) != wi->size || (wi->flags & O_DSYNC) || !(im = disk_of(wi->fh)))
+			return SFS_FAST_SLOW;
+		sfs_requester_set((int32_t)in->pid);
+		fr->buf = (char *)(at + hl + sizeof(*wi));
+		return sfs_image_fast_write(im, fr->buf, wi->size, wi->offset, wi->flags & O_DIRECT, &fr->io, res);
+	}
+	return SFS_FAST_SLOW;
+}
+
+enum sfs_fast sfs_fast_end(struct sfs_fast_req *fr, ssize_t done, ssize_t *res)
+{
+	return sfs_image_fast_end(&fr->io, done, res);
+}

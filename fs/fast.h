@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fast.h - the requests an event loop serves without libfuse (see fast.c):
+ * reads and writes of a disk, planned by core (imgfast.h).
+ */
+#ifndef SFS_FAST_H
+#define SFS_FAST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "imgfast.h"
+
+/* One request on the fast path, from its plan to its reply. */
+struct sfs_fast_req {
+	struct sfs_fast_io io;         /* an ISSUE's transfer: io.fd, io.off, io.len */
+	uint32_t opcode;               /* FUSE_READ or FUSE_WRITE */
+	char *buf;                     /* the transfer's memory: where a read's data goes, a write's is */
+};
+
+/*
+ * The request of n bytes at at (fuse_in_header, then the per-opcode
+ * header, then for a write its data, which must start on a page): SLOW
+ * for anything but a READ or WRITE of an open disk that core's plan takes
+ * (then hand it to libfuse as it is), DONE with *res (what the reply
+ * carries: bytes, or -errno) or ISSUE (transfer fr->io.len bytes between
+ * fr->buf and fr->io.fd at fr->io.off, then sfs_fast_end).  A read's data
+ * goes to rbuf, which must be page-aligned and hold rcap bytes (a read
+ * that does not fit is SLOW).  The thread's requester becomes the
+ * request's process (the recent lists name it).
+ */
+enum sfs_fast sfs_fast_begin(const char *at, size_t n, char *rbuf, size_t rcap, struct sfs_fast_req *fr,
+			     ssize_t *res);
+
+/* An ISSUE's transfer ended with done (bytes, or -errno): DONE with *res, or SLOW (hand the
+ * request, as it came, to libfuse, which redoes it the blocking way). */
+enum sfs_fast sfs_fast_end(struct sfs_fast_req *fr, ssize_t done, ssize_t *res);
+
+#endif
