@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * imgfast.c - the plans of the fast path (imgfast.h): a read or an
- * overwrite that is one backing transfer, which the caller does itself.
+ * overwrite that is one backing transfer, or a flush that is one
+ * fdatasync of the backing file, which the caller does itself.
  *
  * A plan walks the same rules as image.c's do_read and do_write, in the
  * same order (alignment, then range, each refusal counted), and stops at
@@ -9,7 +10,9 @@
  * and nothing of it has been counted, so the blocking path can take it
  * from the start.  An ISSUE is counted among the requests in flight
  * without a range from the plan to fast_end, as the blocking calls count
- * theirs for the whole call.
+ * theirs for the whole call.  A flush is sfs_image_flush when the map has
+ * nothing to write: the data's fdatasync alone (sfs_map_flush writes no
+ * page and syncs no map then).
  */
 #include <assert.h>
 #include <errno.h>
@@ -87,7 +90,7 @@ enum sfs_fast sfs_image_fast_read(struct sfs_image *im, void *buf, size_t len, u
 		sfs_img_uncount_unranged(im);
 		return SFS_FAST_SLOW;
 	}
-	*io = (struct sfs_fast_io){ .fd = im->dfd, .off = off, .len = n, .write = false, .im = im, .t0 = t0 };
+	*io = (struct sfs_fast_io){ .fd = im->dfd, .off = off, .len = n, .op = SFS_FAST_READ, .im = im, .t0 = t0 };
 	return SFS_FAST_ISSUE;
 }
 
@@ -122,8 +125,20 @@ enum sfs_fast sfs_image_fast_write(struct sfs_image *im, const void *buf, size_t
 		return SFS_FAST_SLOW;
 	}
 	sfs_img_mark_dirty(im);
-	*io = (struct sfs_fast_io){ .fd = im->dfd, .off = off, .len = len, .write = true, .im = im, .t0 = t0,
-				    .rmw = sfs_geom_is_rmw(&g, off, len) };
+	*io = (struct sfs_fast_io){ .fd = im->dfd, .off = off, .len = len, .op = SFS_FAST_WRITE, .im = im,
+				    .t0 = t0, .rmw = sfs_geom_is_rmw(&g, off, len) };
+	return SFS_FAST_ISSUE;
+}
+
+enum sfs_fast sfs_image_fast_flush(struct sfs_image *im, struct sfs_fast_io *io)
+{
+	assert(im && io);
+	if (im->model || __atomic_load_n(&im->growing, __ATOMIC_ACQUIRE) || !sfs_map_flushed(im->map))
+		return SFS_FAST_SLOW;
+	/* cleared first, as sfs_image_flush does: a write meanwhile marks it for the next flush */
+	__atomic_store_n(&im->dirty, 0, __ATOMIC_RELEASE);
+	*io = (struct sfs_fast_io){ .fd = im->fd, .op = SFS_FAST_SYNC, .im = im,
+				    .t0 = im->want_stats ? sfs_now_ns() : 0 };
 	return SFS_FAST_ISSUE;
 }
 
@@ -131,16 +146,25 @@ enum sfs_fast sfs_image_fast_end(struct sfs_fast_io *io, ssize_t done, ssize_t *
 {
 	struct sfs_image *im = io->im;
 	struct sfs_stats *st;
+	uint64_t lat;
 
 	assert(im && res);
-	sfs_img_uncount_unranged(im);
 	io->im = NULL;
-	if (done < 0 || (size_t)done != io->len)
-		return SFS_FAST_SLOW;
+	if (io->op == SFS_FAST_SYNC) {
+		if (done != 0) {
+			sfs_img_mark_dirty(im);     /* the blocking flush redoes it */
+			return SFS_FAST_SLOW;
+		}
+	} else {
+		sfs_img_uncount_unranged(im);
+		if (done < 0 || (size_t)done != io->len)
+			return SFS_FAST_SLOW;
+	}
 	if ((st = sfs_img_stats_of(im))) {
-		uint64_t lat = sfs_now_ns() - io->t0;
-
-		if (io->write)
+		lat = sfs_now_ns() - io->t0;
+		if (io->op == SFS_FAST_SYNC)
+			sfs_stats_flush(st, lat);
+		else if (io->op == SFS_FAST_WRITE)
 			sfs_stats_write(st, io->off, io->len, lat, false, io->rmw);
 		else
 			sfs_stats_read(st, io->off, io->len, lat);

@@ -13,11 +13,12 @@
  * latency).  Everything else is SLOW: the caller runs sfs_image_read/write
  * (or the _any variants) instead, on a thread that may block.
  *
- *   sfs_image_fast_read/write --SLOW--> the blocking call, as before
+ *   sfs_image_fast_read/write/flush --SLOW--> the blocking call, as before
  *        |        \--DONE--> *res is the answer (refused, zeros, 0 at the end)
  *        ISSUE
  *        v
- *   caller: pread/pwrite(io.fd, buf, io.len, io.off), asynchronously
+ *   caller: pread/pwrite(io.fd, buf, io.len, io.off) or fdatasync(io.fd),
+ *           asynchronously
  *        v
  *   sfs_image_fast_end(io, result) --DONE--> *res is the answer
  *                                  \--SLOW--> redo it the blocking way
@@ -34,6 +35,8 @@
  *    allocated: DONE, zeros, no I/O;
  *  - a transfer O_DIRECT cannot take (buffer, offset or length off the
  *    backing file's alignment);
+ *  - a flush that has allocations to write (sfs_map_flushed): the map's
+ *    pages are written after the data is synced, under the map's lock;
  *  - a transfer that ended short or failed (sfs_image_fast_end): the
  *    blocking path redoes it and reports what it finds (zeros past the
  *    end of a short backing file, the error).
@@ -65,12 +68,14 @@ enum sfs_fast {
 	SFS_FAST_ISSUE,    /* transfer io->len bytes at io->off of io->fd, then sfs_image_fast_end */
 };
 
-/* The plan of one request.  fd, off, len and write are the caller's to read; the rest is core's. */
+enum sfs_fast_op { SFS_FAST_READ, SFS_FAST_WRITE, SFS_FAST_SYNC };
+
+/* The plan of one request.  fd, off, len and op are the caller's to read; the rest is core's. */
 struct sfs_fast_io {
-	int fd;                  /* the backing file, O_DIRECT */
+	int fd;                  /* the backing file: O_DIRECT for a transfer */
 	uint64_t off;            /* where in it (the disk offset) */
-	size_t len;              /* bytes to transfer (a read across the end: what is left) */
-	bool write;
+	size_t len;              /* bytes to transfer (a read across the end: what is left; 0: sync) */
+	enum sfs_fast_op op;     /* pread, pwrite, or fdatasync of fd */
 	struct sfs_image *im;
 	uint64_t t0;             /* the request's start (stats) */
 	bool rmw;                /* a write covering a physical sector in part */
@@ -97,6 +102,15 @@ enum sfs_fast sfs_image_fast_read(struct sfs_image *im, void *buf, size_t len, u
  */
 enum sfs_fast sfs_image_fast_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off, bool direct,
 				   struct sfs_fast_io *io, ssize_t *res);
+
+/*
+ * Plan a flush (fsync or fdatasync of the disk): SLOW when it needs more
+ * than the backing file's fdatasync (allocations to write to the map, or
+ * a flush of the map under way; a profile; a growing image), else ISSUE
+ * with *io set (op SFS_FAST_SYNC: fdatasync io->fd, then fast_end with 0
+ * or -errno).  Precondition: im pinned.
+ */
+enum sfs_fast sfs_image_fast_flush(struct sfs_image *im, struct sfs_fast_io *io);
 
 /*
  * The transfer of an ISSUE ended with done (bytes moved, or -errno).  A

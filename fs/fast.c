@@ -11,7 +11,9 @@
  * decode the two requests itself and call core as io.c does: O_DIRECT or
  * not by the flags; a creator's handle (a growing image) and O_DSYNC
  * writes, which need more than one transfer, stay with libfuse, as does
- * every other request and every handle that is not a disk's.
+ * every other request and every handle that is not a disk's.  An FSYNC
+ * of a disk whose map has nothing to write is its backing file's
+ * fdatasync (sfs_fsync: sfs_image_flush).
  */
 #include <fcntl.h>
 #include <linux/fuse.h>
@@ -56,6 +58,13 @@ enum sfs_fast sfs_fast_begin(const char *at, size_t n, char *rbuf, size_t rcap, 
 		sfs_requester_set((int32_t)in->pid);
 		fr->buf = (char *)(at + hl + sizeof(*wi));
 		return sfs_image_fast_write(im, fr->buf, wi->size, wi->offset, wi->flags & O_DIRECT, &fr->io, res);
+	}
+	if (in->opcode == FUSE_FSYNC && n >= hl + sizeof(struct fuse_fsync_in)) {
+		const struct fuse_fsync_in *fi = (const void *)(at + hl);
+
+		if (!(im = disk_of(fi->fh)))
+			return SFS_FAST_SLOW;
+		return sfs_image_fast_flush(im, &fr->io);
 	}
 	return SFS_FAST_SLOW;
 }

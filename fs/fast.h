@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fast.h - the requests an event loop serves without libfuse (see fast.c):
- * reads and writes of a disk, planned by core (imgfast.h).
+ * reads, writes and flushes of a disk, planned by core (imgfast.h).
  */
 #ifndef SFS_FAST_H
 #define SFS_FAST_H
@@ -15,7 +15,7 @@
 /* One request on the fast path, from its plan to its reply. */
 struct sfs_fast_req {
 	struct sfs_fast_io io;         /* an ISSUE's transfer: io.fd, io.off, io.len */
-	uint32_t opcode;               /* FUSE_READ or FUSE_WRITE */
+	uint32_t opcode;               /* FUSE_READ, FUSE_WRITE or FUSE_FSYNC */
 	char *buf;                     /* the transfer's memory: where a read's data goes, a write's is */
 };
 

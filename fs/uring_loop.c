@@ -22,6 +22,15 @@
  * every completion there is.  With IORING_SETUP_DEFER_TASKRUN the kernel
  * copies requests into the entries only in that enter, on this thread.
  *
+ * Alone: a write or a flush that finds its loop with nothing else to do
+ * (no backing I/O in flight, no entry with a helper, no other such
+ * request in the same wake-up) is done right there with pwrite or
+ * fdatasync, as a worker would do it.  Through io_uring an O_DIRECT write
+ * completes through the filesystem's completion workqueue (a kworker wakes,
+ * then the loop), a flush in an io-wq worker; blocking, the loop is woken
+ * by the device itself.  A request that comes meanwhile waits for it, as
+ * it would wait behind a busy worker.
+ *
  * An entry is in one of four places: in the kernel (its command waits for
  * a request, or its commit is queued for the next enter), in the loop's
  * backing I/O, with a helper, or done by a helper and queued for the
@@ -96,7 +105,17 @@ struct sfs_uring_q {
 	struct lent *done;
 	atomic_uint trims;             /* entries asked to drop their pages, not yet done */
 	bool pin;
+	unsigned busy;                 /* entries in backing I/O or with a helper */
+	struct lent *inline_le;        /* a write or flush that may block the loop ("Alone" above) */
 };
+
+/* le moves to st; q->busy follows. */
+static void set_state(struct lent *le, enum lstate st)
+{
+	if ((le->st != L_KERNEL) != (st != L_KERNEL))
+		le->q->busy += st != L_KERNEL ? 1 : (unsigned)-1;
+	le->st = st;
+}
 
 /* A free SQE, submitting what is queued when the ring is full; NULL only when even that fails. */
 static struct io_uring_sqe *sqe_of(struct sfs_uring_q *q)
@@ -117,7 +136,7 @@ static void queue_cmd(struct lent *le, uint32_t cmd)
 	struct sfs_uring_q *q = le->q;
 
 	e->last_cmd = cmd;
-	le->st = L_KERNEL;
+	set_state(le, L_KERNEL);
 	le->gen = q->gen;
 	if (sfs_uring_prep_cmd(&q->ring, cmd, e->qid, cmd == SFS_URING_CMD_COMMIT_AND_FETCH ? e->commit_id : 0,
 			       cmd == SFS_URING_CMD_REGISTER ? e->iov : NULL, (uint64_t)(uintptr_t)le | TAG_CMD) < 0 &&
@@ -134,7 +153,9 @@ static void reply_fast(struct lent *le, ssize_t res)
 	struct fuse_out_header *oh = (void *)e->hdr->in_out;
 	uint32_t len = 0;
 
-	if (res >= 0 && le->fr.opcode == FUSE_WRITE) {
+	if (le->fr.opcode == FUSE_FSYNC) {
+		len = 0;
+	} else if (res >= 0 && le->fr.opcode == FUSE_WRITE) {
 		struct fuse_write_out wo = { .size = (uint32_t)res };
 
 		memcpy(e->payload, &wo, sizeof(wo));
@@ -181,18 +202,39 @@ static void helper_serve(struct sfs_job *j)
 /* le's request the blocking way, on a helper (on the loop itself when none can be had). */
 static void to_helper(struct lent *le)
 {
-	le->st = L_HELPER;
+	set_state(le, L_HELPER);
 	le->job.fn = helper_serve;
 	if (sfs_helpers_submit(&le->job) == 0)
 		return;
 	helper_serve(&le->job);        /* gives it back: the next kick commits it */
 }
 
+/* le's backing transfer on the ring. */
+static void issue(struct lent *le)
+{
+	struct io_uring_sqe *sqe = sqe_of(le->q);
+	ssize_t res;
+
+	if (!sqe) {
+		/* cannot happen with the ring sized for every entry; the blocking way then */
+		sfs_fast_end(&le->fr, -EAGAIN, &res);
+		to_helper(le);
+		return;
+	}
+	if (le->fr.io.op == SFS_FAST_SYNC)
+		io_uring_prep_fsync(sqe, le->fr.io.fd, IORING_FSYNC_DATASYNC);
+	else if (le->fr.io.op == SFS_FAST_WRITE)
+		io_uring_prep_write(sqe, le->fr.io.fd, le->fr.buf, (unsigned)le->fr.io.len, le->fr.io.off);
+	else
+		io_uring_prep_read(sqe, le->fr.io.fd, le->fr.buf, (unsigned)le->fr.io.len, le->fr.io.off);
+	sqe->user_data = (uint64_t)(uintptr_t)le | TAG_IO;
+	set_state(le, L_IO);
+}
+
 /* The request the kernel put in le's entry. */
 static void on_request(struct lent *le)
 {
 	struct sfs_uring_ent *e = le->e;
-	struct io_uring_sqe *sqe;
 	ssize_t res = 0;
 
 	le->at = sfs_uring_ent_take(e, &le->n);
@@ -209,17 +251,16 @@ static void on_request(struct lent *le)
 		return;
 	case SFS_FAST_ISSUE:
 		sfs_xport_note_request();
-		if (!(sqe = sqe_of(le->q))) {
-			/* cannot happen with the ring sized for every entry; the blocking way then */
-			sfs_fast_end(&le->fr, -EAGAIN, &res);
-			break;
+		if (le->fr.io.op == SFS_FAST_READ || le->q->busy) {
+			issue(le);
+		} else if (le->q->inline_le) {
+			/* two in one go: neither is alone */
+			issue(le->q->inline_le);
+			le->q->inline_le = NULL;
+			issue(le);
+		} else {
+			le->q->inline_le = le;
 		}
-		if (le->fr.io.write)
-			io_uring_prep_write(sqe, le->fr.io.fd, le->fr.buf, (unsigned)le->fr.io.len, le->fr.io.off);
-		else
-			io_uring_prep_read(sqe, le->fr.io.fd, le->fr.buf, (unsigned)le->fr.io.len, le->fr.io.off);
-		sqe->user_data = (uint64_t)(uintptr_t)le | TAG_IO;
-		le->st = L_IO;
 		return;
 	case SFS_FAST_SLOW:
 		break;
@@ -228,7 +269,7 @@ static void on_request(struct lent *le)
 }
 
 /* le's backing transfer ended with res. */
-static void on_io(struct lent *le, int res)
+static void on_io(struct lent *le, ssize_t res)
 {
 	ssize_t out = 0;
 
@@ -318,6 +359,28 @@ static bool on_cqe(struct sfs_uring_q *q, uint64_t ud, int res, bool *stop)
 	return false;
 }
 
+/* The write or flush held back while the loop had nothing else ("Alone" above): done here,
+ * blocking, when that is still so, else on the ring. */
+static void run_alone(struct sfs_uring_q *q)
+{
+	struct lent *le = q->inline_le;
+	ssize_t res;
+
+	q->inline_le = NULL;
+	if (q->busy) {
+		issue(le);
+		return;
+	}
+	if (io_uring_sq_ready(&q->ring))
+		io_uring_submit(&q->ring);   /* the replies already made go first */
+	set_state(le, L_IO);
+	if (le->fr.io.op == SFS_FAST_SYNC)
+		res = fdatasync(le->fr.io.fd) < 0 ? -errno : 0;
+	else if ((res = pwrite(le->fr.io.fd, le->fr.buf, le->fr.io.len, (off_t)le->fr.io.off)) < 0)
+		res = -errno;
+	on_io(le, res);
+}
+
 static void q_loop(struct sfs_uring_q *q)
 {
 	bool stop = false, live = true;
@@ -338,6 +401,8 @@ static void q_loop(struct sfs_uring_q *q)
 				live = false;
 		}
 		io_uring_cq_advance(&q->ring, seen);
+		if (q->inline_le)
+			run_alone(q);
 		if (atomic_load(&q->trims))
 			trim(q);
 	}

@@ -11,7 +11,8 @@
  * profile, a growing image, an image that takes ranges, a handle without
  * O_DIRECT and a partial sector, a buffer O_DIRECT cannot take, a short
  * transfer) is SLOW with nothing counted; sfs_image_need_ranges waits for
- * an issued transfer until its end.
+ * an issued transfer until its end.  A flush is one fdatasync only while
+ * the map has nothing to write and no flush of it is under way.
  */
 #include "image_fixture.h"
 
@@ -37,7 +38,10 @@ static unsigned char *abuf(size_t len)
 /* Do the transfer of an ISSUE with plain pread/pwrite, as a loop's io_uring would. */
 static ssize_t transfer(const struct sfs_fast_io *io, void *buf)
 {
-	return io->write ? pwrite(io->fd, buf, io->len, (off_t)io->off) : pread(io->fd, buf, io->len, (off_t)io->off);
+	if (io->op == SFS_FAST_SYNC)
+		return fdatasync(io->fd) < 0 ? -errno : 0;
+	return io->op == SFS_FAST_WRITE ? pwrite(io->fd, buf, io->len, (off_t)io->off)
+					: pread(io->fd, buf, io->len, (off_t)io->off);
 }
 
 static const uint32_t formats[3][2] = { { 512, 512 }, { 512, 4096 }, { 4096, 4096 } };
@@ -55,7 +59,7 @@ Test(image, fast_read_of_written_blocks_is_one_transfer)
 		s = snap_of(im);
 		cr_assert_eq(sfs_image_fast_read(im, buf, 2 * BS, BS / 2, true, &io, &res), SFS_FAST_ISSUE);
 		cr_expect_eq(res, 12345, "an ISSUE leaves *res alone");
-		cr_expect_eq(io.fd >= 0 && io.write == false && io.off == BS / 2 && io.len == 2 * BS, true);
+		cr_expect_eq(io.fd >= 0 && io.op == SFS_FAST_READ && io.off == BS / 2 && io.len == 2 * BS, true);
 		cr_expect_eq(snap_of(im).reads, s.reads, "nothing counted before the end");
 		cr_assert_eq(transfer(&io, buf), (ssize_t)(2 * BS));
 		cr_assert_eq(sfs_image_fast_end(&io, 2 * BS, &res), SFS_FAST_DONE);
@@ -169,7 +173,7 @@ Test(image, fast_overwrite_is_one_transfer)
 		cr_assert_eq(sfs_image_fast_write(im, buf, 512, 3 * BS, true, &io, &res),
 			     formats[i][0] == 512 ? SFS_FAST_ISSUE : SFS_FAST_DONE);
 		if (formats[i][0] == 512) {
-			cr_expect_eq(io.write && io.off == 3 * BS && io.len == 512, true);
+			cr_expect_eq(io.op == SFS_FAST_WRITE && io.off == 3 * BS && io.len == 512, true);
 			cr_expect_eq(snap_of(im).writes, 0, "nothing counted before the end");
 			cr_assert_eq(transfer(&io, buf), 512);
 			cr_assert_eq(sfs_image_fast_end(&io, 512, &res), SFS_FAST_DONE);
@@ -241,6 +245,7 @@ Test(image, fast_profile_growing_and_ranged_images_are_slow)
 	im = open_as(NAME, &sc, true);
 	cr_expect_eq(sfs_image_fast_read(im, buf, 4096, 0, true, &io, &res), SFS_FAST_SLOW, "a profile waits");
 	cr_expect_eq(sfs_image_fast_write(im, buf, 4096, 0, true, &io, &res), SFS_FAST_SLOW);
+	cr_expect_eq(sfs_image_fast_flush(im, &io), SFS_FAST_SLOW);
 	cr_expect_eq(sfs_image_close(im), 0);
 
 	sc.profile[0] = '\0';
@@ -314,5 +319,34 @@ Test(image, fast_short_or_failed_transfer_is_slow)
 	cr_expect_eq(snap_of(im).reads + snap_of(im).writes, 0, "nothing counted");
 	sfs_image_need_ranges(im);   /* returns: neither is in flight any more */
 	free(buf);
+	cr_expect_eq(sfs_image_close(im), 0);
+}
+
+Test(image, fast_flush_is_one_fdatasync_when_the_map_is_on_disk)
+{
+	struct sfs_image *im = open_img(SFS_PROV_THIN, 4096, 4096);
+	struct sfs_fast_io io;
+	ssize_t res = 9;
+
+	cr_assert_eq(sfs_image_fast_flush(im, &io), SFS_FAST_ISSUE, "nothing written yet");
+	cr_expect_eq(io.op == SFS_FAST_SYNC && io.fd >= 0 && io.len == 0, true);
+	cr_assert_eq(sfs_image_fast_end(&io, transfer(&io, NULL), &res), SFS_FAST_DONE);
+	cr_expect_eq(res, 0);
+	cr_expect_eq(snap_of(im).flushes, 1);
+	cr_expect_eq(snap_of(im).lat[SFS_LAT_FLUSH].count, 1);
+
+	put(im, NULL, 0, 4096, 1);              /* a first write: the map has a page to write */
+	cr_expect_eq(sfs_image_fast_flush(im, &io), SFS_FAST_SLOW, "an allocation to make durable");
+	/* a flush that has taken the dirty pages but not written them: the map looks clean */
+	cr_assert_eq(sfs_map_flush_begin(sfs_image_map(im)), 0);
+	cr_expect_eq(sfs_map_dirty(sfs_image_map(im)), false);
+	cr_expect_eq(sfs_image_fast_flush(im, &io), SFS_FAST_SLOW, "a flush of the map under way");
+	cr_assert_eq(sfs_map_flush_end(sfs_image_map(im)), 0);
+	cr_assert_eq(sfs_image_fast_flush(im, &io), SFS_FAST_ISSUE, "the map is on disk now");
+	cr_expect_eq(sfs_image_fast_end(&io, -EIO, &res), SFS_FAST_SLOW, "a failed fdatasync");
+	cr_expect_eq(snap_of(im).flushes, 1, "not counted");
+	sfs_image_set_growing(im, true);
+	cr_expect_eq(sfs_image_fast_flush(im, &io), SFS_FAST_SLOW, "a growing image settles its size");
+	sfs_image_set_growing(im, false);
 	cr_expect_eq(sfs_image_close(im), 0);
 }
