@@ -476,8 +476,8 @@ void sfs_uring_loops_start(const struct sfs_uring_cfg *cfg)
 			sfs_uring.qs[qi].ents = calloc(sfs_uring.depth, sizeof(struct lent));
 			sfs_uring.qs[qi].efd = -1;
 		}
-	if (sfs_helpers_start(cfg->helpers ? cfg->helpers : sfs_uring.n, cfg->helpers_idle, cfg->log) < 0)
-		sfs_logf(cfg->log, SFS_LOG_WARN, "io_uring: the helper threads were running already");
+	/* the transport's (xport.c) when it serves /dev/fuse with a loop too */
+	sfs_helpers_start(cfg->helpers ? cfg->helpers : sfs_uring.n, cfg->helpers_idle, cfg->log);
 	for (unsigned qi = 0; qi < nq; qi++) {
 		struct sfs_uring_q *q = sfs_uring.qs ? &sfs_uring.qs[qi] : NULL;
 		bool ok = q && q->ents && (q->efd = eventfd(0, EFD_CLOEXEC)) >= 0;

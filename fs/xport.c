@@ -54,6 +54,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "devloop.h"
+#include "helpers.h"
 #include "pdw.h"
 #include "uring.h"
 #include "uring_proto.h"
@@ -64,11 +66,12 @@ struct request {
 	uint64_t unique;               /* 0: none */
 	uint32_t opcode;
 	struct sfs_uring_ent *ent;     /* the ring entry it came in, NULL: /dev/fuse */
-	struct fuse_bufvec *lent;      /* over /dev/fuse: a read_buf vector holding the worker's buffer */
+	char *rbuf;                    /* over /dev/fuse: the page-aligned room after its headers */
+	size_t *touched;               /* ... and the largest use of its buffer, to raise */
+	struct fuse_bufvec *lent;      /* over /dev/fuse: a read_buf vector holding rbuf */
 };
 
 static __thread struct request cur;
-static __thread struct worker *self;   /* the /dev/fuse worker this thread is */
 
 struct worker {
 	struct worker *next;
@@ -159,25 +162,25 @@ static ssize_t xport_writev(int fd, struct iovec *iov, int count, void *userdata
 
 const char *sfs_xport_serving(void)
 {
-	return atomic_load_explicit(&X.uring_on, memory_order_relaxed) && X.loop ? "loop" : "threads";
+	return X.loop ? "loop" : "threads";
 }
 
 void *sfs_xport_reply_mem(size_t size)
 {
 	if (cur.ent)
 		return sfs_uring_reply_mem(cur.ent, size);
-	if (!self || !cur.unique || cur.opcode != FUSE_READ || size > X.max_payload)
+	if (!cur.rbuf || !cur.unique || cur.opcode != FUSE_READ || size > X.max_payload)
 		return NULL;
-	if (size > self->touched)
-		self->touched = size;
-	return self->buf + X.page;     /* after the request's headers, which end at this page */
+	if (size > *cur.touched)
+		*cur.touched = size;
+	return cur.rbuf;               /* after the request's headers, which end at this page */
 }
 
 void sfs_xport_lend(struct fuse_bufvec *bv)
 {
 	if (cur.ent)
 		sfs_uring_lend(cur.ent, bv);
-	else if (self)
+	else if (cur.rbuf)
 		cur.lent = bv;
 }
 
@@ -241,6 +244,11 @@ static void end_session(int err)
 	sem_post(&X.finish);
 }
 
+void sfs_xport_end(int err)
+{
+	end_session(err);
+}
+
 /* Entries (and worker threads) per queue: the worker threads shared out, at least one each. */
 static unsigned ring_depth(unsigned nq)
 {
@@ -269,9 +277,14 @@ static void init_request(const char *at, size_t n)
 			sfs_logf(X.log, SFS_LOG_ERR, "-o io_uring=on: %s", X.no_uring);
 			end_session(-EOPNOTSUPP);
 		}
-		sfs_logf(X.log, SFS_LOG_INFO, "/dev/fuse%s%s%s, up to %u worker thread%s, max_background %u",
-			 X.no_uring[0] ? " (" : "", X.no_uring, X.no_uring[0] ? ")" : "", X.max_threads,
-			 X.max_threads == 1 ? "" : "s", X.max_background);
+		if (X.loop)
+			sfs_logf(X.log, SFS_LOG_INFO, "/dev/fuse%s%s%s, an event loop, up to %u helper thread%s, "
+				 "max_background %u", X.no_uring[0] ? " (" : "", X.no_uring, X.no_uring[0] ? ")" : "",
+				 X.max_threads, X.max_threads == 1 ? "" : "s", X.max_background);
+		else
+			sfs_logf(X.log, SFS_LOG_INFO, "/dev/fuse%s%s%s, up to %u worker thread%s, max_background %u",
+				 X.no_uring[0] ? " (" : "", X.no_uring, X.no_uring[0] ? ")" : "", X.max_threads,
+				 X.max_threads == 1 ? "" : "s", X.max_background);
 		return;
 	}
 	X.uring_said = true;
@@ -328,8 +341,16 @@ void sfs_xport_serve(char *at, size_t n, struct sfs_uring_ent *e)
 	cur.unique = 0;
 	cur.ent = NULL;
 	cur.lent = NULL;
+	cur.rbuf = NULL;
 	if (init && X.uring_said && !fuse_session_exited(X.se))
 		start_ring();
+}
+
+void sfs_xport_serve_dev(char *at, size_t n, char *rbuf, size_t *touched)
+{
+	cur.rbuf = rbuf;
+	cur.touched = touched;
+	sfs_xport_serve(at, n, NULL);
 }
 
 static int start_worker(void);
@@ -366,7 +387,6 @@ static void *worker_main(void *arg)
 	size_t len = w->len - X.page + WRITE_HDR;
 	sigset_t trim;
 
-	self = w;
 	sigemptyset(&trim);
 	sigaddset(&trim, SIGTRIM);
 	pthread_sigmask(SIG_UNBLOCK, &trim, NULL);
@@ -410,7 +430,7 @@ static void *worker_main(void *arg)
 			start_worker();
 		pthread_mutex_unlock(&X.lock);
 
-		sfs_xport_serve(at, (size_t)n, NULL);
+		sfs_xport_serve_dev(at, (size_t)n, w->buf + X.page, &w->touched);
 
 		pthread_mutex_lock(&X.lock);
 		X.idle++;
@@ -447,6 +467,8 @@ void sfs_xport_trim_buffers(void)
 		pthread_kill(w->thr, SIGTRIM);
 	}
 	pthread_mutex_unlock(&X.lock);
+	if (X.loop)
+		sfs_devloop_trim(TRIM_MIN);
 	if (atomic_load(&X.uring_on))
 		sfs_uring_trim(TRIM_MIN);
 }
@@ -529,14 +551,26 @@ int sfs_xport_loop(struct fuse *f)
 	sem_init(&X.finish, 0, 0);
 	X.error = 0;
 	X.stopping = false;
-	pthread_mutex_lock(&X.lock);
-	rc = start_worker();
-	pthread_mutex_unlock(&X.lock);
+	if (X.loop) {
+		struct sfs_devloop_cfg dc = { .fd = X.fd, .page = X.page, .max_payload = X.max_payload,
+					      .nbufs = X.max_threads, .log = X.log };
+
+		rc = sfs_helpers_start(X.max_threads, X.max_idle, X.log);
+		if (rc == 0)
+			rc = sfs_devloop_start(&dc);
+	} else {
+		pthread_mutex_lock(&X.lock);
+		rc = start_worker();
+		pthread_mutex_unlock(&X.lock);
+	}
 	if (rc == 0)
 		while (!fuse_session_exited(X.se))
 			sem_wait(&X.finish);   /* a signal interrupts it too */
 	stop_workers();
+	sfs_devloop_stop();
 	sfs_uring_stop();
+	sfs_helpers_stop();            /* after the loops: none gives a helper work any more */
+	sfs_devloop_free();
 	atomic_store(&X.uring_on, false);
 	fuse_stop_cleanup_thread(f);
 	sem_destroy(&X.finish);
