@@ -30,13 +30,16 @@
  * a helper and queued for the loop.  Replies, backing I/O and re-armed
  * reads go in with the loop's next io_uring_enter.
  *
- * Buffers: the ring of provided buffers holds only a few free ones
- * (RING_SPARE), topped up from a stack of the others as requests take
- * them, so that a light load keeps using the same few warm buffers (a ring
- * of all of them would cycle through every one, each a megabyte to fault
- * in again once trimmed).  A burst that finds the ring empty stops the
- * multishot read (-ENOBUFS): the requests wait in the kernel until a
- * buffer is back, and the read is armed again.
+ * Buffers: the ring of provided buffers holds only a few free ones,
+ * topped up from a stack of the others as requests take them, so that a
+ * light load keeps using the same few warm buffers: a ring of all of them
+ * would cycle through every one, a megabyte each (1 MiB writes at QD1:
+ * 332 us of daemon CPU each with 8 buffers in the ring, 250 with 2, 246
+ * for the workers).  A burst that finds the ring empty stops the
+ * multishot read (-ENOBUFS): the requests wait in the kernel, the ring is
+ * given twice as many (up to SPARE_MAX), and the read is armed again;
+ * after SPARE_DECAY requests without a shortage it holds half as many
+ * again (down to SPARE_MIN).
  *
  * Alone: as in uring_loop.c, a write or a flush that finds the loop with
  * nothing else to do is done right there with pwrite or fdatasync.
@@ -78,7 +81,9 @@
 
 #define OP_READ_MULTISHOT 49           /* IORING_OP_READ_MULTISHOT: Linux 6.7, not in liburing 2.3 */
 #define BGID 0
-#define RING_SPARE 8                   /* free buffers in the kernel's ring at once ("Buffers") */
+#define SPARE_MIN 2                    /* free buffers in the kernel's ring at once ("Buffers") */
+#define SPARE_MAX 32
+#define SPARE_DECAY 1024               /* requests without a shortage before it halves */
 #define WRITE_HDR (sizeof(struct fuse_in_header) + sizeof(struct fuse_write_in))
 
 /* user_data below 16 are the loop's own; above, a buffer with a tag */
@@ -121,6 +126,8 @@ static struct {
 	bool br_ok;
 	struct dbuf **spare;           /* free buffers not in the ring: a stack, the warmest on top */
 	unsigned nspare, in_ring;
+	unsigned want;                 /* free buffers to keep in the ring, SPARE_MIN to SPARE_MAX */
+	unsigned calm;                 /* requests since the ring last ran out */
 	bool armed;                    /* the multishot read is in the kernel */
 	unsigned busy;                 /* buffers in backing I/O or with a helper */
 	struct dbuf *alone;            /* a write or flush that may block the loop */
@@ -164,13 +171,13 @@ static void arm(void)
 	L.armed = true;
 }
 
-/* Keep RING_SPARE buffers in the kernel's ring, the most recently used first: a buffer just
- * freed is warm (its pages are there), one long unused may have been trimmed. */
+/* Keep L.want buffers in the kernel's ring, the most recently used first: a buffer just freed
+ * is warm (its pages are there), one long unused may have been trimmed. */
 static void top_up(void)
 {
 	unsigned added = 0;
 
-	while (L.in_ring + added < RING_SPARE && L.nspare) {
+	while (L.in_ring + added < L.want && L.nspare) {
 		struct dbuf *b = L.spare[--L.nspare];
 
 		b->st = D_KERNEL;
@@ -304,6 +311,10 @@ static void on_request(unsigned bid, int res)
 	b = &L.bufs[bid];
 	b->st = D_LOOP;
 	L.in_ring--;
+	if (++L.calm >= SPARE_DECAY && L.want > SPARE_MIN) {
+		L.want /= 2;
+		L.calm = 0;
+	}
 	top_up();
 	b->at = b->mem + L.page - WRITE_HDR;
 	b->n = (size_t)res;
@@ -410,7 +421,14 @@ static void on_read(int res, unsigned flags)
 		L.ended = true;
 		sfs_xport_end(res);
 	}
-	/* -ENOBUFS: the ring was empty; arm() waits for a buffer in it */
+	/* -ENOBUFS: the ring ran out in a burst: keep more in it ("Buffers") */
+	if (res == -ENOBUFS) {
+		L.calm = 0;
+		if (L.want < SPARE_MAX) {
+			L.want *= 2;
+			top_up();
+		}
+	}
 	arm();
 }
 
@@ -492,7 +510,7 @@ static int setup(void)
 	L.ring_ok = true;
 	if ((rc = io_uring_register_files(&L.ring, &L.fd, 1)) < 0)
 		return rc;
-	for (L.br_entries = 1; L.br_entries < RING_SPARE; L.br_entries *= 2)
+	for (L.br_entries = 1; L.br_entries < SPARE_MAX; L.br_entries *= 2)
 		;
 	L.br_len = (L.br_entries * sizeof(struct io_uring_buf) + L.page - 1) / L.page * L.page;
 	L.br = mmap(NULL, L.br_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -507,7 +525,8 @@ static int setup(void)
 		return rc;
 	L.br_ok = true;
 	io_uring_buf_ring_init(L.br);
-	L.in_ring = L.nspare = 0;
+	L.in_ring = L.nspare = L.calm = 0;
+	L.want = SPARE_MIN;
 	for (unsigned i = L.nbufs; i-- > 0;)
 		L.spare[L.nspare++] = &L.bufs[i];
 	top_up();
