@@ -95,10 +95,10 @@ static void usage(const char *prog)
 	       "    -o io_uring=auto|on|off requests through FUSE over io_uring (Linux 6.14+,\n"
 	       "                            fuse.enable_uring=Y): auto where the kernel offers it,\n"
 	       "                            on or fail, off for /dev/fuse only (default: auto)\n"
-	       "    -o serve=loop|threads   an event loop per queue doing the reads and\n"
-	       "                            overwrites of disks with asynchronous I/O, helper\n"
-	       "                            threads for the rest (loop), or a thread per\n"
-	       "                            request (threads; default: threads)\n"
+	       "    -o serve=loop|threads   an event loop per queue doing the reads, overwrites\n"
+	       "                            and flushes of disks with asynchronous I/O, helper\n"
+	       "                            threads for the rest (loop, the default), or a\n"
+	       "                            thread per request (threads)\n"
 	       "    -o max_idle_threads=N   keep at most N idle worker threads, the others exit\n"
 	       "                            (sectorfs default: 10)\n"
 	       "    -o nodefault_permissions  turn off the kernel's permission checks, which\n"
@@ -201,13 +201,13 @@ static int parse_uring(const char *text, enum sfs_uring_mode *out)
 	return 0;
 }
 
-/* -o serve=loop|threads (threads if not given): *loop; 0 or -EINVAL, the reason printed. */
+/* -o serve=loop|threads (loop if not given): *loop; 0 or -EINVAL, the reason printed. */
 static int parse_serve(const char *text, bool *loop)
 {
-	if (!text || strcmp(text, "threads") == 0) {
-		*loop = false;
-	} else if (strcmp(text, "loop") == 0) {
+	if (!text || strcmp(text, "loop") == 0) {
 		*loop = true;
+	} else if (strcmp(text, "threads") == 0) {
+		*loop = false;
 	} else {
 		fprintf(stderr, "sectorfs: -o serve=%s: expected loop or threads\n", text);
 		return -EINVAL;

@@ -278,7 +278,7 @@ static void init_request(const char *at, size_t n)
 			end_session(-EOPNOTSUPP);
 		}
 		if (X.loop)
-			sfs_logf(X.log, SFS_LOG_INFO, "/dev/fuse%s%s%s, an event loop, up to %u helper thread%s, "
+			sfs_logf(X.log, SFS_LOG_INFO, "/dev/fuse%s%s%s, up to %u helper thread%s beside an event loop, "
 				 "max_background %u", X.no_uring[0] ? " (" : "", X.no_uring, X.no_uring[0] ? ")" : "",
 				 X.max_threads, X.max_threads == 1 ? "" : "s", X.max_background);
 		else
