@@ -31,7 +31,8 @@ SYNC_WORKLOADS = {"fsync512", "fsync4k"}
 
 WORKLOAD_ORDER = ["randread-qd1", "randwrite-qd1", "randread-4x8", "randwrite-4x8",
                   "seqread-1m", "seqwrite-1m", "fsync512", "fsync4k", "fresh32k"]
-TARGET_ORDER = ["raw", "sfs-4kn", "sfs-4kn-uring", "base-4kn", "sfs-512e", "sfs-512e-uring", "base-512e",
+TARGET_ORDER = ["raw", "sfs-4kn", "sfs-4kn-uring", "sfs-4kn-threads", "sfs-4kn-uring-threads", "base-4kn",
+                "sfs-512e", "sfs-512e-uring", "sfs-512e-threads", "sfs-512e-uring-threads", "base-512e",
                 "sfs-4kn-nostats", "base-4kn-nostats", "sfs-4kn-buffered", "base-4kn-buffered",
                 "sfs-floor", "sfs-floor-uring", "passthrough", "qsd",
                 "sfs-thin", "sfs-thin-nooffload", "sfs-zeroedthick", "sfs-eagerzeroedthick"]
@@ -197,6 +198,12 @@ def cmd_report(runs_tsv, meta_json, out_dir):
         for t in ("sfs-4kn", "sfs-512e", "sfs-floor"):
             compare(xport_cmp, w, t + "-uring", t, [("workload", w), ("target", t)], "uring_over_dev")
 
+    # the two designs: the event loop (sfs-X, the default) / a thread per request (sfs-X-threads)
+    design_cmp = []
+    for w in WORKLOAD_ORDER:
+        for t in ("sfs-4kn", "sfs-4kn-uring", "sfs-512e", "sfs-512e-uring"):
+            compare(design_cmp, w, t, t + "-threads", [("workload", w), ("target", t)], "loop_over_threads")
+
     # this daemon / the BASELINE daemon: sfs-X / base-X per repeat, median
     base_cmp = []
     for w in WORKLOAD_ORDER:
@@ -254,6 +261,8 @@ def cmd_report(runs_tsv, meta_json, out_dir):
                  "the FUSE round trip alone.")
     lines.append("sfs-X: requests through /dev/fuse; sfs-X-uring: through FUSE over io_uring; "
                  "passthrough: a bare libfuse passthrough of the raw file (tests/bench/passthrough.c).")
+    lines.append("sfs-X and sfs-X-uring: an event loop per queue (-o serve=loop, the default); "
+                 "sfs-X-threads: a thread per request (-o serve=threads).")
     if stats_cmp:
         lines.append("")
         lines.append("stats cost: IOPS of X-4kn (stats on) / X-4kn-nostats, median of per-repeat ratios")
@@ -267,6 +276,13 @@ def cmd_report(runs_tsv, meta_json, out_dir):
         for c in xport_cmp:
             lines.append("  %-10s %-14s %.3f   (repeats: %s)" % (
                 c["target"], c["workload"], c["uring_over_dev"], ", ".join("%.3f" % x for x in c["per_repeat"])))
+    if design_cmp:
+        lines.append("")
+        lines.append("designs: IOPS with the event loop (sfs-X) / with a thread per request (sfs-X-threads), "
+                     "median of per-repeat ratios")
+        for c in design_cmp:
+            lines.append("  %-14s %-14s %.3f   (repeats: %s)" % (
+                c["target"], c["workload"], c["loop_over_threads"], ", ".join("%.3f" % x for x in c["per_repeat"])))
     if base_cmp:
         lines.append("")
         lines.append("against the baseline %s (sha256 %s): IOPS sfs-X / base-X, median of per-repeat ratios"
@@ -286,7 +302,7 @@ def cmd_report(runs_tsv, meta_json, out_dir):
         f.write(text)
     with open(out_dir + "/bench.json", "w", encoding="utf-8") as f:
         json.dump({"meta": meta, "summary": summary, "stats_overhead": stats_cmp, "against_baseline": base_cmp,
-                   "transports": xport_cmp,
+                   "transports": xport_cmp, "designs": design_cmp,
                    "runs": runs},
                   f, indent=1, sort_keys=True)
         f.write("\n")
