@@ -223,7 +223,9 @@ static void reply(struct dbuf *b, ssize_t res)
 		b->oh.len += (uint32_t)b->iov[1].iov_len;
 	if (!sqe) {
 		/* cannot happen with the ring sized for every buffer: write it now */
-		if (writev(L.fd, b->iov, n) < 0 && errno != ENOENT)
+		struct iovec iov[2] = { b->iov[0], b->iov[1] };
+
+		if (writev(L.fd, iov, n) < 0 && errno != ENOENT)
 			sfs_logf(L.log, SFS_LOG_ERR, "writing a reply to /dev/fuse: %s", strerror(errno));
 		recycle(b);
 		return;

@@ -13,8 +13,11 @@
  * writes, which need more than one transfer, stay with libfuse, as does
  * every other request and every handle that is not a disk's.  An FSYNC
  * of a disk whose map has nothing to write is its backing file's
- * fdatasync (sfs_fsync: sfs_image_flush).
+ * fdatasync (sfs_fsync: sfs_image_flush).  An INTERRUPT is answered
+ * ENOSYS: no handler takes interrupts (libfuse's high-level API runs them
+ * only with -o intr), and the kernel then sends none again.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/fuse.h>
 #include <stdint.h>
@@ -58,6 +61,13 @@ enum sfs_fast sfs_fast_begin(const char *at, size_t n, char *rbuf, size_t rcap, 
 		sfs_requester_set((int32_t)in->pid);
 		fr->buf = (char *)(at + hl + sizeof(*wi));
 		return sfs_image_fast_write(im, fr->buf, wi->size, wi->offset, wi->flags & O_DIRECT, &fr->io, res);
+	}
+	if (in->opcode == FUSE_INTERRUPT) {
+		/* nothing sectorfs does can be interrupted: ENOSYS tells the kernel to send no more
+		 * (libfuse would keep an interrupt for a request already answered until the next
+		 * request, and the session can end first) */
+		*res = -ENOSYS;
+		return SFS_FAST_DONE;
 	}
 	if (in->opcode == FUSE_FSYNC && n >= hl + sizeof(struct fuse_fsync_in)) {
 		const struct fuse_fsync_in *fi = (const void *)(at + hl);

@@ -22,10 +22,12 @@ struct sfs_fast_req {
 /*
  * The request of n bytes at at (fuse_in_header, then the per-opcode
  * header, then for a write its data, which must start on a page): SLOW
- * for anything but a READ or WRITE of an open disk that core's plan takes
- * (then hand it to libfuse as it is), DONE with *res (what the reply
- * carries: bytes, or -errno) or ISSUE (transfer fr->io.len bytes between
- * fr->buf and fr->io.fd at fr->io.off, then sfs_fast_end).  A read's data
+ * for anything but a READ, WRITE or FSYNC of an open disk that core's
+ * plan takes (then hand it to libfuse as it is), DONE with *res (what the
+ * reply carries: bytes, or -errno; -ENOSYS for an INTERRUPT) or ISSUE
+ * (transfer fr->io.len bytes between fr->buf and fr->io.fd at
+ * fr->io.off, or fdatasync fr->io.fd for SFS_FAST_SYNC, then
+ * sfs_fast_end).  A read's data
  * goes to rbuf, which must be page-aligned and hold rcap bytes (a read
  * that does not fit is SLOW).  The thread's requester becomes the
  * request's process (the recent lists name it).
