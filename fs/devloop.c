@@ -30,16 +30,9 @@
  * a helper and queued for the loop.  Replies, backing I/O and re-armed
  * reads go in with the loop's next io_uring_enter.
  *
- * Buffers: the ring of provided buffers holds only a few free ones,
- * topped up from a stack of the others as requests take them, so that a
- * light load keeps using the same few warm buffers: a ring of all of them
- * would cycle through every one, a megabyte each (1 MiB writes at QD1:
- * 332 us of daemon CPU each with 8 buffers in the ring, 250 with 2, 246
- * for the workers).  A burst that finds the ring empty stops the
- * multishot read (-ENOBUFS): the requests wait in the kernel, the ring is
- * given twice as many (up to SPARE_MAX), and the read is armed again;
- * after SPARE_DECAY requests without a shortage it holds half as many
- * again (down to SPARE_MIN).
+ * Buffers: a few free ones in the kernel's ring at a time, the warmest
+ * first (devbuf.c); a burst that empties the ring ends the multishot read
+ * (-ENOBUFS), and it is armed again once the ring has more.
  *
  * Alone: as in uring_loop.c, a write or a flush that finds the loop with
  * nothing else to do is done right there with pwrite or fdatasync.
@@ -59,32 +52,22 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/fuse.h>
-#include <liburing.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
+#include "devbuf.h"
 #include "devloop.h"
-#include "fast.h"
-#include "helpers.h"
 #include "uring.h"
 
 #define OP_READ_MULTISHOT 49           /* IORING_OP_READ_MULTISHOT: Linux 6.7, not in liburing 2.3 */
 #define BGID 0
-#define SPARE_MIN 2                    /* free buffers in the kernel's ring at once ("Buffers") */
-#define SPARE_MAX 32
-#define SPARE_DECAY 1024               /* requests without a shortage before it halves */
-#define WRITE_HDR (sizeof(struct fuse_in_header) + sizeof(struct fuse_write_in))
 
 /* user_data below 16 are the loop's own; above, a buffer with a tag */
 #define UD_READ 1
@@ -94,56 +77,30 @@
 #define TAG_REPLY 2
 #define TAG_MASK 7ull
 
-enum dstate { D_KERNEL, D_LOOP, D_HELPER };
-
-struct dbuf {
-	unsigned bid;
-	enum dstate st;
-	char *mem;                     /* mmap: a page, the largest payload, a page */
-	char *at;                      /* the request, n bytes, read at mem + page - WRITE_HDR */
-	size_t n;
-	size_t touched;                /* bytes used since its pages were dropped */
-	uint64_t unique;
-	struct sfs_fast_req fr;
-	struct fuse_out_header oh;
-	struct fuse_write_out wo;
-	struct iovec iov[2];
-	struct sfs_job job;
-	struct dbuf *done_next;
-};
+typedef struct sfs_devbuf dbuf_t;
 
 static struct {
 	struct io_uring ring;
 	bool ring_ok;
 	int fd;
-	size_t page, max_payload, len;  /* len: what a read may fill, from at */
+	size_t page, max_payload;
 	const struct sfs_log *log;
-	struct dbuf *bufs;
-	unsigned nbufs;
-	struct io_uring_buf_ring *br;
-	size_t br_len;
-	unsigned br_entries;
-	bool br_ok;
-	struct dbuf **spare;           /* free buffers not in the ring: a stack, the warmest on top */
-	unsigned nspare, in_ring;
-	unsigned want;                 /* free buffers to keep in the ring, SPARE_MIN to SPARE_MAX */
-	unsigned calm;                 /* requests since the ring last ran out */
+	struct sfs_devbufs bufs;
 	bool armed;                    /* the multishot read is in the kernel */
 	unsigned busy;                 /* buffers in backing I/O or with a helper */
-	struct dbuf *alone;            /* a write or flush that may block the loop */
+	dbuf_t *alone;            /* a write or flush that may block the loop */
 	pthread_t thr;
 	bool thr_ok;
-	int stop_efd, kick_efd;
-	uint64_t kick_val;
-	atomic_bool kicked;
-	pthread_mutex_t lock;          /* guards done, setup_rc and setup_done */
+	int stop_efd;
+	struct sfs_back back;          /* what the helpers are done with */
+	pthread_mutex_t lock;          /* guards setup_rc and setup_done */
 	pthread_cond_t cond;
-	struct dbuf *done;
 	int setup_rc;
 	bool setup_done;
 	atomic_size_t trim_min;        /* 0: no trim asked */
 	bool ended;                    /* the session ended: no more reads */
-} L = { .fd = -1, .stop_efd = -1, .kick_efd = -1, .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+} L = { .fd = -1, .stop_efd = -1, .back = { .efd = -1 }, .lock = PTHREAD_MUTEX_INITIALIZER,
+	.cond = PTHREAD_COND_INITIALIZER };
 
 static struct io_uring_sqe *sqe_of(void)
 {
@@ -161,7 +118,7 @@ static void arm(void)
 {
 	struct io_uring_sqe *sqe;
 
-	if (L.armed || L.ended || !L.in_ring || !(sqe = sqe_of()))
+	if (L.armed || L.ended || !sfs_devbufs_in_ring(&L.bufs) || !(sqe = sqe_of()))
 		return;
 	sqe->opcode = OP_READ_MULTISHOT;
 	sqe->fd = 0;                   /* /dev/fuse, registered at index 0 */
@@ -171,37 +128,15 @@ static void arm(void)
 	L.armed = true;
 }
 
-/* Keep L.want buffers in the kernel's ring, the most recently used first: a buffer just freed
- * is warm (its pages are there), one long unused may have been trimmed. */
-static void top_up(void)
+/* b is free again: back to the kernel's ring (or the stack of spares), the read armed. */
+static void recycle(dbuf_t *b)
 {
-	unsigned added = 0;
-
-	while (L.in_ring + added < L.want && L.nspare) {
-		struct dbuf *b = L.spare[--L.nspare];
-
-		b->st = D_KERNEL;
-		io_uring_buf_ring_add(L.br, b->mem + L.page - WRITE_HDR, (unsigned)L.len, (unsigned short)b->bid,
-				      io_uring_buf_ring_mask(L.br_entries), (int)added);
-		added++;
-	}
-	if (added) {
-		io_uring_buf_ring_advance(L.br, (int)added);
-		L.in_ring += added;
-	}
+	sfs_devbufs_put(&L.bufs, b);
 	arm();
 }
 
-/* b is free again. */
-static void recycle(struct dbuf *b)
-{
-	b->st = D_KERNEL;
-	L.spare[L.nspare++] = b;
-	top_up();
-}
-
 /* The fast path's answer res for b's request, written to /dev/fuse. */
-static void reply(struct dbuf *b, ssize_t res)
+static void reply(dbuf_t *b, ssize_t res)
 {
 	struct io_uring_sqe *sqe = sqe_of();
 	int n = 1;
@@ -235,40 +170,27 @@ static void reply(struct dbuf *b, ssize_t res)
 	sqe->user_data = (uint64_t)(uintptr_t)b | TAG_REPLY;
 }
 
-/* A helper gives b back: queued for the loop, which is woken once for all queued meanwhile. */
-static void give_back(struct dbuf *b)
-{
-	uint64_t one = 1;
-
-	pthread_mutex_lock(&L.lock);
-	b->done_next = L.done;
-	L.done = b;
-	pthread_mutex_unlock(&L.lock);
-	if (!atomic_exchange(&L.kicked, true) && write(L.kick_efd, &one, sizeof(one)) != sizeof(one))
-		sfs_logf(L.log, SFS_LOG_ERR, "cannot wake the /dev/fuse loop");
-}
-
 /* On a helper: b's request through libfuse, which writes the reply. */
 static void helper_serve(struct sfs_job *j)
 {
-	struct dbuf *b = (struct dbuf *)(void *)((char *)j - offsetof(struct dbuf, job));
+	dbuf_t *b = (dbuf_t *)(void *)((char *)j - offsetof(dbuf_t, job));
 
 	sfs_xport_serve_dev(b->at, b->n, b->mem + L.page, &b->touched);
-	give_back(b);
+	sfs_back_give(&L.back, &b->job);
 }
 
-static void to_helper(struct dbuf *b)
+static void to_helper(dbuf_t *b)
 {
-	if (b->st != D_HELPER)
+	if (b->st != SFS_DB_HELPER)
 		L.busy++;
-	b->st = D_HELPER;
+	b->st = SFS_DB_HELPER;
 	b->job.fn = helper_serve;
 	if (sfs_helpers_submit(&b->job) < 0)
 		helper_serve(&b->job);     /* on the loop itself: gives it back, the next kick recycles it */
 }
 
 /* b's backing transfer on the ring. */
-static void issue(struct dbuf *b)
+static void issue(dbuf_t *b)
 {
 	struct io_uring_sqe *sqe = sqe_of();
 	ssize_t res;
@@ -278,18 +200,13 @@ static void issue(struct dbuf *b)
 		to_helper(b);
 		return;
 	}
-	if (b->fr.io.op == SFS_FAST_SYNC)
-		io_uring_prep_fsync(sqe, b->fr.io.fd, IORING_FSYNC_DATASYNC);
-	else if (b->fr.io.op == SFS_FAST_WRITE)
-		io_uring_prep_write(sqe, b->fr.io.fd, b->fr.buf, (unsigned)b->fr.io.len, b->fr.io.off);
-	else
-		io_uring_prep_read(sqe, b->fr.io.fd, b->fr.buf, (unsigned)b->fr.io.len, b->fr.io.off);
+	sfs_fast_prep(sqe, &b->fr);
 	sqe->user_data = (uint64_t)(uintptr_t)b | TAG_IO;
 	L.busy++;
 }
 
 /* b's backing transfer ended with res (it was counted in busy). */
-static void on_io(struct dbuf *b, ssize_t res)
+static void on_io(dbuf_t *b, ssize_t res)
 {
 	ssize_t out = 0;
 
@@ -303,25 +220,14 @@ static void on_io(struct dbuf *b, ssize_t res)
 /* A request of res bytes in buffer bid. */
 static void on_request(unsigned bid, int res)
 {
-	struct dbuf *b;
+	dbuf_t *b = sfs_devbufs_taken(&L.bufs, bid, (size_t)res);
 	ssize_t out = 0;
 
-	if (bid >= L.nbufs) {
+	if (!b) {
 		sfs_logf(L.log, SFS_LOG_ERR, "/dev/fuse: a read into an unknown buffer %u", bid);
 		return;
 	}
-	b = &L.bufs[bid];
-	b->st = D_LOOP;
-	L.in_ring--;
-	if (++L.calm >= SPARE_DECAY && L.want > SPARE_MIN) {
-		L.want /= 2;
-		L.calm = 0;
-	}
-	top_up();
-	b->at = b->mem + L.page - WRITE_HDR;
-	b->n = (size_t)res;
-	if (b->n > b->touched)
-		b->touched = b->n;
+	arm();
 	if (b->n < sizeof(struct fuse_in_header)) {
 		recycle(b);
 		return;
@@ -354,8 +260,7 @@ static void on_request(unsigned bid, int res)
  * that is still so, else on the ring. */
 static void run_alone(void)
 {
-	struct dbuf *b = L.alone;
-	ssize_t res;
+	dbuf_t *b = L.alone;
 
 	L.alone = NULL;
 	if (L.busy) {
@@ -365,45 +270,22 @@ static void run_alone(void)
 	if (io_uring_sq_ready(&L.ring))
 		io_uring_submit(&L.ring);    /* the replies already made go first */
 	L.busy++;
-	if (b->fr.io.op == SFS_FAST_SYNC)
-		res = fdatasync(b->fr.io.fd) < 0 ? -errno : 0;
-	else if ((res = pwrite(b->fr.io.fd, b->fr.buf, b->fr.io.len, (off_t)b->fr.io.off)) < 0)
-		res = -errno;
-	on_io(b, res);
+	on_io(b, sfs_fast_block(&b->fr));
 }
 
 /* Buffers helpers gave back: to the kernel again. */
 static void on_kick(void)
 {
 	struct io_uring_sqe *sqe = sqe_of();
-	struct dbuf *b;
 
 	if (sqe) {
-		io_uring_prep_read(sqe, L.kick_efd, &L.kick_val, sizeof(L.kick_val), 0);
+		io_uring_prep_read(sqe, L.back.efd, &L.back.val, sizeof(L.back.val), 0);
 		sqe->user_data = UD_KICK;
 	}
-	atomic_store(&L.kicked, false);    /* before taking the list: a later give_back kicks again */
-	pthread_mutex_lock(&L.lock);
-	b = L.done;
-	L.done = NULL;
-	pthread_mutex_unlock(&L.lock);
-	for (struct dbuf *next; b; b = next) {
-		next = b->done_next;
+	for (struct sfs_job *j = sfs_back_take(&L.back), *next; j; j = next) {
+		next = j->next;
 		L.busy--;
-		recycle(b);
-	}
-}
-
-/* Drop the pages of the buffers in the kernel's ring that held min bytes or more ("Idle"). */
-static void trim(size_t min)
-{
-	for (unsigned i = 0; i < L.nbufs; i++) {
-		struct dbuf *b = &L.bufs[i];
-
-		if (b->st != D_KERNEL || b->touched < min)
-			continue;
-		if (madvise(b->mem, L.page + L.max_payload + L.page, MADV_DONTNEED) == 0)
-			b->touched = 0;
+		recycle((dbuf_t *)(void *)((char *)j - offsetof(dbuf_t, job)));
 	}
 }
 
@@ -423,21 +305,15 @@ static void on_read(int res, unsigned flags)
 		L.ended = true;
 		sfs_xport_end(res);
 	}
-	/* -ENOBUFS: the ring ran out in a burst: keep more in it ("Buffers") */
-	if (res == -ENOBUFS) {
-		L.calm = 0;
-		if (L.want < SPARE_MAX) {
-			L.want *= 2;
-			top_up();
-		}
-	}
+	if (res == -ENOBUFS)
+		sfs_devbufs_short(&L.bufs);     /* the ring ran out in a burst: more in it */
 	arm();
 }
 
 /* A completion; *stop set for the stop eventfd. */
 static void on_cqe(uint64_t ud, int res, unsigned flags, bool *stop)
 {
-	struct dbuf *b = (struct dbuf *)(uintptr_t)(ud & ~TAG_MASK);
+	dbuf_t *b = (dbuf_t *)(uintptr_t)(ud & ~TAG_MASK);
 
 	if (ud == UD_READ)
 		on_read(res, flags);
@@ -490,7 +366,7 @@ static void *loop_main(void *arg)
 		if (L.alone)
 			run_alone();
 		if ((min = atomic_exchange(&L.trim_min, 0)))
-			trim(min);
+			sfs_devbufs_trim(&L.bufs, min);
 	}
 	io_uring_submit(&L.ring);          /* the replies in hand */
 	return NULL;
@@ -500,43 +376,24 @@ static void *loop_main(void *arg)
 static int setup(void)
 {
 	struct io_uring_params p = { .flags = IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN };
-	struct io_uring_buf_reg reg = { 0 };
+	unsigned entries = 2 * L.bufs.n + 8;   /* per buffer a transfer and a reply, and the loop's own */
 	struct io_uring_sqe *sqe;
 	int rc;
 
-	if (io_uring_queue_init_params(2 * L.nbufs + 8, &L.ring, &p) < 0) {
+	if (io_uring_queue_init_params(entries, &L.ring, &p) < 0) {
 		memset(&p, 0, sizeof(p));
-		if ((rc = io_uring_queue_init_params(2 * L.nbufs + 8, &L.ring, &p)) < 0)
+		if ((rc = io_uring_queue_init_params(entries, &L.ring, &p)) < 0)
 			return rc;
 	}
 	L.ring_ok = true;
-	if ((rc = io_uring_register_files(&L.ring, &L.fd, 1)) < 0)
+	if ((rc = io_uring_register_files(&L.ring, &L.fd, 1)) < 0 ||
+	    (rc = sfs_devbufs_register(&L.bufs, &L.ring, BGID)) < 0)
 		return rc;
-	for (L.br_entries = 1; L.br_entries < SPARE_MAX; L.br_entries *= 2)
-		;
-	L.br_len = (L.br_entries * sizeof(struct io_uring_buf) + L.page - 1) / L.page * L.page;
-	L.br = mmap(NULL, L.br_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (L.br == MAP_FAILED) {
-		L.br = NULL;
-		return -ENOMEM;
-	}
-	reg.ring_addr = (uint64_t)(uintptr_t)L.br;
-	reg.ring_entries = L.br_entries;
-	reg.bgid = BGID;
-	if ((rc = io_uring_register_buf_ring(&L.ring, &reg, 0)) < 0)
-		return rc;
-	L.br_ok = true;
-	io_uring_buf_ring_init(L.br);
-	L.in_ring = L.nspare = L.calm = 0;
-	L.want = SPARE_MIN;
-	for (unsigned i = L.nbufs; i-- > 0;)
-		L.spare[L.nspare++] = &L.bufs[i];
-	top_up();
+	arm();
 	if (!(sqe = sqe_of()))
 		return -EBUSY;
 	io_uring_prep_poll_add(sqe, L.stop_efd, POLLIN);
 	sqe->user_data = UD_STOP;
-	L.kicked = true;
 	on_kick();                     /* arms the kick's read */
 	L.busy = 0;
 	rc = io_uring_submit(&L.ring);
@@ -551,27 +408,13 @@ int sfs_devloop_start(const struct sfs_devloop_cfg *cfg)
 	L.fd = cfg->fd;
 	L.page = cfg->page;
 	L.max_payload = cfg->max_payload;
-	L.len = L.max_payload + L.page + WRITE_HDR;
 	L.log = cfg->log;
-	L.nbufs = cfg->nbufs ? cfg->nbufs : 1;
 	L.ended = L.armed = false;
 	L.stop_efd = eventfd(0, EFD_CLOEXEC);
-	L.kick_efd = eventfd(0, EFD_CLOEXEC);
-	L.bufs = calloc(L.nbufs, sizeof(*L.bufs));
-	L.spare = calloc(L.nbufs, sizeof(*L.spare));
-	if (L.stop_efd < 0 || L.kick_efd < 0 || !L.bufs || !L.spare) {
-		rc = -ENOMEM;
+	if (L.stop_efd < 0 || (rc = sfs_back_init(&L.back)) < 0 ||
+	    (rc = sfs_devbufs_make(&L.bufs, cfg->nbufs ? cfg->nbufs : 1, L.page, L.max_payload)) < 0) {
+		rc = rc < 0 ? rc : -errno;
 		goto fail;
-	}
-	for (unsigned i = 0; i < L.nbufs; i++) {
-		L.bufs[i].bid = i;
-		L.bufs[i].mem = mmap(NULL, L.page + L.max_payload + L.page, PROT_READ | PROT_WRITE,
-				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (L.bufs[i].mem == MAP_FAILED) {
-			L.bufs[i].mem = NULL;
-			rc = -ENOMEM;
-			goto fail;
-		}
 	}
 	/* the loop never blocks in a read: an empty queue is -EAGAIN, and io_uring waits for it */
 	if ((fl = fcntl(L.fd, F_GETFL)) < 0 || fcntl(L.fd, F_SETFL, fl | O_NONBLOCK) < 0) {
@@ -614,40 +457,25 @@ void sfs_devloop_stop(void)
 	}
 	if (L.ring_ok)
 		io_uring_queue_exit(&L.ring);
-	L.ring_ok = L.br_ok = false;
+	L.ring_ok = false;
 }
 
 void sfs_devloop_free(void)
 {
-	for (unsigned i = 0; L.bufs && i < L.nbufs; i++)
-		if (L.bufs[i].mem)
-			munmap(L.bufs[i].mem, L.page + L.max_payload + L.page);
-	free(L.bufs);
-	L.bufs = NULL;
-	free(L.spare);
-	L.spare = NULL;
-	if (L.br)
-		munmap(L.br, L.br_len);
-	L.br = NULL;
+	sfs_devbufs_free(&L.bufs);
 	if (L.stop_efd >= 0)
 		close(L.stop_efd);
-	if (L.kick_efd >= 0)
-		close(L.kick_efd);
-	L.stop_efd = L.kick_efd = -1;
-	L.done = NULL;
+	sfs_back_destroy(&L.back);
+	L.stop_efd = -1;
 }
 
 unsigned sfs_devloop_trim(size_t min)
 {
-	uint64_t one = 1;
-
 	/* without DEFER_TASKRUN a read can fill a buffer at the end of any of the loop's system
 	 * calls, before the loop has seen its completion: no trimming then */
 	if (!L.thr_ok || !min || !(L.ring.flags & IORING_SETUP_DEFER_TASKRUN))
 		return 0;
 	atomic_store(&L.trim_min, min);
-	/* the kick wakes the loop; it trims after the completions it finds */
-	if (!atomic_exchange(&L.kicked, true) && write(L.kick_efd, &one, sizeof(one)) != sizeof(one))
-		return 0;
+	sfs_back_poke(&L.back);        /* the loop trims after the completions it finds */
 	return 1;
 }

@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <linux/fuse.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include "fast.h"
 #include "ops_impl.h"
@@ -77,6 +78,29 @@ enum sfs_fast sfs_fast_begin(const char *at, size_t n, char *rbuf, size_t rcap, 
 		return sfs_image_fast_flush(im, &fr->io);
 	}
 	return SFS_FAST_SLOW;
+}
+
+void sfs_fast_prep(struct io_uring_sqe *sqe, const struct sfs_fast_req *fr)
+{
+	if (fr->io.op == SFS_FAST_SYNC)
+		io_uring_prep_fsync(sqe, fr->io.fd, IORING_FSYNC_DATASYNC);
+	else if (fr->io.op == SFS_FAST_WRITE)
+		io_uring_prep_write(sqe, fr->io.fd, fr->buf, (unsigned)fr->io.len, fr->io.off);
+	else
+		io_uring_prep_read(sqe, fr->io.fd, fr->buf, (unsigned)fr->io.len, fr->io.off);
+}
+
+ssize_t sfs_fast_block(const struct sfs_fast_req *fr)
+{
+	ssize_t res;
+
+	if (fr->io.op == SFS_FAST_SYNC)
+		res = fdatasync(fr->io.fd);
+	else if (fr->io.op == SFS_FAST_WRITE)
+		res = pwrite(fr->io.fd, fr->buf, fr->io.len, (off_t)fr->io.off);
+	else
+		res = pread(fr->io.fd, fr->buf, fr->io.len, (off_t)fr->io.off);
+	return res < 0 ? -errno : res;
 }
 
 enum sfs_fast sfs_fast_end(struct sfs_fast_req *fr, ssize_t done, ssize_t *res)

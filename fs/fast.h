@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <liburing.h>
+
 #include "imgfast.h"
 
 /* One request on the fast path, from its plan to its reply. */
@@ -34,6 +36,12 @@ struct sfs_fast_req {
  */
 enum sfs_fast sfs_fast_begin(const char *at, size_t n, char *rbuf, size_t rcap, struct sfs_fast_req *fr,
 			     ssize_t *res);
+
+/* Prepare fr's ISSUE on sqe: the read, write or fdatasync of its plan (user_data left alone). */
+void sfs_fast_prep(struct io_uring_sqe *sqe, const struct sfs_fast_req *fr);
+
+/* Do fr's ISSUE blocking, on this thread: bytes moved (0 for the sync), or -errno. */
+ssize_t sfs_fast_block(const struct sfs_fast_req *fr);
 
 /* An ISSUE's transfer ended with done (bytes, or -errno): DONE with *res, or SLOW (hand the
  * request, as it came, to libfuse, which redoes it the blocking way). */

@@ -14,6 +14,12 @@
  * max_idle others waiting once its job is done ends (its stack and
  * glibc's per-thread cache of small chunks go with it).  Helpers run
  * with every signal blocked: signals are the main thread's.
+ *
+ * Back to the loop (struct sfs_back): a helper queues the job it is done
+ * with and writes the loop's eventfd, which the loop reads on its ring;
+ * the first give after the loop took the queue writes it, the others
+ * find the loop woken already.  The loop clears "woken" before it takes
+ * the queue, so a give after that wakes it again.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -21,6 +27,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "helpers.h"
 
@@ -194,4 +202,54 @@ void sfs_helpers_stop(void)
 	H.n = H.idle = 0;
 	H.running = false;
 	pthread_mutex_unlock(&H.lock);
+}
+
+int sfs_back_init(struct sfs_back *b)
+{
+	b->efd = eventfd(0, EFD_CLOEXEC);
+	if (b->efd < 0)
+		return -errno;
+	pthread_mutex_init(&b->lock, NULL);
+	atomic_store(&b->woken, false);
+	b->done = NULL;
+	return 0;
+}
+
+void sfs_back_destroy(struct sfs_back *b)
+{
+	if (b->efd < 0)
+		return;
+	close(b->efd);
+	pthread_mutex_destroy(&b->lock);
+	b->efd = -1;
+	b->done = NULL;
+}
+
+void sfs_back_poke(struct sfs_back *b)
+{
+	uint64_t one = 1;
+
+	if (!atomic_exchange(&b->woken, true) && write(b->efd, &one, sizeof(one)) != sizeof(one))
+		sfs_logf(H.log, SFS_LOG_ERR, "cannot wake an event loop: %s", strerror(errno));
+}
+
+void sfs_back_give(struct sfs_back *b, struct sfs_job *j)
+{
+	pthread_mutex_lock(&b->lock);
+	j->next = b->done;
+	b->done = j;
+	pthread_mutex_unlock(&b->lock);
+	sfs_back_poke(b);
+}
+
+struct sfs_job *sfs_back_take(struct sfs_back *b)
+{
+	struct sfs_job *j;
+
+	atomic_store(&b->woken, false);
+	pthread_mutex_lock(&b->lock);
+	j = b->done;
+	b->done = NULL;
+	pthread_mutex_unlock(&b->lock);
+	return j;
 }

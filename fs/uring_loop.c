@@ -60,9 +60,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "fast.h"
 #include "helpers.h"
@@ -85,8 +83,7 @@ struct lent {
 	char *at;                      /* the request as libfuse takes it, n bytes */
 	size_t n;
 	struct sfs_fast_req fr;
-	struct sfs_job job;            /* to a helper */
-	struct lent *done_next;        /* on q->done */
+	struct sfs_job job;            /* to a helper, and back */
 };
 
 struct sfs_uring_q {
@@ -98,11 +95,7 @@ struct sfs_uring_q {
 	struct lent *ents;
 	unsigned n;
 	uint64_t gen;                  /* enters so far */
-	int efd;                       /* helpers give entries back: written once per batch */
-	uint64_t efd_val;
-	atomic_bool kicked;
-	pthread_mutex_t lock;          /* guards done */
-	struct lent *done;
+	struct sfs_back back;          /* what the helpers are done with */
 	atomic_uint trims;             /* entries asked to drop their pages, not yet done */
 	bool pin;
 	unsigned busy;                 /* entries in backing I/O or with a helper */
@@ -171,20 +164,6 @@ static void reply_fast(struct lent *le, ssize_t res)
 	sfs_uring_touch(e, len);
 }
 
-/* A helper gives le back: queued for the loop, which is woken once for all queued meanwhile. */
-static void give_back(struct lent *le)
-{
-	struct sfs_uring_q *q = le->q;
-	uint64_t one = 1;
-
-	pthread_mutex_lock(&q->lock);
-	le->done_next = q->done;
-	q->done = le;
-	pthread_mutex_unlock(&q->lock);
-	if (!atomic_exchange(&q->kicked, true) && write(q->efd, &one, sizeof(one)) != sizeof(one))
-		sfs_logf(sfs_uring.log, SFS_LOG_ERR, "io_uring: cannot wake the loop of queue %u", q->qid);
-}
-
 /* On a helper: the request of le through libfuse, as a worker serves it. */
 static void helper_serve(struct sfs_job *j)
 {
@@ -196,7 +175,7 @@ static void helper_serve(struct sfs_job *j)
 	sfs_xport_serve(le->at, le->n, e);
 	atomic_store_explicit(&e->unique, 0, memory_order_release);
 	sfs_uring_ent_answered(e);
-	give_back(le);
+	sfs_back_give(&le->q->back, &le->job);
 }
 
 /* le's request the blocking way, on a helper (on the loop itself when none can be had). */
@@ -221,12 +200,7 @@ static void issue(struct lent *le)
 		to_helper(le);
 		return;
 	}
-	if (le->fr.io.op == SFS_FAST_SYNC)
-		io_uring_prep_fsync(sqe, le->fr.io.fd, IORING_FSYNC_DATASYNC);
-	else if (le->fr.io.op == SFS_FAST_WRITE)
-		io_uring_prep_write(sqe, le->fr.io.fd, le->fr.buf, (unsigned)le->fr.io.len, le->fr.io.off);
-	else
-		io_uring_prep_read(sqe, le->fr.io.fd, le->fr.buf, (unsigned)le->fr.io.len, le->fr.io.off);
+	sfs_fast_prep(sqe, &le->fr);
 	sqe->user_data = (uint64_t)(uintptr_t)le | TAG_IO;
 	set_state(le, L_IO);
 }
@@ -288,24 +262,18 @@ static void arm_kick(struct sfs_uring_q *q)
 
 	if (!sqe)
 		return;
-	io_uring_prep_read(sqe, q->efd, &q->efd_val, sizeof(q->efd_val), 0);
+	io_uring_prep_read(sqe, q->back.efd, &q->back.val, sizeof(q->back.val), 0);
 	sqe->user_data = UD_KICK;
 }
 
 /* Entries helpers gave back: commit each. */
 static void on_kick(struct sfs_uring_q *q)
 {
-	struct lent *le;
-
 	arm_kick(q);
-	atomic_store(&q->kicked, false);   /* before taking the list: a later give_back kicks again */
-	pthread_mutex_lock(&q->lock);
-	le = q->done;
-	q->done = NULL;
-	pthread_mutex_unlock(&q->lock);
-	for (struct lent *next; le; le = next) {
-		next = le->done_next;
-		queue_cmd(le, SFS_URING_CMD_COMMIT_AND_FETCH);
+	for (struct sfs_job *j = sfs_back_take(&q->back), *next; j; j = next) {
+		next = j->next;
+		queue_cmd((struct lent *)(void *)((char *)j - offsetof(struct lent, job)),
+			  SFS_URING_CMD_COMMIT_AND_FETCH);
 	}
 }
 
@@ -364,7 +332,6 @@ static bool on_cqe(struct sfs_uring_q *q, uint64_t ud, int res, bool *stop)
 static void run_alone(struct sfs_uring_q *q)
 {
 	struct lent *le = q->inline_le;
-	ssize_t res;
 
 	q->inline_le = NULL;
 	if (q->busy) {
@@ -374,11 +341,7 @@ static void run_alone(struct sfs_uring_q *q)
 	if (io_uring_sq_ready(&q->ring))
 		io_uring_submit(&q->ring);   /* the replies already made go first */
 	set_state(le, L_IO);
-	if (le->fr.io.op == SFS_FAST_SYNC)
-		res = fdatasync(le->fr.io.fd) < 0 ? -errno : 0;
-	else if ((res = pwrite(le->fr.io.fd, le->fr.buf, le->fr.io.len, (off_t)le->fr.io.off)) < 0)
-		res = -errno;
-	on_io(le, res);
+	on_io(le, sfs_fast_block(&le->fr));
 }
 
 static void q_loop(struct sfs_uring_q *q)
@@ -474,18 +437,17 @@ void sfs_uring_loops_start(const struct sfs_uring_cfg *cfg)
 	if (sfs_uring.qs)
 		for (unsigned qi = 0; qi < nq; qi++) {
 			sfs_uring.qs[qi].ents = calloc(sfs_uring.depth, sizeof(struct lent));
-			sfs_uring.qs[qi].efd = -1;
+			sfs_uring.qs[qi].back.efd = -1;
 		}
 	/* the transport's (xport.c) when it serves /dev/fuse with a loop too */
 	sfs_helpers_start(cfg->helpers ? cfg->helpers : sfs_uring.n, cfg->helpers_idle, cfg->log);
 	for (unsigned qi = 0; qi < nq; qi++) {
 		struct sfs_uring_q *q = sfs_uring.qs ? &sfs_uring.qs[qi] : NULL;
-		bool ok = q && q->ents && (q->efd = eventfd(0, EFD_CLOEXEC)) >= 0;
+		bool ok = q && q->ents && sfs_back_init(&q->back) == 0;
 
 		if (q) {
 			q->qid = qi;
 			q->pin = pin;
-			pthread_mutex_init(&q->lock, NULL);
 		}
 		for (unsigned i = qi; i < sfs_uring.n; i += nq) {
 			if (!sfs_uring.ents[i].region || !ok) {
@@ -522,9 +484,7 @@ void sfs_uring_loops_stop(void)
 
 		if (q->ring_ok)
 			io_uring_queue_exit(&q->ring);
-		if (q->efd >= 0)
-			close(q->efd);
-		pthread_mutex_destroy(&q->lock);
+		sfs_back_destroy(&q->back);
 		free(q->ents);
 	}
 	free(sfs_uring.qs);
