@@ -95,7 +95,7 @@ static void usage(const char *prog)
 	       "    -o io_uring=auto|on|off requests through FUSE over io_uring (Linux 6.14+,\n"
 	       "                            fuse.enable_uring=Y): auto where the kernel offers it,\n"
 	       "                            on or fail, off for /dev/fuse only (default: auto)\n"
-	       "    -o serve=loop|threads   an event loop per queue doing the reads, overwrites\n"
+	       "    -o serve=loop|threads   event loops doing the reads, overwrites\n"
 	       "                            and flushes of disks with asynchronous I/O, helper\n"
 	       "                            threads for the rest (loop, the default), or a\n"
 	       "                            thread per request (threads)\n"

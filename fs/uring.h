@@ -39,7 +39,7 @@ struct sfs_uring_cfg {
 	unsigned depth;                /* entries (worker threads) per queue, >= 1 */
 	size_t max_payload;            /* payload buffer of an entry: the kernel's maximum */
 	bool pin;                      /* pin each worker to the CPU of its queue */
-	bool loop;                     /* one event loop per queue (uring_loop.c) instead of a worker per entry */
+	bool loop;                     /* event loops (uring_loop.c) instead of a worker per entry */
 	unsigned helpers, helpers_idle;   /* with loop: the helper threads at most, and kept waiting */
 	const struct sfs_log *log;
 };
@@ -57,6 +57,9 @@ int sfs_uring_start(const struct sfs_uring_cfg *cfg);
 
 /* The queues the kernel makes: one per possible CPU (/sys/devices/system/cpu/possible). */
 unsigned sfs_uring_nr_queues(void);
+
+/* The event loops that serve nq queues with sfs_uring_cfg.loop (uring_loop.c). */
+unsigned sfs_uring_nr_loops(unsigned nq);
 
 /* Queues and entries in use (0 before a successful start). */
 unsigned sfs_uring_queues(void);

@@ -101,8 +101,9 @@ char *sfs_uring_ent_take(struct sfs_uring_ent *e, size_t *n);
 /* uring_worker.c: a request of e that got no reply gets -EIO (logged), so that it can be committed. */
 void sfs_uring_ent_answered(struct sfs_uring_ent *e);
 
-/* uring_loop.c: with cfg->loop, one thread per queue that registers the queue's entries
- * (each reported) and serves them.  uring_setup.c calls it from sfs_uring_start. */
+/* uring_loop.c: with cfg->loop, the loop threads (sfs_uring_nr_loops), each registering its
+ * queues' entries (each reported) and serving them.  uring_setup.c calls it from
+ * sfs_uring_start. */
 void sfs_uring_loops_start(const struct sfs_uring_cfg *cfg);
 
 /* uring_loop.c: after the stop eventfd fired, join the loops and the helpers, free the loops. */

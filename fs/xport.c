@@ -291,9 +291,10 @@ static void init_request(const char *at, size_t n)
 	nq = sfs_uring_nr_queues();
 	depth = ring_depth(nq);
 	if (X.loop)
-		sfs_logf(X.log, SFS_LOG_INFO, "FUSE over io_uring, %u queue%s x %u entr%s, an event loop each, up to "
+		sfs_logf(X.log, SFS_LOG_INFO, "FUSE over io_uring, %u queue%s x %u entr%s, %u event loop%s, up to "
 			 "%u helper thread%s, max_background %u", nq, nq == 1 ? "" : "s", depth, depth == 1 ? "y" : "ies",
-			 X.max_threads, X.max_threads == 1 ? "" : "s", X.max_background);
+			 sfs_uring_nr_loops(nq), sfs_uring_nr_loops(nq) == 1 ? "" : "s", X.max_threads,
+			 X.max_threads == 1 ? "" : "s", X.max_background);
 	else
 		sfs_logf(X.log, SFS_LOG_INFO, "FUSE over io_uring, %u queue%s x %u worker thread%s, max_background %u",
 			 nq, nq == 1 ? "" : "s", depth, depth == 1 ? "" : "s", X.max_background);

@@ -261,7 +261,7 @@ def cmd_report(runs_tsv, meta_json, out_dir):
                  "the FUSE round trip alone.")
     lines.append("sfs-X: requests through /dev/fuse; sfs-X-uring: through FUSE over io_uring; "
                  "passthrough: a bare libfuse passthrough of the raw file (tests/bench/passthrough.c).")
-    lines.append("sfs-X and sfs-X-uring: an event loop per queue (-o serve=loop, the default); "
+    lines.append("sfs-X and sfs-X-uring: event loops (-o serve=loop, the default); "
                  "sfs-X-threads: a thread per request (-o serve=threads).")
     if stats_cmp:
         lines.append("")
