@@ -93,7 +93,7 @@ static struct {
 	bool thr_ok;
 	int stop_efd;
 	struct sfs_back back;          /* what the helpers are done with */
-	pthread_mutex_t lock;          /* guards setup_rc and setup_done */
+	pthread_mutex_t lock;          /* guards setup_rc, setup_done and thr_ok */
 	pthread_cond_t cond;
 	int setup_rc;
 	bool setup_done;
@@ -432,11 +432,10 @@ int sfs_devloop_start(const struct sfs_devloop_cfg *cfg)
 	while (!L.setup_done)
 		pthread_cond_wait(&L.cond, &L.lock);
 	rc = L.setup_rc;
+	L.thr_ok = rc == 0;
 	pthread_mutex_unlock(&L.lock);
-	if (rc == 0) {
-		L.thr_ok = true;
+	if (rc == 0)
 		return 0;
-	}
 	pthread_join(L.thr, NULL);
 fail:
 	sfs_logf(L.log, SFS_LOG_ERR, "cannot set up the /dev/fuse loop: %s", strerror(-rc));
@@ -448,12 +447,16 @@ fail:
 void sfs_devloop_stop(void)
 {
 	uint64_t one = 1;
+	bool running;
 
-	if (L.thr_ok) {
+	pthread_mutex_lock(&L.lock);       /* from here on sfs_devloop_trim leaves it alone */
+	running = L.thr_ok;
+	L.thr_ok = false;
+	pthread_mutex_unlock(&L.lock);
+	if (running) {
 		if (write(L.stop_efd, &one, sizeof(one)) != sizeof(one))
 			sfs_logf(L.log, SFS_LOG_WARN, "cannot wake the /dev/fuse loop: %s", strerror(errno));
 		pthread_join(L.thr, NULL);
-		L.thr_ok = false;
 	}
 	if (L.ring_ok)
 		io_uring_queue_exit(&L.ring);
@@ -471,11 +474,16 @@ void sfs_devloop_free(void)
 
 unsigned sfs_devloop_trim(size_t min)
 {
+	unsigned n = 0;
+
 	/* without DEFER_TASKRUN a read can fill a buffer at the end of any of the loop's system
 	 * calls, before the loop has seen its completion: no trimming then */
-	if (!L.thr_ok || !min || !(L.ring.flags & IORING_SETUP_DEFER_TASKRUN))
-		return 0;
-	atomic_store(&L.trim_min, min);
-	sfs_back_poke(&L.back);        /* the loop trims after the completions it finds */
-	return 1;
+	pthread_mutex_lock(&L.lock);
+	if (L.thr_ok && min && (L.ring.flags & IORING_SETUP_DEFER_TASKRUN)) {
+		atomic_store(&L.trim_min, min);
+		sfs_back_poke(&L.back);    /* the loop trims after the completions it finds */
+		n = 1;
+	}
+	pthread_mutex_unlock(&L.lock);
+	return n;
 }
