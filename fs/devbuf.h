@@ -8,6 +8,7 @@
 
 #include <linux/fuse.h>
 #include <liburing.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +31,7 @@ struct sfs_devbuf {
 	size_t n;
 	size_t touched;                /* bytes used since its pages were dropped */
 	uint64_t unique;
+	atomic_bool in_libfuse;        /* a helper has the request in libfuse now */
 	struct sfs_fast_req fr;
 	struct fuse_out_header oh;
 	struct fuse_write_out wo;

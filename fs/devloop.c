@@ -175,7 +175,9 @@ static void helper_serve(struct sfs_job *j)
 {
 	dbuf_t *b = (dbuf_t *)(void *)((char *)j - offsetof(dbuf_t, job));
 
+	atomic_store(&b->in_libfuse, true);
 	sfs_xport_serve_dev(b->at, b->n, b->mem + L.page, &b->touched);
+	atomic_store(&b->in_libfuse, false);
 	sfs_back_give(&L.back, &b->job);
 }
 
@@ -217,10 +219,21 @@ static void on_io(dbuf_t *b, ssize_t res)
 		to_helper(b);              /* a short or failed transfer: redone the blocking way */
 }
 
+/* Is the request with unique id u with libfuse now, on a helper of this loop or of the ring's? */
+static bool with_libfuse(uint64_t u)
+{
+	for (unsigned i = 0; i < L.bufs.n; i++)
+		if (L.bufs.bufs[i].st == SFS_DB_HELPER && L.bufs.bufs[i].unique == u &&
+		    atomic_load(&L.bufs.bufs[i].in_libfuse))
+			return true;
+	return sfs_uring_find(u) != NULL;
+}
+
 /* A request of res bytes in buffer bid. */
 static void on_request(unsigned bid, int res)
 {
 	dbuf_t *b = sfs_devbufs_taken(&L.bufs, bid, (size_t)res);
+	uint64_t target;
 	ssize_t out = 0;
 
 	if (!b) {
@@ -233,6 +246,10 @@ static void on_request(unsigned bid, int res)
 		return;
 	}
 	b->unique = ((const struct fuse_in_header *)(void *)b->at)->unique;
+	if (sfs_fast_interrupt(b->at, b->n, &target) && !with_libfuse(target)) {
+		recycle(b);                /* sfs_fast_interrupt says why */
+		return;
+	}
 	switch (sfs_fast_begin(b->at, b->n, b->mem + L.page, L.max_payload, &b->fr, &out)) {
 	case SFS_FAST_DONE:
 		sfs_xport_note_request();

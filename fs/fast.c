@@ -13,9 +13,7 @@
  * writes, which need more than one transfer, stay with libfuse, as does
  * every other request and every handle that is not a disk's.  An FSYNC
  * of a disk whose map has nothing to write is its backing file's
- * fdatasync (sfs_fsync: sfs_image_flush).  An INTERRUPT is answered
- * ENOSYS: no handler takes interrupts (libfuse's high-level API runs them
- * only with -o intr), and the kernel then sends none again.
+ * fdatasync (sfs_fsync: sfs_image_flush).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -63,13 +61,6 @@ enum sfs_fast sfs_fast_begin(const char *at, size_t n, char *rbuf, size_t rcap, 
 		fr->buf = (char *)(at + hl + sizeof(*wi));
 		return sfs_image_fast_write(im, fr->buf, wi->size, wi->offset, wi->flags & O_DIRECT, &fr->io, res);
 	}
-	if (in->opcode == FUSE_INTERRUPT) {
-		/* nothing sectorfs does can be interrupted: ENOSYS tells the kernel to send no more
-		 * (libfuse would keep an interrupt for a request already answered until the next
-		 * request, and the session can end first) */
-		*res = -ENOSYS;
-		return SFS_FAST_DONE;
-	}
 	if (in->opcode == FUSE_FSYNC && n >= hl + sizeof(struct fuse_fsync_in)) {
 		const struct fuse_fsync_in *fi = (const void *)(at + hl);
 
@@ -101,6 +92,16 @@ ssize_t sfs_fast_block(const struct sfs_fast_req *fr)
 	else
 		res = pread(fr->io.fd, fr->buf, fr->io.len, (off_t)fr->io.off);
 	return res < 0 ? -errno : res;
+}
+
+bool sfs_fast_interrupt(const char *at, size_t n, uint64_t *target)
+{
+	const struct fuse_in_header *in = (const void *)at;
+
+	if (n < sizeof(*in) + sizeof(struct fuse_interrupt_in) || in->opcode != FUSE_INTERRUPT)
+		return false;
+	*target = ((const struct fuse_interrupt_in *)(const void *)(at + sizeof(*in)))->unique;
+	return true;
 }
 
 enum sfs_fast sfs_fast_end(struct sfs_fast_req *fr, ssize_t done, ssize_t *res)

@@ -26,7 +26,7 @@ struct sfs_fast_req {
  * header, then for a write its data, which must start on a page): SLOW
  * for anything but a READ, WRITE or FSYNC of an open disk that core's
  * plan takes (then hand it to libfuse as it is), DONE with *res (what the
- * reply carries: bytes, or -errno; -ENOSYS for an INTERRUPT) or ISSUE
+ * reply carries: bytes, or -errno) or ISSUE
  * (transfer fr->io.len bytes between fr->buf and fr->io.fd at
  * fr->io.off, or fdatasync fr->io.fd for SFS_FAST_SYNC, then
  * sfs_fast_end).  A read's data
@@ -36,6 +36,17 @@ struct sfs_fast_req {
  */
 enum sfs_fast sfs_fast_begin(const char *at, size_t n, char *rbuf, size_t rcap, struct sfs_fast_req *fr,
 			     ssize_t *res);
+
+/*
+ * Is the request of n bytes at at an INTERRUPT?  Then *target is the
+ * unique id of the request it interrupts.  A loop hands it to libfuse only
+ * while that request is with libfuse (a helper serves it); one for a
+ * request of the fast path, or one answered already, is dropped: the
+ * fast path is not interrupted, the kernel needs no answer to an
+ * interrupt, and libfuse would keep one it cannot match until the next
+ * request it processes, which may never come (a leak at exit).
+ */
+bool sfs_fast_interrupt(const char *at, size_t n, uint64_t *target);
 
 /* Prepare fr's ISSUE on sqe: the read, write or fdatasync of its plan (user_data left alone). */
 void sfs_fast_prep(struct io_uring_sqe *sqe, const struct sfs_fast_req *fr);
