@@ -133,7 +133,8 @@ enum sfs_fast sfs_image_fast_write(struct sfs_image *im, const void *buf, size_t
 enum sfs_fast sfs_image_fast_flush(struct sfs_image *im, struct sfs_fast_io *io)
 {
 	assert(im && io);
-	if (im->model || __atomic_load_n(&im->growing, __ATOMIC_ACQUIRE) || !sfs_map_flushed(im->map))
+	if (im->model || __atomic_load_n(&im->growing, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&im->ranged, __ATOMIC_ACQUIRE) || !sfs_map_flushed(im->map))
 		return SFS_FAST_SLOW;
 	/* cleared first, as sfs_image_flush does: a write meanwhile marks it for the next flush */
 	__atomic_store_n(&im->dirty, 0, __ATOMIC_RELEASE);

@@ -106,7 +106,8 @@ enum sfs_fast sfs_image_fast_write(struct sfs_image *im, const void *buf, size_t
 /*
  * Plan a flush (fsync or fdatasync of the disk): SLOW when it needs more
  * than the backing file's fdatasync (allocations to write to the map, or
- * a flush of the map under way; a profile; a growing image), else ISSUE
+ * a flush of the map under way; a profile; a growing image; an image
+ * that takes ranges, whose reads and writes are SLOW too), else ISSUE
  * with *io set (op SFS_FAST_SYNC: fdatasync io->fd, then fast_end with 0
  * or -errno).  Precondition: im pinned.
  */

@@ -348,5 +348,7 @@ Test(image, fast_flush_is_one_fdatasync_when_the_map_is_on_disk)
 	sfs_image_set_growing(im, true);
 	cr_expect_eq(sfs_image_fast_flush(im, &io), SFS_FAST_SLOW, "a growing image settles its size");
 	sfs_image_set_growing(im, false);
+	sfs_image_need_ranges(im);
+	cr_expect_eq(sfs_image_fast_flush(im, &io), SFS_FAST_SLOW, "an image that takes ranges");
 	cr_expect_eq(sfs_image_close(im), 0);
 }
