@@ -204,7 +204,7 @@ _sectorfs_bench()
 {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} cmd
 	COMPREPLY=()
-	_sectorfs_command sweep zeroing redo scale || return 0
+	_sectorfs_command sweep zeroing redo scale crash powercut || return 0
 	case $prev in
 	--store|--mount) _sectorfs_dirs; return 0 ;;
 	--daemon|--profile-out|--compare|--floor|--svg) _sectorfs_files; return 0 ;;
@@ -214,7 +214,10 @@ _sectorfs_bench()
 	--record-dist) _sectorfs_add uniform: fixed:; compopt -o nospace 2>/dev/null; return 0 ;;
 	--dir) _sectorfs_dirs; return 0 ;;
 	--min|--max|--qd|--time|--span|--xfer|--block-size|--size|--clients|--log-size|--repeat) return 0 ;;
-	--images|--nofile|--load-seconds|--after-seconds|--compare-seconds) return 0 ;;
+	--images|--nofile|--load-seconds|--after-seconds|--compare-seconds|--touch-idle-seconds) return 0 ;;
+	--workload|--check|--points|--seed|--replay|--timeout|--time-limit|--rounds|--max-writes) return 0 ;;
+	--on) _sectorfs_add writes flushes seconds end writes,flushes,end; return 0 ;;
+	--policy) _sectorfs_add lose-all keep-all random random:0.5; return 0 ;;
 	esac
 	if [[ $cur == -* ]]; then
 		case $cmd in
@@ -224,11 +227,15 @@ _sectorfs_bench()
 			--svg --json -h --help ;;
 		redo) _sectorfs_add --redo-block --repeat --clients --time --record-dist --log-size --svg --json -h --help ;;
 		scale) _sectorfs_add --images --size --nofile --dir --load-seconds --after-seconds --repeat \
-			--compare-seconds --daemon --keep --json -h --help ;;
+			--compare-seconds --touch-idle-seconds --daemon --keep --json -h --help ;;
+		crash) _sectorfs_add --workload --check --loop --points --on --seed --policy --replay --timeout --keep-failing \
+			--time-limit --json -h --help ;;
+		powercut) _sectorfs_add --rounds --repeat --seed --policy --max-writes --store --mount --daemon --svg \
+			--json -h --help ;;
 		esac
 		return 0
 	fi
-	[[ $cmd == sweep || $cmd == redo ]] && _sectorfs_files   # MNT/NAME, the disk to write over
+	[[ $cmd == sweep || $cmd == redo || $cmd == crash ]] && _sectorfs_files   # MNT/NAME, the disk
 	return 0
 }
 

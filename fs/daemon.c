@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
-#include "log.h"
+#include "util/log.h"
 
 #define READY 'R'
 

@@ -34,7 +34,7 @@
  * first (devbuf.c); a burst that empties the ring ends the multishot read
  * (-ENOBUFS), and it is armed again once the ring has more.
  *
- * Alone: as in uring_loop.c, a write or a flush that finds the loop with
+ * Alone: as in uring/loop.c, a write or a flush that finds the loop with
  * nothing else to do is done right there with pwrite or fdatasync.
  *
  * Idle: the buffers in the provided ring are written only in the loop's
@@ -64,7 +64,7 @@
 
 #include "devbuf.h"
 #include "devloop.h"
-#include "uring.h"
+#include "uring/uring.h"
 
 #define OP_READ_MULTISHOT 49           /* IORING_OP_READ_MULTISHOT: Linux 6.7, not in liburing 2.3 */
 #define BGID 0

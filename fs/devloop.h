@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "log.h"
+#include "util/log.h"
 
 struct sfs_devloop_cfg {
 	int fd;                        /* /dev/fuse, the session's: the loop makes it O_NONBLOCK */

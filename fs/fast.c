@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fast.c - the requests an event loop serves without libfuse: a READ or
- * WRITE of an open disk whose transfer core can plan (imgfast.h).
+ * WRITE of an open disk whose transfer core can plan (image/fast.h).
  *
  * With libfuse's high-level API the fh of a fuse_read_in or fuse_write_in
  * is the handle sfs_open put in fi->fh (io.c), and libfuse would call
@@ -23,7 +23,7 @@
 
 #include "fast.h"
 #include "ops_impl.h"
-#include "recent.h"
+#include "stats/recent.h"
 
 /* The open disk behind fh, or NULL when it is not one the fast path takes. */
 static struct sfs_image *disk_of(uint64_t fh)

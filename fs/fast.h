@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fast.h - the requests an event loop serves without libfuse (see fast.c):
- * reads, writes and flushes of a disk, planned by core (imgfast.h).
+ * reads, writes and flushes of a disk, planned by core (image/fast.h).
  */
 #ifndef SFS_FAST_H
 #define SFS_FAST_H
@@ -12,7 +12,7 @@
 
 #include <liburing.h>
 
-#include "imgfast.h"
+#include "image/fast.h"
 
 /* One request on the fast path, from its plan to its reply. */
 struct sfs_fast_req {

@@ -2,7 +2,7 @@
 /*
  * helpers.c - the helper threads of the event loops.
  *
- * An event loop (uring_loop.c, devloop.c) never blocks on anything but its
+ * An event loop (uring/loop.c, devloop.c) never blocks on anything but its
  * ring: what it cannot complete with an asynchronous transfer (namespace
  * operations, opens, flushes, first writes that zero their block, the
  * page cache's read-modify-writes, a device profile's wait) it queues

@@ -11,7 +11,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "log.h"
+#include "util/log.h"
 
 /* A piece of work; embed it in what it works on.  fn runs once, on a helper thread. */
 struct sfs_job {

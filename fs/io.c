@@ -4,7 +4,7 @@
  * fsync, fallocate, lseek and poll of an image, a stats file or the
  * metrics file.
  *
- * An image's I/O is core's (core/image.c); a file opened without
+ * An image's I/O is core's (core/image/io.c); a file opened without
  * O_DIRECT goes through the calls that do the page cache's merging.  A
  * stats or metrics file is rendered whole at open into its handle, and
  * reads copy from that snapshot; writing "reset" to a text stats file
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "metrics.h"
+#include "stats/metrics.h"
 #include "ops_impl.h"
 #include "xport.h"
 
@@ -26,18 +26,28 @@ static int render(struct sfs_image *im, enum sfs_mpath k, char **buf, size_t *le
 	struct sfs_stats_snap *snap = malloc(sizeof(*snap));
 	struct sfs_stats_recent *recent = malloc(sizeof(*recent));
 	struct sfs_stats_info info;
-	int rc = -ENOMEM;
+	struct sfs_fail_status fst;
+	struct sfs_fail_cutinfo last = { 0 };
+	int rc = -ENOMEM, frc = -ENODATA;
 
-	if (snap && recent) {
+	if (snap && recent)
+		frc = sfs_image_fail_status(im, &fst, &last);
+	if (snap && recent && frc != -ENOMEM) {
 		sfs_image_stats_snapshot(im, snap);
 		sfs_image_stats_recent(im, recent);
 		sfs_image_stats_info(im, &info);
 		info.recent = recent;
 		info.transport = sfs_xport_name();
 		info.serve = sfs_xport_serving();
+		if (frc == 0) {
+			info.fail = &fst;
+			info.last_cut = &last;
+		}
 		rc = k == SFS_MPATH_STATS_JSON ? sfs_stats_render_json(snap, &info, buf, len)
 					       : sfs_stats_render_text(snap, &info, buf, len);
 	}
+	if (frc == 0)
+		sfs_wc_report_free(&last.rep);
 	free(recent);
 	free(snap);
 	return rc;
@@ -54,6 +64,7 @@ static int metrics_one(void *ctx, const char *name)
 {
 	struct metrics_ctx *c = ctx;
 	struct sfs_stats_info info;
+	struct sfs_fail_status fst;
 	struct sfs_image *im;
 	int rc = sfs_store_get(c->fs->store, name, &im);
 
@@ -63,6 +74,8 @@ static int metrics_one(void *ctx, const char *name)
 		return rc;
 	sfs_image_stats_snapshot(im, c->snap);   /* an idle image allocates nothing */
 	sfs_image_stats_info(im, &info);
+	if (sfs_image_fail_status(im, &fst, NULL) == 0)
+		info.fail = &fst;
 	rc = sfs_metrics_add(c->m, c->snap, &info);
 	sfs_store_put(c->fs->store, im);
 	return rc;
@@ -221,12 +234,13 @@ int sfs_read_buf(const char *path, struct fuse_bufvec **bufp, size_t size, off_t
 	return 0;
 }
 
-/* Everything written durable; a growing image's size too. */
+/* Everything written durable.  A growing image keeps the room ahead of its writes (its
+ * capacity, at least what it shows, is durable since its grow): given back at each flush, it
+ * was taken again by the next write, whose block's tail was zeroed again (dd oflag=dsync
+ * zeroed 514 MiB for 4 MiB).  Its creator's close gives it back. */
 static int flush_image(struct sfs_image *im)
 {
-	int rc = sfs_image_flush(im);
-
-	return rc < 0 || !sfs_image_growing(im) ? rc : sfs_store_settle(fs_of_ctx()->store, im, false);
+	return sfs_image_flush(im);
 }
 
 int sfs_write(const char *path, const char *buf, size_t size, off_t off, struct fuse_file_info *fi)
@@ -239,14 +253,17 @@ int sfs_write(const char *path, const char *buf, size_t size, off_t off, struct 
 		ssize_t rc;
 
 		set_requester();
+		/* O_DSYNC/O_SYNC (or RWF_DSYNC): the kernel sends no fsync for direct_io writes, so the
+		 * write itself must be durable: a FUA write, then the host's sync (doc/failures.md) */
+		if (fi->flags & O_DSYNC)
+			sfs_image_fua_next(true);
 		rc = h->creator ? sfs_store_write_growing(fs_of_ctx()->store, h->im, buf, size,
 								  (uint64_t)off, direct)
 			   : (direct ? sfs_image_write : sfs_image_write_any)(h->im, buf, size, (uint64_t)off);
-
-		/* O_DSYNC/O_SYNC (or RWF_DSYNC): the kernel sends no fsync for
-		 * direct_io writes, so the write itself must be durable. */
+		if (fi->flags & O_DSYNC)
+			sfs_image_fua_next(false);
 		if (rc > 0 && (fi->flags & O_DSYNC)) {
-			int frc = flush_image(h->im);
+			int frc = sfs_image_sync(h->im);
 
 			if (frc < 0)
 				return frc;
@@ -256,7 +273,7 @@ int sfs_write(const char *path, const char *buf, size_t size, off_t off, struct 
 	if (h->kind != SFS_MPATH_STATS_TEXT)
 		return -EACCES;
 	/* A command at any offset: "echo reset >>" appends, and one descriptor may reset again. */
-	crc = sfs_stats_command(sfs_image_stats(h->im), buf, size);
+	crc = sfs_image_stats_command(h->im, buf, size);
 	return crc < 0 ? crc : (int)size;
 }
 

@@ -6,7 +6,7 @@
  * hold (directories, special files, links).
  *
  * A name is an image of the store, the .stats directory or a file in it
- * (core/mountpath.h); the store (core/store.c) does every change of an
+ * (core/mount/mountpath.h); the store (core/store/store.c) does every change of an
  * image's name, in an order that survives a crash.  An image is a
  * regular file with its backing file's owner, mode and times; a stats
  * file has its image's owner and times, its own mode and size 0; the
@@ -261,9 +261,9 @@ static int do_truncate(struct sfs_fs *fs, struct sfs_image *im, const void *arg)
 	if (size == cur)
 		return 0;
 	rc = sfs_store_resize(fs->store, im, size);
-	if (rc == -EINVAL) {
+	if (rc == -EINVAL || rc == -EFBIG) {
 		struct sfs_geom g = sfs_image_geom(im);
-		char why[160];
+		char why[256];
 
 		/* a size off the sector is refused whichever way it goes (the grow rule says so, as
 		 * from an empty disk); a disk shrinks only when it holds nothing past the new end; else
@@ -278,7 +278,7 @@ static int do_truncate(struct sfs_fs *fs, struct sfs_image *im, const void *arg)
 				 "holds data only grows)", (unsigned long long)cur, (unsigned long long)size);
 		else if (sfs_geom_grow_check(&g, size, why, sizeof(why)) >= 0)
 			snprintf(why, sizeof(why), "cannot grow to %llu bytes: %s", (unsigned long long)size,
-				 strerror(EINVAL));
+				 strerror(-rc));
 		sfs_logf(fs->log, SFS_LOG_WARN, "%s: %s", sfs_image_name(im), why);
 	}
 	return rc;

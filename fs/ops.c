@@ -2,7 +2,7 @@
 /*
  * ops.c - the FUSE operations of sectorfs: the table, init, and what the
  * handlers share.  Each handler checks the path, calls core and passes the
- * result on; core/mountpath.h draws the namespace of a mount and says what
+ * result on; core/mount/mountpath.h draws the namespace of a mount and says what
  * a path names.  The handlers are grouped by job: namespace.c (names,
  * attributes, the refusals of what a store of disks cannot hold), xattr.c
  * (the user.sectorfs.* attributes), io.c (open files and their data).
@@ -49,9 +49,8 @@ void sfs_handle_free(struct sfs_fs *fs, struct handle *h)
 	if (h->next)
 		h->next->prev = h->prev;
 	pthread_mutex_unlock(&fs->lock);
-	if (h->creator && sfs_store_settle(fs->store, h->im, true) < 0)
-		sfs_logf(fs->log, SFS_LOG_ERR, "%s: its size when its creator closed it is not durable",
-			 sfs_image_name(h->im));
+	if (h->creator)
+		sfs_store_settle(fs->store, h->im, true);   /* what it could not do, it logs */
 	if (h->im && h->kind == SFS_MPATH_IMAGE)
 		sfs_image_unpin(h->im);
 	if (h->im)

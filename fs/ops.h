@@ -6,7 +6,7 @@
 #define SFS_OPS_H
 
 #include "fuse_version.h"
-#include "store.h"
+#include "store/store.h"
 
 #include <pthread.h>
 

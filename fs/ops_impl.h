@@ -9,8 +9,8 @@
 
 #include <stdint.h>
 
-#include "mountpath.h"
-#include "names.h"
+#include "mount/mountpath.h"
+#include "contract/names.h"
 #include "ops.h"
 
 /* An open file (fi->fh); a directory keeps its enum sfs_mpath in fi->fh instead. */

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "model.h"
+#include "model/model.h"
 #include "options.h"
 
 /* The sectorfs options as given, before they are checked. */

@@ -11,7 +11,7 @@
 #include "fuse_version.h"
 #include <fuse_lowlevel.h>
 
-#include "sidecar.h"
+#include "contract/sidecar.h"
 #include "xport.h"
 
 struct sfs_options {

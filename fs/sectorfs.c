@@ -7,21 +7,21 @@
  *            STORE MOUNTPOINT
  *
  * The mount point must be an empty directory that is not a mount point
- * already (core/mountpoint.c), unless -o nonempty: libfuse 3 no longer
- * checks, and a mount hides what is below it.  Then, unless -f, the daemon
- * forks (daemon.c): the process that serves
- * is the child from the start, and the parent exits only when the child
- * reports ready, or with its failure.  The store is opened before
- * mounting so that a second daemon on the same store fails without
- * touching the mount point.  Readiness: once mounted, the pid file (if
- * asked for) is written; then the loop starts, and when it answers the
- * kernel's INIT the daemon is ready: it reports what it serves ("serving
- * N images from STORE at MNT (K refused: see above)", the refusals having
- * been logged as the store was read; images still being eagerly zeroed,
- * which they are in the background, are counted too), then
- * sfs_daemon_ready: the parent
- * exits 0, logging moves from stderr to syslog.  SIGINT, SIGTERM and SIGHUP end
- * the loop; the mount is then removed and every image flushed before exit.
+ * already (core/mount/mountpoint.c), unless -o nonempty: libfuse 3 no
+ * longer checks, and a mount hides what is below it.  Then, unless -f,
+ * the daemon forks (daemon.c): the process that serves is the child from
+ * the start, and the parent exits only when the child reports ready, or
+ * with its failure.  The store is opened before mounting so that a second
+ * daemon on the same store fails without touching the mount point.
+ * Readiness: once mounted, the pid file (if asked for) is written; then
+ * the loop starts, and when it answers the kernel's INIT the daemon is
+ * ready: it reports what it serves ("serving N images from STORE at MNT
+ * (K refused: see above)", the refusals having been logged as the store
+ * was read; images still being eagerly zeroed, which they are in the
+ * background, are counted too), then sfs_daemon_ready: the parent exits
+ * 0, logging moves from stderr to syslog.  SIGINT, SIGTERM and SIGHUP end
+ * the loop; the mount is then removed and every image flushed before
+ * exit.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,11 +40,11 @@
 #include "fuse_version.h"
 #include <fuse_lowlevel.h>
 
-#include "bufpool.h"
+#include "util/bufpool.h"
 #include "daemon.h"
-#include "fdio.h"
+#include "util/fdio.h"
 #include "idle.h"
-#include "mountpoint.h"
+#include "mount/mountpoint.h"
 #include "ops.h"
 #include "options.h"
 #include "xport.h"
@@ -193,7 +193,7 @@ struct mount {
  * under 30 threads of 1 MiB I/O.  A fixed threshold also keeps glibc from raising it
  * after the first free.  Few arenas, trimmed early, for the small allocations; what
  * stays free once the mount is quiet is given back (idle.c).  Bounce and
- * read-modify-write buffers come from the shared pool (core/bufpool.c). */
+ * read-modify-write buffers come from the shared pool (core/util/bufpool.c). */
 static void tune_malloc(void)
 {
 	mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD);
@@ -298,7 +298,7 @@ static int run_loop(struct mount *m)
 	const struct sfs_log *log = &m->sopts.log;
 	int rc;
 
-	if (sfs_idle_start(QUIET_MS, &m->idle) < 0)
+	if (sfs_idle_start(QUIET_MS, m->store, &m->idle) < 0)
 		sfs_logf(log, SFS_LOG_WARN, "cannot start the thread that gives memory back when the "
 			 "mount is quiet");
 	/* the loop's init calls on_serving: the daemon is ready */

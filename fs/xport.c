@@ -39,6 +39,16 @@
  * runs it, so a reply whose unique id is cur's is the answer to cur; the
  * opens among them get FOPEN_PARALLEL_DIRECT_WRITES (pdw.c).  Replies to
  * anything else (interrupts, notifications) pass through as they are.
+ *
+ * A device profile's wait (core/model/model.c) asks libfuse whether the
+ * request of its thread was interrupted (fuse_interrupted: the kernel
+ * sends FUSE_INTERRUPT when the caller gets a signal, SIGKILL included);
+ * once libfuse has taken an interrupt in, every wait is woken to ask
+ * again, so the one whose caller is gone completes at once.  Interrupts
+ * come through /dev/fuse on both transports.  When the loop ends (a
+ * signal, the unmount) every wait is stopped before the workers are
+ * joined: a request the model holds fails with EIO at once, so a signal
+ * ends the daemon within a second whatever the profile.
  */
 #include <errno.h>
 #include <linux/fuse.h>
@@ -56,9 +66,10 @@
 
 #include "devloop.h"
 #include "helpers.h"
+#include "model/model.h"
 #include "pdw.h"
-#include "uring.h"
-#include "uring_proto.h"
+#include "uring/uring.h"
+#include "uring/proto.h"
 #include "xport.h"
 
 /* What a thread processes now: set around fuse_session_process_buf. */
@@ -208,6 +219,7 @@ int sfs_xport_install(struct fuse_session *se, const struct sfs_xport_opts *o)
 	X.uring = o->uring;
 	X.loop = o->loop;
 	X.page = page > 0 ? (size_t)page : 4096;
+	sfs_model_set_interrupted(fuse_interrupted);
 	/* libfuse 3.14 lets the kernel send at most 256 pages of data in one request */
 	X.max_payload = 256 * X.page;
 	if (X.uring != SFS_URING_OFF) {
@@ -343,6 +355,8 @@ void sfs_xport_serve(char *at, size_t n, struct sfs_uring_ent *e)
 	cur.ent = NULL;
 	cur.lent = NULL;
 	cur.rbuf = NULL;
+	if (in->opcode == FUSE_INTERRUPT)
+		sfs_model_wake();          /* libfuse marked the request: its wait asks again */
 	if (init && X.uring_said && !fuse_session_exited(X.se))
 		start_ring();
 }
@@ -567,6 +581,7 @@ int sfs_xport_loop(struct fuse *f)
 	if (rc == 0)
 		while (!fuse_session_exited(X.se))
 			sem_wait(&X.finish);   /* a signal interrupts it too */
+	sfs_model_stop();              /* what a profile holds fails now: the workers end at once */
 	stop_workers();
 	sfs_devloop_stop();
 	sfs_uring_stop();

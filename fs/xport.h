@@ -13,7 +13,7 @@
 #include "fuse_version.h"
 #include <fuse_lowlevel.h>
 
-#include "log.h"
+#include "util/log.h"
 
 /* -o io_uring=: off (/dev/fuse only), auto (io_uring where the kernel offers it), on (io_uring or fail) */
 enum sfs_uring_mode { SFS_URING_OFF, SFS_URING_AUTO, SFS_URING_ON };
@@ -24,7 +24,7 @@ struct sfs_xport_opts {
 	unsigned max_idle;             /* /dev/fuse workers kept waiting at most; more exit */
 	enum sfs_uring_mode uring;
 	bool loop;                     /* serve with event loops and helper threads
-	                                  (over io_uring: uring_loop.c), not a thread per request */
+	                                  (over io_uring: uring/loop.c), not a thread per request */
 	unsigned max_background;       /* what init asks the kernel for, for the start-up line */
 	const struct sfs_log *log;
 };

@@ -86,6 +86,8 @@ want "sectorfs-stat -" -i --interval -c --count -r --refused --json -h --help -V
 pass "sectorfs-stat: options, the images of a mount"
 
 want "sectorfs-bench s" scale sweep
+want "sectorfs-bench c" crash
+want "sectorfs-bench crash --on " end flushes seconds writes writes,flushes,end
 want "sectorfs-bench scale --n" --nofile
 want "sectorfs-bench redo --redo-block " 512 4096
 want "sectorfs-bench zeroing --sector 4" 4kn
@@ -101,7 +103,7 @@ n=0
 for c in create info check resize inflate map; do
 	for o in $("$IMG" "$c" --help | longopts); do offers "sectorfs-img $c --" "$o"; n=$((n + 1)); done
 done
-for c in sweep zeroing redo scale; do
+for c in sweep zeroing redo scale crash powercut; do
 	for o in $("$BENCH" "$c" --help | longopts); do offers "sectorfs-bench $c --" "$o"; n=$((n + 1)); done
 done
 for o in $("$STAT" --help | longopts); do offers "sectorfs-stat --" "$o"; n=$((n + 1)); done

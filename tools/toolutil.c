@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "toolutil.h"
-#include "units.h"
+#include "util/units.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"

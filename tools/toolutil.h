@@ -39,7 +39,7 @@
 
 #include <jansson.h>
 
-#include "clock.h"
+#include "util/clock.h"
 
 #define TOOL_MAX_OPTS 16        /* options a command takes, --help not counted */
 #define TOOL_MAX_ARGS 4         /* positional arguments a command takes */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fuzz_map.c - libFuzzer target for the allocation map loader
- * (sfs_map_open in core/allocmap.c; the format is drawn at the top of
+ * (sfs_map_open in core/map/map.c; the format is drawn at the top of
  * that file).
  *
  * Each input is written as the whole map file F in a temporary directory
@@ -42,8 +42,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "allocmap.h"
-#include "crc32c.h"
+#include "map/map.h"
+#include "util/crc32c.h"
 
 #define MAP_FILE "fuzz.map"
 #define CRC_OFF 56u

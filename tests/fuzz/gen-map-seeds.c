@@ -41,9 +41,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "allocmap.h"
-#include "crc32c.h"
-#include "mapfile.h"
+#include "map/map.h"
+#include "util/crc32c.h"
+#include "map/format.h"
 
 /* the map file's layout, named where its codec names it */
 #define HDR SFS_MAPFILE_HDR

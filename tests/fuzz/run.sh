@@ -26,6 +26,8 @@ CLANG=${CLANG:-clang}
 CFLAGS_FUZZ=(-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 	-D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I "$SRC/core")
 LIBS=(-ljansson -lpthread -lm)
+# the core library's sources, one folder per subsystem
+mapfile -t CORE_SRCS < <(find "$SRC/core" -name '*.c' | sort)
 
 skip() { echo "SKIP: fuzz: $*"; exit 77; }
 
@@ -33,7 +35,7 @@ if [ "${1:-}" = "--seeds" ]; then
 	W=$(mktemp -d /tmp/sectorfs-seeds.XXXXXX)
 	trap 'rm -rf "$W"' EXIT
 	gcc -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -I "$SRC/core" \
-		"$SRC/tests/fuzz/gen-map-seeds.c" "$SRC"/core/*.c -o "$W/gen" "${LIBS[@]}" || exit 1
+		"$SRC/tests/fuzz/gen-map-seeds.c" "${CORE_SRCS[@]}" -o "$W/gen" "${LIBS[@]}" || exit 1
 	rm -rf "$SRC/tests/fuzz/corpus/map"
 	"$W/gen" "$SRC/tests/fuzz/corpus/map" || exit 1
 	du -sh "$SRC/tests/fuzz/corpus"
@@ -76,7 +78,7 @@ fuzz() {
 	shift
 	bin="$W/fuzz_$name"
 	log="$W/fuzz_$name.log"
-	if ! "$CLANG" "${CFLAGS_FUZZ[@]}" "$SRC/tests/fuzz/fuzz_$name.c" "$SRC"/core/*.c \
+	if ! "$CLANG" "${CFLAGS_FUZZ[@]}" "$SRC/tests/fuzz/fuzz_$name.c" "${CORE_SRCS[@]}" \
 		-o "$bin" "${LIBS[@]}" >"$W/build_$name.log" 2>&1; then
 		cat "$W/build_$name.log"
 		echo "FAIL: fuzz_$name does not build"

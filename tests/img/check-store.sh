@@ -5,8 +5,9 @@
 # image, with fsck exit codes:
 #  - a clean store: 0, one line per image, files that are no image noted;
 #  - leftovers (a temporary file, an old temporary sidecar, an interrupted
-#    unlink and grow): 4, each named; --repair puts them right (1) and says
-#    what it did; then 0;
+#    unlink and grow): 0, each named "pending: ... completed at the next
+#    start", and the images judged as that start leaves them; --repair
+#    puts them right now (1) and says what it did; then 0;
 #  - a backing file and map without a sidecar: a problem of that name (4),
 #    left alone by --repair (the data may be wanted);
 #  - the user's files are never touched;
@@ -33,13 +34,16 @@ printf 'unlink %s %s\n' "$(stat -c %d "$STORE/a")" "$(stat -c %i "$STORE/a")" > 
 rm "$STORE/a.json"
 printf 'grow 2097152 4194304 2097152 1\n' > "$STORE/.sectorfs/b.grow"
 truncate -s 4M "$STORE/b"
-img 4 check "$STORE"
-out_has ".sectorfs/.tmp.999.1: a temporary file left by an interrupted write (removed at the next start)"
-out_has "a.json.tmp.4242: a temporary sidecar left by an interrupted rewrite (removed at the next start)"
-out_has "a: interrupted unlink (finished at the next start)"
-out_has "b: interrupted grow (finished or undone at the next start)"
-img 4 check "$STORE/b"
-out_has "$STORE/b: an interrupted grow (.sectorfs/b.grow): the next start of the store finishes or undoes it"
+img 0 check "$STORE"
+out_has ".sectorfs/.tmp.999.1: pending: a temporary file left by an interrupted write: removed at the next start"
+out_has "a.json.tmp.4242: pending: a temporary sidecar left by an interrupted rewrite: removed at the next start"
+out_lacks "a.json.tmp.4242: note: not an image"
+out_has "$STORE/a: pending: an interrupted unlink of a, past its commit"
+out_has "$STORE/b: pending: an interrupted grow of b from 2097152 to 4194304 bytes, before its commit (the map says the old size): undone: completed at the next start"
+out_has "$STORE/b: clean (2097152 bytes"
+out_lacks "note: b: not the backing file"
+img 0 check "$STORE/b"
+out_has "$STORE/b: pending: an interrupted grow of b from 2097152 to 4194304 bytes"
 img 1 check --repair "$STORE"
 out_has "repaired: removed .sectorfs/.tmp.999.1"
 out_has "repaired: a: finished an interrupted unlink"
@@ -49,7 +53,7 @@ out_has "repaired: b: undid an interrupted grow from 2097152 to 4194304 bytes"
 img 0 check "$STORE"
 out_has "$STORE: 1 image, 1 clean"
 [ "$(cat "$STORE/notes")" = "my notes" ] || fail "the user's file was changed"
-pass "leftovers of a crash: 4, each named; --repair puts them right (1); then 0"
+pass "leftovers of a crash: 0, each named as pending and the images judged as the next start leaves them; --repair puts them right (1); then 0"
 
 # a backing file and map without a sidecar: not served, and left alone
 img 0 create -s 1M "$STORE/hidden"
@@ -77,9 +81,10 @@ echo "data of the user's" > "$STORE/early"
 printf 'create\n' > "$STORE/.sectorfs/early.create"
 sed -i 's/eagerzeroedthick/thin/' "$STORE/infl.json"
 printf 'inflate\n' > "$STORE/.sectorfs/infl.inflate"
-img 4 check "$STORE"
-out_has "half: interrupted create (undone at the next start)"
-out_has "infl: interrupted inflate (finished at the next start)"
+img 0 check "$STORE"
+out_has "$STORE/half: pending: an interrupted create of half by sectorfs-img, before its sidecar: its files are removed"
+out_has "$STORE/infl: pending: an interrupted inflate of infl, past its commit"
+out_has "$STORE/infl: clean ("
 img 1 check --repair "$STORE"
 out_has "repaired: half: undid an interrupted create"
 out_has "repaired: early: not the backing file an interrupted create made"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # backing-io.sh - O_DIRECT on the backing file, and what it cannot carry.
 #
-# The daemon does its backing I/O with O_DIRECT (README, Performance), but a
+# The daemon does its backing I/O with O_DIRECT (doc/design.md, Backing I/O), but a
 # store on a disk with 4096-byte sectors takes O_DIRECT only in 4 KiB
 # units, while a 512n or 512e image must accept any 512-byte I/O.  Those
 # transfers go through a second, buffered descriptor, and the kernel must
@@ -21,6 +21,7 @@
 # With -o buffered the text stats say "buffered" and the images still
 # read back as their models.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-loop.sh"
 requires_fuse
 requires_loop
 requires_gnu_dd

@@ -7,14 +7,17 @@
 # what was interrupted, removes the daemon's own temporary files" and
 # "fsync: everything written before is durable" (SPEC.md).
 #
-# Each round (CRASH_ROUNDS, 100; SEED printed, settable): four threads of
+# Each round (CRASH_ROUNDS, 100; SEED printed, settable; ROUNDS is read
+# too, so that ROUNDS=100 asks for 100): four threads of
 # tests/mount/crashns work through the mount for 20-300 ms, each on six
 # names of its own (t0-a .. t0-f ...): create (O_CREAT|O_EXCL, ftruncate
 # 64K, pwrite, fsync, close), overwrite + fsync, grow, rename onto a free
 # name, rename over an image, renameat2 RENAME_NOREPLACE, unlink; then
-# the daemon gets SIGKILL.  (Until the next start, sectorfs-img check may
-# name what that start will put right: an interrupted grow, unlink or
-# rename.)  Remounted (new images thin, zeroedthick or
+# the daemon gets SIGKILL.  Before the restart, sectorfs-img check STORE
+# must exit 0: what the start will finish or undo (an interrupted grow,
+# unlink, rename, a create cut before its backing file) is named as
+# pending, and every image is judged as that start will leave it.
+# Remounted (new images thin, zeroedthick or
 # eagerzeroedthick by turns, 512n, 64K blocks): every name is as before
 # or as after its thread's operation in flight (present or not, size,
 # and each sector: every fsynced one as written, the one write not yet
@@ -30,12 +33,11 @@
 requires_fuse
 
 CRASHNS="$top_builddir/tests/mount/crashns/crashns"
-IMGTOOL="$top_builddir/tools/sectorfs-img"
 [ -x "$CRASHNS" ] || fail "not built: $CRASHNS (make check builds it)"
-[ -x "$IMGTOOL" ] || fail "not built: $IMGTOOL"
+requires_built "$SECTORFS_IMG"
 
 SEED=${SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
-ROUNDS=${CRASH_ROUNDS:-100}
+ROUNDS=${CRASH_ROUNDS:-${ROUNDS:-100}}
 echo "# SEED=$SEED CRASH_ROUNDS=$ROUNDS (set SEED to replay the choices of operations and kill times)"
 PROVS=(thin zeroedthick eagerzeroedthick)
 STATE="$T/model"
@@ -81,12 +83,14 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	fusermount3 -u "$MNT" 2>/dev/null || fusermount3 -uz "$MNT" 2>/dev/null || true
 	mountpoint -q "$MNT" && fail "the dead mount is still there after fusermount3 -uz"
 	bad=0
-	log_at=$(stat -c %s "$T/daemon.log")
+	# before the restart: check STORE exits 0, naming what the start will do as pending
+	crashns precheck "$STATE" "$STORE" "$SECTORFS_IMG" || bad=1
+	log_mark
 	mount_round $r
-	crashns verify "$STATE" "$MNT" "$STORE" "$IMGTOOL" || bad=1
+	crashns verify "$STATE" "$MNT" "$STORE" "$SECTORFS_IMG" || bad=1
 	if [ $bad -eq 1 ]; then
 		echo "    what the daemon logged when it started again (round $r):"
-		tail -c +$((log_at + 1)) "$T/daemon.log" | head -n 30 | sed 's/^/      | /'
+		log_new | head -n 30 | sed 's/^/      | /'
 	fi
 done
 echo "# $ROUNDS rounds in $((SECONDS - start)) s"

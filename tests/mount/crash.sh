@@ -138,7 +138,7 @@ check_store() {
 	local img rc
 	for img in "${IMAGES[@]}"; do
 		rc=0
-		"$top_builddir/tools/sectorfs-img" check "$STORE/$img" >"$T/check.out" 2>&1 || rc=$?
+		"$SECTORFS_IMG" check "$STORE/$img" >"$T/check.out" 2>&1 || rc=$?
 		[ $rc -eq 0 ] || fail "$img: sectorfs-img check after kill -9 ($1) exited $rc, want 0 (clean): $(cat "$T/check.out")"
 	done
 }

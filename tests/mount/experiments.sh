@@ -26,7 +26,7 @@
 requires_fuse
 run_alone
 requires_cmd python3 mount
-use_bench
+requires_built "$SECTORFS_BENCH"
 PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) || PY=python3
 
 # 128 KiB writes 4 ms, the rest of a 1 MiB block zeroed in 15.2 ms by writing, 3.8 ms offloaded:
@@ -50,7 +50,7 @@ mount -t tmpfs -o size=256m tmpfs "$STORE" || skip "cannot mount a tmpfs"
 on_exit unmount_store
 mkdir "$STORE/z"
 for run in 1 2; do
-	"$BENCH" zeroing --daemon "$SECTORFS" --store "$STORE/z" --profile "$T/zslow.json" --size 8M --xfer 128K --repeat 3 --json \
+	"$SECTORFS_BENCH" zeroing --daemon "$SECTORFS" --store "$STORE/z" --profile "$T/zslow.json" --size 8M --xfer 128K --repeat 3 --json \
 		> "$T/z$run.json" 2>"$T/zerr" || fail "zeroing run $run: $(cat "$T/zerr")"
 done
 "$PY" - "$T/z1.json" "$T/z2.json" <<'EOF' || fail "zeroing: see above"
@@ -95,10 +95,10 @@ for ((i = 0; i < 100; i++)); do          # the eager zeroing done: its first wri
 	sleep 0.1
 done
 for run in 1 2; do
-	"$BENCH" redo --redo-block 512,4096 --clients 1 --time 2 --repeat 5 --json "$MNT/log" > "$T/r$run.json" 2>"$T/rerr" ||
+	"$SECTORFS_BENCH" redo --redo-block 512,4096 --clients 1 --time 2 --repeat 5 --json "$MNT/log" > "$T/r$run.json" 2>"$T/rerr" ||
 		fail "redo run $run: $(cat "$T/rerr")"
 done
-"$BENCH" redo --redo-block 512,4096 --time 0.3 --repeat 1 "$MNT/log" > "$T/r.txt" 2>/dev/null || fail "redo text"
+"$SECTORFS_BENCH" redo --redo-block 512,4096 --time 0.3 --repeat 1 "$MNT/log" > "$T/r.txt" 2>/dev/null || fail "redo text"
 grep -Eq '^4 KiB +[0-9.]+ +[0-9.]+% +[0-9.]+% +[0-9.]+ +\+[0-9.]+%$' "$T/r.txt" || fail "redo comparison table: $(cat "$T/r.txt")"
 # Commits/s are a rate, and a host with more runnable threads than CPUs (the parallel
 # test harness, other work) delays every wake-up from the model's sleeps: the 5% is

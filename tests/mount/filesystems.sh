@@ -19,6 +19,7 @@
 #    still clean.
 # Every step runs under a timeout, so a hang fails instead of hanging CI.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-loop.sh"
 requires_fuse
 requires_loop
 requires_cmd mkfs.ext4 e2fsck mkfs.xfs xfs_repair blockdev mount umount timeout sha256sum

@@ -33,6 +33,7 @@
 # (jobs at other offsets only trim), so the trim mix uses randtrimwrite for
 # the job at offset 0 and trimwrite for the others.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-loop.sh"
 requires_fuse
 requires_loop
 requires_cmd fio timeout blkdiscard blockdev sha256sum cmp

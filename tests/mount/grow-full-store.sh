@@ -3,7 +3,7 @@
 # grow-full-store.sh - growing an image on a full store must fail cleanly
 # and leave the image servable (a regression test).
 #
-# sfs_map_grow() (core/allocmap.c) extends the map file with the new bitmap
+# sfs_map_grow() (core/map/map.c) extends the map file with the new bitmap
 # page (written as encoded empty chunks, which takes its space), fdatasyncs,
 # and only then rewrites the header with the new block count.  On a full
 # store that write fails with ENOSPC; grow returns the error (truncate(1)

@@ -12,12 +12,18 @@
 # order, everything the test set up: mounts (fusermount3 -u), loop
 # devices it attached (losetup -d), the daemon it started (by PID), the
 # temporary directory.  Exit 77 means "skipped", with the reason printed.
+# The helpers for loop devices and the filesystems on them are in
+# lib-loop.sh, which a test that needs them sources after this file.
 
 set -u
 
 : "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${top_srcdir:=$top_builddir}"
-SECTORFS="$top_builddir/fs/sectorfs"
+# The programs under test, one name each (requires_built checks them):
+SECTORFS="$top_builddir/fs/sectorfs"                # the daemon
+SECTORFS_IMG="$top_builddir/tools/sectorfs-img"     # create, info, check, repair, resize, map an image
+SECTORFS_STAT="$top_builddir/tools/sectorfs-stat"   # a mount's stats as a table or JSON lines
+SECTORFS_BENCH="$top_builddir/tools/sectorfs-bench" # sweeps, probes and scale runs on a disk
 TEST_NAME=$(basename "$0" .sh)
 T=$(mktemp -d "/tmp/sectorfs-$TEST_NAME.XXXXXX")
 STORE="$T/store"
@@ -25,6 +31,7 @@ MNT="$T/mnt"
 mkdir -p "$STORE" "$MNT"
 DPID=
 _cleanups=()
+NOT_OK=()
 
 # Register a command to run at exit (last registered runs first).
 on_exit() { _cleanups+=("$*"); }
@@ -39,6 +46,10 @@ _cleanup() {
 	fi
 	if [ -n "$DPID" ] && kill -0 "$DPID" 2>/dev/null; then
 		kill "$DPID" 2>/dev/null; sleep 0.5; kill -9 "$DPID" 2>/dev/null || true
+	fi
+	if { [ $rc -eq 0 ] || [ $rc -eq 77 ]; } && [ ${#NOT_OK[@]} -ne 0 ]; then
+		echo "FAIL: $TEST_NAME: ${#NOT_OK[@]} check(s) failed (the 'not ok' lines above)" >&2
+		rc=1
 	fi
 	if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
 		for f in "$T/daemon.log" ${FAIL_LOGS:-}; do
@@ -55,11 +66,33 @@ skip() { echo "SKIP: $TEST_NAME: $*"; exit 77; }
 fail() { echo "FAIL: $TEST_NAME: $*" >&2; exit 1; }
 pass() { echo "ok - $*"; }
 
+# not_ok WHAT: a failed check that lets the rest of the test run, so that
+# the checks after it still report; it prints "not ok - WHAT" and the test
+# fails at its end (fail_if_not_ok, or the EXIT trap when the test exits
+# 0, or skips: a check that failed is never reported as a skip).
+not_ok() { echo "not ok - $*"; NOT_OK+=("$*"); }
+# fail_if_not_ok: fail now when any not_ok was counted.
+fail_if_not_ok() {
+	[ ${#NOT_OK[@]} -eq 0 ] || fail "${#NOT_OK[@]} check(s) failed (the 'not ok' lines above)"
+}
+
+# expect_eq GOT WANT WHAT: GOT must be the string WANT; WHAT names it in the failure.
+expect_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
+
+# log_mark: remember where the daemon's log ends; log_new prints what it
+# logged since; logged_since TEXT WHAT fails, naming WHAT, unless a line
+# logged since holds TEXT.
+LOG_MARK=0
+log_mark() { LOG_MARK=$({ wc -l < "$T/daemon.log"; } 2>/dev/null || echo 0); }
+log_new() { tail -n +$((LOG_MARK + 1)) "$T/daemon.log"; }
+logged_since() { log_new | grep -qF -- "$1" || fail "$2: no log line with '$1'; logged since: $(log_new)"; }
+
 requires_root() { [ "$(id -u)" -eq 0 ] || skip "needs root"; }
-# use_bench: BENCH names the built sectorfs-bench; the test fails when it is not built
-use_bench() {
-	BENCH="$top_builddir/tools/sectorfs-bench"
-	[ -x "$BENCH" ] || fail "sectorfs-bench not built: $BENCH"
+# requires_built PROGRAM...: fail (not skip: make check builds them all)
+# when one of the programs is not built.
+requires_built() {
+	local p
+	for p in "$@"; do [ -x "$p" ] || fail "not built: $p"; done
 }
 
 requires_cmd() {
@@ -69,7 +102,7 @@ requires_cmd() {
 requires_fuse() {
 	[ -c /dev/fuse ] || skip "no /dev/fuse"
 	requires_cmd fusermount3 mountpoint
-	[ -x "$SECTORFS" ] || fail "daemon not built: $SECTORFS"
+	requires_built "$SECTORFS"
 }
 requires_loop() {
 	requires_root
@@ -248,72 +281,4 @@ unmount_store() {
 	if mountpoint -q "$STORE"; then
 		timeout 20 umount "$STORE" || umount -l "$STORE"
 	fi
-}
-
-# attach_loop FILE SECTOR: a loop device with direct I/O and SECTOR-byte
-# logical blocks, in $DEV; detached at exit unless detach_loop did it.
-attach_loop() {
-	DEV=$(timeout 20 losetup -f --show -b "$2" --direct-io=on "$1") ||
-		fail "losetup -b $2 --direct-io=on $1 failed"
-	on_exit "losetup -d $DEV"
-	[ -b "$DEV" ] || fail "losetup gave no block device: '$DEV'"
-	[ "$(timeout 10 blockdev --getss "$DEV")" = "$2" ] || fail "$1: $DEV logical block size is not $2"
-}
-
-# detach_loop DEV: detach now, and drop the exit-time detach (by then the
-# device number may belong to someone else).
-detach_loop() {
-	local i
-	step "detach $1" losetup -d "$1"
-	for i in "${!_cleanups[@]}"; do
-		[ "${_cleanups[$i]}" = "losetup -d $1" ] && _cleanups[i]=:
-	done
-}
-
-# each_loop FN SPEC...: for each SPEC "name:sector:extra", attach a loop
-# device on $MNT/name with sector-byte logical blocks (in $DEV), then run
-# FN name sector extra.
-each_loop() {
-	local fn=$1 spec name lss extra
-	shift
-	for spec in "$@"; do
-		IFS=: read -r name lss extra <<< "$spec"
-		attach_loop "$MNT/$name" "$lss"
-		"$fn" "$name" "$lss" "$extra"
-	done
-}
-
-# fsck_clean FSTYPE WHEN: the filesystem on $DEV (ext4 or xfs) checks clean, read-only.
-fsck_clean() {
-	case $1 in
-	ext4) step "e2fsck -fn $DEV ($2)" e2fsck -fn "$DEV" ;;
-	xfs) step "xfs_repair -n $DEV ($2)" xfs_repair -n "$DEV" ;;
-	*) fail "fsck_clean: no check for filesystem '$1'" ;;
-	esac
-}
-
-# mount_loop FSTYPE: mount the FSTYPE filesystem on $DEV at $FS; unmounted
-# at exit unless release_loop did it.
-mount_loop() {
-	step "mount $1 on $DEV" mount -t "$1" "$DEV" "$FS"
-	on_exit "mountpoint -q $FS && { timeout 20 umount $FS || umount -l $FS; }"
-}
-
-# release_loop NAME FSTYPE WHEN: umount $FS, check the filesystem on $DEV
-# clean, detach $DEV, and fail if the daemon refused any I/O on image NAME
-# as misaligned.
-release_loop() {
-	local bad
-	step "umount $FS" umount "$FS"
-	fsck_clean "$2" "$1, $3"
-	detach_loop "$DEV"
-	bad=$(stats_key "$1" misaligned_rejected)
-	[ "$bad" = 0 ] || fail "$1, $3: the daemon refused $bad I/Os of $2 as misaligned"
-}
-
-# loops_gone: stop the daemon (it must exit 0); no loop device is left on a file under $T.
-loops_gone() {
-	stop_daemon
-	losetup -a | grep -q "$T" && fail "loop devices still attached: $(losetup -a | grep "$T")"
-	pass "no loop device left on the store; daemon exits 0"
 }

@@ -16,6 +16,7 @@
 # hung on some kernels) fails the test instead of hanging CI.
 
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-loop.sh"
 requires_fuse
 requires_loop
 requires_cmd mkfs.ext4 e2fsck blockdev mount umount timeout sha256sum

@@ -12,10 +12,7 @@
 # written and read back; the daemon's descriptors stay under the limit
 # all along (an image holds descriptors only while in use, or among those
 # used last); creating an image through the mount works, and so does a
-# later mount.  Then the daemon started with a soft limit of 256 and a
-# hard one of 4096 raises the soft one: its report says 4096.  With
-# -o max_open=4 it says 4, and reading 30 images leaves it holding the
-# descriptors of at most 4; -o max_open=0 is refused.
+# later mount.  (nofile-raised.sh and max-open.sh: the descriptor limits.)
 . "$(dirname "$0")/lib.sh"
 requires_fuse
 requires_cmd prlimit python3
@@ -95,28 +92,3 @@ cmp -s "$T/data" <(dd if="$MNT/$w" bs=64K iflag=direct status=none) || fail "$w 
 note_fds "after the remount"
 stop_daemon
 pass "an image created through the mount; a later mount serves $((N + 1)); at most $MAXFD descriptors of $LIMIT"
-
-# ---- a soft limit below the hard one is raised ----
-DAEMON_WRAPPER=(prlimit --nofile=$LIMIT:4096 --)
-start_daemon
-grep -qF "open at once (descriptor limit 4096)" "$T/daemon.log" ||
-	fail "the soft limit was not raised to the hard one: $(grep 'open at once' "$T/daemon.log" | tail -n 1)"
-[ "$(sed -n 's/^Max open files *\([0-9]*\).*/\1/p' "/proc/$DPID/limits")" -eq 4096 ] ||
-	fail "the daemon's soft limit is not 4096: $(grep 'open files' "/proc/$DPID/limits")"
-stop_daemon
-pass "a soft limit of $LIMIT below a hard one of 4096 is raised to 4096"
-
-# ---- -o max_open ----
-DAEMON_WRAPPER=()
-start_daemon -o max_open=4
-grep -qF "up to 4 images open at once" "$T/daemon.log" || fail "-o max_open=4: $(grep 'open at once' "$T/daemon.log" | tail -n 1)"
-base=$(fds)
-for i in $(shuf -i 0-$((N - 1)) -n 30); do
-	dd if="$MNT/$(printf 'img%04d' "$i")" of=/dev/null bs=4096 count=1 iflag=direct status=none || fail "read with max_open=4"
-done
-[ "$(fds)" -le $((base + 12)) ] || fail "-o max_open=4: $(fds) descriptors after reading 30 images, $base before"
-stop_daemon
-rc=0
-"$SECTORFS" -f -o max_open=0 "$STORE" "$MNT" > "$T/mo.out" 2>&1 || rc=$?
-[ $rc -eq 1 ] && grep -q "max_open=0" "$T/mo.out" || fail "-o max_open=0: exit $rc, $(cat "$T/mo.out")"
-pass "-o max_open=4: the descriptors of at most 4 images held; -o max_open=0 refused"

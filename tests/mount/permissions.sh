@@ -3,9 +3,9 @@
 # permissions.sh - with -o allow_other the kernel enforces each image's
 # owner and mode for other users (default_permissions, on by default), and
 # chmod and chown through the mount act on the backing file; without
-# allow_other, other users cannot get into the mount at all (README: The
-# mount, "owner, mode and times are the backing file's (chmod, chown and
-# touch act on it)", "The kernel checks permissions (default_permissions)").
+# allow_other, other users cannot get into the mount at all (sectorfs(1):
+# THE MOUNT, "owner, mode and times are the backing file's, and chmod(1),
+# chown(1) and touch(1) act on it", and -o nodefault_permissions).
 #
 # As an unprivileged user (nobody, or sfs-test-user created for the test
 # and removed at exit), run through setpriv (or runuser), GNU dd with

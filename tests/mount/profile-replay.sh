@@ -27,7 +27,7 @@ requires_cmd python3 mount
 if command -v ldd >/dev/null 2>&1 && ldd "$SECTORFS" 2>/dev/null | grep -q 'libasan'; then
 	skip "the daemon is built with AddressSanitizer, whose instrumentation sets the timing"
 fi
-use_bench
+requires_built "$SECTORFS_BENCH"
 
 mount -t tmpfs -o size=512m tmpfs "$STORE" || skip "cannot mount a tmpfs"
 on_exit unmount_store
@@ -43,7 +43,7 @@ decl() { printf '{ "size": "32M", "sector": "512n", "provisioning": "eagerzeroed
 
 # a profile from a plain file: quick, and it must load
 dd if=/dev/zero of="$T/plain.img" bs=1M count=16 status=none
-step "sweep --profile-out of a file" "$BENCH" sweep "$T/plain.img" --max 64K --time 0.1 --profile-out "$T/fromfile.json"
+step "sweep --profile-out of a file" "$SECTORFS_BENCH" sweep "$T/plain.img" --max 64K --time 0.1 --profile-out "$T/fromfile.json"
 python3 -c 'import json,sys; p=json.load(open(sys.argv[1])); assert p["name"] == "fromfile" and len(p["read"]) + len(p["write"]) >= 10 and p["channels"] >= 1 and "Measured" in p["source"], p' \
 	"$T/fromfile.json" || { cat "$T/step.out" >&2; fail "the profile of a file: $(tr -d ' \n' < "$T/fromfile.json")"; }
 pass "--profile-out of a plain file writes a profile ($(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["channels"])' "$T/fromfile.json") channels)"
@@ -67,7 +67,7 @@ wait_zeroed plain
 grep -q '"profile":"fromfile"' <(tr -d ' \n' < "$MNT/.stats/file.json") || fail "the image under the file's profile is not served under it"
 pass "the daemon serves an image under the measured profile"
 
-sweep() { "$BENCH" sweep "$MNT/$1" --max 1M --time 0.3 "${@:2}"; }
+sweep() { "$SECTORFS_BENCH" sweep "$MNT/$1" --max 1M --time 0.3 "${@:2}"; }
 sweep src --json --profile-out "$T/measured.json" > "$T/src-sweep.json" 2>"$T/bench.err" ||
 	{ cat "$T/bench.err" >&2; fail "sweep --profile-out of the source"; }
 sweep plain --json > "$T/floor.json" || fail "sweep of the floor"

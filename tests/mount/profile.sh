@@ -35,7 +35,7 @@
 requires_fuse
 run_alone
 requires_cmd fio python3 mount
-IMG_TOOL="$top_builddir/tools/sectorfs-img"
+requires_built "$SECTORFS_IMG"
 # Under AddressSanitizer the FUSE path outside the daemon's model sleeps is the sanitizer's: fio's
 # figures are then not held to 70%, the daemon's own latencies still to 10% of the model
 ASAN=
@@ -180,7 +180,7 @@ grep -q '"profile": "sata-ssd"' "$STORE/new.json" || fail "new.json: $(cat "$STO
 pass "-o profile=sata-ssd: images created in the mount get it"
 
 stop_daemon
-"$IMG_TOOL" info "$STORE/qd" | grep -q '^profile: *.*t2ms.json (4 channels)' || fail "sectorfs-img info: $("$IMG_TOOL" info "$STORE/qd")"
+"$SECTORFS_IMG" info "$STORE/qd" | grep -q '^profile: *.*t2ms.json (4 channels)' || fail "sectorfs-img info: $("$SECTORFS_IMG" info "$STORE/qd")"
 prof hdd 512e thin true hdd-7200
-"$IMG_TOOL" info "$STORE/hdd" | grep -q 'queue/rotational' || fail "sectorfs-img info: no rotational hint for hdd-7200"
+"$SECTORFS_IMG" info "$STORE/hdd" | grep -q 'queue/rotational' || fail "sectorfs-img info: no rotational hint for hdd-7200"
 pass "sectorfs-img info: the profile, and the hint for a rotational one"

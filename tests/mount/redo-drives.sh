@@ -29,7 +29,7 @@
 requires_fuse
 run_alone
 requires_cmd python3 mount
-use_bench
+requires_built "$SECTORFS_BENCH"
 export SECTORFS_PROFILE_DIR="$top_srcdir/samples/profiles"
 
 mount -t tmpfs -o size=256m tmpfs "$STORE" || skip "cannot mount a tmpfs"
@@ -56,7 +56,7 @@ done
 ROUNDS=5
 for ((run = 1; run <= ROUNDS; run++)); do
 	for img in ssd nvme floor; do
-		"$BENCH" redo --redo-block 512 --clients 1 --time 0.5 --repeat 3 --json "$MNT/$img" \
+		"$SECTORFS_BENCH" redo --redo-block 512 --clients 1 --time 0.5 --repeat 3 --json "$MNT/$img" \
 			> "$T/redo-$img-$run.json" 2>"$T/err" || fail "redo on $img: $(cat "$T/err")"
 	done
 done
@@ -78,16 +78,16 @@ EOF
 pass "redo, 512-byte blocks, one client: sata-ssd commits more per second than nvme-slow-small-writes"
 
 for img in ssd nvme; do
-	"$BENCH" sweep "$MNT/$img" --min 512 --max 1M --time 0.2 --json > "$T/sweep-$img.json" 2>"$T/err" ||
+	"$SECTORFS_BENCH" sweep "$MNT/$img" --min 512 --max 1M --time 0.2 --json > "$T/sweep-$img.json" 2>"$T/err" ||
 		fail "sweep of $img: $(cat "$T/err")"
 done
 for r in 1 2 3; do
 	for img in ssd nvme; do
-		"$BENCH" sweep "$MNT/$img" --min 4K --max 4K --time 0.1 --json > "$T/flush-$img-$r.json" 2>"$T/err" ||
+		"$SECTORFS_BENCH" sweep "$MNT/$img" --min 4K --max 4K --time 0.1 --json > "$T/flush-$img-$r.json" 2>"$T/err" ||
 			fail "4 KiB sweep of $img: $(cat "$T/err")"
 	done
 done
-"$BENCH" sweep "$MNT/nvme" --min 4K --max 4K --time 0.1 > "$T/sweep.txt" 2>"$T/err" || fail "sweep text: $(cat "$T/err")"
+"$SECTORFS_BENCH" sweep "$MNT/nvme" --min 4K --max 4K --time 0.1 > "$T/sweep.txt" 2>"$T/err" || fail "sweep text: $(cat "$T/err")"
 grep -Eq '^flush: fdatasync after a 4 KiB write, mean [0-9.]+ us of [0-9]+$' "$T/sweep.txt" ||
 	fail "the sweep prints no flush line: $(cat "$T/sweep.txt")"
 python3 - "$T" <<'EOF' || fail "sweep: see above"

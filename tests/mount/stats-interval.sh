@@ -26,8 +26,7 @@ requires_fuse
 requires_cmd python3 fio timeout
 fio --enghelp 2>/dev/null | grep -qw libaio || skip "fio has no libaio engine"
 
-STAT="$top_builddir/tools/sectorfs-stat"
-[ -x "$STAT" ] || fail "sectorfs-stat not built: $STAT"
+requires_built "$SECTORFS_STAT"
 
 sidecar busy 256M 4kn thin 1M
 sidecar idle 64M 512e thin 64K
@@ -165,7 +164,7 @@ copy_json() {
 }
 
 copy_json "$T/before"
-timeout -k 5 60 "$STAT" "$MNT" busy idle -i 0.5 -c 31 --json > "$T/int.json" 2>"$T/err" ||
+timeout -k 5 60 "$SECTORFS_STAT" "$MNT" busy idle -i 0.5 -c 31 --json > "$T/int.json" 2>"$T/err" ||
 	fail "sectorfs-stat -i 0.5 -c 31 --json failed: $(cat "$T/err")"
 copy_json "$T/after"
 kill -0 $fpid 2>/dev/null || fail "fio ended during the run: $(cat "$T/fio.out")"
@@ -176,7 +175,7 @@ pass "30 intervals of 0.5 s under load: every row is the difference of the daemo
 # A reset of the busy image in the middle of a run.
 copy_json "$T/before2"
 : > "$T/int2.json"
-timeout -k 5 60 "$STAT" "$MNT" busy idle -i 0.5 -c 9 --json > "$T/int2.json" 2>"$T/err" &
+timeout -k 5 60 "$SECTORFS_STAT" "$MNT" busy idle -i 0.5 -c 9 --json > "$T/int2.json" 2>"$T/err" &
 spid=$!
 on_exit "kill $spid"
 for ((i = 0; i < 100; i++)); do

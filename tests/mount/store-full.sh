@@ -35,7 +35,7 @@
 #    exits 0 on unmount (FUSE is unmounted before the backing filesystem);
 #  - on a fresh store and image, writes until ENOSPC without any fsync,
 #    then a clean unmount: the daemon exits 0, and after a restart the N
-#    MiB dd reported written read back (README, Guarantees: a clean
+#    MiB dd reported written read back (doc/design.md, Guarantees: a clean
 #    unmount makes every write before it durable).
 # A failed expectation that does not spoil the steps after it (the fsync
 # and the two restart checks) is printed as "not ok - ..." and the test
@@ -54,10 +54,6 @@ on_exit unmount_store
 head -c $((SRCMB * M)) /dev/urandom > "$T/src" || fail "making $T/src failed"
 head -c $((SRCMB * M)) /dev/urandom > "$T/src2" || fail "making $T/src2 failed"
 
-FAILS=0
-# not_ok WHAT: an expectation failed that does not spoil the next steps:
-# report it, go on, fail at the end.
-not_ok() { echo "not ok - $*"; echo "FAIL: $TEST_NAME: $*" >&2; FAILS=$((FAILS + 1)); }
 
 # mount_store KIND: a fresh 48 MiB ext4 (loop-mounted image file) or tmpfs on STORE.
 mount_store() {
@@ -184,7 +180,7 @@ scenario() {
 # full_then_restart KIND: fill a fresh image in a fresh store until ENOSPC
 # (no fsync), then unmount cleanly: the daemon must exit 0 and, once
 # started again, every MiB written before ENOSPC reads back.  (An
-# unmount after writes makes them durable: README, Guarantees.)
+# unmount after writes makes them durable: doc/design.md, Guarantees.)
 full_then_restart() {
 	local kind=$1 rc=0
 	mount_store "$kind"
@@ -224,4 +220,4 @@ for kind in $KINDS; do
 	scenario "$kind"
 	full_then_restart "$kind"
 done
-[ $FAILS -eq 0 ] || fail "$FAILS expectation(s) failed (the 'not ok' lines above)"
+fail_if_not_ok

@@ -21,6 +21,7 @@
 # Part b needs root and loop devices; without them the test skips (77)
 # after part a.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib-loop.sh"
 requires_fuse
 requires_cmd timeout
 
@@ -29,27 +30,25 @@ READS=${READS:-100000}
 [ -x "$RACE" ] || fail "not built: $RACE (make check builds it)"
 
 # race WHAT IMG OFFSET WSIZE RSIZE: one torn_race run; its counts are
-# printed, and a run with torn reads (or none that raced) is noted in
-# FAILED, so that every case reports its counts before the test fails.
-FAILED=()
+# printed, and a run with torn reads (or none that raced) is a not_ok,
+# so that every case reports its counts before the test fails.
 race() {
 	local out rc=0
 	out=$(timeout -k 5 600 "$RACE" "$MNT/$2" "$3" "$4" "$5" "$READS" 2>"$T/race.err") || rc=$?
 	case $rc in
 	0) pass "$1: $out"; return 0 ;;
-	1) FAILED+=("$1: torn reads ($out)") ;;
-	124 | 137) FAILED+=("$1: no answer in 600 s ($out)") ;;
-	*) FAILED+=("$1: torn_race exit $rc ($out)") ;;
+	1) not_ok "$1: torn reads ($out)" ;;
+	124 | 137) not_ok "$1: no answer in 600 s ($out)" ;;
+	*) not_ok "$1: torn_race exit $rc ($out)" ;;
 	esac
 	head -n 5 "$T/race.err" >&2
-	echo "not ok - ${FAILED[-1]}"
 }
 
 # verdict: fail naming every case that failed so far.
 verdict() {
-	[ ${#FAILED[@]} -eq 0 ] && return 0
-	printf '%s\n' "${FAILED[@]}" >&2
-	fail "${#FAILED[@]} case(s) failed: a write of a sector is not atomic to its readers"
+	[ ${#NOT_OK[@]} -eq 0 ] && return 0
+	printf '%s\n' "${NOT_OK[@]}" >&2
+	fail "${#NOT_OK[@]} case(s) failed: a write of a sector is not atomic to its readers"
 }
 
 # no_loop: why part b cannot run here (empty when it can).

@@ -11,7 +11,7 @@
 # they wrote.  Over /dev/fuse a worker drops its request buffer's pages
 # between two reads of /dev/fuse; over io_uring (.ci/run's second pass) a
 # ring worker drops its entry's payload buffer while the entry waits in the
-# kernel with no request in it (fs/uring_worker.c, "Idle").  Where strace is
+# kernel with no request in it (fs/uring/worker.c, "Idle").  Where strace is
 # there, it shows the pages were dropped during the load.  Runs in about
 # 15 s.
 . "$(dirname "$0")/lib.sh"

@@ -13,7 +13,7 @@
 #    middle, at the tail, and one write straddling two fresh blocks) the
 #    rest of each block reads zero although junk was there before;
 #  - first_writes counts each write that touches a never-written block (once
-#    per write, as README's stats reference defines it, also for a write
+#    per write, as sectorfs.stats(5) defines it, also for a write
 #    straddling two fresh blocks) and zeroed_bytes grows by exactly block
 #    size - bytes written, for each fresh block; an overwrite of an already
 #    written block counts as an overwrite and zeroes nothing;

@@ -53,6 +53,7 @@ dpkg-deb -c "$DEB" | awk '{ print $6 }' | sed 's|^\./|/|; s|/$||' | sort > "$T/c
 for f in /usr/bin/sectorfs /usr/bin/sectorfs-img /usr/bin/sectorfs-stat /usr/bin/sectorfs-bench \
 	/usr/share/man/man1/sectorfs.1.gz /usr/share/man/man1/sectorfs-img.1.gz /usr/share/man/man1/sectorfs-stat.1.gz \
 	/usr/share/man/man1/sectorfs-bench.1.gz /usr/share/man/man5/sectorfs.json.5.gz \
+	/usr/share/man/man5/sectorfs.stats.5.gz \
 	/usr/share/sectorfs/boot.json /usr/share/sectorfs/data.json /usr/share/sectorfs/redo.json \
 	/usr/share/sectorfs/example.conf /lib/systemd/system/sectorfs@.service \
 	/usr/share/bash-completion/completions/sectorfs /usr/share/bash-completion/completions/sectorfs-img \

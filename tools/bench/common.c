@@ -29,8 +29,8 @@
 #include <linux/fs.h>
 
 #include "common.h"
-#include "names.h"
-#include "units.h"
+#include "contract/names.h"
+#include "util/units.h"
 
 /* ---- for people ---- */
 

@@ -47,7 +47,8 @@
 #define BENCH_EXIT_INTERRUPTED 130
 #define BENCH_PROGRESS_AFTER_NS 2000000000ull   /* runs shorter than 2 s draw no progress */
 
-extern const struct tool_cmd bench_cmd_sweep, bench_cmd_zeroing, bench_cmd_redo, bench_cmd_scale;
+extern const struct tool_cmd bench_cmd_sweep, bench_cmd_zeroing, bench_cmd_redo, bench_cmd_scale,
+	bench_cmd_crash, bench_cmd_powercut;
 
 /* ---- for people ---- */
 

@@ -11,7 +11,7 @@
 
 #include "common.h"
 #include "hist.h"
-#include "histogram.h"
+#include "util/histogram.h"
 
 void bench_hist_init(struct bench_hist *h)
 {

@@ -7,6 +7,8 @@
  *   zeroing  the zero-on-new-write experiment across provisioning modes
  *   redo     a redo-log writer with group commit on 512 or 4096-byte blocks
  *   scale    start-up, memory and descriptors of a store of many images
+ *   crash    the crash explorer: a workload cut at sampled points, checked
+ *   powercut the seed case: what a power cut does to flushed redo blocks
  *
  * One command per file, each described by a struct tool_cmd (usage,
  * help, option template, arguments, target, exec) listed in the table
@@ -18,7 +20,8 @@
 #include "common.h"
 
 static const struct tool_cmd *const commands[] = {
-	&bench_cmd_sweep, &bench_cmd_zeroing, &bench_cmd_redo, &bench_cmd_scale, NULL,
+	&bench_cmd_sweep, &bench_cmd_zeroing, &bench_cmd_redo, &bench_cmd_scale, &bench_cmd_crash,
+	&bench_cmd_powercut, NULL,
 };
 
 static const struct tool sectorfs_bench = {
@@ -27,7 +30,7 @@ static const struct tool sectorfs_bench = {
 		"Workloads that show what sector size, alignment and provisioning cost: run them\n"
 		"on a sectorfs image (or any file or block device that takes O_DIRECT I/O) and\n"
 		"read the image's statistics in MNT/.stats/ beside the figures printed here.\n"
-		"sweep and redo WRITE OVER THE DISK THEY ARE GIVEN.\n",
+		"sweep and redo WRITE OVER THE DISK THEY ARE GIVEN; crash works on copies.\n",
 	.outro = "Sizes are bytes or a number with K, M, G or T (binary: 1K = 1024).  MB/s are\n"
 		"decimal (10^6 bytes per second).  Ctrl-C stops a run early, prints what was\n"
 		"measured and exits 130.\n",

@@ -43,7 +43,7 @@
 
 #include "redo.h"
 #include "run.h"
-#include "units.h"
+#include "util/units.h"
 
 static const char redo_help[] =
 	"Simulate a database redo log on IMAGE: --clients threads commit transactions whose\n"

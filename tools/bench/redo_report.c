@@ -25,7 +25,7 @@
 #include "median.h"
 #include "redo.h"
 #include "svg.h"
-#include "units.h"
+#include "util/units.h"
 
 static double per_s(uint64_t n, double secs)
 {

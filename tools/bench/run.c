@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "clock.h"
+#include "util/clock.h"
 #include "run.h"
 #include "toolutil.h"
 

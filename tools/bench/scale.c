@@ -15,10 +15,16 @@
  *      looks every name up, the second finds the kernel's attributes
  *      expired again after a second) and the RSS after it: the idle
  *      figure the rest is compared with;
+ *   2b. touch: one 4 KiB O_DIRECT read of each image (of a block never
+ *      written: the disk is not touched, the daemon makes the image's
+ *      statistics), then --touch-idle-seconds of quiet: the RSS right
+ *      after the pass and after the quiet, and what each touched image
+ *      costs against the idle figure (tests/mount/touched-memory.sh
+ *      holds it under a bound);
  *   3. load: --load-seconds of fio over 8 of the images (one job each,
  *      random reads and writes half and half, 4 KiB, 64 KiB and 1 MiB,
  *      QD 4, O_DIRECT), the daemon's RSS and worker threads sampled every
- *      100 ms: the peak, the bound the README states (128 MiB + 2 MiB per
+ *      100 ms: the peak, the bound sectorfs-bench(1) states (128 MiB + 2 MiB per
  *      worker thread), the RSS as the load ends and --after-seconds later;
  *   4. per-I/O cost, measured before the load (which writes its images):
  *      4 KiB random reads at QD 1 (of blocks never written, so that they
@@ -44,14 +50,15 @@
 #include "common.h"
 #include "scale.h"
 #include "testbed.h"
-#include "units.h"
+#include "util/units.h"
 
 static const char help[] =
 	"Make a store of N thin 4kn images (sidecars; the first mount makes the files),\n"
 	"serve it, and show: the images it lists; the time until the mount is ready,\n"
 	"first and later; the daemon's RSS idle and per image, its descriptors, the time\n"
-	"of ls -l MNT; the peak RSS under a mixed fio load over 8 of the images and the\n"
-	"RSS after it; and 4 KiB random read IOPS on one image of the store against a\n"
+	"of ls -l MNT; the RSS after one 4 KiB read of each image, and after a quiet\n"
+	"time; the peak RSS under a mixed fio load over 8 of the images and the RSS\n"
+	"after it; and 4 KiB random read IOPS on one image of the store against a\n"
 	"store of one image.\n"
 	"Everything is removed at the end.\n\n"
 	"  --images N         images in the store (default 1000)\n"
@@ -62,6 +69,8 @@ static const char help[] =
 	"                     else /var/tmp: a disk, not tmpfs)\n"
 	"  --load-seconds S   length of the fio load (default 60; 0 leaves it out)\n"
 	"  --after-seconds S  when to take the RSS after the load (default 10)\n"
+	"  --touch-idle-seconds S  quiet after the read of each image, before its RSS\n"
+	"                     (default 10)\n"
 	"  --repeat N         repeats of the per-I/O comparison (default 5; 0 leaves it out)\n"
 	"  --compare-seconds S  length of each of its runs (default 5)\n"
 	"  --daemon PATH      the sectorfs daemon (default: ../fs/sectorfs next to this\n"
@@ -96,6 +105,46 @@ static int fio_iops(const char *path, double *rd, double *wr)
 	}
 	json_decref(j);
 	return 0;
+}
+
+/* Step 2b: one 4 KiB read of each image, then quiet; the RSS after each. */
+static int scale_touch(struct scale *sc)
+{
+	struct scale_result *res = &sc->res;
+	char path[PATH_MAX + 48];
+	void *buf = NULL;
+	double t0 = scale_now_s();
+	int rc = 0;
+
+	if (posix_memalign(&buf, 4096, 4096) != 0)
+		return -1;
+	res->touched = 0;
+	for (unsigned long i = 0; i < res->images && !tool_interrupted; i++) {
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/d%05lu", sc->big.mnt, i);
+		fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+		if (fd < 0 || pread(fd, buf, 4096, 0) != 4096) {
+			tool_error("touch: %s: %s", path, fd < 0 ? strerror(errno) : "a 4 KiB read failed");
+			if (fd >= 0)
+				close(fd);
+			rc = -1;
+			break;
+		}
+		close(fd);
+		res->touched++;
+		if (i % 256 == 0)
+			tool_progress_draw(&sc->prog, "touch: %lu of %lu images", i + 1, res->images);
+	}
+	free(buf);
+	tool_progress_clear(&sc->prog);
+	if (rc < 0 || tool_interrupted)
+		return -1;
+	res->touch_s = scale_now_s() - t0;
+	res->rss_touched = scale_proc_status(sc->big.pid, "VmRSS");
+	scale_sleep_s(res->touch_idle_s);
+	res->rss_touched_idle = scale_proc_status(sc->big.pid, "VmRSS");
+	return tool_interrupted ? -1 : 0;
 }
 
 /* Step 3: fio over LOAD_IMAGES images while the daemon's RSS is sampled. */
@@ -248,6 +297,8 @@ static int measure(struct scale *sc)
 		tool_error("ls -l %s failed", sc->big.mnt);
 		return -1;
 	}
+	if (scale_touch(sc) < 0)
+		return -1;
 	if (!sc->have_fio)
 		return 0;
 	/* 4 before 3: the load writes the images it runs on, and reads of written blocks would
@@ -300,7 +351,7 @@ static int parse_phase_seconds(const struct tool_cmd *self, const char *what, co
 	return 0;
 }
 
-enum { SC_IMAGES, SC_SIZE, SC_NOFILE, SC_DIR, SC_LOAD, SC_AFTER, SC_REPEAT, SC_COMPARE, SC_DAEMON,
+enum { SC_IMAGES, SC_SIZE, SC_NOFILE, SC_DIR, SC_LOAD, SC_AFTER, SC_TOUCH_IDLE, SC_REPEAT, SC_COMPARE, SC_DAEMON,
        SC_KEEP, SC_JSON };
 static const struct tool_opt scale_opts[] = {
 	[SC_IMAGES] = { "images", 0, TOOL_UINT, 1, 99999, "1000" },
@@ -309,6 +360,7 @@ static const struct tool_opt scale_opts[] = {
 	[SC_DIR] = { "dir", 0, TOOL_STRING },
 	[SC_LOAD] = { "load-seconds", 0, TOOL_STRING, 0, 0, "60" },
 	[SC_AFTER] = { "after-seconds", 0, TOOL_STRING, 0, 0, "10" },
+	[SC_TOUCH_IDLE] = { "touch-idle-seconds", 0, TOOL_STRING, 0, 0, "10" },
 	[SC_REPEAT] = { "repeat", 0, TOOL_UINT, 0, MAX_REPEAT, "5" },
 	[SC_COMPARE] = { "compare-seconds", 0, TOOL_SECONDS, 0, 0, "5" },
 	[SC_DAEMON] = { "daemon", 0, TOOL_STRING },
@@ -330,7 +382,8 @@ static int check_scale(const struct tool_cmd *self, struct tool_item *item)
 	sc->keep = o[SC_KEEP].set;
 	sc->json = o[SC_JSON].set;
 	if (parse_phase_seconds(self, "--load-seconds", o[SC_LOAD].arg, &sc->res.load_s) < 0 ||
-	    parse_phase_seconds(self, "--after-seconds", o[SC_AFTER].arg, &sc->res.after_s) < 0)
+	    parse_phase_seconds(self, "--after-seconds", o[SC_AFTER].arg, &sc->res.after_s) < 0 ||
+	    parse_phase_seconds(self, "--touch-idle-seconds", o[SC_TOUCH_IDLE].arg, &sc->res.touch_idle_s) < 0)
 		return tool_usage_status(self);
 	if (sc->res.size % 4096)
 		return tool_usage_error(self, "--size must be a multiple of 4096 (4kn images)");

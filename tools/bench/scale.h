@@ -35,6 +35,10 @@ struct scale_result {
 	long rss_idle, fds_idle, threads_idle;
 	long rss_one;                   /* the daemon serving a store of one image */
 	double ls1, ls2;                /* ls -l MNT, first and again */
+	/* 2b: one read of each image, then quiet */
+	long touched;                   /* the images read */
+	double touch_s, touch_idle_s;   /* the pass's time; the quiet after it */
+	long rss_touched, rss_touched_idle;
 	/* 3: the load, when it ran (loaded) */
 	bool loaded;
 	unsigned load_images;           /* the images it ran on */

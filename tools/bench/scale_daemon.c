@@ -19,10 +19,10 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "fdio.h"
+#include "util/fdio.h"
 #include "scale.h"
 #include "testbed.h"
-#include "units.h"
+#include "util/units.h"
 
 double scale_now_s(void)
 {

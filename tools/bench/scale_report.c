@@ -11,7 +11,7 @@
 #include "common.h"
 #include "median.h"
 #include "scale.h"
-#include "units.h"
+#include "util/units.h"
 
 /* The median of the ncmp IOPS of v. */
 static double scale_iops_median(const struct scale_result *r, const double *v)
@@ -30,6 +30,12 @@ static double scale_ratio_median(const struct scale_result *r)
 	for (unsigned i = 0; i < r->ncmp; i++)
 		v[i] = r->iops_big[i] / r->iops_one[i];
 	return bench_median(v, r->ncmp);
+}
+
+/* What each image read in the touch pass still costs after the quiet, in bytes against idle. */
+static double scale_touched_per_image(const struct scale_result *r)
+{
+	return r->touched > 0 ? (double)(r->rss_touched_idle - r->rss_idle) * 1024.0 / (double)r->touched : NAN;
 }
 
 void scale_report_text(const struct scale_result *r)
@@ -53,6 +59,10 @@ void scale_report_text(const struct scale_result *r)
 	printf("RSS per image         %8.0f B    (against a store of one image: %.1f MiB)\n", per,
 	       r->rss_one / 1024.0);
 	printf("ls -l MNT             %8.2f s   first, %.2f s again\n", r->ls1, r->ls2);
+	printf("RSS, each image read  %8.1f MiB  (one 4 KiB read of each of %ld images, in %.2f s)\n",
+	       r->rss_touched / 1024.0, r->touched, r->touch_s);
+	printf("RSS %.0f s after it     %8.1f MiB  (%.0f B per image read, against idle)\n", r->touch_idle_s,
+	       r->rss_touched_idle / 1024.0, scale_touched_per_image(r));
 	if (r->loaded) {
 		long bound = 128 + 2 * r->peak_threads;
 
@@ -100,6 +110,12 @@ int scale_report_json(const struct scale_result *r)
 							 (double)(r->images - 1) : NAN));
 	json_object_set_new(o, "ls_l_s", bench_jreal(r->ls1));
 	json_object_set_new(o, "ls_l_again_s", bench_jreal(r->ls2));
+	json_object_set_new(o, "images_touched", json_integer(r->touched));
+	json_object_set_new(o, "touch_s", bench_jreal(r->touch_s));
+	json_object_set_new(o, "rss_touched_kib", json_integer(r->rss_touched));
+	json_object_set_new(o, "touch_idle_seconds", bench_jreal(r->touch_idle_s));
+	json_object_set_new(o, "rss_touched_idle_kib", json_integer(r->rss_touched_idle));
+	json_object_set_new(o, "rss_per_touched_image_bytes", bench_jreal(scale_touched_per_image(r)));
 	if (r->loaded) {
 		json_object_set_new(o, "load_seconds", bench_jreal(r->load_s));
 		json_object_set_new(o, "load_read_iops", bench_jreal(r->load_read_iops));

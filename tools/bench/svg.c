@@ -114,12 +114,22 @@ static void draw_head(FILE *f, const struct svg_chart *c)
 		fprintf(f, "<text x=\"%d\" y=\"44\" fill=\"#555\">", ML);
 		put_text_end(f, c->subtitle);
 	}
+	/* right-aligned, each entry as wide as its name (about 7 px a character at 12 px), at
+	 * least 150 px */
+	int x = W - MR;
+
 	for (unsigned j = 0; j < c->nseries; j++) {
-		int x = W - MR - 150 * (int)(c->nseries - j);
+		int w = 16 + 7 * (int)strlen(c->series[j]) + 20;
+
+		x -= w < 150 ? 150 : w;
+	}
+	for (unsigned j = 0; j < c->nseries; j++) {
+		int w = 16 + 7 * (int)strlen(c->series[j]) + 20;
 
 		fprintf(f, "<rect x=\"%d\" y=\"50\" width=\"12\" height=\"12\" fill=\"%s\"/>"
 			"<text x=\"%d\" y=\"60\">", x, colours[j], x + 16);
 		put_text_end(f, c->series[j]);
+		x += w < 150 ? 150 : w;
 	}
 }
 

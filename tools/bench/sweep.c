@@ -27,11 +27,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "util/clock.h"
 #include "median.h"
 #include "run.h"
 #include "sweep.h"
-#include "units.h"
+#include "util/units.h"
 
 static const char sweep_help[] =
 	"Sequential O_DIRECT writes, then reads, of each power-of-two transfer size from\n"

@@ -42,9 +42,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "model.h"
+#include "model/model.h"
 #include "sweep.h"
-#include "units.h"
+#include "util/units.h"
 
 static bool rotational(const struct bench_disk *d)
 {

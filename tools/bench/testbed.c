@@ -24,9 +24,9 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "fdio.h"
-#include "mountpoint.h"
-#include "names.h"
+#include "util/fdio.h"
+#include "mount/mountpoint.h"
+#include "contract/names.h"
 #include "testbed.h"
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)

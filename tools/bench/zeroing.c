@@ -58,7 +58,7 @@
 #include <unistd.h>
 
 #include "run.h"
-#include "units.h"
+#include "util/units.h"
 #include "zeroing.h"
 
 static const char zeroing_help[] =

@@ -25,7 +25,7 @@
 
 #include "median.h"
 #include "svg.h"
-#include "units.h"
+#include "util/units.h"
 #include "zeroing.h"
 
 static double image_iops(const struct zeroing_image *r)

@@ -19,6 +19,12 @@
  *   sidecar size < recorded size          sidecar rewritten
  *   backing shorter than the disk         extended (space reserved if thick)
  *   eager zeroing never finished          finished
+ *   NAME.disk or NAME.undo damaged        nothing: it holds no data (remove it
+ *                                         to forget power and bad sectors)
+ *
+ * An image's failures (failinfo.c) are accepted: the power off, bad
+ * sectors, a cut under way and a crash's unflushed writes are notes, as
+ * the next start deals with them.
  *
  * A rebuilt map marks every block that holds data in the backing file
  * (SEEK_DATA), as an import does: nothing written is lost, but blocks
@@ -37,8 +43,11 @@
  * found in diagnose.c, repaired in repair.c, and a whole store is
  * checkstore.c.
  */
+#include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "check.h"
 
@@ -90,6 +99,9 @@ static void report_clean(const struct img_view *v, const struct img_diag *d)
 
 	if (d->declared_only)
 		printf("%s: clean (declared by its sidecar, not created yet)\n", r->path);
+	else if (!v->map)            /* a backing file without data, its map made at the next open */
+		printf("%s: clean (%llu bytes, %s, no allocation map yet)\n", r->path,
+		       (unsigned long long)v->sc.size, sfs_prov_name(v->sc.prov));
 	else
 		printf("%s: clean (%llu bytes, %s, %llu of %llu blocks allocated)\n", r->path,
 		       (unsigned long long)sfs_map_info(v->map)->geom.size,
@@ -132,21 +144,75 @@ static int repair_and_recheck(struct img_view *v, const struct img_diag *d)
 	return after.n ? FSCK_LEFT : FSCK_REPAIRED;
 }
 
-int img_check_image(const struct img_ref *ref, bool repair)
+struct find_plan {
+	const char *name;
+	struct sfs_rec_plan *out;
+	bool found;
+};
+
+static void find_plan(void *ctx, const struct sfs_rec_plan *p)
+{
+	struct find_plan *f = ctx;
+
+	if (p->is_record && (strcmp(p->name, f->name) == 0 || strcmp(p->to, f->name) == 0)) {
+		*f->out = *p;
+		f->found = true;
+	}
+}
+
+bool img_check_pending(const char *store, const char *name, struct sfs_rec_plan *p)
+{
+	struct find_plan f = { name, p, false };
+	int dfd, sfd;
+
+	if (img_served(store, NULL, 0) || (dfd = open(store, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return false;
+	sfd = openat(dfd, SFS_STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfd >= 0) {
+		sfs_recover_plan(dfd, sfd, find_plan, &f);
+		close(sfd);
+	}
+	close(dfd);
+	return f.found;
+}
+
+/* Does the next start take the image out of the store (an unlink finished, a make undone, a
+ * rename moving it to the other name)?  Then it is not checked: what stays is the plan's. */
+static bool leaves(const struct img_ref *ref, const struct sfs_rec_plan *p)
+{
+	if (!p || p->verdict == SFS_REC_BLOCKED || p->verdict == SFS_REC_DROP)
+		return false;
+	if (p->kind == SFS_INTENT_RENAME)
+		return strcmp(ref->name, p->verdict == SFS_REC_UNDO ? p->to : p->name) == 0;
+	return p->goes && !p->keeps_map;
+}
+
+/* 'check [--repair] STORE/NAME' as pend says the next start leaves it, saying that the store is
+ * served when note_served. */
+static int check_image(const struct img_ref *ref, bool repair, const struct sfs_rec_plan *pend,
+		       bool note_served)
 {
 	struct img_diag d;
 	struct img_view v;
 
 	if (repair && (img_store_exists(ref->store) < 0 || img_refuse_if_served(ref) < 0))
 		return FSCK_OPER;
-	if (img_view_open(&v, ref) < 0)
+	if (pend && pend->verdict != SFS_REC_BLOCKED) {
+		printf("%s: pending: %s: completed at the next start%s\n", ref->path, pend->what,
+		       leaves(ref, pend) ? ", and the image is not there after it" : "");
+		if (pend->alone[0])
+			printf("%s: note: %s\n", ref->path, pend->alone);
+	}
+	if (leaves(ref, pend))
+		return FSCK_CLEAN;
+	if (img_view_open_as(&v, ref, pend) < 0)
 		return FSCK_OPER;
 	if (img_check_diagnose(&v, &d) < 0) {
 		tool_error("%s: no such image (no sidecar, backing file or map)", ref->path);
 		img_view_close(&v);
 		return FSCK_OPER;
 	}
-	if (v.served)
+	if (v.served && note_served)
 		tool_error("note: %s is served by sectorfs (%s); checking the state on disk as of its "
 			   "last flush", ref->store, v.holder);
 	if (d.note[0])
@@ -167,6 +233,16 @@ int img_check_image(const struct img_ref *ref, bool repair)
 	return d.n ? FSCK_LEFT : FSCK_CLEAN;
 }
 
+int img_check_image(const struct img_ref *ref, bool repair, const struct sfs_rec_plan *pend)
+{
+	return check_image(ref, repair, pend, true);
+}
+
+int img_check_store_image(const struct img_ref *ref, bool repair, const struct sfs_rec_plan *pend)
+{
+	return check_image(ref, repair, pend, false);
+}
+
 enum { CHECK_REPAIR };
 static const struct tool_opt check_opts[] = {
 	[CHECK_REPAIR] = { "repair", 0, TOOL_FLAG },
@@ -177,9 +253,14 @@ static int exec_check(const struct tool_cmd *self, struct tool_item *item)
 {
 	const struct img_target *t = item->target;
 	bool repair = item->opt[CHECK_REPAIR].set;
+	struct sfs_rec_plan pend;
 
 	(void)self;
-	return t->store_dir ? img_check_store(t->store_dir, repair) : img_check_image(&t->ref, repair);
+	if (t->store_dir)
+		return img_check_store(t->store_dir, repair);
+	/* with --repair the session's start applies what is pending before the image is looked at */
+	return img_check_image(&t->ref, repair,
+			       img_check_pending(t->ref.store, t->ref.name, &pend) ? &pend : NULL);
 }
 
 TOOL_CMD(img_cmd_check, "check", "[--repair] STORE/NAME | STORE",

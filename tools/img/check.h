@@ -16,16 +16,18 @@ enum { FSCK_CLEAN = 0, FSCK_REPAIRED = 1, FSCK_LEFT = 4, FSCK_OPER = 8, FSCK_USA
 
 /* The problems, in the order they are reported. */
 enum img_prob {
-	P_UNDECLARED, P_SIDECAR, P_BACKING, P_MAP_MISSING, P_MAP_BAD, P_MAP_DAMAGED,
-	P_SECTOR, P_BLOCK, P_PROV, P_SIZE, P_SHORT, P_UNZEROED, P_PENDING, P_N
+	P_UNDECLARED, P_SIDECAR, P_BACKING, P_MAP_MISSING, P_MAP_BAD, P_MAP_TIE, P_MAP_DAMAGED,
+	P_SECTOR, P_BLOCK, P_PROV, P_SIZE, P_SHORT, P_UNZEROED, P_PENDING, P_FAILSTATE, P_N
 };
 
 struct img_diag {
 	bool has[P_N];
 	char text[P_N][1024];
 	unsigned n;
-	bool declared_only;       /* sidecar alone: not created yet, which is fine */
-	char note[512];           /* a remark that is not a problem */
+	bool declared_only;       /* not created yet, which is fine: the sidecar alone, or with a
+				   * map that records no data (a create interrupted before its
+				   * backing file) */
+	char note[1024];          /* remarks that are not problems, "; " between them */
 };
 
 /* Look at everything the view shows: 0 with d filled, -1 when there is no such image at
@@ -42,8 +44,18 @@ const char *img_check_sector_text(uint32_t lss, uint32_t pss, char *buf, size_t 
  * the store could not be opened or flushed (printed). */
 int img_check_repair(const struct img_view *v, const struct img_diag *d);
 
-/* 'check [--repair] STORE/NAME': the fsck exit code. */
-int img_check_image(const struct img_ref *ref, bool repair);
+/* 'check [--repair] STORE/NAME': the fsck exit code.  pend: what the next start's recovery
+ * does to the image (recover.h; NULL: nothing), which check shows as pending and looks past:
+ * the image is judged as the start will leave it. */
+int img_check_image(const struct img_ref *ref, bool repair, const struct sfs_rec_plan *pend);
+
+/* The item of the next start's recovery of store that concerns image name, into *p: true when
+ * there is one (and no daemon serves the store). */
+bool img_check_pending(const char *store, const char *name, struct sfs_rec_plan *p);
+
+/* img_check_image for 'check STORE', which says once that the store is served: no note of it
+ * per image. */
+int img_check_store_image(const struct img_ref *ref, bool repair, const struct sfs_rec_plan *pend);
 
 /* 'check [--repair] STORE': every image of store and what a crash left in it; the OR of the
  * fsck exit codes. */

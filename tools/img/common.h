@@ -31,12 +31,13 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#include "names.h"
+#include "contract/names.h"
+#include "store/recover.h"
 #include "toolutil.h"
-#include "allocmap.h"
-#include "image.h"
-#include "sidecar.h"
-#include "store.h"
+#include "map/map.h"
+#include "image/image.h"
+#include "contract/sidecar.h"
+#include "store/store.h"
 
 #define IMG_PROG "sectorfs-img"
 
@@ -62,6 +63,9 @@ bool img_served(const char *store, char *holder, size_t len);
 
 /* Print why a change is refused when the store is served; 0 when free, -1 when served. */
 int img_refuse_if_served(const struct img_ref *ref);
+
+/* img_refuse_if_served for a store directory. */
+int img_refuse_store_if_served(const char *store);
 
 /* ---- changing an image: the store, locked (session.c) ---- */
 
@@ -120,13 +124,22 @@ struct img_view {
 	char map_err[512];
 	int bk_rc;                     /* lstat of the backing file (-ENOENT: missing) */
 	struct stat bk;
+	struct sfs_fileid bk_id;       /* its identity (fileid.h), when bk_rc is 0 */
+	bool bk_data;                  /* a regular file that holds data (SEEK_DATA finds some) */
 	bool served;
 	char holder[512];
+	const struct sfs_rec_plan *pend;   /* what the next start does to the image (recover.h), or
+					    * NULL: the view shows the image as it will leave it */
 };
 
 /* Open the store directory and look at every file of the image; -1 (printed) only when the
  * store itself cannot be opened. */
 int img_view_open(struct img_view *v, const struct img_ref *ref);
+
+/* As img_view_open, the image as the next start's recovery leaves it after pend (NULL: as
+ * it is): a rename's files where they are now, a grow's or inflate's sidecar as it will be
+ * rewritten, a backing file as it will be cut. */
+int img_view_open_as(struct img_view *v, const struct img_ref *ref, const struct sfs_rec_plan *pend);
 
 void img_view_close(struct img_view *v);
 

@@ -3,7 +3,7 @@
  * create.c - sectorfs-img create: a new image, its sidecar and its map.
  *
  * This file checks the options, the store and RAWFILE, and prints; the
- * image is made by the store (sfs_store_make_image, core/storemake.c),
+ * image is made by the store (sfs_store_make_image, core/store/make.c),
  * which orders the files around an intent record so that a crash part way
  * is undone at the next start, and the sidecar, which declares the image,
  * comes last.  The backing file and the map are exactly what the daemon
@@ -22,7 +22,8 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "units.h"
+#include "store/recover.h"
+#include "util/units.h"
 
 static const char create_help[] =
 	"Create the image NAME in the store directory STORE: the backing file STORE/NAME,\n"
@@ -61,11 +62,29 @@ static const char *existing_file(const struct img_ref *ref, char *buf, size_t le
 	return NULL;
 }
 
-static int refuse_existing(const struct img_ref *ref)
+/* Is a change of the image left by a crash (an intent record naming it) pending?  Then the
+ * store's recovery, run when the store is locked, settles its files first. */
+static bool change_pending(const struct img_ref *ref)
+{
+	char path[sizeof(ref->store) + sizeof(SFS_STATE_DIR) + 2], what[SFS_FILE_NAME_LEN + 64];
+	int sfd, pending;
+
+	snprintf(path, sizeof(path), "%s/" SFS_STATE_DIR, ref->store);
+	sfd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfd < 0)
+		return false;
+	pending = sfs_recover_pending(sfd, ref->name, what, sizeof(what));
+	close(sfd);
+	return pending > 0;
+}
+
+/* Refuse an image whose files are there; before the store is locked (locked false), not when a
+ * crash left a change of it pending: the locked check, after recovery, decides. */
+static int refuse_existing(const struct img_ref *ref, bool locked)
 {
 	char path[sizeof(ref->store) + sizeof(ref->name) + sizeof(SFS_STATE_DIR) + 8];
 
-	if (!existing_file(ref, path, sizeof(path)))
+	if (!existing_file(ref, path, sizeof(path)) || (!locked && change_pending(ref)))
 		return 0;
 	tool_error("%s: image already exists (%s is there); refusing to overwrite it", ref->path, path);
 	return -1;
@@ -239,7 +258,7 @@ static int check_unlocked(const struct tool_item *item, const struct img_ref *re
 
 	*src_fd = -1;
 	if (validate(ref, sc) < 0 || img_store_exists(ref->store) < 0 || img_refuse_if_served(ref) < 0 ||
-	    refuse_existing(ref) < 0)
+	    refuse_existing(ref, false) < 0)
 		return -1;
 	if (!from->set)
 		return 0;
@@ -264,7 +283,7 @@ static int exec_create(const struct tool_cmd *self, struct tool_item *item)
 	(void)self;
 	if (check_unlocked(item, ref, sc, &src_fd) < 0)
 		return 1;
-	if (img_session_open(&ss, ref, "create", 0) < 0 || refuse_existing(ref) < 0) {
+	if (img_session_open(&ss, ref, "create", 0) < 0 || refuse_existing(ref, true) < 0) {
 		img_session_close(&ss);
 		if (src_fd >= 0)
 			close(src_fd);

@@ -3,7 +3,7 @@
  * inflate.c - sectorfs-img inflate: thin or zeroedthick to
  * eagerzeroedthick, as vmkfstools --inflatedisk / --eagerzero do.
  *
- * The store does it (sfs_store_inflate, core/storemake.c): every
+ * The store does it (sfs_store_inflate, core/store/make.c): every
  * unallocated block zeroed and marked, with a progress bar (data already
  * written is not touched), then the map header rewritten in place to say
  * eagerzeroedthick + ZEROED, then the sidecar, the last two under an
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "common.h"
-#include "units.h"
+#include "util/units.h"
 
 static const char inflate_help[] =
 	"Convert STORE/NAME to eagerzeroedthick: zero every block not yet written (with a\n"

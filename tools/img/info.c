@@ -3,9 +3,12 @@
  * info.c - sectorfs-img info: what an image is and how much of it is used.
  *
  * Geometry, provisioning and block size are the recorded ones (the map
- * header: the image's truth, see image.c), the zero offload setting is
- * the sidecar's, allocation is counted from the map, and backing file
- * usage is st_blocks * 512 of STORE/NAME.  The image is looked at on disk
+ * header: the image's truth, see core/image/io.c), zero offload is the
+ * sidecar's setting as the store's filesystem can honour it (a probe on
+ * an unnamed temporary file, sfs_zero_range_probe: on tmpfs it falls back
+ * to writing zeros, and says why), allocation is counted from the map, and backing file
+ * usage is st_blocks * 512 of STORE/NAME, and its failures (power, bad
+ * sectors, a crash's unflushed writes: failinfo.c) are listed.  The image is looked at on disk
  * without the store lock (view.c): info works while a daemon serves the
  * store, and then shows the allocation of the daemon's last flush.  An
  * image only declared by its sidecar is shown as "not created yet".
@@ -16,8 +19,10 @@
 #include <jansson.h>
 
 #include "common.h"
-#include "model.h"
-#include "units.h"
+#include "failinfo.h"
+#include "model/model.h"
+#include "stats/stats.h"
+#include "util/units.h"
 
 static const char info_help[] =
 	"Show the geometry (recorded in the image's map), provisioning, block size, size,\n"
@@ -31,6 +36,9 @@ struct facts {
 	struct sfs_map_info mi;
 	bool created, zeroed;
 	uint64_t nblocks, alloc_blocks, alloc_bytes, bk_size, bk_used;
+	struct sfs_stats_info zo;     /* zero_offload and zero_offload_fallback */
+	char zo_text[192], zo_why[128];   /* as the stats say it, and the reason alone */
+	struct img_fail fail;             /* power, bad sectors, a crash's unflushed writes */
 };
 
 static int print_json(const struct img_view *v, const struct facts *f)
@@ -49,7 +57,9 @@ static int print_json(const struct img_view *v, const struct facts *f)
 	json_object_set_new(o, "physical_sector_size", json_integer(g->pss));
 	json_object_set_new(o, "provisioning", json_string(sfs_prov_name(f->mi.prov)));
 	json_object_set_new(o, "block_size", json_integer((json_int_t)g->block_size));
-	json_object_set_new(o, "zero_offload", json_boolean(v->sc.zero_offload));
+	json_object_set_new(o, "zero_offload", json_boolean(f->zo.zero_offload && !f->zo.zero_offload_fallback));
+	json_object_set_new(o, "zero_offload_fallback",
+			    f->zo.zero_offload_fallback ? json_string(f->zo_why) : json_null());
 	json_object_set_new(o, "profile", v->sc.profile[0] ? json_string(v->sc.profile) : json_null());
 	json_object_set_new(o, "total_blocks", json_integer((json_int_t)f->nblocks));
 	json_object_set_new(o, "allocated_blocks", json_integer((json_int_t)f->alloc_blocks));
@@ -57,6 +67,7 @@ static int print_json(const struct img_view *v, const struct facts *f)
 	json_object_set_new(o, "backing_size", json_integer((json_int_t)f->bk_size));
 	json_object_set_new(o, "backing_bytes_used", json_integer((json_int_t)f->bk_used));
 	json_object_set_new(o, "zeroed", json_boolean(f->zeroed));
+	img_fail_json(o, &f->fail);
 	json_object_set_new(o, "served", json_boolean(v->served));
 	json_object_set_new(o, "holder", v->served ? json_string(v->holder) : json_null());
 	return tool_print_json(o, JSON_INDENT(2));
@@ -92,7 +103,7 @@ static int print_text(const struct img_view *v, const struct facts *f)
 	printf("sector format:  %s (logical %u, physical %u)\n", sector ? sector : "custom", g->lss, g->pss);
 	printf("provisioning:   %s\n", sfs_prov_name(f->mi.prov));
 	printf("block size:     %s\n", tool_fmt_size(g->block_size, TOOL_SIZE_EXACT, a, sizeof(a)));
-	printf("zero offload:   %s\n", v->sc.zero_offload ? "on" : "off");
+	printf("zero offload:   %s\n", f->zo_text);
 	print_profile(v);
 	if (!f->created) {
 		printf("state:          declared by its sidecar, not created yet\n");
@@ -107,6 +118,7 @@ static int print_text(const struct img_view *v, const struct facts *f)
 	}
 	if (f->mi.prov == SFS_PROV_EAGERZEROEDTHICK)
 		printf("eager zeroing:  %s\n", f->zeroed ? "done" : "not finished");
+	img_fail_print_text(&f->fail, v->ref->name);
 	if (v->served)
 		printf("served:         yes, by %s (allocation as of its last flush)\n",
 		       v->holder[0] ? v->holder : "an unknown holder");
@@ -120,17 +132,26 @@ static int exec_info(const struct tool_cmd *self, struct tool_item *item)
 	struct img_target *t = item->target;
 	struct img_view *v = &t->view;
 	struct facts f = { .mi = t->mi, .created = t->created };
+	int rc;
 
 	(void)self;
 	f.nblocks = sfs_geom_nblocks(&f.mi.geom);
 	f.zeroed = (f.mi.flags & SFS_MAP_F_ZEROED) != 0;
+	f.zo.zero_offload = v->sc.zero_offload;
+	if (v->sc.zero_offload && sfs_zero_range_probe(v->store_fd, &f.zo.zero_offload_fallback) < 0)
+		f.zo.zero_offload_fallback = 0;    /* cannot be told here: the daemon finds out */
+	sfs_stats_zero_offload_text(&f.zo, f.zo_text, sizeof(f.zo_text));
+	sfs_stats_zero_fallback_reason(f.zo.zero_offload_fallback, f.zo_why, sizeof(f.zo_why));
 	if (f.created) {
+		img_fail_read(v, &f.mi, &f.fail);
 		f.alloc_blocks = sfs_map_count(v->map);
 		f.alloc_bytes = sfs_allocated_bytes(v->map, &f.mi.geom);
 		f.bk_size = (uint64_t)v->bk.st_size;
 		f.bk_used = (uint64_t)v->bk.st_blocks * 512;
 	}
-	return item->opt[IMG_OPT_JSON].set ? print_json(v, &f) : print_text(v, &f);
+	rc = item->opt[IMG_OPT_JSON].set ? print_json(v, &f) : print_text(v, &f);
+	img_fail_free(&f.fail);
+	return rc;
 }
 
 TOOL_CMD(img_cmd_info, "info", "[--json] STORE/NAME",

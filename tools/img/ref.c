@@ -63,13 +63,18 @@ bool img_served(const char *store, char *holder, size_t len)
 	return sfs_store_holder(store, holder, len) == 0;
 }
 
-int img_refuse_if_served(const struct img_ref *ref)
+int img_refuse_store_if_served(const char *store)
 {
 	char holder[512];
 
-	if (!img_served(ref->store, holder, sizeof(holder)))
+	if (!img_served(store, holder, sizeof(holder)))
 		return 0;
-	tool_error("%s: store is served by sectorfs (%s); unmount it first",
-		   ref->store, holder[0] ? holder : "holder unknown");
+	tool_error("%s: store is served by sectorfs (%s); unmount it first", store,
+		   holder[0] ? holder : "holder unknown");
 	return -1;
+}
+
+int img_refuse_if_served(const struct img_ref *ref)
+{
+	return img_refuse_store_if_served(ref->store);
 }

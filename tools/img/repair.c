@@ -6,6 +6,12 @@
  *
  *   the map is corrupt        moved aside to NAME.map.corrupt (nothing that
  *                             holds data is deleted), then rebuilt
+ *   the map is not the        moved aside to NAME.map.stale, then rebuilt from
+ *     image's (map/ident.h)   the backing file there; its geometry is never
+ *                               taken into the sidecar
+ *   a change the start could  cleared (sfs_recover_clear): a grow decided by
+ *     not finish                the sidecar when the map cannot say, a record
+ *                               that is no regular file removed
  *   bitmap chunks damaged     salvaged: the blocks of those chunks marked
  *                             allocated, after the backing file is synced
  *   the sidecar disagrees     rewritten with the recorded geometry
@@ -21,7 +27,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "units.h"
+#include "store/recover.h"
+#include "util/units.h"
 
 /* Rewrite a map whose bitmap chunks fail their checksum, each block of theirs allocated; the
  * backing file is synced first (crash-ordering rule: data before the bits). */
@@ -33,7 +40,7 @@ static void salvage(struct img_session *ss, const struct img_ref *r)
 	int bfd, rc;
 
 	sfs_map_name(fname, sizeof(fname), r->name);
-	bfd = openat(ss->store_fd, r->name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	bfd = openat(ss->store_fd, r->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (bfd < 0) {
 		tool_error("%s: cannot open the backing file: %s", r->path, strerror(errno));
 		return;
@@ -59,19 +66,25 @@ static void salvage(struct img_session *ss, const struct img_ref *r)
 		       "changed\n", r->path, (unsigned long long)dmg.chunks, dmg.chunks == 1 ? "" : "s");
 }
 
-/* Move a corrupt map aside for the image to rebuild it; true when moved. */
-static bool move_corrupt_map(struct img_session *ss, const struct img_ref *r)
+/* Move a map aside (suffix: SFS_MAP_CORRUPT_SUFFIX, SFS_MAP_STALE_SUFFIX; what: "corrupt") for
+ * the image to rebuild it; true when moved. */
+static bool move_map_aside(struct img_session *ss, const struct img_ref *r, const char *suffix, const char *what)
 {
 	char a[SFS_NAME_MAX + 16], b[SFS_NAME_MAX + 32];
 
 	sfs_map_name(a, sizeof(a), r->name);
-	snprintf(b, sizeof(b), "%s" SFS_MAP_CORRUPT_SUFFIX, r->name);
+	snprintf(b, sizeof(b), "%s%s", r->name, suffix);
 	if (renameat(ss->state_fd, a, ss->state_fd, b) < 0) {
 		tool_error("%s/%s/%s: cannot move aside: %s", r->store, SFS_STATE_DIR, a, strerror(errno));
 		return false;
 	}
-	printf("%s: repaired: moved the corrupt map to %s/%s/%s\n", r->path, r->store, SFS_STATE_DIR, b);
+	printf("%s: repaired: moved the %s map to %s/%s/%s\n", r->path, what, r->store, SFS_STATE_DIR, b);
 	return true;
+}
+
+static void print_cleared(void *ctx, int level, const char *msg)
+{
+	printf("%s: %s: %s\n", (const char *)ctx, level == SFS_LOG_ERR ? "not repaired" : "repaired", msg);
 }
 
 /* Rewrite the sidecar with the geometry the map records; true when rewritten. */
@@ -110,7 +123,7 @@ static void reopen(struct img_session *ss, const struct img_diag *d)
 		tool_error("%s: cannot open the image to repair it: %s", r->path, err);
 		return;
 	}
-	if (d->has[P_MAP_MISSING] || d->has[P_MAP_BAD])
+	if (d->has[P_MAP_MISSING] || d->has[P_MAP_BAD] || d->has[P_MAP_TIE])
 		printf("%s: repaired: rebuilt the allocation map from the backing file's data "
 		       "extents (%llu of %llu blocks hold data)\n", r->path,
 		       (unsigned long long)sfs_map_count(sfs_image_map(ss->im)),
@@ -132,7 +145,22 @@ int img_check_repair(const struct img_view *v, const struct img_diag *d)
 
 	if (img_session_open(&ss, r, "check --repair", IMG_S_QUIET) < 0)
 		return -1;
-	if (d->has[P_MAP_BAD] && v->map_rc == -EUCLEAN && sc_ok && bk_ok && move_corrupt_map(&ss, r))
+	/* what the store's start could not do about the image (it has just run again); while it
+	 * stays, the image's files are that change's, and nothing else is done to them */
+	if (d->has[P_PENDING]) {
+		struct sfs_log log = { print_cleared, (void *)r->store };
+		char what[SFS_FILE_NAME_LEN + 64];
+
+		sfs_recover_clear(ss.store_fd, ss.state_fd, &log);
+		if (sfs_recover_pending(ss.state_fd, r->name, what, sizeof(what)))
+			return img_session_close(&ss);
+	}
+	if (d->has[P_MAP_BAD] && v->map_rc == -EUCLEAN && sc_ok && bk_ok &&
+	    move_map_aside(&ss, r, SFS_MAP_CORRUPT_SUFFIX, "corrupt"))
+		open_it = true;
+	/* never adopted: its geometry is another image's, or its bits another file's */
+	if (d->has[P_MAP_TIE] && sc_ok && bk_ok &&
+	    move_map_aside(&ss, r, SFS_MAP_STALE_SUFFIX, "foreign"))
 		open_it = true;
 	if (d->has[P_MAP_DAMAGED] && bk_ok)
 		salvage(&ss, r);

@@ -73,8 +73,8 @@ static int exec_resize(const struct tool_cmd *self, struct tool_item *item)
 	int rc;
 
 	(void)self;
-	if (arg->rel && size > SFS_SIZE_MAX - g.size)
-		size = SFS_SIZE_MAX + 1;            /* refused as too large */
+	if (arg->rel && size > UINT64_MAX - g.size)
+		size = UINT64_MAX;                  /* refused as too large */
 	else if (arg->rel)
 		size += g.size;
 	rc = grow(&t->ss, g, size);

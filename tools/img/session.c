@@ -28,8 +28,8 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "log.h"
-#include "recover.h"
+#include "util/log.h"
+#include "store/recover.h"
 
 /* Does the recovery that opening ref's store runs concern the image: does an intent record in
  * its state directory name it?  Looked at before the lock is taken, once no daemon serves the

@@ -15,7 +15,10 @@
  * the store is served a map that looks damaged is read again (open_map).
  *
  * Each piece keeps its own result so that check can report every
- * problem, and info/map can explain the first one that stops them.
+ * problem, and info/map can explain the first one that stops them.  For
+ * check the view can show the image as the next start's recovery will
+ * leave it (img_view_open_as): a pending rename's files where they are
+ * now, a pending grow's sidecar as it will be rewritten.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +28,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "map/ident.h"
 
 /* Open the map read-only and salvaging.  While a daemon serves the store, a read
  * that overlaps its write of the same page can see part of it, which fails a
@@ -51,13 +55,59 @@ const struct tool_opt img_json_opts[] = {
 	{ NULL },
 };
 
+/* The name the image's file f (SFS_REC_MAP, ...) is under now: its own, or, while a rename
+ * is pending, the one the next start moves it from. */
+static const char *now_under(const struct img_view *v, int f)
+{
+	const struct sfs_rec_plan *p = v->pend;
+
+	if (!p || !p->is_record || p->kind != SFS_INTENT_RENAME || !p->at_other[f] ||
+	    (p->verdict != SFS_REC_FINISH && p->verdict != SFS_REC_UNDO))
+		return v->ref->name;
+	return strcmp(v->ref->name, p->to) == 0 ? p->name : p->to;
+}
+
+/* Does the regular file fd hold data (not all holes or unwritten extents)? */
+static bool holds_data(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	bool yes;
+
+	if (fd < 0)
+		return true;
+	yes = !(lseek(fd, 0, SEEK_DATA) < 0 && errno == ENXIO);
+	close(fd);
+	return yes;
+}
+
+/* What the next start changes of what the view shows (pend's sizes and mode). */
+static void overlay(struct img_view *v)
+{
+	const struct sfs_rec_plan *p = v->pend;
+
+	if (!p || p->verdict == SFS_REC_BLOCKED)
+		return;
+	if (p->size_set && v->sc_rc == 0)
+		v->sc.size = p->size;
+	if (p->prov_set && v->sc_rc == 0)
+		v->sc.prov = p->prov;
+	if (p->backing_cut && v->bk_rc == 0 && (uint64_t)v->bk.st_size > p->backing_len)
+		v->bk.st_size = (off_t)p->backing_len;
+}
+
 int img_view_open(struct img_view *v, const struct img_ref *ref)
+{
+	return img_view_open_as(v, ref, NULL);
+}
+
+int img_view_open_as(struct img_view *v, const struct img_ref *ref, const struct sfs_rec_plan *pend)
 {
 	char fname[SFS_NAME_MAX + 8];
 	struct stat st;
 
 	memset(v, 0, sizeof(*v));
 	v->ref = ref;
+	v->pend = pend;
 	v->state_fd = -1;
 	if (img_store_exists(ref->store) < 0)
 		return -1;
@@ -68,19 +118,21 @@ int img_view_open(struct img_view *v, const struct img_ref *ref)
 	}
 	v->state_fd = openat(v->store_fd, SFS_STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-	sfs_sidecar_name(fname, sizeof(fname), ref->name);
+	sfs_sidecar_name(fname, sizeof(fname), now_under(v, SFS_REC_SIDECAR));
 	v->sc_present = fstatat(v->store_fd, fname, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	v->sc_rc = -ENOENT;
 	if (v->sc_present)
 		v->sc_rc = sfs_sidecar_load(v->store_fd, fname, &v->sc, v->sc_err, sizeof(v->sc_err));
 
 	v->served = img_served(ref->store, v->holder, sizeof(v->holder));
-	sfs_map_name(fname, sizeof(fname), ref->name);
+	sfs_map_name(fname, sizeof(fname), now_under(v, SFS_REC_MAP));
 	v->map_rc = -ENOENT;
 	if (v->state_fd >= 0)
 		open_map(v, fname);
 
-	v->bk_rc = fstatat(v->store_fd, ref->name, &v->bk, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+	v->bk_rc = sfs_fileid_at(v->store_fd, now_under(v, SFS_REC_BACKING), &v->bk_id, &v->bk);
+	v->bk_data = v->bk_rc == 0 && S_ISREG(v->bk.st_mode) && holds_data(v->store_fd, now_under(v, SFS_REC_BACKING));
+	overlay(v);
 	return 0;
 }
 
@@ -98,6 +150,7 @@ void img_view_close(struct img_view *v)
 int img_view_image(struct img_view *v, struct sfs_map_info *mi, bool *created)
 {
 	const struct img_ref *r = v->ref;
+	char why[768];
 
 	if (!v->sc_present && v->map_rc == -ENOENT && v->bk_rc == -ENOENT) {
 		tool_error("%s: no such image (no sidecar %s" SFS_SIDECAR_SUFFIX " in %s)", r->path, r->name, r->store);
@@ -139,6 +192,11 @@ int img_view_image(struct img_view *v, struct sfs_map_info *mi, bool *created)
 	if (v->bk_rc < 0) {
 		tool_error("%s: backing file: %s (see '" IMG_PROG " check %s')", r->path,
 			   strerror(-v->bk_rc), r->path);
+		return -1;
+	}
+	if (!sfs_map_tie_servable(sfs_map_tie(v->map, r->name, v->bk_rc == 0 ? &v->bk_id : NULL, why, sizeof(why)))) {
+		tool_error("%s: the allocation map is not this image's: %s (see '" IMG_PROG " check %s')", r->path,
+			   why, r->path);
 		return -1;
 	}
 	*mi = *sfs_map_info(v->map);

@@ -3,6 +3,9 @@
  * check.c - after the crash: what the store and the remounted namespace
  * show, against the model.
  *
+ * precheck (before the restart): sectorfs-img check STORE exits 0, what
+ * the start will finish or undo named as pending.
+ *
  * verify (remounted): the listing, every name's presence, size and
  * sectors against the candidates of its thread (crashns.h); no write's
  * data under two names; no file in STORE or STORE/.sectorfs but the
@@ -100,6 +103,52 @@ static void check_image(struct report *r, enum kind k, const char *imgtool, cons
 	snprintf(key, sizeof(key), "%s|%d|%.60s", name, rc, gist);
 	if (problem(r, k, key, "sectorfs-img check %s exited %d, want 0 (clean):", path, rc))
 		print_indented(out);
+}
+
+/* The first line of a check's output that is not a clean image, a pending item or a note. */
+static const char *first_problem(const char *out)
+{
+	const char *p = out;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n'), *end = nl ? nl : p + strlen(p), *c = strstr(p, ": clean (");
+		const char *pend = strstr(p, ": pending: "), *note = strstr(p, ": note: ");
+
+		if (!((c && c < end) || (pend && pend < end) || (note && note < end)))
+			return p;
+		p = nl ? nl + 1 : end;
+	}
+	return out;
+}
+
+/* Right after the kill -9, before the restart: sectorfs-img check STORE must exit 0, each
+ * operation the start will finish or undo named as pending. */
+int cmd_precheck(struct state *s, const char *store, const char *imgtool)
+{
+	static const enum kind owned[] = { K_CHECK_BEFORE };
+	char out[16384], key[KEYLEN], gist[KEYLEN];
+	struct report r;
+	int rc;
+
+	report_init(&r, s, "right after the kill -9, before the restart", owned, 1);
+	rc = run_check(imgtool, store, out, sizeof(out));
+	if (rc == 0) {
+		unsigned n = 0;
+
+		for (const char *p = out; (p = strstr(p, ": pending: ")); p++)
+			n++;
+		if (n)
+			printf("# round %u: check before the restart exits 0, with %u item%s pending\n", s->round, n,
+			       n == 1 ? "" : "s");
+	} else {
+		check_gist(first_problem(out), gist, sizeof(gist));
+		snprintf(key, sizeof(key), "%d|%.60s", rc, gist);
+		if (problem(&r, K_CHECK_BEFORE, key, "sectorfs-img check %s exited %d, want 0 (clean, or "
+			    "pending for the next start):", store, rc))
+			print_indented(out);
+	}
+	report_finish(&r);
+	return r.found ? 1 : 0;
 }
 
 static bool is_sidecar(const char *f, char *name, size_t len)

@@ -21,7 +21,8 @@
 static int usage(void)
 {
 	fprintf(stderr, "usage: crashns init STATE SEED | run STATE MNT PID ROUND |\n"
-		"       verify STATE MNT STORE IMGTOOL | fail STATE KIND TEXT | summary STATE\n");
+		"       precheck STATE STORE IMGTOOL | verify STATE MNT STORE IMGTOOL |\n"
+		"       fail STATE KIND TEXT | summary STATE\n");
 	return 2;
 }
 
@@ -60,6 +61,8 @@ int main(int argc, char **argv)
 		rc = cmd_run(&s, argv[3], atoi(argv[4]), (uint32_t)strtoul(argv[5], NULL, 10));
 	else if (strcmp(cmd, "verify") == 0 && argc == 6)
 		rc = cmd_verify(&s, argv[3], argv[4], argv[5]);
+	else if (strcmp(cmd, "precheck") == 0 && argc == 5)
+		rc = cmd_precheck(&s, argv[3], argv[4]);
 	else if (strcmp(cmd, "summary") == 0 && argc == 3)
 		return summary(&s);
 	else if (strcmp(cmd, "fail") == 0 && argc == 5) {

@@ -86,7 +86,7 @@ struct found {
 
 enum kind {
 	K_PRESENCE, K_SIZE, K_CONTENT, K_DUP, K_TMPFILE, K_STRAYFILE, K_CHECK_AFTER,
-	K_EEXIST, K_PROBE, K_UNOPENABLE, K_LISTING, K_OPERR, K_DAEMON, K_N
+	K_EEXIST, K_PROBE, K_UNOPENABLE, K_LISTING, K_OPERR, K_DAEMON, K_CHECK_BEFORE, K_N
 };
 
 /* Everything that lives from one round to the next (the STATE file). */
@@ -155,6 +155,7 @@ void report_finish(struct report *r);
 /* run.c, check.c */
 int cmd_run(struct state *s, const char *mnt, int pid, uint32_t round);
 int cmd_verify(struct state *s, const char *mnt, const char *store, const char *imgtool);
+int cmd_precheck(struct state *s, const char *store, const char *imgtool);
 int run_check(const char *imgtool, const char *path, char *out, size_t len);
 
 #endif

@@ -32,6 +32,7 @@ const char *const kind_name[K_N] = {
 	[K_LISTING] = "listing and lookup disagree",
 	[K_OPERR] = "operation failed while the daemon was alive",
 	[K_DAEMON] = "daemon exit status",
+	[K_CHECK_BEFORE] = "sectorfs-img check STORE not clean right after the kill -9, before the restart",
 };
 
 const char *const kind_id[K_N] = {
@@ -39,7 +40,7 @@ const char *const kind_id[K_N] = {
 	[K_TMPFILE] = "tmpfile", [K_STRAYFILE] = "strayfile",
 	[K_CHECK_AFTER] = "check-after-restart", [K_EEXIST] = "eexist-unlisted", [K_PROBE] = "probe",
 	[K_UNOPENABLE] = "unopenable", [K_LISTING] = "listing", [K_OPERR] = "operation-error",
-	[K_DAEMON] = "daemon",
+	[K_DAEMON] = "daemon", [K_CHECK_BEFORE] = "check-before-restart",
 };
 
 const char *const op_name[OP_N] = {
