@@ -96,7 +96,7 @@ _sectorfs_o()
 		item=${cur##*,}
 	fi
 	local opts=(sector= provisioning= block_size= no_zero_offload profile= nostats buffered pidfile= nonempty
-		max_open= max_threads= max_idle_threads= max_background= io_uring= nodefault_permissions allow_other allow_root auto_unmount
+		max_open= max_threads= max_idle_threads= max_background= io_uring= serve= nodefault_permissions allow_other allow_root auto_unmount
 		default_permissions ro rw)
 	local v=() w
 	case $item in
@@ -105,6 +105,7 @@ _sectorfs_o()
 	block_size=*) v=(block_size=64K block_size=256K block_size=1M block_size=4M) ;;
 	profile=*) v=(profile=sata-ssd profile=nvme-slow-small-writes profile=hdd-7200 profile=ram) ;;
 	io_uring=*) v=(io_uring=auto io_uring=on io_uring=off) ;;
+	serve=*) v=(serve=loop serve=threads) ;;
 	*) v=("${opts[@]}") ;;
 	esac
 	for w in "${v[@]}"; do

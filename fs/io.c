@@ -38,6 +38,7 @@ static int render(struct sfs_image *im, enum sfs_mpath k, char **buf, size_t *le
 		sfs_image_stats_info(im, &info);
 		info.recent = recent;
 		info.transport = sfs_xport_name();
+		info.serve = sfs_xport_serving();
 		if (frc == 0) {
 			info.fail = &fst;
 			info.last_cut = &last;

@@ -27,6 +27,7 @@ struct given {
 	char *profile;
 	char *pidfile;
 	char *io_uring;
+	char *serve;
 	unsigned max_background;
 	char *max_open;
 	int nostats;
@@ -47,6 +48,7 @@ static const struct fuse_opt option_spec[] = {
 	OPT("pidfile=%s", pidfile),
 	OPT("max_background=%u", max_background),
 	OPT("io_uring=%s", io_uring),
+	OPT("serve=%s", serve),
 	OPT("max_open=%s", max_open),
 	OPT("nostats", nostats),
 	OPT("buffered", buffered),
@@ -93,6 +95,10 @@ static void usage(const char *prog)
 	       "    -o io_uring=auto|on|off requests through FUSE over io_uring (Linux 6.14+,\n"
 	       "                            fuse.enable_uring=Y): auto where the kernel offers it,\n"
 	       "                            on or fail, off for /dev/fuse only (default: auto)\n"
+	       "    -o serve=loop|threads   event loops doing the reads, overwrites\n"
+	       "                            and flushes of disks with asynchronous I/O, helper\n"
+	       "                            threads for the rest (loop, the default), or a\n"
+	       "                            thread per request (threads)\n"
 	       "    -o max_idle_threads=N   keep at most N idle worker threads, the others exit\n"
 	       "                            (sectorfs default: 10)\n"
 	       "    -o nodefault_permissions  turn off the kernel's permission checks, which\n"
@@ -195,6 +201,20 @@ static int parse_uring(const char *text, enum sfs_uring_mode *out)
 	return 0;
 }
 
+/* -o serve=loop|threads (loop if not given): *loop; 0 or -EINVAL, the reason printed. */
+static int parse_serve(const char *text, bool *loop)
+{
+	if (!text || strcmp(text, "loop") == 0) {
+		*loop = true;
+	} else if (strcmp(text, "threads") == 0) {
+		*loop = false;
+	} else {
+		fprintf(stderr, "sectorfs: -o serve=%s: expected loop or threads\n", text);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* -o max_open=N, N from 1 to 1000000; 0 or -EINVAL, the reason printed. */
 static int parse_max_open(const char *text, unsigned long *out)
 {
@@ -216,7 +236,8 @@ static int check_given(struct given *g, struct sfs_options *o)
 	/* a path names the same file from the store, where sidecars' paths start */
 	if (g->profile && strchr(g->profile, '/') && absolute_path(&g->profile) < 0)
 		return -EINVAL;
-	if (parse_defaults(g, &o->defaults) < 0 || parse_uring(g->io_uring, &o->uring) < 0)
+	if (parse_defaults(g, &o->defaults) < 0 || parse_uring(g->io_uring, &o->uring) < 0 ||
+	    parse_serve(g->serve, &o->loop) < 0)
 		return -EINVAL;
 	if (g->max_open && parse_max_open(g->max_open, &o->max_open) < 0)
 		return -EINVAL;
@@ -264,6 +285,7 @@ int sfs_options_parse(int argc, char *argv[], struct sfs_options *o)
 	free(g.block_size);
 	free(g.profile);
 	free(g.io_uring);
+	free(g.serve);
 	free(g.max_open);
 	return rc;
 }

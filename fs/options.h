@@ -23,6 +23,7 @@ struct sfs_options {
 	char *pidfile;                     /* -o pidfile=, made absolute; NULL if not given */
 	struct sfs_sidecar defaults;       /* for images created in the mount */
 	enum sfs_uring_mode uring;         /* -o io_uring= */
+	bool loop;                         /* -o serve=loop */
 	unsigned long max_open;            /* -o max_open=, 1 to 1000000; 0 if not given */
 	unsigned max_background;           /* -o max_background=; 0 if not given */
 	bool nostats, buffered, no_default_permissions, nonempty;

@@ -326,6 +326,7 @@ static int serve(struct mount *m)
 
 	/* Our own loop: page-aligned write data, parallel direct writes (xport.c). */
 	m->xopts.uring = m->o.uring;
+	m->xopts.loop = m->o.loop;
 	m->xopts.max_threads = m->threads;
 	m->xopts.max_idle = m->o.cmdline.max_idle_threads != UINT_MAX ? m->o.cmdline.max_idle_threads : IDLE_THREADS;
 	m->xopts.max_background = m->fs.max_background;

@@ -64,6 +64,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "devloop.h"
+#include "helpers.h"
 #include "model/model.h"
 #include "pdw.h"
 #include "uring/uring.h"
@@ -75,11 +77,12 @@ struct request {
 	uint64_t unique;               /* 0: none */
 	uint32_t opcode;
 	struct sfs_uring_ent *ent;     /* the ring entry it came in, NULL: /dev/fuse */
-	struct fuse_bufvec *lent;      /* over /dev/fuse: a read_buf vector holding the worker's buffer */
+	char *rbuf;                    /* over /dev/fuse: the page-aligned room after its headers */
+	size_t *touched;               /* ... and the largest use of its buffer, to raise */
+	struct fuse_bufvec *lent;      /* over /dev/fuse: a read_buf vector holding rbuf */
 };
 
 static __thread struct request cur;
-static __thread struct worker *self;   /* the /dev/fuse worker this thread is */
 
 struct worker {
 	struct worker *next;
@@ -100,6 +103,7 @@ static struct {
 	const struct sfs_log *log;
 	unsigned max_threads, max_background, max_idle;
 	enum sfs_uring_mode uring;
+	bool loop;                     /* an event loop per queue (sfs_xport_opts) */
 	char no_uring[192];            /* why not io_uring, when known before INIT */
 	bool uring_said;               /* INIT's reply asked for io_uring */
 	atomic_bool uring_on;          /* requests come through the ring */
@@ -167,22 +171,27 @@ static ssize_t xport_writev(int fd, struct iovec *iov, int count, void *userdata
 	return n;
 }
 
+const char *sfs_xport_serving(void)
+{
+	return X.loop ? "loop" : "threads";
+}
+
 void *sfs_xport_reply_mem(size_t size)
 {
 	if (cur.ent)
 		return sfs_uring_reply_mem(cur.ent, size);
-	if (!self || !cur.unique || cur.opcode != FUSE_READ || size > X.max_payload)
+	if (!cur.rbuf || !cur.unique || cur.opcode != FUSE_READ || size > X.max_payload)
 		return NULL;
-	if (size > self->touched)
-		self->touched = size;
-	return self->buf + X.page;     /* after the request's headers, which end at this page */
+	if (size > *cur.touched)
+		*cur.touched = size;
+	return cur.rbuf;               /* after the request's headers, which end at this page */
 }
 
 void sfs_xport_lend(struct fuse_bufvec *bv)
 {
 	if (cur.ent)
 		sfs_uring_lend(cur.ent, bv);
-	else if (self)
+	else if (cur.rbuf)
 		cur.lent = bv;
 }
 
@@ -208,6 +217,7 @@ int sfs_xport_install(struct fuse_session *se, const struct sfs_xport_opts *o)
 	X.max_background = o->max_background;
 	X.max_idle = o->max_idle ? o->max_idle : 1;
 	X.uring = o->uring;
+	X.loop = o->loop;
 	X.page = page > 0 ? (size_t)page : 4096;
 	sfs_model_set_interrupted(fuse_interrupted);
 	/* libfuse 3.14 lets the kernel send at most 256 pages of data in one request */
@@ -246,6 +256,11 @@ static void end_session(int err)
 	sem_post(&X.finish);
 }
 
+void sfs_xport_end(int err)
+{
+	end_session(err);
+}
+
 /* Entries (and worker threads) per queue: the worker threads shared out, at least one each. */
 static unsigned ring_depth(unsigned nq)
 {
@@ -274,16 +289,27 @@ static void init_request(const char *at, size_t n)
 			sfs_logf(X.log, SFS_LOG_ERR, "-o io_uring=on: %s", X.no_uring);
 			end_session(-EOPNOTSUPP);
 		}
-		sfs_logf(X.log, SFS_LOG_INFO, "/dev/fuse%s%s%s, up to %u worker thread%s, max_background %u",
-			 X.no_uring[0] ? " (" : "", X.no_uring, X.no_uring[0] ? ")" : "", X.max_threads,
-			 X.max_threads == 1 ? "" : "s", X.max_background);
+		if (X.loop)
+			sfs_logf(X.log, SFS_LOG_INFO, "/dev/fuse%s%s%s, up to %u helper thread%s beside an event loop, "
+				 "max_background %u", X.no_uring[0] ? " (" : "", X.no_uring, X.no_uring[0] ? ")" : "",
+				 X.max_threads, X.max_threads == 1 ? "" : "s", X.max_background);
+		else
+			sfs_logf(X.log, SFS_LOG_INFO, "/dev/fuse%s%s%s, up to %u worker thread%s, max_background %u",
+				 X.no_uring[0] ? " (" : "", X.no_uring, X.no_uring[0] ? ")" : "", X.max_threads,
+				 X.max_threads == 1 ? "" : "s", X.max_background);
 		return;
 	}
 	X.uring_said = true;
 	nq = sfs_uring_nr_queues();
 	depth = ring_depth(nq);
-	sfs_logf(X.log, SFS_LOG_INFO, "FUSE over io_uring, %u queue%s x %u worker thread%s, max_background %u", nq,
-		 nq == 1 ? "" : "s", depth, depth == 1 ? "" : "s", X.max_background);
+	if (X.loop)
+		sfs_logf(X.log, SFS_LOG_INFO, "FUSE over io_uring, %u queue%s x %u entr%s, %u event loop%s, up to "
+			 "%u helper thread%s, max_background %u", nq, nq == 1 ? "" : "s", depth, depth == 1 ? "y" : "ies",
+			 sfs_uring_nr_loops(nq), sfs_uring_nr_loops(nq) == 1 ? "" : "s", X.max_threads,
+			 X.max_threads == 1 ? "" : "s", X.max_background);
+	else
+		sfs_logf(X.log, SFS_LOG_INFO, "FUSE over io_uring, %u queue%s x %u worker thread%s, max_background %u",
+			 nq, nq == 1 ? "" : "s", depth, depth == 1 ? "" : "s", X.max_background);
 }
 
 /* After INIT's reply asked for io_uring: the ring workers; on failure the kernel stays on /dev/fuse. */
@@ -295,6 +321,9 @@ static void start_ring(void)
 	c.depth = ring_depth(nq);
 	c.max_payload = X.ring_payload ? X.ring_payload : X.max_payload;
 	c.pin = true;
+	c.loop = X.loop;
+	c.helpers = X.max_threads;
+	c.helpers_idle = X.max_idle;
 	c.log = X.log;
 	if (sfs_uring_start(&c) == 0) {
 		atomic_store(&X.uring_on, true);
@@ -325,10 +354,18 @@ void sfs_xport_serve(char *at, size_t n, struct sfs_uring_ent *e)
 	cur.unique = 0;
 	cur.ent = NULL;
 	cur.lent = NULL;
+	cur.rbuf = NULL;
 	if (in->opcode == FUSE_INTERRUPT)
 		sfs_model_wake();          /* libfuse marked the request: its wait asks again */
 	if (init && X.uring_said && !fuse_session_exited(X.se))
 		start_ring();
+}
+
+void sfs_xport_serve_dev(char *at, size_t n, char *rbuf, size_t *touched)
+{
+	cur.rbuf = rbuf;
+	cur.touched = touched;
+	sfs_xport_serve(at, n, NULL);
 }
 
 static int start_worker(void);
@@ -365,7 +402,6 @@ static void *worker_main(void *arg)
 	size_t len = w->len - X.page + WRITE_HDR;
 	sigset_t trim;
 
-	self = w;
 	sigemptyset(&trim);
 	sigaddset(&trim, SIGTRIM);
 	pthread_sigmask(SIG_UNBLOCK, &trim, NULL);
@@ -409,7 +445,7 @@ static void *worker_main(void *arg)
 			start_worker();
 		pthread_mutex_unlock(&X.lock);
 
-		sfs_xport_serve(at, (size_t)n, NULL);
+		sfs_xport_serve_dev(at, (size_t)n, w->buf + X.page, &w->touched);
 
 		pthread_mutex_lock(&X.lock);
 		X.idle++;
@@ -421,6 +457,11 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&X.lock);
 	}
 	return NULL;
+}
+
+void sfs_xport_note_request(void)
+{
+	atomic_fetch_add_explicit(&nrequests, 1, memory_order_relaxed);
 }
 
 uint64_t sfs_xport_requests(void)
@@ -441,6 +482,8 @@ void sfs_xport_trim_buffers(void)
 		pthread_kill(w->thr, SIGTRIM);
 	}
 	pthread_mutex_unlock(&X.lock);
+	if (X.loop)
+		sfs_devloop_trim(TRIM_MIN);
 	if (atomic_load(&X.uring_on))
 		sfs_uring_trim(TRIM_MIN);
 }
@@ -523,15 +566,27 @@ int sfs_xport_loop(struct fuse *f)
 	sem_init(&X.finish, 0, 0);
 	X.error = 0;
 	X.stopping = false;
-	pthread_mutex_lock(&X.lock);
-	rc = start_worker();
-	pthread_mutex_unlock(&X.lock);
+	if (X.loop) {
+		struct sfs_devloop_cfg dc = { .fd = X.fd, .page = X.page, .max_payload = X.max_payload,
+					      .nbufs = X.max_threads, .log = X.log };
+
+		rc = sfs_helpers_start(X.max_threads, X.max_idle, X.log);
+		if (rc == 0)
+			rc = sfs_devloop_start(&dc);
+	} else {
+		pthread_mutex_lock(&X.lock);
+		rc = start_worker();
+		pthread_mutex_unlock(&X.lock);
+	}
 	if (rc == 0)
 		while (!fuse_session_exited(X.se))
 			sem_wait(&X.finish);   /* a signal interrupts it too */
 	sfs_model_stop();              /* what a profile holds fails now: the workers end at once */
 	stop_workers();
+	sfs_devloop_stop();
 	sfs_uring_stop();
+	sfs_helpers_stop();            /* after the loops: none gives a helper work any more */
+	sfs_devloop_free();
 	atomic_store(&X.uring_on, false);
 	fuse_stop_cleanup_thread(f);
 	sem_destroy(&X.finish);

@@ -23,6 +23,8 @@ struct sfs_xport_opts {
 	                                  among the CPU queues, at least one each */
 	unsigned max_idle;             /* /dev/fuse workers kept waiting at most; more exit */
 	enum sfs_uring_mode uring;
+	bool loop;                     /* serve with event loops and helper threads
+	                                  (over io_uring: uring/loop.c), not a thread per request */
 	unsigned max_background;       /* what init asks the kernel for, for the start-up line */
 	const struct sfs_log *log;
 };
@@ -56,6 +58,13 @@ void sfs_xport_trim_buffers(void);
  * The transport requests come through now: "io_uring" or "/dev/fuse".
  */
 const char *sfs_xport_name(void);
+
+/*
+ * How the requests of that transport are served now: "loop" (event
+ * loops, helper threads for the rest) or "threads" (a thread per
+ * request).
+ */
+const char *sfs_xport_serving(void);
 
 /*
  * For read_buf, on the thread that handles a READ: room for up to size

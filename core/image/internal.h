@@ -156,6 +156,12 @@ void sfs_img_fail_close(struct sfs_image *im);
 /* The capacity changed (grow, trim): the bad-sector list follows. */
 void sfs_img_fail_resize(struct sfs_image *im);
 
+/* A request that takes no range when the image takes none (io.c): true when it is now
+ * counted among those in flight without one (sfs_image_need_ranges waits for them; uncount it
+ * when it ends), false when the image takes ranges. */
+bool sfs_img_count_unranged(struct sfs_image *im);
+void sfs_img_uncount_unranged(struct sfs_image *im);
+
 /* A write of a growing image reached end: the disk shows at least that much. */
 void sfs_img_extend_visible(struct sfs_image *im, uint64_t end);
 

@@ -122,6 +122,24 @@ struct hold {
 	enum { HOLD_NONE, HOLD_COUNTED, HOLD_LOCKED } mode;
 };
 
+bool sfs_img_count_unranged(struct sfs_image *im)
+{
+	/* seq_cst on both sides (here and in sfs_image_need_ranges): a request either sees
+	 * ranged, or is counted before need_ranges reads the count */
+	if (__atomic_load_n(&im->ranged, __ATOMIC_SEQ_CST))
+		return false;
+	__atomic_add_fetch(&im->unranged, 1, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&im->ranged, __ATOMIC_SEQ_CST))
+		return true;
+	__atomic_sub_fetch(&im->unranged, 1, __ATOMIC_SEQ_CST);
+	return false;
+}
+
+void sfs_img_uncount_unranged(struct sfs_image *im)
+{
+	__atomic_sub_fetch(&im->unranged, 1, __ATOMIC_SEQ_CST);
+}
+
 /* Take [off, off+len) for a request when the image needs it (top of file). */
 static int range_lock(struct sfs_image *im, struct hold *h, uint64_t off, uint64_t len, bool excl,
 		      bool caller_holds)
@@ -131,15 +149,9 @@ static int range_lock(struct sfs_image *im, struct hold *h, uint64_t off, uint64
 	h->mode = HOLD_NONE;
 	if (caller_holds)
 		return 0;
-	/* seq_cst on both sides (here and in sfs_image_need_ranges): a request either sees
-	 * ranged, or is counted before need_ranges reads the count */
-	if (!__atomic_load_n(&im->ranged, __ATOMIC_SEQ_CST)) {
-		__atomic_add_fetch(&im->unranged, 1, __ATOMIC_SEQ_CST);
-		if (!__atomic_load_n(&im->ranged, __ATOMIC_SEQ_CST)) {
-			h->mode = HOLD_COUNTED;
-			return 0;
-		}
-		__atomic_sub_fetch(&im->unranged, 1, __ATOMIC_SEQ_CST);
+	if (sfs_img_count_unranged(im)) {
+		h->mode = HOLD_COUNTED;
+		return 0;
 	}
 	rc = sfs_rangelock_lock(im->rl, &h->r, off, len, excl);
 	if (rc == 0)
@@ -152,7 +164,7 @@ static void range_unlock(struct sfs_image *im, struct hold *h)
 	if (h->mode == HOLD_LOCKED)
 		sfs_rangelock_unlock(im->rl, &h->r);
 	else if (h->mode == HOLD_COUNTED)
-		__atomic_sub_fetch(&im->unranged, 1, __ATOMIC_SEQ_CST);
+		sfs_img_uncount_unranged(im);
 }
 
 void sfs_image_need_ranges(struct sfs_image *im)

@@ -75,6 +75,17 @@ int sfs_map_flush_begin(struct sfs_map *m)
 	return 0;
 }
 
+bool sfs_map_flushed(struct sfs_map *m)
+{
+	bool clean;
+
+	if (pthread_mutex_trylock(&m->flush_lock) != 0)
+		return false;                 /* a flush is writing pages */
+	clean = !sfs_map_dirty(m);
+	pthread_mutex_unlock(&m->flush_lock);
+	return clean;
+}
+
 int sfs_map_flush_end(struct sfs_map *m)
 {
 	int rc = 0;

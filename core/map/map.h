@@ -149,6 +149,11 @@ void sfs_map_set_range(struct sfs_map *m, uint64_t first, uint64_t end);
 /* Has a page changed since the last flush (one that a flush would write)? */
 bool sfs_map_dirty(const struct sfs_map *m);
 
+/* Is everything a flush would write on disk already: no page changed since the last flush and
+ * no flush under way (a flush that has taken the dirty pages but not written them yet)?  A
+ * flush of the data alone then makes every earlier allocation durable too. */
+bool sfs_map_flushed(struct sfs_map *m);
+
 /* Number of allocated blocks (maintained, O(1)). */
 uint64_t sfs_map_count(const struct sfs_map *m);
 

@@ -246,7 +246,7 @@ void sfs_stats_zero_offload_text(const struct sfs_stats_info *info, char *buf, s
 }
 
 /* The image as served: name, geometry, provisioning, backing I/O, zero offload (in force, and
- * why not when the sidecar asks for it), profile, transport. */
+ * why not when the sidecar asks for it), profile, transport, serving. */
 static int json_set_image(json_t *o, const struct sfs_stats_info *info)
 {
 	char fallback[128];
@@ -266,6 +266,8 @@ static int json_set_image(json_t *o, const struct sfs_stats_info *info)
 	SET("profile", info->profile ? json_string(info->profile) : json_null());
 	if (info->transport)
 		SET("transport", json_string(info->transport));
+	if (info->serve)
+		SET("serve", json_string(info->serve));
 	return err;
 }
 

@@ -105,6 +105,7 @@ struct sfs_stats_info {
 	int zeroing_err;                        /* -errno when FAILED */
 	const char *profile;                    /* the device profile in force, NULL for none */
 	const char *transport;                  /* how requests reach the daemon, or NULL */
+	const char *serve;                      /* how the daemon serves them ("loop", "threads"), or NULL */
 	const struct sfs_stats_recent *recent;  /* the recent I/O lists, or NULL: shown empty */
 	const struct sfs_fail_status *fail;     /* the failure state (fail.h), NULL for none: not shown */
 	const struct sfs_fail_cutinfo *last_cut; /* its last cut (with fail; NULL: not shown) */

@@ -50,6 +50,8 @@ struct sfs_uring_ent {
 struct sfs_uring_state {
 	struct sfs_uring_ent *ents;
 	unsigned nq, depth, n;
+	bool loop;                     /* one event loop per queue (loop.c), not a worker per entry */
+	struct sfs_uring_q *qs;        /* with loop: the nq loops */
 	size_t page, max_payload;
 	int fd;                        /* /dev/fuse */
 	const struct sfs_log *log;
@@ -69,9 +71,46 @@ struct sfs_uring_state {
 	bool trim_said;                /* a message that failed was logged */
 };
 
+struct sfs_uring_q;                    /* a queue's event loop (loop.c) */
+
 /* The transport's state, defined in setup.c: set up by sfs_uring_probe and
  * sfs_uring_start, read by the workers, torn down by sfs_uring_stop. */
 extern struct sfs_uring_state sfs_uring;
+
+/* setup.c: prepare FUSE command cmd on ring, for queue qid, committing commit_id,
+ * registering iov (NULL: none), its completion tagged ud; the caller submits it.  0, or -EBUSY
+ * when the ring has no free SQE. */
+int sfs_uring_prep_cmd(struct io_uring *ring, uint32_t cmd, unsigned qid, uint64_t commit_id, struct iovec *iov,
+		       uint64_t ud);
+
+/* setup.c: a ring of at least entries 128-byte SQEs with fd registered at index 0, for one
+ * thread (single: SINGLE_ISSUER and DEFER_TASKRUN where the kernel has them).  0 or -errno. */
+int sfs_uring_ring_init(struct io_uring *ring, unsigned entries, int fd, bool single);
+
+/* setup.c: e is registered (rc 0) or failed (-errno): counted for sfs_uring_start. */
+void sfs_uring_ent_report(struct sfs_uring_ent *e, int rc);
+
+/* worker.c: n bytes of e's payload buffer are written (by the kernel or by the reply). */
+void sfs_uring_touch(struct sfs_uring_ent *e, size_t n);
+
+/* worker.c: the request the kernel put in e, as libfuse takes it: its headers copied to
+ * just before the payload (commit_id noted, nothing replied yet); its start and *n bytes, or
+ * NULL when it is malformed. */
+char *sfs_uring_ent_take(struct sfs_uring_ent *e, size_t *n);
+
+/* worker.c: a request of e that got no reply gets -EIO (logged), so that it can be committed. */
+void sfs_uring_ent_answered(struct sfs_uring_ent *e);
+
+/* loop.c: with cfg->loop, the loop threads (sfs_uring_nr_loops), each registering its
+ * queues' entries (each reported) and serving them.  setup.c calls it from
+ * sfs_uring_start. */
+void sfs_uring_loops_start(const struct sfs_uring_cfg *cfg);
+
+/* loop.c: after the stop eventfd fired, join the loops and the helpers, free the loops. */
+void sfs_uring_loops_stop(void);
+
+/* loop.c: sfs_uring_trim of the loops: each queue told once. */
+unsigned sfs_uring_loops_trim(size_t min);
 
 /* setup.c: prepare e's command cmd (REGISTER or COMMIT_AND_FETCH, committing
  * e->commit_id) on e's ring; the caller submits it.  0, or -EBUSY when the ring has no free SQE. */

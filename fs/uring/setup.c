@@ -62,8 +62,8 @@
 struct sfs_uring_state sfs_uring = { .fd = -1, .stop_efd = -1, .lock = PTHREAD_MUTEX_INITIALIZER,
 	.cond = PTHREAD_COND_INITIALIZER, .trim_lock = PTHREAD_MUTEX_INITIALIZER };
 
-/* Prepare a FUSE command on ring: cmd, for queue qid, committing commit_id, registering iov. */
-static int prep(struct io_uring *ring, uint32_t cmd, unsigned qid, uint64_t commit_id, struct iovec *iov)
+int sfs_uring_prep_cmd(struct io_uring *ring, uint32_t cmd, unsigned qid, uint64_t commit_id, struct iovec *iov,
+		       uint64_t ud)
 {
 	struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
 	struct sfs_uring_cmd_req *req;
@@ -75,7 +75,7 @@ static int prep(struct io_uring *ring, uint32_t cmd, unsigned qid, uint64_t comm
 	sqe->flags = IOSQE_FIXED_FILE;
 	sqe->fd = 0;                     /* /dev/fuse, registered at index 0 */
 	sqe->cmd_op = cmd;
-	sqe->user_data = UD_CMD;
+	sqe->user_data = ud;
 	if (iov) {
 		sqe->addr = (uint64_t)(uintptr_t)iov;
 		sqe->len = 2;
@@ -89,23 +89,22 @@ static int prep(struct io_uring *ring, uint32_t cmd, unsigned qid, uint64_t comm
 int sfs_uring_prep_ent(struct sfs_uring_ent *e, uint32_t cmd)
 {
 	e->last_cmd = cmd;
-	return prep(&e->ring, cmd, e->qid, cmd == SFS_URING_CMD_COMMIT_AND_FETCH ? e->commit_id : 0,
-		    cmd == SFS_URING_CMD_REGISTER ? e->iov : NULL);
+	return sfs_uring_prep_cmd(&e->ring, cmd, e->qid, cmd == SFS_URING_CMD_COMMIT_AND_FETCH ? e->commit_id : 0,
+				  cmd == SFS_URING_CMD_REGISTER ? e->iov : NULL, UD_CMD);
 }
 
-/* A ring of 128-byte SQEs with fd registered at index 0; 0 or -errno. */
-static int ring_init(struct io_uring *ring, int fd, bool single)
+int sfs_uring_ring_init(struct io_uring *ring, unsigned entries, int fd, bool single)
 {
 	struct io_uring_params p;
 	int rc;
 
 	memset(&p, 0, sizeof(p));
 	p.flags = IORING_SETUP_SQE128;
-	if (single)                      /* only its worker submits, and waits for its completions */
+	if (single)                      /* only its thread submits, and waits for its completions */
 		p.flags |= IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN;
-	rc = io_uring_queue_init_params(RING_ENTRIES, ring, &p);
+	rc = io_uring_queue_init_params(entries, ring, &p);
 	if (rc < 0 && single)
-		return ring_init(ring, fd, false);
+		return sfs_uring_ring_init(ring, entries, fd, false);
 	if (rc < 0)
 		return rc;
 	rc = io_uring_register_files(ring, &fd, 1);
@@ -123,7 +122,7 @@ int sfs_uring_probe(int fd, char *why, size_t whylen)
 
 	if (sfs_uring.ctl_ok)
 		return 0;
-	rc = ring_init(&sfs_uring.ctl, fd, false);
+	rc = sfs_uring_ring_init(&sfs_uring.ctl, RING_ENTRIES, fd, false);
 	if (rc < 0)
 		return sfs_err(why, whylen, rc, "cannot set up an io_uring of 128-byte entries for /dev/fuse: %s",
 			       strerror(-rc));
@@ -145,7 +144,7 @@ static void fall_back(void)
 {
 	struct io_uring_cqe *cqe;
 
-	if (!sfs_uring.ctl_ok || prep(&sfs_uring.ctl, SFS_URING_CMD_REGISTER, 0xffff, 0, NULL) < 0)
+	if (!sfs_uring.ctl_ok || sfs_uring_prep_cmd(&sfs_uring.ctl, SFS_URING_CMD_REGISTER, 0xffff, 0, NULL, UD_CMD) < 0)
 		return;
 	if (io_uring_submit_and_wait(&sfs_uring.ctl, 1) >= 0 && io_uring_peek_cqe(&sfs_uring.ctl, &cqe) == 0)
 		io_uring_cqe_seen(&sfs_uring.ctl, cqe);
@@ -158,7 +157,7 @@ static int ent_setup(struct sfs_uring_ent *e)
 	struct io_uring_sqe *sqe;
 	int rc;
 
-	rc = ring_init(&e->ring, sfs_uring.fd, !getenv("SFS_XP_NODEFER"));
+	rc = sfs_uring_ring_init(&e->ring, RING_ENTRIES, sfs_uring.fd, !getenv("SFS_XP_NODEFER"));
 	if (rc < 0)
 		return rc;
 	e->ring_ok = true;
@@ -183,8 +182,7 @@ static int ent_setup(struct sfs_uring_ent *e)
 	return 0;
 }
 
-/* e's worker has registered its entry (rc 0) or failed: counted for sfs_uring_start. */
-static void ent_report(struct sfs_uring_ent *e, int rc)
+void sfs_uring_ent_report(struct sfs_uring_ent *e, int rc)
 {
 	pthread_mutex_lock(&sfs_uring.lock);
 	sfs_uring.reported++;
@@ -203,7 +201,7 @@ static void *ent_main(void *arg)
 	if (rc < 0)
 		sfs_logf(sfs_uring.log, SFS_LOG_ERR, "io_uring: queue %u: cannot register an entry: %s", e->qid,
 			 strerror(-rc));
-	ent_report(e, rc);
+	sfs_uring_ent_report(e, rc);
 	if (rc == 0)
 		sfs_uring_ent_loop(e);
 	return NULL;
@@ -224,6 +222,7 @@ int sfs_uring_start(const struct sfs_uring_cfg *cfg)
 	sfs_uring.pin = cfg->pin && !getenv("SFS_XP_NOPIN");
 	sfs_uring.nq = sfs_uring_nr_queues();
 	sfs_uring.depth = cfg->depth ? cfg->depth : 1;
+	sfs_uring.loop = cfg->loop;
 	sfs_uring.n = sfs_uring.nq * sfs_uring.depth;
 	sfs_uring.ents = calloc(sfs_uring.n, sizeof(*sfs_uring.ents));
 	sfs_uring.per_q = calloc(sfs_uring.nq, sizeof(*sfs_uring.per_q));
@@ -245,18 +244,22 @@ int sfs_uring_start(const struct sfs_uring_cfg *cfg)
 		e->region = mmap(NULL, e->region_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (e->region == MAP_FAILED) {
 			e->region = NULL;
-			ent_report(e, -ENOMEM);
+			sfs_uring_ent_report(e, -ENOMEM);
 			continue;
 		}
 		e->hdr = (struct sfs_uring_req_header *)(void *)e->region;
 		e->payload = e->region + sfs_uring.page;
 		e->iov[0] = (struct iovec){ e->hdr, sizeof(*e->hdr) };
 		e->iov[1] = (struct iovec){ e->payload, sfs_uring.max_payload };
+		if (sfs_uring.loop)
+			continue;        /* its queue's loop registers it (loop.c) */
 		if (pthread_create(&e->thr, NULL, ent_main, e) != 0)
-			ent_report(e, -EAGAIN);
+			sfs_uring_ent_report(e, -EAGAIN);
 		else
 			e->thr_ok = true;
 	}
+	if (sfs_uring.loop)
+		sfs_uring_loops_start(cfg);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_mutex_lock(&sfs_uring.lock);
 	while (sfs_uring.reported < sfs_uring.n)
@@ -304,6 +307,8 @@ void sfs_uring_stop(void)
 		for (unsigned i = 0; i < sfs_uring.n; i++)
 			if (sfs_uring.ents[i].thr_ok)
 				pthread_join(sfs_uring.ents[i].thr, NULL);
+		if (sfs_uring.loop)
+			sfs_uring_loops_stop();
 		for (unsigned i = 0; i < sfs_uring.n; i++) {
 			if (sfs_uring.ents[i].ring_ok)
 				io_uring_queue_exit(&sfs_uring.ents[i].ring);

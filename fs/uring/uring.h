@@ -39,6 +39,8 @@ struct sfs_uring_cfg {
 	unsigned depth;                /* entries (worker threads) per queue, >= 1 */
 	size_t max_payload;            /* payload buffer of an entry: the kernel's maximum */
 	bool pin;                      /* pin each worker to the CPU of its queue */
+	bool loop;                     /* event loops (loop.c) instead of a worker per entry */
+	unsigned helpers, helpers_idle;   /* with loop: the helper threads at most, and kept waiting */
 	const struct sfs_log *log;
 };
 
@@ -55,6 +57,9 @@ int sfs_uring_start(const struct sfs_uring_cfg *cfg);
 
 /* The queues the kernel makes: one per possible CPU (/sys/devices/system/cpu/possible). */
 unsigned sfs_uring_nr_queues(void);
+
+/* The event loops that serve nq queues with sfs_uring_cfg.loop (loop.c). */
+unsigned sfs_uring_nr_loops(unsigned nq);
 
 /* Queues and entries in use (0 before a successful start). */
 unsigned sfs_uring_queues(void);
@@ -102,5 +107,9 @@ void sfs_uring_stop(void);
 /* Implemented by xport.c: hand the request of n bytes at at to libfuse;
  * replies are for entry e (NULL: /dev/fuse). */
 void sfs_xport_serve(char *at, size_t n, struct sfs_uring_ent *e);
+
+/* Implemented by xport.c: one request served without sfs_xport_serve (an event loop's fast
+ * path), for sfs_xport_requests. */
+void sfs_xport_note_request(void);
 
 #endif

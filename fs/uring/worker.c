@@ -96,51 +96,67 @@ static void pin_by_load(struct sfs_uring_ent *e, unsigned n)
 }
 
 
-/* n bytes of e's payload buffer are written (by the kernel or by the reply). */
-static void touch(struct sfs_uring_ent *e, size_t n)
+void sfs_uring_touch(struct sfs_uring_ent *e, size_t n)
 {
 	if (n > atomic_load_explicit(&e->touched, memory_order_relaxed))
 		atomic_store_explicit(&e->touched, n, memory_order_relaxed);
 }
 
-/* The request now in e: to libfuse, and the reply (or an error) prepared for commit. */
-static void ent_serve(struct sfs_uring_ent *e)
+char *sfs_uring_ent_take(struct sfs_uring_ent *e, size_t *n)
 {
 	const struct fuse_in_header *in = (const void *)e->hdr->in_out;
 	uint32_t psz = e->hdr->ring_ent_in_out.payload_sz;
-	size_t hl = sizeof(*in);
+	size_t hl = sizeof(*in), op;
+	char *at;
 
 	e->commit_id = e->hdr->ring_ent_in_out.commit_id;
 	e->replied = false;
-	touch(e, psz);
-	if (in->len >= hl + psz && in->len - hl - psz <= SFS_URING_OP_IN_OUT_SZ && psz <= sfs_uring.max_payload) {
-		size_t op = in->len - hl - psz;
-		char *at = e->payload - hl - op;
+	sfs_uring_touch(e, psz);
+	if (in->len < hl + psz || in->len - hl - psz > SFS_URING_OP_IN_OUT_SZ || psz > sfs_uring.max_payload)
+		return NULL;
+	op = in->len - hl - psz;
+	at = e->payload - hl - op;
+	memcpy(at, in, hl);
+	memcpy(at + hl, e->hdr->op_in, op);
+	*n = hl + op + psz;
+	return at;
+}
 
-		memcpy(at, in, hl);
-		memcpy(at + hl, e->hdr->op_in, op);
-		atomic_store_explicit(&e->unique, in->unique, memory_order_release);
+void sfs_uring_ent_answered(struct sfs_uring_ent *e)
+{
+	struct fuse_out_header *oh = (void *)e->hdr->in_out;
+	uint64_t unique = e->commit_id;
+
+	if (e->replied)
+		return;
+	/* malformed, or not answered: the kernel still needs an answer to free the entry */
+	sfs_logf(sfs_uring.log, SFS_LOG_WARN, "io_uring: request %llu (opcode %u) not answered; replying EIO",
+		 (unsigned long long)unique, ((const struct fuse_in_header *)(void *)oh)->opcode);
+	memset(oh, 0, sizeof(*oh));
+	oh->unique = unique;
+	oh->error = -EIO;
+	e->hdr->ring_ent_in_out.payload_sz = 0;
+	if (e->lent) {
+		e->lent->buf[0].mem = NULL;
+		e->lent = NULL;
+	}
+}
+
+/* The request now in e: to libfuse, and the reply (or an error) prepared for commit. */
+static void ent_serve(struct sfs_uring_ent *e)
+{
+	size_t n;
+	char *at = sfs_uring_ent_take(e, &n);
+
+	if (at) {
+		atomic_store_explicit(&e->unique, ((const struct fuse_in_header *)(void *)at)->unique,
+				      memory_order_release);
 		pin_by_load(e, atomic_fetch_add(&sfs_uring.busy[e->qid], 1) + 1);
-		sfs_xport_serve(at, hl + op + psz, e);
+		sfs_xport_serve(at, n, e);
 		atomic_fetch_sub(&sfs_uring.busy[e->qid], 1);
 		atomic_store_explicit(&e->unique, 0, memory_order_release);
 	}
-	if (!e->replied) {
-		/* malformed, or not answered: the kernel still needs an answer to free the entry */
-		struct fuse_out_header *oh = (void *)e->hdr->in_out;
-		uint64_t unique = e->commit_id;
-
-		sfs_logf(sfs_uring.log, SFS_LOG_WARN, "io_uring: request %llu (opcode %u) not answered; replying EIO",
-			 (unsigned long long)unique, in->opcode);
-		memset(oh, 0, sizeof(*oh));
-		oh->unique = unique;
-		oh->error = -EIO;
-		e->hdr->ring_ent_in_out.payload_sz = 0;
-		if (e->lent) {
-			e->lent->buf[0].mem = NULL;
-			e->lent = NULL;
-		}
-	}
+	sfs_uring_ent_answered(e);
 	sfs_uring_prep_ent(e, SFS_URING_CMD_COMMIT_AND_FETCH);
 }
 
@@ -221,7 +237,7 @@ ssize_t sfs_uring_reply(struct sfs_uring_ent *e, const struct iovec *iov, int co
 	}
 	e->hdr->ring_ent_in_out.payload_sz = (uint32_t)len;
 	e->replied = true;
-	touch(e, len);
+	sfs_uring_touch(e, len);
 	if (e->lent) {
 		e->lent->buf[0].mem = NULL;   /* the buffer is the entry's: libfuse frees the vector only */
 		e->lent = NULL;
@@ -243,7 +259,7 @@ void *sfs_uring_reply_mem(struct sfs_uring_ent *e, size_t size)
 {
 	if (size > sfs_uring.max_payload)
 		return NULL;
-	touch(e, size);
+	sfs_uring_touch(e, size);
 	return e->payload;
 }
 
@@ -257,6 +273,11 @@ unsigned sfs_uring_trim(size_t min)
 	unsigned n = 0;
 
 	pthread_mutex_lock(&sfs_uring.trim_lock);
+	if (sfs_uring.trim_ok && sfs_uring.loop) {
+		n = sfs_uring_loops_trim(min);
+		pthread_mutex_unlock(&sfs_uring.trim_lock);
+		return n;
+	}
 	for (unsigned i = 0; sfs_uring.trim_ok && i < sfs_uring.n; i++) {
 		struct sfs_uring_ent *e = &sfs_uring.ents[i];
 		struct io_uring_sqe *sqe;

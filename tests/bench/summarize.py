@@ -31,7 +31,8 @@ SYNC_WORKLOADS = {"fsync512", "fsync4k"}
 
 WORKLOAD_ORDER = ["randread-qd1", "randwrite-qd1", "randread-4x8", "randwrite-4x8",
                   "seqread-1m", "seqwrite-1m", "fsync512", "fsync4k", "fresh32k"]
-TARGET_ORDER = ["raw", "sfs-4kn", "sfs-4kn-uring", "base-4kn", "sfs-512e", "sfs-512e-uring", "base-512e",
+TARGET_ORDER = ["raw", "sfs-4kn", "sfs-4kn-uring", "sfs-4kn-threads", "sfs-4kn-uring-threads", "base-4kn",
+                "sfs-512e", "sfs-512e-uring", "sfs-512e-threads", "sfs-512e-uring-threads", "base-512e",
                 "sfs-4kn-nostats", "base-4kn-nostats", "sfs-4kn-buffered", "base-4kn-buffered",
                 "sfs-floor", "sfs-floor-uring", "passthrough", "qsd",
                 "sfs-thin", "sfs-thin-nooffload", "sfs-zeroedthick", "sfs-eagerzeroedthick"]
@@ -127,12 +128,16 @@ def cmd_report(runs_tsv, meta_json, out_dir):
                 r["wall_s"] = round(float(parts[7]) - float(parts[6]), 3)
             if len(parts) >= 9 and parts[8]:  # daemon CPU during the job, clock ticks
                 r["daemon_cpu_s"] = int(parts[8]) / float(meta.get("clk_tck", 100))
+            if len(parts) >= 10 and parts[9]:  # daemon context switches during the job
+                r["daemon_cs"] = int(parts[9])
             if status == "0":
                 try:
                     r.update(metrics(workload, path))
                     r["ok"] = True
                     if "daemon_cpu_s" in r and r["ios"]:
                         r["daemon_cpu_us_per_io"] = 1e6 * r["daemon_cpu_s"] / r["ios"]
+                    if "daemon_cs" in r and r["ios"]:
+                        r["daemon_cs_per_io"] = r["daemon_cs"] / r["ios"]
                 except Exception as e:  # noqa: BLE001
                     r["error"] = str(e)
             else:
@@ -158,6 +163,8 @@ def cmd_report(runs_tsv, meta_json, out_dir):
                 s[k] = statistics.median(r[k] for r in rs)
             cpu = [r["daemon_cpu_us_per_io"] for r in rs if "daemon_cpu_us_per_io" in r]
             s["daemon_cpu_us_per_io"] = statistics.median(cpu) if cpu else None
+            cs = [r["daemon_cs_per_io"] for r in rs if "daemon_cs_per_io" in r]
+            s["daemon_cs_per_io"] = statistics.median(cs) if cs else None
             ratios = [r["ratio_raw"] for r in rs if "ratio_raw" in r]
             s["ratio_raw"] = statistics.median(ratios) if ratios else None
             med = s["iops"]
@@ -191,6 +198,12 @@ def cmd_report(runs_tsv, meta_json, out_dir):
         for t in ("sfs-4kn", "sfs-512e", "sfs-floor"):
             compare(xport_cmp, w, t + "-uring", t, [("workload", w), ("target", t)], "uring_over_dev")
 
+    # the two designs: the event loop (sfs-X, the default) / a thread per request (sfs-X-threads)
+    design_cmp = []
+    for w in WORKLOAD_ORDER:
+        for t in ("sfs-4kn", "sfs-4kn-uring", "sfs-512e", "sfs-512e-uring"):
+            compare(design_cmp, w, t, t + "-threads", [("workload", w), ("target", t)], "loop_over_threads")
+
     # this daemon / the BASELINE daemon: sfs-X / base-X per repeat, median
     base_cmp = []
     for w in WORKLOAD_ORDER:
@@ -217,8 +230,8 @@ def cmd_report(runs_tsv, meta_json, out_dir):
     lines.append("medians of the repeats; 'x raw' = median over repeats of IOPS / raw-file IOPS in the "
                  "same repeat; 'spread' = (max-min)/median IOPS")
     lines.append("")
-    hdr = "%-22s %-14s %10s %9s %10s %10s %7s %7s %8s" % (
-        "target", "workload", "IOPS", "MB/s", "mean us", "p99 us", "x raw", "spread", "cpu/io")
+    hdr = "%-22s %-14s %10s %9s %10s %10s %7s %7s %8s %6s" % (
+        "target", "workload", "IOPS", "MB/s", "mean us", "p99 us", "x raw", "spread", "cpu/io", "cs/io")
     last_w = None
     for s in summary:
         if s["workload"] != last_w:
@@ -233,12 +246,14 @@ def cmd_report(runs_tsv, meta_json, out_dir):
         spread = "%.0f%%" % s["spread_pct"] if s.get("spread_pct") is not None else "-"
         fail = "  (%d failed)" % s["failed"] if s["failed"] else ""
         cpu = "%.1f" % s["daemon_cpu_us_per_io"] if s.get("daemon_cpu_us_per_io") is not None else "-"
-        lines.append("%-22s %-14s %10.0f %9.1f %10.1f %10.1f %7s %7s %8s%s" % (
+        cs = "%.2f" % s["daemon_cs_per_io"] if s.get("daemon_cs_per_io") is not None else "-"
+        lines.append("%-22s %-14s %10.0f %9.1f %10.1f %10.1f %7s %7s %8s %6s%s" % (
             s["target"], s["workload"], s["iops"], s["mbps"], s["lat_mean_us"], s["lat_p99_us"],
-            ratio, spread, cpu, fail))
+            ratio, spread, cpu, cs, fail))
     lines.append("")
     lines.append("cpu/io: CPU time (user + system, all threads) of the serving daemon per I/O, us; "
-                 "'-' for the raw file.")
+                 "cs/io: its context switches per I/O (%s); '-' for the raw file."
+                 % meta.get("cs_source", "?"))
     lines.append("fsync rows: IOPS = writes/s, each followed by fdatasync; mean = write + fdatasync; "
                  "p99 = fdatasync p99.")
     lines.append("fresh32k rows: 'raw' is a fresh sparse file; every repeat uses fresh images.")
@@ -246,6 +261,8 @@ def cmd_report(runs_tsv, meta_json, out_dir):
                  "the FUSE round trip alone.")
     lines.append("sfs-X: requests through /dev/fuse; sfs-X-uring: through FUSE over io_uring; "
                  "passthrough: a bare libfuse passthrough of the raw file (tests/bench/passthrough.c).")
+    lines.append("sfs-X and sfs-X-uring: event loops (-o serve=loop, the default); "
+                 "sfs-X-threads: a thread per request (-o serve=threads).")
     if stats_cmp:
         lines.append("")
         lines.append("stats cost: IOPS of X-4kn (stats on) / X-4kn-nostats, median of per-repeat ratios")
@@ -259,6 +276,13 @@ def cmd_report(runs_tsv, meta_json, out_dir):
         for c in xport_cmp:
             lines.append("  %-10s %-14s %.3f   (repeats: %s)" % (
                 c["target"], c["workload"], c["uring_over_dev"], ", ".join("%.3f" % x for x in c["per_repeat"])))
+    if design_cmp:
+        lines.append("")
+        lines.append("designs: IOPS with the event loop (sfs-X) / with a thread per request (sfs-X-threads), "
+                     "median of per-repeat ratios")
+        for c in design_cmp:
+            lines.append("  %-14s %-14s %.3f   (repeats: %s)" % (
+                c["target"], c["workload"], c["loop_over_threads"], ", ".join("%.3f" % x for x in c["per_repeat"])))
     if base_cmp:
         lines.append("")
         lines.append("against the baseline %s (sha256 %s): IOPS sfs-X / base-X, median of per-repeat ratios"
@@ -278,7 +302,7 @@ def cmd_report(runs_tsv, meta_json, out_dir):
         f.write(text)
     with open(out_dir + "/bench.json", "w", encoding="utf-8") as f:
         json.dump({"meta": meta, "summary": summary, "stats_overhead": stats_cmp, "against_baseline": base_cmp,
-                   "transports": xport_cmp,
+                   "transports": xport_cmp, "designs": design_cmp,
                    "runs": runs},
                   f, indent=1, sort_keys=True)
         f.write("\n")

@@ -10,10 +10,12 @@
 # under another program (valgrind); FAIL_LOGS names more files to print
 # when the test fails.  SECTORFS_IO_URING=on|off|auto in the environment
 # gives every such daemon -o io_uring=VALUE before the test's own options
-# (.ci/run's first pass sets off, its second pass of the mount tests on).
+# (.ci/run's first pass sets off, its second pass of the mount tests on),
+# and SECTORFS_SERVE=loop|threads likewise -o serve=VALUE.
 DAEMON_WRAPPER=()
 TRANSPORT_OPTS=()
 [ -n "${SECTORFS_IO_URING:-}" ] && TRANSPORT_OPTS=(-o "io_uring=$SECTORFS_IO_URING")
+[ -n "${SECTORFS_SERVE:-}" ] && TRANSPORT_OPTS+=(-o "serve=$SECTORFS_SERVE")
 start_daemon() {
 	rm -f "$T/pid"
 	"${DAEMON_WRAPPER[@]}" "$SECTORFS" -f -o pidfile="$T/pid" "${TRANSPORT_OPTS[@]}" "$@" "$STORE" "$MNT" \

@@ -15,7 +15,7 @@
 requires_uring_param Y
 
 expect_transport io_uring -o io_uring=on
-grep -q "^sectorfs: info: FUSE over io_uring, [0-9]* queues\? x [0-9]* worker threads\?, max_background" \
+grep -q "^sectorfs: info: FUSE over io_uring, [0-9]* queues\? x [0-9]* \(worker threads\?\|entr\(y\|ies\), [0-9]* event loops\?\), .*max_background" \
 	"$T/daemon.log" || fail "-o io_uring=on: no start-up line saying io_uring: $(cat "$T/daemon.log")"
 no_bounce k4 4096 65536 $M
 no_bounce e512 512 4096 $M
