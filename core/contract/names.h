@@ -10,8 +10,10 @@
  * log), which move and go with the map.
  * Beside the maps, STORE/.sectorfs holds the store's lock file and the
  * intent records of the changes under way (recover.h says what each
- * holds): "rename", and NAME.unlink, NAME.grow, NAME.create and
- * NAME.inflate.  The mount
+ * holds): NAME.rename, NAME.unlink, NAME.grow, NAME.create and
+ * NAME.inflate, each named for the image it changes (a rename's for the
+ * image it moves), and "rename", the one rename record of older versions,
+ * still read.  The mount
  * shows MNT/NAME, the stats under MNT/.stats/, the geometry as
  * user.sectorfs.* xattrs, and is listed in /proc/self/mounts as
  * fuse.sectorfs.  Every part of sectorfs spells these names from here.
@@ -35,7 +37,8 @@
 
 /* in STORE/.sectorfs */
 #define SFS_LOCK_FILE "lock"              /* flock'd by the store's holder, who writes itself in */
-#define SFS_RENAME_JOURNAL "rename"       /* a rename under way */
+#define SFS_RENAME_SUFFIX ".rename"       /* NAME.rename: a rename of image NAME under way */
+#define SFS_RENAME_JOURNAL "rename"       /* the one rename record of older versions: still read */
 #define SFS_UNLINK_SUFFIX ".unlink"       /* NAME.unlink: an unlink under way */
 #define SFS_GROW_SUFFIX ".grow"           /* NAME.grow: a grow or trim under way (grow.h) */
 #define SFS_CREATE_SUFFIX ".create"       /* NAME.create: a make by sectorfs-img under way */

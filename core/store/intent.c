@@ -25,6 +25,8 @@
 static const char *suffix_of(enum sfs_intent_kind k)
 {
 	switch (k) {
+	case SFS_INTENT_RENAME:
+		return SFS_RENAME_SUFFIX;
 	case SFS_INTENT_UNLINK:
 		return SFS_UNLINK_SUFFIX;
 	case SFS_INTENT_CREATE:
@@ -41,8 +43,7 @@ static const char *suffix_of(enum sfs_intent_kind k)
 
 int sfs_intent_file(const struct sfs_intent *in, char *buf, size_t len)
 {
-	int n = in->kind == SFS_INTENT_RENAME ? snprintf(buf, len, "%s", SFS_RENAME_JOURNAL) :
-		snprintf(buf, len, "%s%s", in->name, suffix_of(in->kind));
+	int n = snprintf(buf, len, "%s%s", in->name, suffix_of(in->kind));
 
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
@@ -199,9 +200,11 @@ static int parse_first(enum sfs_intent_kind kind, const char *text, struct sfs_i
 	}
 }
 
-/* A rename record: "FROM\0TO\0" then the lines; the offset of the lines, or -EUCLEAN. */
-static int parse_rename(const char *buf, size_t len, struct sfs_intent *out)
+/* A rename record fname: "FROM\0TO\0" then the lines; the offset of the lines, or -EUCLEAN (also
+ * when fname is FROM.rename of another FROM: one record cannot stand for another image's). */
+static int parse_rename(const char *fname, const char *buf, size_t len, struct sfs_intent *out)
 {
+	size_t fl = strlen(fname), k = sizeof(SFS_RENAME_SUFFIX) - 1;
 	const char *from = buf, *z1 = memchr(buf, '\0', len), *to, *z2;
 
 	if (!z1 || z1 + 1 >= buf + len)
@@ -209,6 +212,9 @@ static int parse_rename(const char *buf, size_t len, struct sfs_intent *out)
 	to = z1 + 1;
 	z2 = memchr(to, '\0', (size_t)(buf + len - to));
 	if (!z2 || sfs_name_valid(from) < 0 || sfs_name_valid(to) < 0 || strcmp(from, to) == 0)
+		return -EUCLEAN;
+	if (strcmp(fname, SFS_RENAME_JOURNAL) != 0 &&
+	    (fl != (size_t)(z1 - from) + k || memcmp(fname, from, fl - k) != 0 || strcmp(fname + fl - k, SFS_RENAME_SUFFIX) != 0))
 		return -EUCLEAN;
 	/* valid names are at most SFS_NAME_MAX bytes */
 	memcpy(out->name, from, (size_t)(z1 - from) + 1);
@@ -233,7 +239,7 @@ int sfs_intent_read(int statefd, enum sfs_intent_kind kind, const char *fname, s
 	if (n < 0)
 		return n == -EFBIG ? -EUCLEAN : (int)n;
 	if (kind == SFS_INTENT_RENAME) {
-		off = parse_rename(buf, (size_t)n, out);
+		off = parse_rename(fname, buf, (size_t)n, out);
 		if (off < 0)
 			return off;
 	} else {

@@ -10,7 +10,7 @@
  * beyond (device, inode) (fileid.h, map/ident.h), and a rename over an
  * image has a third for the image it replaces:
  *
- *   rename      "FROM\0TO\0" then  "id=ID dev=D ino=I [btime=S.N] [gen=G] sc.dev=.. sc.ino=..\n"
+ *   FROM.rename "FROM\0TO\0" then  "id=ID dev=D ino=I [btime=S.N] [gen=G] sc.dev=.. sc.ino=..\n"
  *                                  ["over id=ID dev=.. ino=.. sc.dev=.. sc.ino=..\n"]
  *   NAME.unlink "unlink DEV INO\n" "id=ID dev=.. ino=.. ..\n"
  *   NAME.create "create\n"         "id=ID\n" (the backing file made later, tied by the map)
@@ -21,6 +21,11 @@
  * the backing file's identity, sc.* its sidecar's.  A record of an older
  * version has the first line only ("create DEV INO\n" among them):
  * recovery then acts only where the map's identity vouches for a file.
+ * Each record is named for the image it changes, a rename's for the image
+ * it moves (FROM: the store runs one rename of an image at a time, and
+ * FROM.rename is no other file's name, NAME.map and the rest ending
+ * otherwise); older versions named every rename's "rename" (the same
+ * text, with or without the lines), which is still read.
  *
  * Functions return 0 or a negative errno.
  */
@@ -59,8 +64,8 @@ struct sfs_intent {
 	struct sfs_intent_who over;
 };
 
-/* The record's file name in the state directory ("rename", "NAME.unlink", ...) into buf (len
- * >= SFS_FILE_NAME_LEN): 0, or -ENAMETOOLONG. */
+/* The record's file name in the state directory ("FROM.rename", "NAME.unlink", ...) into buf
+ * (len >= SFS_FILE_NAME_LEN): 0, or -ENAMETOOLONG. */
 int sfs_intent_file(const struct sfs_intent *in, char *buf, size_t len);
 
 /* Write record in atomically and durably into the state directory statefd. */
@@ -70,9 +75,11 @@ int sfs_intent_write(int statefd, const struct sfs_intent *in);
 int sfs_intent_remove(int statefd, const struct sfs_intent *in);
 
 /* Read the record of kind (for NAME.grow: SFS_INTENT_GROW, which also reads a trim) named
- * fname in statefd into *out: 0; -ENOENT; -EPERM when fname is not a regular file (a FIFO,
- * a directory: never opened for reading, so nothing hangs); -EUCLEAN when it does not parse
- * (records are written atomically: such a one is damaged); -errno when it cannot be read. */
+ * fname in statefd into *out (a rename's: FROM.rename, or "rename" of older versions): 0;
+ * -ENOENT; -EPERM when fname is not a regular file (a FIFO, a directory: never opened for
+ * reading, so nothing hangs); -EUCLEAN when it does not parse (records are written
+ * atomically: such a one is damaged), or names another image than its file name does;
+ * -errno when it cannot be read. */
 int sfs_intent_read(int statefd, enum sfs_intent_kind kind, const char *fname, struct sfs_intent *out);
 
 /* Write the small record NAME+suffix holding text (sectorfs-img's make: "create\n..."),

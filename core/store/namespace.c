@@ -195,6 +195,7 @@ static struct sfs_intent_who who_of(struct sfs_store *s, struct entry *e)
 int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool noreplace)
 {
 	struct sfs_intent in = { .kind = SFS_INTENT_RENAME };
+	char pending[SFS_FILE_NAME_LEN + 2 * SFS_NAME_MAX + 64];
 	struct entry *e, *t, moved;
 	struct sfs_geom geom;
 	int rc;
@@ -221,10 +222,12 @@ int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool
 		pthread_mutex_unlock(&s->lock);
 		return rc;
 	}
-	/* a rename record that recovery could not apply: this one would take its place */
-	if (fstatat(s->statefd, SFS_RENAME_JOURNAL, &(struct stat){ 0 }, AT_SYMLINK_NOFOLLOW) == 0) {
-		sfs_logf(&s->opts.log, SFS_LOG_ERR, "rename of %s to %s refused: " SFS_STATE_DIR "/"
-			 SFS_RENAME_JOURNAL " is left from a crash (see 'sectorfs-img check' on the store)", from, to);
+	/* a rename record left (one recovery could not apply, or one of this run's that stopped part
+	 * way) keeps the renames of its names out, its own name FROM.rename too; no other rename */
+	if (sfs_recover_pending_rename(s->statefd, from, pending, sizeof(pending)) ||
+	    sfs_recover_pending_rename(s->statefd, to, pending, sizeof(pending))) {
+		sfs_logf(&s->opts.log, SFS_LOG_ERR, "rename of %s to %s refused: %s is left from a crash or a "
+			 "failure (see 'sectorfs-img check' on the store)", from, to, pending);
 		pthread_mutex_unlock(&s->lock);
 		return -EBUSY;
 	}
@@ -247,11 +250,13 @@ int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool
 	if (rc == 0)
 		rc = sfs_step("rename", 1);
 	if (rc < 0) {
-		sfs_remove_durably(s->statefd, SFS_RENAME_JOURNAL);
+		if (sfs_intent_remove(s->statefd, &in) < 0)
+			s->renames_left = true;
 		goto resume;
 	}
 	rc = sfs_move_image_files(s->dirfd, s->statefd, from, to, t != NULL);
 	if (rc < 0) {
+		s->renames_left = true;
 		/* Stopped part way: the intent stays, and the next start finishes the move.
 		 * Until then the names are served as they were. */
 		sfs_logf(&s->opts.log, SFS_LOG_ERR, "rename of %s to %s failed part way (%s); the next start "
@@ -262,7 +267,9 @@ int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool
 	 * intent finds nothing to move). */
 	rc = sfs_step("rename", 2);
 	if (rc == 0)
-		rc = sfs_remove_durably(s->statefd, SFS_RENAME_JOURNAL);
+		rc = sfs_intent_remove(s->statefd, &in);
+	if (rc < 0)
+		s->renames_left = true;
 	if (t) {
 		sfs_image_fail_resume(t->im, NULL, true);
 		sfs_st_remove_entry(s, t);

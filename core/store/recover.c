@@ -15,8 +15,11 @@
  *
  * Then the intent records (intent.h), in the order their operations can
  * have left them (the store lock lets one multi-file operation run at a
- * time, so at most one is pending unless older versions left more):
- *   rename       each of map, backing file and sidecar that is still under
+ * time, so a crash leaves one pending; more are left only beside records
+ * a start could not apply, whose images are kept out of service and out
+ * of every rename meanwhile):
+ *   FROM.rename  (and "rename", the one record of older versions, first)
+ *                each of map, backing file and sidecar that is still under
  *                FROM and is the image's (its identity) moves to TO, never
  *                over a file that is not the image's or the replaced one's;
  *                when TO is taken by such a file the moves already done are
@@ -323,7 +326,7 @@ static bool read_record(struct walk *w, enum sfs_intent_kind kind, const char *f
 	struct sfs_rec_plan *p = &it->p;
 	int rc = sfs_intent_read(w->e.statefd, kind, fname, &it->in);
 	const char *dot = strrchr(fname, '.');
-	size_t k = kind == SFS_INTENT_RENAME || !dot ? 0 : (size_t)(dot - fname);   /* NAME of NAME.grow */
+	size_t k = !dot ? 0 : (size_t)(dot - fname);   /* NAME of NAME.grow; none in "rename" */
 
 	p->is_record = true;
 	p->kind = kind;
@@ -474,8 +477,10 @@ static void each_record(struct walk *w, const char *suffix, enum sfs_intent_kind
 static int walk(struct walk *w)
 {
 	sweep(w);
+	/* the rename record of an older version first (it is older than any FROM.rename) */
 	if (sfs_rec_exists(w->e.statefd, SFS_RENAME_JOURNAL))
 		record(w, SFS_INTENT_RENAME, SFS_RENAME_JOURNAL);
+	each_record(w, SFS_RENAME_SUFFIX, SFS_INTENT_RENAME);
 	each_record(w, SFS_UNLINK_SUFFIX, SFS_INTENT_UNLINK);
 	each_record(w, SFS_CREATE_SUFFIX, SFS_INTENT_CREATE);
 	each_record(w, SFS_GROW_SUFFIX, SFS_INTENT_GROW);
@@ -513,7 +518,83 @@ int sfs_recover_clear(int dirfd, int statefd, const struct sfs_log *log)
 	return recover_with(dirfd, statefd, log, true);
 }
 
-int sfs_recover_pending(int statefd, const char *name, char *buf, size_t len)
+/* Does the rename record fname in statefd concern image name: moving it (its file name says
+ * so, whatever it holds), or, by what it says, from or onto it?  1 with it described in buf,
+ * else 0. */
+static int rename_concerns(int statefd, const char *fname, const char *name, char *buf, size_t len)
+{
+	size_t n = strlen(name);
+	bool own = strncmp(fname, name, n) == 0 && strcmp(fname + n, SFS_RENAME_SUFFIX) == 0;
+	struct sfs_intent in;
+	int rc = sfs_intent_read(statefd, SFS_INTENT_RENAME, fname, &in);
+
+	if (rc == -ENOENT)
+		return 0;
+	if (rc == 0 && (strcmp(in.name, name) == 0 || strcmp(in.to, name) == 0)) {
+		snprintf(buf, len, "an interrupted rename of %s to %s (%s/%s)", in.name, in.to, SFS_STATE_DIR, fname);
+		return 1;
+	}
+	if (own)
+		snprintf(buf, len, "an interrupted rename of %s (%s/%s)", name, SFS_STATE_DIR, fname);
+	return own;
+}
+
+/* The rename records in statefd that concern image name: its own (NAME.rename), the one of
+ * older versions, and, when onto, those of renames onto name, named for their FROM (which
+ * takes reading the directory; one that cannot be read counts).  1 with it described in buf,
+ * else 0. */
+static int pending_rename(int statefd, const char *name, bool onto, char *buf, size_t len)
+{
+	char rec[NAMEBUF];
+	struct dirent *de;
+	int fd, found = 0;
+	DIR *d;
+
+	snprintf(rec, sizeof(rec), "%s" SFS_RENAME_SUFFIX, name);
+	if (rename_concerns(statefd, rec, name, buf, len) || rename_concerns(statefd, SFS_RENAME_JOURNAL, name, buf, len))
+		return 1;
+	if (!onto)
+		return 0;
+	fd = openat(statefd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		snprintf(buf, len, "perhaps a rename onto it (%s cannot be read: %s)", SFS_STATE_DIR, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	while (!found && (de = readdir(d)))
+		if (de->d_name[0] != '.' && ends_with(de->d_name, SFS_RENAME_SUFFIX))
+			found = rename_concerns(statefd, de->d_name, name, buf, len);
+	closedir(d);
+	return found;
+}
+
+int sfs_recover_pending_rename(int statefd, const char *name, char *buf, size_t len)
+{
+	return pending_rename(statefd, name, true, buf, len);
+}
+
+bool sfs_recover_renames_left(int statefd)
+{
+	int fd = openat(statefd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct dirent *de;
+	bool found = false;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return true;
+	}
+	while (!found && (de = readdir(d)))
+		found = strcmp(de->d_name, SFS_RENAME_JOURNAL) == 0 ||
+			(de->d_name[0] != '.' && ends_with(de->d_name, SFS_RENAME_SUFFIX));
+	closedir(d);
+	return found;
+}
+
+int sfs_recover_pending_known(int statefd, const char *name, bool renames_left, char *buf, size_t len)
 {
 	static const struct { const char *suffix, *what; } recs[] = {
 		{ SFS_GROW_SUFFIX, "an interrupted grow" },
@@ -522,7 +603,6 @@ int sfs_recover_pending(int statefd, const char *name, char *buf, size_t len)
 		{ SFS_INFLATE_SUFFIX, "an interrupted inflate" },
 	};
 	char rec[NAMEBUF];
-	struct sfs_intent in;
 
 	for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
 		snprintf(rec, sizeof(rec), "%s%s", name, recs[i].suffix);
@@ -531,11 +611,10 @@ int sfs_recover_pending(int statefd, const char *name, char *buf, size_t len)
 			return 1;
 		}
 	}
-	if (sfs_intent_read(statefd, SFS_INTENT_RENAME, SFS_RENAME_JOURNAL, &in) == 0 &&
-	    (strcmp(in.name, name) == 0 || strcmp(in.to, name) == 0)) {
-		snprintf(buf, len, "an interrupted rename of %s to %s (%s/%s)", in.name, in.to, SFS_STATE_DIR,
-			 SFS_RENAME_JOURNAL);
-		return 1;
-	}
-	return 0;
+	return pending_rename(statefd, name, renames_left, buf, len);
+}
+
+int sfs_recover_pending(int statefd, const char *name, char *buf, size_t len)
+{
+	return sfs_recover_pending_known(statefd, name, true, buf, len);
 }

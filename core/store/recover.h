@@ -19,7 +19,9 @@
  *
  * A record that cannot be applied (its map unreadable, a name in the way,
  * a record that is not a regular file) stays, and the images it names are
- * not served (sfs_recover_pending) while the others are; check --repair
+ * not served (sfs_recover_pending) while the others are, and a rename
+ * that would move them or onto them is refused, not the others (each
+ * rename has a record of its own, FROM.rename); check --repair
  * clears it (sfs_recover_clear) or says what to run.  A record whose
  * image is gone is dropped.  sectorfs-img check shows the same plan
  * before the next start: each item as "pending", and the images as the
@@ -96,8 +98,22 @@ int sfs_recover_clear(int dirfd, int statefd, const struct sfs_log *log);
 
 /* Does an intent record in statefd concern image name (a rename from or to it included)?
  * 1 with what it records described in buf ("an interrupted grow (.sectorfs/a.grow)"), 0
- * when none. */
+ * when none.  The records of renames onto name are named for their FROM, so this reads
+ * the state directory (a directory that cannot be read counts as a record). */
 int sfs_recover_pending(int statefd, const char *name, char *buf, size_t len);
+
+/* As sfs_recover_pending, but the state directory is read for the renames onto name only when
+ * renames_left: a caller that knows no rename record is there (sfs_recover_renames_left, none
+ * written since) spares reading it for each image. */
+int sfs_recover_pending_known(int statefd, const char *name, bool renames_left, char *buf, size_t len);
+
+/* Does a rename record in statefd concern image name (moving it, or onto it)?  1 with it
+ * described in buf, 0 when none (sfs_recover_pending for rename records alone). */
+int sfs_recover_pending_rename(int statefd, const char *name, char *buf, size_t len);
+
+/* Is a rename record (NAME.rename, or the "rename" of older versions) in statefd?  true also
+ * when statefd cannot be read. */
+bool sfs_recover_renames_left(int statefd);
 
 /* Rename the map (with NAME.disk and NAME.undo, when there: sfs_move_state_files), backing
  * file and sidecar of image from to to, skipping those already moved, then fsync both

@@ -140,7 +140,7 @@ int sfs_st_load_locked(struct sfs_store *s, const char *name, struct entry **out
 	/* out of descriptors: an idle image gives its own back */
 	while (sfs_st_out_of_fds(rc) && s->fdc && sfs_fdcache_evict_one(s->fdc))
 		rc = sfs_sidecar_load(s->dirfd, scname, &sc, err, errlen);
-	if (rc == 0 && sfs_recover_pending(s->statefd, name, pend, sizeof(pend)))
+	if (rc == 0 && sfs_recover_pending_known(s->statefd, name, s->renames_left, pend, sizeof(pend)))
 		rc = sfs_err(err, errlen, -EUCLEAN, "%s: %s, which the store's start could not finish or "
 			     "undo, is pending (the log said why; 'sectorfs-img check' on the store says what "
 			     "to do)", name, pend);

@@ -8,7 +8,8 @@
  *     .sectorfs/
  *       lock          the holder's description, flock()ed too
  *       NAME.map      allocation map (map/map.c)
- *       rename        intent record of a rename in progress: "FROM\0TO\0"
+ *       FROM.rename   intent record of a rename of FROM in progress (intent.h;
+ *                     older versions wrote "rename")
  *       NAME.unlink   intent record of an unlink in progress
  *       NAME.grow     journal of a grow in progress (grow.c)
  *       .tmp.PID.N    temporary files (tmpfile.h), removed at the next open
@@ -30,8 +31,10 @@
  *   unlink:  intent record NAME.unlink (with the backing file's inode),
  *            the sidecar (the commit), backing file and map, the record;
  *            recovery finishes it when the sidecar is gone, else drops it;
- *   rename:  intent record, then map, backing, sidecar, then the record
- *            goes; an interrupted rename is finished;
+ *   rename:  intent record FROM.rename, then map, backing, sidecar,
+ *            then the record goes; an interrupted rename is finished (or
+ *            rolled back), and while a record is left the renames of the
+ *            names it holds are refused, no others;
  *   grow:    journal, backing and map files extended, sidecar, map header
  *            (the commit), journal removed: grow.c;
  *   eager zeroing, after a create, a load or a grow of an eagerzeroedthick
@@ -101,6 +104,7 @@ int sfs_store_open(const char *dir, const struct sfs_store_opts *o, struct sfs_s
 			"crash: %s", dir, SFS_STATE_DIR, strerror(-rc));
 		goto fail;
 	}
+	s->renames_left = sfs_recover_renames_left(s->statefd);
 	rc = s->opts.lazy ? 0 : sfs_st_scan_locked(s);
 	if (rc < 0) {
 		sfs_err(err, errlen, rc, "%s: cannot read store: %s", dir, strerror(-rc));

@@ -359,11 +359,11 @@ Test(identity, interrupted_rename_never_moves_onto_a_name_taken_since)
 
 	make_images("a");
 	crash_during("rename", 1, rename_a_b);        /* the record written, nothing moved */
-	cr_assert(state_exists("rename"));
+	cr_assert(state_exists("a.rename"));
 	tmp_write_file(ts.fd, "b", USER, strlen(USER));
 	s = open_store();
 	expect_user_file("b", USER);
-	cr_expect(!state_exists("rename"));
+	cr_expect(!state_exists("a.rename"));
 	im = get(s, "a");                              /* rolled back: the image stays a */
 	cr_assert_eq(sfs_image_pin(im), 0);
 	cr_assert_eq(sfs_image_read(im, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
@@ -738,6 +738,6 @@ Test(identity, a_rename_replaces_a_map_left_by_an_image_removed_by_hand)
 	cr_assert_eq(unlinkat(ts.fd, "b.json", 0), 0);
 	s = open_store();
 	cr_expect_eq(sfs_store_rename(s, "a", "b", false), 0, "log: %s", cap.buf);
-	cr_expect(!state_exists("rename"), "a rename record left");
+	cr_expect(!state_exists("a.rename"), "a rename record left");
 	cr_assert_eq(sfs_store_close(s), 0);
 }

@@ -145,7 +145,7 @@ static void expect_who(const struct sfs_intent_who *a, const struct sfs_intent_w
 Test(intent, records_read_back_as_written)
 {
 	static const struct { enum sfs_intent_kind kind; const char *file; } k[] = {
-		{ SFS_INTENT_RENAME, "rename" }, { SFS_INTENT_UNLINK, "img.unlink" },
+		{ SFS_INTENT_RENAME, "img.rename" }, { SFS_INTENT_UNLINK, "img.unlink" },
 		{ SFS_INTENT_CREATE, "img.create" }, { SFS_INTENT_GROW, "img.grow" },
 		{ SFS_INTENT_TRIM, "img.grow" }, { SFS_INTENT_INFLATE, "img.inflate" },
 	};

@@ -172,6 +172,7 @@ static void expect_clean(const char *names, const char *what)
 	cr_expect(!state_has_suffix(".unlink", found, sizeof(found)), "%s: %s left", what, found);
 	cr_expect(!state_has_suffix(".create", found, sizeof(found)), "%s: %s left", what, found);
 	cr_expect(!state_has_suffix(".inflate", found, sizeof(found)), "%s: %s left", what, found);
+	cr_expect(!state_has_suffix(".rename", found, sizeof(found)), "%s: %s left", what, found);
 	cr_expect_eq(count_tmp(ts.fd), 0, "%s: temporary file in the store", what);
 	snprintf(copy, sizeof(copy), "%s", names);
 	for (char *n = strtok_r(copy, " ", &save); n; n = strtok_r(NULL, " ", &save)) {

@@ -540,7 +540,7 @@ Test(store, rename)
 	cr_expect_eq(sfs_store_rename(s, "a", "b", false), 0);
 	cr_expect(!tmp_exists(ts.fd, "a") && !tmp_exists(ts.fd, "a.json") && !state_exists("a.map"));
 	cr_expect(tmp_exists(ts.fd, "b") && tmp_exists(ts.fd, "b.json") && state_exists("b.map"));
-	cr_expect(!state_exists("rename"), "the journal is gone after the rename");
+	cr_expect(!state_exists("a.rename") && !state_exists("rename"), "the journal is gone after the rename");
 	cr_expect_str_eq(listing(s), "b");
 	cr_expect_eq(sfs_store_get(s, "a", &none), -ENOENT);
 	im = get(s, "b");
@@ -611,7 +611,7 @@ Test(store, rename_noreplace)
 	im = get(s, "b");
 	expect_bytes(im, 0, 0xbb, "");
 	sfs_store_put(s, im);
-	cr_expect(!state_exists("rename"));
+	cr_expect(!state_exists("a.rename"));
 	/* and with noreplace to a free name it just renames */
 	cr_expect_eq(sfs_store_rename(s, "a", "c", true), 0);
 	cr_expect_str_eq(listing(s), "b c");
