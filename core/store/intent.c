@@ -204,7 +204,7 @@ static int parse_first(enum sfs_intent_kind kind, const char *text, struct sfs_i
  * when fname is FROM.rename of another FROM: one record cannot stand for another image's). */
 static int parse_rename(const char *fname, const char *buf, size_t len, struct sfs_intent *out)
 {
-	size_t fl = strlen(fname), k = sizeof(SFS_RENAME_SUFFIX) - 1;
+	size_t fl = strlen(fname), k = sizeof(SFS_RENAME_SUFFIX) - 1, n;
 	const char *from = buf, *z1 = memchr(buf, '\0', len), *to, *z2;
 
 	if (!z1 || z1 + 1 >= buf + len)
@@ -213,11 +213,13 @@ static int parse_rename(const char *fname, const char *buf, size_t len, struct s
 	z2 = memchr(to, '\0', (size_t)(buf + len - to));
 	if (!z2 || sfs_name_valid(from) < 0 || sfs_name_valid(to) < 0 || strcmp(from, to) == 0)
 		return -EUCLEAN;
+	n = (size_t)(z1 - from);
+	/* FROM.rename holds the rename of FROM (the "rename" of older versions any) */
 	if (strcmp(fname, SFS_RENAME_JOURNAL) != 0 &&
-	    (fl != (size_t)(z1 - from) + k || memcmp(fname, from, fl - k) != 0 || strcmp(fname + fl - k, SFS_RENAME_SUFFIX) != 0))
+	    (fl != n + k || memcmp(fname, from, n) != 0 || strcmp(fname + n, SFS_RENAME_SUFFIX) != 0))
 		return -EUCLEAN;
 	/* valid names are at most SFS_NAME_MAX bytes */
-	memcpy(out->name, from, (size_t)(z1 - from) + 1);
+	memcpy(out->name, from, n + 1);
 	memcpy(out->to, to, (size_t)(z2 - to) + 1);
 	return (int)(z2 + 1 - buf);
 }

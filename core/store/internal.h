@@ -53,8 +53,9 @@ struct sfs_store {
 	struct sfs_fdcache *fdc;   /* the images' descriptors (opts.fd_budget), or NULL */
 	int reserve_fd;            /* space held for the trim of a growing image (size.c), or -1 */
 	bool renames_left;         /* a rename record may be in .sectorfs: after recovery, or one of
-				    * this run's left (namespace.c); scan.c then looks for renames
-				    * onto each image it loads (sfs_recover_pending_known) */
+				    * this run's left (namespace.c); only then do loads, creates and
+				    * renames read .sectorfs for renames onto a name
+				    * (sfs_recover_pending_known) */
 };
 
 /* The SFS_IMAGE_* flags the store opens its images with (its options). */

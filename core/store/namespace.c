@@ -43,12 +43,12 @@ static int held_by_other(struct sfs_store *s, const char *name, const char *what
 
 	if (sfs_st_find(s, name, NULL))
 		return 0;
-	char pending[SFS_FILE_NAME_LEN + 64];
+	char pending[SFS_FILE_NAME_LEN + 2 * SFS_NAME_MAX + 64];
 
 	sfs_sidecar_name(scname, sizeof(scname), name);
 	sc = fstatat(s->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	bk = fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
-	if (!sc && !bk && sfs_recover_pending(s->statefd, name, pending, sizeof(pending))) {
+	if (!sc && !bk && sfs_recover_pending_known(s->statefd, name, s->renames_left, pending, sizeof(pending))) {
 		/* what recovery could not finish would act on the new image's files */
 		sfs_logf(&s->opts.log, SFS_LOG_WARN, "%s: cannot %s it: %s is still pending (see "
 			 "'sectorfs-img check' on the store)", name, what, pending);
@@ -224,8 +224,8 @@ int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool
 	}
 	/* a rename record left (one recovery could not apply, or one of this run's that stopped part
 	 * way) keeps the renames of its names out, its own name FROM.rename too; no other rename */
-	if (sfs_recover_pending_rename(s->statefd, from, pending, sizeof(pending)) ||
-	    sfs_recover_pending_rename(s->statefd, to, pending, sizeof(pending))) {
+	if (sfs_recover_pending_rename(s->statefd, from, s->renames_left, pending, sizeof(pending)) ||
+	    sfs_recover_pending_rename(s->statefd, to, s->renames_left, pending, sizeof(pending))) {
 		sfs_logf(&s->opts.log, SFS_LOG_ERR, "rename of %s to %s refused: %s is left from a crash or a "
 			 "failure (see 'sectorfs-img check' on the store)", from, to, pending);
 		pthread_mutex_unlock(&s->lock);

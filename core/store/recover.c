@@ -531,7 +531,8 @@ static int rename_concerns(int statefd, const char *fname, const char *name, cha
 	if (rc == -ENOENT)
 		return 0;
 	if (rc == 0 && (strcmp(in.name, name) == 0 || strcmp(in.to, name) == 0)) {
-		snprintf(buf, len, "an interrupted rename of %s to %s (%s/%s)", in.name, in.to, SFS_STATE_DIR, fname);
+		snprintf(buf, len, "an interrupted rename of %s to %s (%s/%s)", in.name, in.to, SFS_STATE_DIR,
+			 fname);
 		return 1;
 	}
 	if (own)
@@ -551,14 +552,16 @@ static int pending_rename(int statefd, const char *name, bool onto, char *buf, s
 	DIR *d;
 
 	snprintf(rec, sizeof(rec), "%s" SFS_RENAME_SUFFIX, name);
-	if (rename_concerns(statefd, rec, name, buf, len) || rename_concerns(statefd, SFS_RENAME_JOURNAL, name, buf, len))
+	if (rename_concerns(statefd, rec, name, buf, len) ||
+	    rename_concerns(statefd, SFS_RENAME_JOURNAL, name, buf, len))
 		return 1;
 	if (!onto)
 		return 0;
 	fd = openat(statefd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {
-		snprintf(buf, len, "perhaps a rename onto it (%s cannot be read: %s)", SFS_STATE_DIR, strerror(errno));
+		snprintf(buf, len, "perhaps a rename onto it (%s cannot be read: %s)", SFS_STATE_DIR,
+			 strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return 1;
@@ -570,9 +573,9 @@ static int pending_rename(int statefd, const char *name, bool onto, char *buf, s
 	return found;
 }
 
-int sfs_recover_pending_rename(int statefd, const char *name, char *buf, size_t len)
+int sfs_recover_pending_rename(int statefd, const char *name, bool renames_left, char *buf, size_t len)
 {
-	return pending_rename(statefd, name, true, buf, len);
+	return pending_rename(statefd, name, renames_left, buf, len);
 }
 
 bool sfs_recover_renames_left(int statefd)

@@ -108,8 +108,8 @@ int sfs_recover_pending(int statefd, const char *name, char *buf, size_t len);
 int sfs_recover_pending_known(int statefd, const char *name, bool renames_left, char *buf, size_t len);
 
 /* Does a rename record in statefd concern image name (moving it, or onto it)?  1 with it
- * described in buf, 0 when none (sfs_recover_pending for rename records alone). */
-int sfs_recover_pending_rename(int statefd, const char *name, char *buf, size_t len);
+ * described in buf, 0 when none (sfs_recover_pending_known for rename records alone). */
+int sfs_recover_pending_rename(int statefd, const char *name, bool renames_left, char *buf, size_t len);
 
 /* Is a rename record (NAME.rename, or the "rename" of older versions) in statefd?  true also
  * when statefd cannot be read. */
