@@ -13,10 +13,11 @@
  *   - a record of an older version under "rename" (with or without the
  *     identities) is still read and applied by identity at the start,
  *     beside a FROM.rename of this version: both renames are finished;
- *   - a record the start cannot apply (a FIFO under a record's name, the
- *     older one's too, or a rename whose two names both hold files of the
- *     user's since) keeps out of service and out of every rename only the
- *     names it holds: the other images are served and renamed;
+ *   - a record the start cannot apply (a FIFO, a directory or a symbolic
+ *     link under a record's name, the older one's too, or a rename whose two names both hold files of the
+ *     user's since, under either name) keeps out of service and out of
+ *     every rename only the names it holds: the other images are served
+ *     and renamed;
  *   - a rename stopped by an error after its moves leaves its record, and
  *     until the next start refuses the renames of its two names, no
  *     other;
@@ -261,25 +262,27 @@ Test(renamerec, the_record_of_an_older_version_names_the_images_pending)
 /* ---- a record left ---- */
 
 /* A rename of a to b that can neither be finished nor rolled back: map and backing file moved
- * to b, then the user's files put under a and b.json. */
-static void leave_a_to_b(void)
+ * to b, then the user's files put under a and b.json; its record under rec. */
+static void leave_a_to_b(const char *rec)
 {
 	crash_rename("a", "b", 1);
+	if (strcmp(rec, "a.rename") != 0)
+		move_state("a.rename", rec);
 	move_state("a.map", "b.map");
 	cr_assert_eq(renameat(ts.fd, "a", ts.fd, "b"), 0);
 	tmp_write_file(ts.fd, "a", USER, strlen(USER));
 	tmp_write_file(ts.fd, "b.json", USER, strlen(USER));
 }
 
-Test(renamerec, a_record_left_keeps_only_its_names_out)
+static void expect_only_its_names_out(const char *rec)
 {
 	char buf[256];
 	struct sfs_store *s;
 
 	make_images("a c d");
-	leave_a_to_b();
+	leave_a_to_b(rec);
 	s = open_store();
-	cr_expect(state_exists("a.rename"), "the record was dropped");
+	cr_expect(state_exists(rec), "the record was dropped");
 	expect_image(s, "a", -1);
 	expect_image(s, "b", -1);
 	expect_image(s, "c", 'c');
@@ -295,28 +298,46 @@ Test(renamerec, a_record_left_keeps_only_its_names_out)
 	cr_assert_eq(unlinkat(ts.fd, "b.json", 0), 0);
 	s = open_store();
 	expect_image(s, "b", 'a');
-	cr_expect(!state_exists("a.rename"));
+	cr_expect(!state_exists(rec));
 	cr_expect_eq(tmp_read_file(ts.fd, "a", buf, sizeof(buf)), (ssize_t)strlen(USER), "a was changed");
 	cr_assert_eq(sfs_store_close(s), 0);
 }
 
-Test(renamerec, a_fifo_as_a_record_keeps_only_its_image_out, .timeout = 10)
+Test(renamerec, a_record_left_keeps_only_its_names_out)
+{
+	expect_only_its_names_out("a.rename");
+}
+
+Test(renamerec, a_record_of_an_older_version_left_keeps_only_its_names_out)
+{
+	expect_only_its_names_out("rename");
+}
+
+Test(renamerec, a_fifo_a_directory_or_a_link_as_a_record_keeps_only_its_image_out, .timeout = 10)
 {
 	struct sfs_store *s;
 
-	make_images("a c");
+	make_images("a c g h");
 	cr_assert_eq(mkfifoat(ts.statefd, "a.rename", 0600), 0);
 	cr_assert_eq(mkfifoat(ts.statefd, "x.rename", 0600), 0);   /* x: no image yet */
 	cr_assert_eq(mkfifoat(ts.statefd, "rename", 0600), 0);     /* the older versions' name */
+	cr_assert_eq(mkdirat(ts.statefd, "g.rename", 0700), 0);
+	tmp_write_file(ts.fd, "h-to-z", "h\0z\0", 4);              /* a record, but not in .sectorfs */
+	cr_assert_eq(symlinkat("../h-to-z", ts.statefd, "h.rename"), 0);
 	s = open_store();
 	expect_image(s, "a", -1);
+	expect_image(s, "g", -1);
+	expect_image(s, "h", -1);
+	expect_image(s, "z", -1);
 	cr_expect_eq(sfs_store_rename(s, "c", "d", false), 0, "log: %s", cap.buf);
 	expect_image(s, "d", 'c');
 	cr_expect_neq(sfs_store_rename(s, "d", "x", false), 0, "onto the name of a record left");
 	expect_image(s, "d", 'c');
 	cr_assert_eq(sfs_store_close(s), 0);
-	cr_expect(state_exists("a.rename") && state_exists("x.rename") && state_exists("rename"),
-		  "a FIFO was removed as a damaged record");
+	cr_expect(state_exists("a.rename") && state_exists("x.rename") && state_exists("rename") &&
+		  state_exists("g.rename") && state_exists("h.rename"), "a FIFO, directory or link was removed as a "
+		  "damaged record");
+	cr_expect(tmp_exists(ts.fd, "h") && tmp_exists(ts.fd, "h.json"), "h was moved through the link");
 }
 
 static int fail_at_2(const char *op, int n)
