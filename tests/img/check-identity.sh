@@ -107,7 +107,8 @@ pass "a grow record of an image gone: pending (0); one with an unreadable map: 4
 
 # a rename cut after its map and backing file moved, then files of the user's
 # put under both names: neither finished (s.json is taken) nor rolled back (r
-# is taken)
+# is taken); its record as older versions wrote it, .sectorfs/rename
+# (check-rename-records.sh: those of this version, .sectorfs/FROM.rename)
 img 0 create -s 1M "$STORE/r"
 printf 'r\0s\0' > "$STORE/.sectorfs/rename"
 mv "$STORE/.sectorfs/r.map" "$STORE/.sectorfs/s.map"
