@@ -60,14 +60,14 @@ void sfs_image_stat_fill(const struct sfs_image *im, struct stat *st)
 
 int sfs_image_stat(struct sfs_image *im, struct stat *st)
 {
-	bool open = sfs_img_hold(im);
+	bool open = image_hold(im);
 	int rc = 0;
 
 	if (open && im->fd >= 0)
 		rc = fstat(im->fd, st) < 0 ? -errno : 0;
 	else
 		rc = sfs_image_backing_stat(im, st);
-	sfs_img_unhold(im);
+	image_unhold(im);
 	if (rc == -ESTALE)
 		rc = -ENOENT;               /* another file under the name: not this image's */
 	if (rc == 0)
@@ -136,7 +136,7 @@ int sfs_image_set_name(struct sfs_image *im, const char *name)
 
 	if (strlen(name) >= sizeof(im->name))
 		return -ENAMETOOLONG;
-	open = sfs_img_hold(im);
+	open = image_hold(im);
 	snprintf(im->name, sizeof(im->name), "%s", name);
 	/* the map says the name too (map/ident.h): the open one, or its file by the new name; what
 	 * fails here is left to the next open, which records the name of a map renamed by hand */
@@ -150,7 +150,7 @@ int sfs_image_set_name(struct sfs_image *im, const char *name)
 			sfs_map_set_ident(m, &id);
 		sfs_map_close(m);
 	}
-	sfs_img_unhold(im);
+	image_unhold(im);
 	return 0;
 }
 
@@ -163,7 +163,7 @@ int sfs_image_fd(const struct sfs_image *im)
 
 struct sfs_geom sfs_image_geom(const struct sfs_image *im)
 {
-	return sfs_img_vis_geom(im);
+	return image_vis_geom(im);
 }
 
 struct sfs_sidecar sfs_image_sidecar(const struct sfs_image *im)
@@ -184,7 +184,7 @@ struct sfs_stats *sfs_image_stats(struct sfs_image *im)
 	struct sfs_stats *st;
 
 	sfs_stats_cell_enter(&im->stats);
-	st = sfs_img_stats_of(im);
+	st = image_stats_of(im);
 	sfs_stats_cell_leave(&im->stats);
 	return st;
 }
@@ -217,13 +217,13 @@ void sfs_image_stats_info(const struct sfs_image *im, struct sfs_stats_info *inf
 
 	memset(info, 0, sizeof(*info));
 	info->name = im->name;
-	info->geom = sfs_img_vis_geom(im);
+	info->geom = image_vis_geom(im);
 	info->prov = im->sc.prov;
 	info->zero_offload = im->sc.zero_offload;
 	info->zero_offload_fallback = im->sc.zero_offload ? __atomic_load_n(&im->no_zero_range, __ATOMIC_RELAXED) : 0;
 	info->direct = sfs_image_direct(im);
 	info->profile = im->model ? sfs_model_profile(im->model)->name : NULL;
-	sfs_img_map_state(im, &mi, &info->allocated_blocks, &info->total_blocks);
+	image_map_state(im, &mi, &info->allocated_blocks, &info->total_blocks);
 	info->zeroing = sfs_image_zeroing(im, &info->zeroing_done, &info->zeroing_total, &info->zeroing_err);
 }
 

@@ -15,7 +15,7 @@
  *
  * A transfer is whole or fails: short reads past the end of the file read
  * as zeros (a backing file shorter than its disk), short writes carry on
- * (fdio.h).  The shared zero buffer (sfs_img_zerobuf) is here too.
+ * (fdio.h).  The shared zero buffer (image_zerobuf) is here too.
  *
  * Zeroing a range uses fallocate(FALLOC_FL_ZERO_RANGE) with zero offload,
  * and writes zeros where the backing filesystem has no ZERO_RANGE: found
@@ -37,7 +37,7 @@
 #include "util/fdio.h"
 #include "internal.h"
 
-#define BOUNCE_LEN SFS_IMG_BOUNCE_LEN
+#define BOUNCE_LEN IMAGE_BOUNCE_LEN
 
 /* The descriptor for a transfer of len bytes at off: O_DIRECT when aligned. */
 static int backing_fd(const struct sfs_image *im, size_t len, uint64_t off)
@@ -54,12 +54,12 @@ static void zerobuf_init(void)
 {
 	/* Anonymous read-only memory: zeros, page-aligned for O_DIRECT, and not resident
 	 * (reads map the kernel's zero page); one for the whole process. */
-	zerobuf = mmap(NULL, SFS_IMG_ZEROBUF_MAX, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	zerobuf = mmap(NULL, IMAGE_ZEROBUF_MAX, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (zerobuf == MAP_FAILED)
 		zerobuf = NULL;
 }
 
-void *sfs_img_zerobuf(void)
+void *image_zerobuf(void)
 {
 	pthread_once(&zero_once, zerobuf_init);
 	return zerobuf;
@@ -84,7 +84,7 @@ static int back_io(struct sfs_image *im, bool wr, char *buf, size_t len, uint64_
 	if (!b)
 		return -ENOMEM;
 	sfs_stats_cell_enter(&im->stats);
-	if ((st = sfs_img_stats_of(im)))
+	if ((st = image_stats_of(im)))
 		sfs_stats_bounced(st, len);
 	sfs_stats_cell_leave(&im->stats);
 	for (size_t done = 0, n; done < len && rc == 0; done += n) {
@@ -100,14 +100,14 @@ static int back_io(struct sfs_image *im, bool wr, char *buf, size_t len, uint64_
 	return rc;
 }
 
-int sfs_img_back_read(struct sfs_image *im, void *buf, size_t len, uint64_t off)
+int image_back_read(struct sfs_image *im, void *buf, size_t len, uint64_t off)
 {
 	return back_io(im, false, buf, len, off);
 }
 
-int sfs_img_back_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off)
+int image_back_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off)
 {
-	sfs_img_mark_dirty(im);
+	image_mark_dirty(im);
 	return back_io(im, true, (char *)buf, len, off);
 }
 
@@ -146,7 +146,7 @@ static struct {
 	struct zr_probe v[16];
 } probes = { .lk = PTHREAD_MUTEX_INITIALIZER };
 
-int sfs_img_probe_zero_range(struct sfs_image *im, dev_t dev)
+int image_probe_zero_range(struct sfs_image *im, dev_t dev)
 {
 	struct stat st;
 	int why = 0;
@@ -181,14 +181,14 @@ int sfs_img_probe_zero_range(struct sfs_image *im, dev_t dev)
 }
 
 /* Make [off, off+len) of the backing file zeros, offloaded when possible. */
-int sfs_img_zero_backing(struct sfs_image *im, uint64_t off, uint64_t len)
+int image_zero_backing(struct sfs_image *im, uint64_t off, uint64_t len)
 {
 	struct sfs_stats *st;
 	int rc = 0;
 
 	if (!len)
 		return 0;
-	sfs_img_mark_dirty(im);
+	image_mark_dirty(im);
 	if (im->sc.zero_offload && !__atomic_load_n(&im->no_zero_range, __ATOMIC_RELAXED)) {
 		if (fallocate(im->fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, (off_t)off, (off_t)len) == 0)
 			goto done;
@@ -202,14 +202,14 @@ int sfs_img_zero_backing(struct sfs_image *im, uint64_t off, uint64_t len)
 	for (uint64_t done_len = 0; done_len < len && rc == 0;) {
 		size_t n = len - done_len > im->zerolen ? im->zerolen : (size_t)(len - done_len);
 
-		rc = sfs_img_back_write(im, sfs_img_zerobuf(), n, off + done_len);
+		rc = image_back_write(im, image_zerobuf(), n, off + done_len);
 		done_len += n;
 	}
 	if (rc < 0)
 		return rc;
 done:
 	sfs_stats_cell_enter(&im->stats);
-	if ((st = sfs_img_stats_of(im)))
+	if ((st = image_stats_of(im)))
 		sfs_stats_zeroed(st, len);
 	sfs_stats_cell_leave(&im->stats);
 	return 0;

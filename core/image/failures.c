@@ -16,7 +16,7 @@
  * pointer once, after their range is taken (io.c).
  *
  * The state's disk is the image itself below the statistics, the model
- * and the hooks: sfs_img_raw_read/write through the allocation map, and
+ * and the hooks: image_raw_read/write through the allocation map, and
  * the map's flush (data, then map) as its sync.  It needs the image's
  * descriptors, so each transfer pins the image (a pin is counted: inside
  * a request that holds one it costs a lock of the cache).
@@ -43,11 +43,11 @@ static int fb_io(struct sfs_image *im, void *rbuf, const void *wbuf, size_t len,
 	if (rc < 0)
 		return rc;
 	if (rbuf)
-		rc = sfs_img_raw_read(im, rbuf, len, off);
+		rc = image_raw_read(im, rbuf, len, off);
 	else if (wbuf)
-		rc = sfs_img_raw_write(im, wbuf, len, off);
+		rc = image_raw_write(im, wbuf, len, off);
 	else
-		rc = sfs_img_raw_sync(im);
+		rc = image_raw_sync(im);
 	sfs_image_unpin(im);
 	return rc;
 }
@@ -95,7 +95,7 @@ static bool state_file(const struct sfs_image *im, const char *suffix)
 	return fstatat(im->state_fd, fname, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT;
 }
 
-int sfs_img_fail_open(struct sfs_image *im, char *err, size_t errlen)
+int image_fail_open(struct sfs_image *im, char *err, size_t errlen)
 {
 	int rc;
 
@@ -114,12 +114,12 @@ static int need_state(struct sfs_image *im, struct sfs_fail **out, char *err, si
 	struct sfs_range r;
 	int rc = 0;
 
-	if ((*out = sfs_img_fail(im)))
+	if ((*out = image_fail(im)))
 		return 0;
 	pthread_mutex_lock(&im->fail_lk);
-	if (!sfs_img_fail(im) && (rc = sfs_image_pin(im)) < 0)
+	if (!image_fail(im) && (rc = sfs_image_pin(im)) < 0)
 		sfs_err(err, errlen, rc, "%s: %s", im->name, strerror(-rc));
-	else if (!sfs_img_fail(im)) {
+	else if (!image_fail(im)) {
 		sfs_image_need_ranges(im);
 		rc = sfs_rangelock_lock(im->rl, &r, 0, UINT64_MAX, true);
 		if (rc == 0) {
@@ -131,20 +131,20 @@ static int need_state(struct sfs_image *im, struct sfs_fail **out, char *err, si
 		sfs_image_unpin(im);
 	}
 	pthread_mutex_unlock(&im->fail_lk);
-	*out = sfs_img_fail(im);
+	*out = image_fail(im);
 	return rc;
 }
 
-void sfs_img_fail_close(struct sfs_image *im)
+void image_fail_close(struct sfs_image *im)
 {
-	struct sfs_fail *f = sfs_img_fail(im);
+	struct sfs_fail *f = image_fail(im);
 	int rc;
 
 	if (!f)
 		return;
 	/* the close keeps what the cache holds: the disk synced first, while it can be */
 	if (sfs_image_pin(im) == 0) {
-		sfs_img_raw_sync(im);
+		image_raw_sync(im);
 		sfs_image_unpin(im);
 	}
 	rc = sfs_fail_close(f);
@@ -154,9 +154,9 @@ void sfs_img_fail_close(struct sfs_image *im)
 			 "open settles " SFS_UNDO_SUFFIX " again", im->name, strerror(-rc));
 }
 
-void sfs_img_fail_resize(struct sfs_image *im)
+void image_fail_resize(struct sfs_image *im)
 {
-	struct sfs_fail *f = sfs_img_fail(im);
+	struct sfs_fail *f = image_fail(im);
 
 	if (f)
 		sfs_fail_resize(f, sfs_image_capacity(im));
@@ -166,12 +166,12 @@ void sfs_img_fail_resize(struct sfs_image *im)
 
 bool sfs_image_has_failures(const struct sfs_image *im)
 {
-	return sfs_img_fail(im) != NULL;
+	return image_fail(im) != NULL;
 }
 
 int sfs_image_fail_attr_get(struct sfs_image *im, const char *key, char **out, size_t *len)
 {
-	struct sfs_fail *f = sfs_img_fail(im);
+	struct sfs_fail *f = image_fail(im);
 	struct sfs_wc_config c;
 	struct sfs_wc_cut cut;
 	char buf[SFS_FAIL_VALUE_MAX];
@@ -228,7 +228,7 @@ int sfs_image_fail_attr_set(struct sfs_image *im, const char *key, const char *v
 		return -ENODATA;
 	if (!w)
 		return sfs_err(err, errlen, -EPERM, "%s: read-only", key);
-	if (!sfs_img_fail(im) && is_default(key, value, len))
+	if (!image_fail(im) && is_default(key, value, len))
 		return 0;                  /* what a disk without a state is already (cp -a of its xattrs) */
 	rc = need_state(im, &f, err, errlen);
 	if (rc < 0)
@@ -244,7 +244,7 @@ int sfs_image_fail_attr_set(struct sfs_image *im, const char *key, const char *v
 
 int sfs_image_fail_status(struct sfs_image *im, struct sfs_fail_status *st, struct sfs_fail_cutinfo *last)
 {
-	struct sfs_fail *f = sfs_img_fail(im);
+	struct sfs_fail *f = image_fail(im);
 
 	if (!f)
 		return -ENODATA;
@@ -254,7 +254,7 @@ int sfs_image_fail_status(struct sfs_image *im, struct sfs_fail_status *st, stru
 
 int sfs_image_stats_command(struct sfs_image *im, const char *buf, size_t len)
 {
-	struct sfs_fail *f = sfs_img_fail(im);
+	struct sfs_fail *f = image_fail(im);
 	int rc = sfs_stats_cell_command(&im->stats, buf, len);
 
 	if (rc == 0 && f)
@@ -267,14 +267,14 @@ void sfs_image_fail_pause(struct sfs_image *im)
 	struct sfs_fail *f;
 
 	pthread_mutex_lock(&im->fail_lk);   /* no state is made meanwhile */
-	f = sfs_img_fail(im);
+	f = image_fail(im);
 	if (f)
 		sfs_fail_pause(f);
 }
 
 void sfs_image_fail_resume(struct sfs_image *im, const char *name, bool detach)
 {
-	struct sfs_fail *f = sfs_img_fail(im);
+	struct sfs_fail *f = image_fail(im);
 
 	if (f && detach)
 		sfs_fail_detach(f);

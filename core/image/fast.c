@@ -28,7 +28,7 @@ static bool slow_image(const struct sfs_image *im, size_t len, uint64_t off, boo
 {
 	if (!direct && (off % im->geom.lss || len % im->geom.lss))
 		return true;
-	return im->model || sfs_img_fail(im) || __atomic_load_n(&im->growing, __ATOMIC_ACQUIRE) ||
+	return im->model || image_fail(im) || __atomic_load_n(&im->growing, __ATOMIC_ACQUIRE) ||
 	       __atomic_load_n(&im->ranged, __ATOMIC_ACQUIRE);
 }
 
@@ -65,7 +65,7 @@ static bool direct_ok(const struct sfs_image *im, const void *buf, size_t len, u
 static enum sfs_fast plan_read(struct sfs_image *im, void *buf, size_t len, uint64_t off, struct sfs_fast_io *io,
 			       ssize_t *res)
 {
-	struct sfs_geom g = sfs_img_vis_geom(im);
+	struct sfs_geom g = image_vis_geom(im);
 	struct sfs_stats *st;
 	uint64_t t0 = im->stats.on ? sfs_now_ns() : 0;
 	size_t n;
@@ -73,25 +73,25 @@ static enum sfs_fast plan_read(struct sfs_image *im, void *buf, size_t len, uint
 
 	rc = sfs_geom_check_read(&g, off, len, &n);
 	if (rc < 0 || n == 0) {
-		if (rc < 0 && (st = sfs_img_stats_of(im)))
+		if (rc < 0 && (st = image_stats_of(im)))
 			sfs_stats_misaligned(st, SFS_OP_READ, off, len);
 		*res = rc;
 		return SFS_FAST_DONE;
 	}
-	if (!sfs_img_count_unranged(im))
+	if (!image_count_unranged(im))
 		return SFS_FAST_SLOW;
 	state = span_state(im, &g, off, n);
 	if (state == 0) {
 		/* never written: zeros, as do_read gives them, without touching the backing file */
 		memset(buf, 0, n);
-		sfs_img_uncount_unranged(im);
-		if ((st = sfs_img_stats_of(im)))
+		image_uncount_unranged(im);
+		if ((st = image_stats_of(im)))
 			sfs_stats_read(st, off, n, sfs_now_ns() - t0);
 		*res = (ssize_t)n;
 		return SFS_FAST_DONE;
 	}
 	if (state < 0 || !direct_ok(im, buf, n, off)) {
-		sfs_img_uncount_unranged(im);
+		image_uncount_unranged(im);
 		return SFS_FAST_SLOW;
 	}
 	*io = (struct sfs_fast_io){ .fd = im->dfd, .off = off, .len = n, .op = SFS_FAST_READ, .im = im, .t0 = t0 };
@@ -101,14 +101,14 @@ static enum sfs_fast plan_read(struct sfs_image *im, void *buf, size_t len, uint
 static enum sfs_fast plan_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off,
 				struct sfs_fast_io *io, ssize_t *res)
 {
-	struct sfs_geom g = sfs_img_vis_geom(im);
+	struct sfs_geom g = image_vis_geom(im);
 	struct sfs_stats *st;
 	uint64_t t0 = im->stats.on ? sfs_now_ns() : 0;
 	int rc;
 
 	rc = sfs_geom_check_write(&g, off, len);
 	if (rc < 0 || len == 0) {
-		if (rc < 0 && (st = sfs_img_stats_of(im))) {
+		if (rc < 0 && (st = image_stats_of(im))) {
 			if (rc == -EINVAL)
 				sfs_stats_misaligned(st, SFS_OP_WRITE, off, len);
 			else
@@ -117,13 +117,13 @@ static enum sfs_fast plan_write(struct sfs_image *im, const void *buf, size_t le
 		*res = rc;
 		return SFS_FAST_DONE;
 	}
-	if (!sfs_img_count_unranged(im))
+	if (!image_count_unranged(im))
 		return SFS_FAST_SLOW;
 	if (span_state(im, &g, off, len) != 1 || !direct_ok(im, buf, len, off)) {
-		sfs_img_uncount_unranged(im);
+		image_uncount_unranged(im);
 		return SFS_FAST_SLOW;
 	}
-	sfs_img_mark_dirty(im);
+	image_mark_dirty(im);
 	*io = (struct sfs_fast_io){ .fd = im->dfd, .off = off, .len = len, .op = SFS_FAST_WRITE, .im = im,
 				    .t0 = t0, .rmw = sfs_geom_is_rmw(&g, off, len) };
 	return SFS_FAST_ISSUE;
@@ -152,7 +152,7 @@ enum sfs_fast sfs_image_fast_write(struct sfs_image *im, const void *buf, size_t
 enum sfs_fast sfs_image_fast_flush(struct sfs_image *im, struct sfs_fast_io *io)
 {
 	assert(im && io);
-	if (im->model || sfs_img_fail(im) || __atomic_load_n(&im->growing, __ATOMIC_ACQUIRE) ||
+	if (im->model || image_fail(im) || __atomic_load_n(&im->growing, __ATOMIC_ACQUIRE) ||
 	    __atomic_load_n(&im->ranged, __ATOMIC_ACQUIRE) || !sfs_map_flushed(im->map))
 		return SFS_FAST_SLOW;
 	/* cleared first, as sfs_image_flush does: a write meanwhile marks it for the next flush */
@@ -171,15 +171,15 @@ static enum sfs_fast end_transfer(struct sfs_image *im, const struct sfs_fast_io
 
 	if (io->op == SFS_FAST_SYNC) {
 		if (done != 0) {
-			sfs_img_mark_dirty(im);     /* the blocking flush redoes it */
+			image_mark_dirty(im);     /* the blocking flush redoes it */
 			return SFS_FAST_SLOW;
 		}
 	} else {
-		sfs_img_uncount_unranged(im);
+		image_uncount_unranged(im);
 		if (done < 0 || (size_t)done != io->len)
 			return SFS_FAST_SLOW;
 	}
-	if ((st = sfs_img_stats_of(im))) {
+	if ((st = image_stats_of(im))) {
 		lat = sfs_now_ns() - io->t0;
 		if (io->op == SFS_FAST_SYNC)
 			sfs_stats_flush(st, lat);

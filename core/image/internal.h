@@ -27,10 +27,10 @@
 #include "util/rangelock.h"
 #include "stats/cell.h"
 
-#define SFS_IMG_NSTRIPES 256
-#define SFS_IMG_ZEROBUF_MAX (1u << 20)
-#define SFS_IMG_BOUNCE_LEN (1u << 20)
-#define SFS_IMG_BOUNCE_ALIGN 4096u
+#define IMAGE_NSTRIPES 256
+#define IMAGE_ZEROBUF_MAX (1u << 20)
+#define IMAGE_BOUNCE_LEN (1u << 20)
+#define IMAGE_BOUNCE_ALIGN 4096u
 
 struct sfs_image {
 	char name[256];              /* rewritten in place on rename (under the slot's lock) */
@@ -44,7 +44,7 @@ struct sfs_image {
 	int fd;
 	int dfd;                     /* the backing file opened O_DIRECT, or -1 */
 	struct sfs_map *map;
-	pthread_mutex_t *stripe;     /* SFS_IMG_NSTRIPES */
+	pthread_mutex_t *stripe;     /* IMAGE_NSTRIPES */
 	struct sfs_rangelock *rl;
 	struct sfs_map *retired[4];  /* maps replaced by sfs_image_reformat, freed at close */
 	unsigned nretired;
@@ -86,14 +86,14 @@ struct sfs_image {
 };
 
 /* The image's failure state, or NULL (failures.c). */
-static inline struct sfs_fail *sfs_img_fail(const struct sfs_image *im)
+static inline struct sfs_fail *image_fail(const struct sfs_image *im)
 {
 	return __atomic_load_n(&im->fail, __ATOMIC_ACQUIRE);
 }
 
 /* The geometry of the backing file and the map: size is the capacity. */
 /* The geometry the disk shows: size is the visible size (reads end there). */
-static inline struct sfs_geom sfs_img_vis_geom(const struct sfs_image *im)
+static inline struct sfs_geom image_vis_geom(const struct sfs_image *im)
 {
 	struct sfs_geom g = im->geom;
 
@@ -101,7 +101,7 @@ static inline struct sfs_geom sfs_img_vis_geom(const struct sfs_image *im)
 	return g;
 }
 
-static inline struct sfs_geom sfs_img_cur_geom(const struct sfs_image *im)
+static inline struct sfs_geom image_cur_geom(const struct sfs_image *im)
 {
 	struct sfs_geom g = im->geom;
 
@@ -109,106 +109,106 @@ static inline struct sfs_geom sfs_img_cur_geom(const struct sfs_image *im)
 	return g;
 }
 
-/* The process's buffer of SFS_IMG_ZEROBUF_MAX zeros (read-only, page-aligned, never resident:
+/* The process's buffer of IMAGE_ZEROBUF_MAX zeros (read-only, page-aligned, never resident:
  * reads map the kernel's zero page); NULL when it cannot be mapped. */
-void *sfs_img_zerobuf(void);
+void *image_zerobuf(void);
 
 /* Stop the zeroing thread, if any, and wait for it (io.c). */
-void sfs_img_zero_join(struct sfs_image *im);
+void image_zero_join(struct sfs_image *im);
 
 /* Hold the resident part as it is (no eviction, no reopen): true when it is there; unhold
  * after, either way. */
-bool sfs_img_hold(const struct sfs_image *im);
-void sfs_img_unhold(const struct sfs_image *im);
+bool image_hold(const struct sfs_image *im);
+void image_unhold(const struct sfs_image *im);
 
 /* The image's live stats, made (or unpacked) at its first I/O; NULL without stats (or out of
  * memory).  Precondition: the caller is between sfs_stats_cell_enter and sfs_stats_cell_leave of
  * im->stats (the public I/O calls of io.c are), and uses them only until the leave. */
-struct sfs_stats *sfs_img_stats_of(struct sfs_image *im);
+struct sfs_stats *image_stats_of(struct sfs_image *im);
 
 /* The backing file was written: the next flush (or the eviction) must sync it. */
-void sfs_img_mark_dirty(struct sfs_image *im);
+void image_mark_dirty(struct sfs_image *im);
 
 /* Read or write len bytes at off of the backing file, through the O_DIRECT descriptor when
  * the transfer is aligned (bounced when buf is not), else the buffered one.  0 or -errno. */
-int sfs_img_back_read(struct sfs_image *im, void *buf, size_t len, uint64_t off);
-int sfs_img_back_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off);
+int image_back_read(struct sfs_image *im, void *buf, size_t len, uint64_t off);
+int image_back_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off);
 
 /* The failure state's transfers (io.c): len bytes at off of the disk, through the
  * allocation map (a block never written reads as zeros, a write of one allocates it), with no
  * range, statistics, model or hook; and the sync that makes them durable (data, then map).
  * Pinned.  0, -EIO past the capacity, or -errno. */
-int sfs_img_raw_read(struct sfs_image *im, void *buf, size_t len, uint64_t off);
-int sfs_img_raw_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off);
-int sfs_img_raw_sync(struct sfs_image *im);
+int image_raw_read(struct sfs_image *im, void *buf, size_t len, uint64_t off);
+int image_raw_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off);
+int image_raw_sync(struct sfs_image *im);
 
 /* ---- failures (failures.c) ---- */
 
 /* At the end of the first open: the failure state, when the sidecar has a failure key or
  * NAME.disk or NAME.undo exists (a crash's log kept, a cut under way finished).  Pinned.
  * 0, or -errno with err filled (-EUCLEAN: a damaged NAME.disk, or a log a cut needs). */
-int sfs_img_fail_open(struct sfs_image *im, char *err, size_t errlen);
+int image_fail_open(struct sfs_image *im, char *err, size_t errlen);
 
 /* At close, before the last flush of the map: the state's log settled and closed (logged when
  * it fails).  No request in flight. */
-void sfs_img_fail_close(struct sfs_image *im);
+void image_fail_close(struct sfs_image *im);
 
 /* The capacity changed (grow, trim): the bad-sector list follows. */
-void sfs_img_fail_resize(struct sfs_image *im);
+void image_fail_resize(struct sfs_image *im);
 
 /* A request that takes no range when the image takes none (io.c): true when it is now
  * counted among those in flight without one (sfs_image_need_ranges waits for them; uncount it
  * when it ends), false when the image takes ranges. */
-bool sfs_img_count_unranged(struct sfs_image *im);
-void sfs_img_uncount_unranged(struct sfs_image *im);
+bool image_count_unranged(struct sfs_image *im);
+void image_uncount_unranged(struct sfs_image *im);
 
 /* A write of a growing image reached end: the disk shows at least that much. */
-void sfs_img_extend_visible(struct sfs_image *im, uint64_t end);
+void image_extend_visible(struct sfs_image *im, uint64_t end);
 
 /* Make [off, off+len) of the backing file read as zeros (FALLOC_FL_ZERO_RANGE with zero
  * offload, else zero buffers written).  0 or -errno. */
-int sfs_img_zero_backing(struct sfs_image *im, uint64_t off, uint64_t len);
+int image_zero_backing(struct sfs_image *im, uint64_t off, uint64_t len);
 
 /* With zero offload, find out at open whether the backing filesystem (device dev, that of the
  * store directory im->store_fd; else nothing is done) zeroes ranges: probed once per
  * filesystem in the process (sfs_zero_range_probe), logged once when it does not, and
  * recorded in im->no_zero_range.  A probe that cannot tell leaves it to the first zeroing.
  * 0, or the -errno of an fstat of the store directory that failed. */
-int sfs_img_probe_zero_range(struct sfs_image *im, dev_t dev);
+int image_probe_zero_range(struct sfs_image *im, dev_t dev);
 
 /* Allocate every block touching [off, off+len) of the capacity (zeroed, each under its stripe
  * lock, as a first write does), for eager zeroing; no range lock.  0 or -errno. */
-int sfs_img_allocate_range(struct sfs_image *im, uint64_t off, uint64_t len);
+int image_allocate_range(struct sfs_image *im, uint64_t off, uint64_t len);
 
 /* What the map records (resident: the map itself; else as last seen), safe without a pin. */
-void sfs_img_map_state(const struct sfs_image *im, struct sfs_map_info *mi, uint64_t *count,
-		       uint64_t *nblocks);
+void image_map_state(const struct sfs_image *im, struct sfs_map_info *mi, uint64_t *count,
+		     uint64_t *nblocks);
 
 /* ---- the resident part (resident.c) ---- */
 
 /* Stripe locks and range lock: 0 or -ENOMEM. */
-int sfs_img_locks_alloc(struct sfs_image *im);
+int image_locks_alloc(struct sfs_image *im);
 
 /* Close and free the resident part (whatever of it is there), without flushing. */
-void sfs_img_res_drop(struct sfs_image *im);
+void image_res_drop(struct sfs_image *im);
 
 /* Open the O_DIRECT twin of im->fd where the backing filesystem takes direct I/O: 0 (with or
  * without it), or -errno (out of descriptors, a failed fstat). */
-int sfs_img_open_direct(struct sfs_image *im);
+int image_open_direct(struct sfs_image *im);
 
 /* Descriptors the resident part holds now. */
-unsigned sfs_img_res_nfds(const struct sfs_image *im);
+unsigned image_res_nfds(const struct sfs_image *im);
 
 /* Remember what identifies the map file and what its header says (resident). */
-void sfs_img_note_map(struct sfs_image *im);
+void image_note_map(struct sfs_image *im);
 
 /* Whether requests take a range, from the descriptors open (io.c). */
-void sfs_img_note_direct(struct sfs_image *im);
+void image_note_direct(struct sfs_image *im);
 
 /* The descriptor cache's open and close of an image's slot (fdcache.h's callbacks): the open
  * gives the descriptors it opened or -errno with nothing left open; the close flushes what
  * was written (a failed flush keeps it open unless force) and drops the rest. */
-int sfs_img_slot_open(struct sfs_fdslot *s);
-int sfs_img_slot_close(struct sfs_fdslot *s, bool force);
+int image_slot_open(struct sfs_fdslot *s);
+int image_slot_close(struct sfs_fdslot *s, bool force);
 
 #endif

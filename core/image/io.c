@@ -80,8 +80,8 @@
 #include "model/model.h"
 #include "util/units.h"
 
-#define NSTRIPES SFS_IMG_NSTRIPES
-#define BOUNCE_LEN SFS_IMG_BOUNCE_LEN
+#define NSTRIPES IMAGE_NSTRIPES
+#define BOUNCE_LEN IMAGE_BOUNCE_LEN
 
 /* A request of class c that arrived at t0 is done on the backing store: hold it until the device
  * profile's drive would have completed it (no profile: at once), and count the time added.  0, or
@@ -96,7 +96,7 @@ static int model_done(struct sfs_image *im, enum sfs_lat_class c, const struct s
 		return 0;
 	if (sfs_model_complete(im->model, rq, t0, &ns) < 0)
 		return -EIO;
-	if (ns && (st = sfs_img_stats_of(im)))
+	if (ns && (st = image_stats_of(im)))
 		sfs_stats_model_delay(st, c, ns);
 	return 0;
 }
@@ -122,7 +122,7 @@ struct hold {
 	enum { HOLD_NONE, HOLD_COUNTED, HOLD_LOCKED } mode;
 };
 
-bool sfs_img_count_unranged(struct sfs_image *im)
+bool image_count_unranged(struct sfs_image *im)
 {
 	/* seq_cst on both sides (here and in sfs_image_need_ranges): a request either sees
 	 * ranged, or is counted before need_ranges reads the count */
@@ -135,7 +135,7 @@ bool sfs_img_count_unranged(struct sfs_image *im)
 	return false;
 }
 
-void sfs_img_uncount_unranged(struct sfs_image *im)
+void image_uncount_unranged(struct sfs_image *im)
 {
 	__atomic_sub_fetch(&im->unranged, 1, __ATOMIC_SEQ_CST);
 }
@@ -149,7 +149,7 @@ static int range_lock(struct sfs_image *im, struct hold *h, uint64_t off, uint64
 	h->mode = HOLD_NONE;
 	if (caller_holds)
 		return 0;
-	if (sfs_img_count_unranged(im)) {
+	if (image_count_unranged(im)) {
 		h->mode = HOLD_COUNTED;
 		return 0;
 	}
@@ -164,7 +164,7 @@ static void range_unlock(struct sfs_image *im, struct hold *h)
 	if (h->mode == HOLD_LOCKED)
 		sfs_rangelock_unlock(im->rl, &h->r);
 	else if (h->mode == HOLD_COUNTED)
-		sfs_img_uncount_unranged(im);
+		image_uncount_unranged(im);
 }
 
 void sfs_image_need_ranges(struct sfs_image *im)
@@ -199,7 +199,7 @@ static inline __attribute__((always_inline)) int read_blocks(struct sfs_image *i
 		if (re > off + n)
 			re = off + n;
 		if (set) {
-			rc = sfs_img_back_read(im, p + (pos - off), re - pos, pos);
+			rc = image_back_read(im, p + (pos - off), re - pos, pos);
 			if (rc < 0)
 				break;
 		} else {
@@ -217,14 +217,14 @@ static void media_error(struct sfs_image *im, const struct sfs_fail_io *fio)
 {
 	struct sfs_stats *st;
 
-	if (fio->bad_kind && (st = sfs_img_stats_of(im)))
+	if (fio->bad_kind && (st = image_stats_of(im)))
 		sfs_stats_media_error(st, SFS_OP_READ, fio->off, fio->len);
 }
 
 /* A read; with caller_holds the caller has the range (a read-modify-write). */
 static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off, bool caller_holds)
 {
-	struct sfs_geom g = sfs_img_vis_geom(im);
+	struct sfs_geom g = image_vis_geom(im);
 	uint64_t t0 = im->stats.on || im->model ? sfs_now_ns() : 0;
 	struct sfs_stats *st;
 	struct sfs_fail *f;
@@ -234,7 +234,7 @@ static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 	int rc = sfs_geom_check_read(&g, off, len, &n);
 
 	if (rc < 0) {
-		if ((st = sfs_img_stats_of(im)))
+		if ((st = image_stats_of(im)))
 			sfs_stats_misaligned(st, SFS_OP_READ, off, len);
 		return rc;
 	}
@@ -243,7 +243,7 @@ static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 	rc = range_lock(im, &r, off, n, false, caller_holds);
 	if (rc < 0)
 		return rc;
-	if ((f = sfs_img_fail(im))) {
+	if ((f = image_fail(im))) {
 		fio = (struct sfs_fail_io){ .op = SFS_FAIL_READ, .off = off, .len = n };
 		if ((rc = sfs_fail_begin(f, &fio)) < 0) {
 			range_unlock(im, &r);
@@ -260,7 +260,7 @@ static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 	rc = model_done(im, SFS_LAT_READ, &(struct sfs_model_req){ .op = SFS_MODEL_READ, .off = off, .len = n }, t0);
 	if (rc < 0)
 		return rc;
-	if ((st = sfs_img_stats_of(im)))
+	if ((st = image_stats_of(im)))
 		sfs_stats_read(st, off, n, sfs_now_ns() - t0);
 	return (ssize_t)n;
 }
@@ -290,14 +290,14 @@ static int first_write(struct sfs_image *im, const struct sfs_geom *g, uint64_t 
 	}
 	if (sfs_map_test(im->map, b)) {          /* another writer got there first */
 		pthread_mutex_unlock(lk);
-		return sfs_img_back_write(im, data, e - s, s);
+		return image_back_write(im, data, e - s, s);
 	}
 	sfs_geom_block_range(g, b, &bs, &be);
-	rc = sfs_img_zero_backing(im, bs, s - bs);
+	rc = image_zero_backing(im, bs, s - bs);
 	if (rc == 0)
-		rc = sfs_img_zero_backing(im, e, be - e);
+		rc = image_zero_backing(im, e, be - e);
 	if (rc == 0)
-		rc = sfs_img_back_write(im, data, e - s, s);
+		rc = image_back_write(im, data, e - s, s);
 	if (rc == 0) {
 		sfs_map_set(im->map, b);
 		*was_first = true;
@@ -329,13 +329,13 @@ static inline __attribute__((always_inline)) int write_blocks(struct sfs_image *
 		if (be > end)
 			be = end;
 		if (bs > run)
-			rc = sfs_img_back_write(im, p + (run - off), bs - run, run);
+			rc = image_back_write(im, p + (run - off), bs - run, run);
 		if (rc == 0)
 			rc = first_write(im, g, b, p + (bs - off), bs, be, was_first, zeroed);
 		run = be;
 	}
 	if (rc == 0 && run < end)
-		rc = sfs_img_back_write(im, p + (run - off), end - run, run);
+		rc = image_back_write(im, p + (run - off), end - run, run);
 	return rc;
 }
 
@@ -344,7 +344,7 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 {
 	/* a growing image takes writes up to its capacity; another ends where it shows */
 	bool growing = __atomic_load_n(&im->growing, __ATOMIC_ACQUIRE);
-	struct sfs_geom g = growing ? sfs_img_cur_geom(im) : sfs_img_vis_geom(im);
+	struct sfs_geom g = growing ? image_cur_geom(im) : image_vis_geom(im);
 	uint64_t t0 = im->stats.on || im->model ? sfs_now_ns() : 0, end = off + len;
 	uint64_t zeroed = 0;
 	struct sfs_stats *st;
@@ -355,7 +355,7 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	int rc = sfs_geom_check_write(&g, off, len);
 
 	if (rc < 0) {
-		if ((st = sfs_img_stats_of(im))) {
+		if ((st = image_stats_of(im))) {
 			if (rc == -EINVAL)
 				sfs_stats_misaligned(st, SFS_OP_WRITE, off, len);
 			else if (!growing)   /* growing: past the capacity, the store makes room and writes again */
@@ -368,7 +368,7 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	rc = range_lock(im, &r, off, len, true, caller_holds);
 	if (rc < 0)
 		return rc;
-	if ((f = sfs_img_fail(im))) {
+	if ((f = image_fail(im))) {
 		fio = (struct sfs_fail_io){ .op = SFS_FAIL_WRITE, .off = off, .len = len,
 					    .flags = fua_next ? SFS_WC_FUA : 0 };
 		if ((rc = sfs_fail_begin(f, &fio)) < 0) {
@@ -378,7 +378,7 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	}
 	rc = write_blocks(im, &g, buf, off, len, &was_first, &zeroed);
 	if (rc == 0 && growing)
-		sfs_img_extend_visible(im, end);
+		image_extend_visible(im, end);
 	if (f)
 		sfs_fail_end(f, &fio, rc);
 	range_unlock(im, &r);
@@ -389,25 +389,25 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 						 .offload = im->sc.zero_offload, .pss = g.pss }, t0);
 	if (rc < 0)
 		return rc;
-	if ((st = sfs_img_stats_of(im)))
+	if ((st = image_stats_of(im)))
 		sfs_stats_write(st, off, len, sfs_now_ns() - t0, was_first, sfs_geom_is_rmw(&g, off, len));
 	return (ssize_t)len;
 }
 
 /* ---- the failure state's transfers (failures.c): no range, no stats, no model, no hooks ---- */
 
-int sfs_img_raw_read(struct sfs_image *im, void *buf, size_t len, uint64_t off)
+int image_raw_read(struct sfs_image *im, void *buf, size_t len, uint64_t off)
 {
-	struct sfs_geom g = sfs_img_cur_geom(im);
+	struct sfs_geom g = image_cur_geom(im);
 
 	if (off > g.size || len > g.size - off)
 		return -EIO;
 	return len ? read_blocks(im, &g, buf, off, len) : 0;
 }
 
-int sfs_img_raw_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off)
+int image_raw_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off)
 {
-	struct sfs_geom g = sfs_img_cur_geom(im);
+	struct sfs_geom g = image_cur_geom(im);
 	uint64_t zeroed = 0;
 	bool first = false;
 
@@ -416,14 +416,14 @@ int sfs_img_raw_write(struct sfs_image *im, const void *buf, size_t len, uint64_
 	return len ? write_blocks(im, &g, buf, off, len, &first, &zeroed) : 0;
 }
 
-int sfs_img_raw_sync(struct sfs_image *im)
+int image_raw_sync(struct sfs_image *im)
 {
 	int rc;
 
 	__atomic_store_n(&im->dirty, 0, __ATOMIC_RELEASE);
 	rc = sfs_map_flush(im->map, im->fd);
 	if (rc < 0)
-		sfs_img_mark_dirty(im);
+		image_mark_dirty(im);
 	return rc;
 }
 
@@ -471,7 +471,7 @@ static void span_free(void *p, uint64_t len)
 
 ssize_t sfs_image_read_any(struct sfs_image *im, void *buf, size_t len, uint64_t off)
 {
-	struct sfs_geom g = sfs_img_vis_geom(im);
+	struct sfs_geom g = image_vis_geom(im);
 	uint64_t s, e;
 	ssize_t n;
 	char *tmp;
@@ -499,7 +499,7 @@ ssize_t sfs_image_read_any(struct sfs_image *im, void *buf, size_t len, uint64_t
 
 static ssize_t write_any(struct sfs_image *im, const void *buf, size_t len, uint64_t off)
 {
-	struct sfs_geom g = sfs_img_vis_geom(im);
+	struct sfs_geom g = image_vis_geom(im);
 	uint64_t s, e, head_end, tail_start;
 	struct sfs_stats *st;
 	struct hold r;
@@ -516,7 +516,7 @@ static ssize_t write_any(struct sfs_image *im, const void *buf, size_t len, uint
 		 * sector (1 MiB - 48 bytes, ...), and the writer writes the rest again */
 		if (sfs_image_growing(im) && off % g.lss == 0 && len >= g.lss)
 			return do_write(im, buf, len - len % g.lss, off, false);
-		if ((st = sfs_img_stats_of(im))) {
+		if ((st = image_stats_of(im))) {
 			if (sfs_image_growing(im))
 				sfs_stats_misaligned(st, SFS_OP_WRITE, off, len);
 			else
@@ -565,7 +565,7 @@ ssize_t sfs_image_write_any(struct sfs_image *im, const void *buf, size_t len, u
 static int do_flush(struct sfs_image *im, bool fua_sync)
 {
 	uint64_t t0 = im->stats.on || im->model ? sfs_now_ns() : 0;
-	struct sfs_fail *f = fua_sync ? NULL : sfs_img_fail(im);
+	struct sfs_fail *f = fua_sync ? NULL : image_fail(im);
 	struct sfs_fail_io fio = { .op = SFS_FAIL_FLUSH };
 	struct sfs_stats *st;
 	int rc;
@@ -577,12 +577,12 @@ static int do_flush(struct sfs_image *im, bool fua_sync)
 	__atomic_store_n(&im->dirty, 0, __ATOMIC_RELEASE);
 	rc = sfs_map_flush(im->map, im->fd);
 	if (rc < 0)
-		sfs_img_mark_dirty(im);
+		image_mark_dirty(im);
 	if (f)
 		sfs_fail_end(f, &fio, rc);
 	if (rc == 0)
 		rc = model_done(im, SFS_LAT_FLUSH, &(struct sfs_model_req){ .op = SFS_MODEL_FLUSH }, t0);
-	if (rc == 0 && (st = sfs_img_stats_of(im)))
+	if (rc == 0 && (st = image_stats_of(im)))
 		sfs_stats_flush(st, sfs_now_ns() - t0);
 	sfs_stats_cell_leave(&im->stats);
 	return rc;
@@ -603,7 +603,7 @@ enum range_op { OP_DISCARD, OP_ZERO, OP_ALLOCATE };
 /* Apply op to every block touching [off, off+len), each under its stripe lock. */
 static int range_op(struct sfs_image *im, uint64_t off, uint64_t len, enum range_op op)
 {
-	struct sfs_geom g = sfs_img_cur_geom(im);
+	struct sfs_geom g = image_cur_geom(im);
 	uint64_t first, last;
 	struct sfs_fail *f;
 	struct sfs_fail_io fio;
@@ -616,7 +616,7 @@ static int range_op(struct sfs_image *im, uint64_t off, uint64_t len, enum range
 	if (rc < 0)
 		return rc;
 	/* an allocation changes no byte a read sees (sfs_image_allocate checks the power) */
-	f = op == OP_ALLOCATE ? NULL : sfs_img_fail(im);
+	f = op == OP_ALLOCATE ? NULL : image_fail(im);
 	fio = (struct sfs_fail_io){ .op = op == OP_DISCARD ? SFS_FAIL_DISCARD : SFS_FAIL_ZERO, .off = off, .len = len };
 	if (f && (rc = sfs_fail_begin(f, &fio)) < 0) {
 		range_unlock(im, &r);
@@ -638,7 +638,7 @@ static int range_op(struct sfs_image *im, uint64_t off, uint64_t len, enum range
 		}
 		if (op == OP_ALLOCATE) {
 			if (!sfs_map_test(im->map, b)) {
-				rc = sfs_img_zero_backing(im, bs, be - bs);
+				rc = image_zero_backing(im, bs, be - bs);
 				if (rc == 0)
 					sfs_map_set(im->map, b);
 			}
@@ -646,12 +646,12 @@ static int range_op(struct sfs_image *im, uint64_t off, uint64_t len, enum range
 			/* never written: reads as zeros already */
 		} else if (op == OP_DISCARD && im->sc.prov == SFS_PROV_THIN && s == bs && e == be) {
 			sfs_map_clear(im->map, b);
-			sfs_img_mark_dirty(im);
+			image_mark_dirty(im);
 			if (fallocate(im->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 				      (off_t)bs, (off_t)(be - bs)) < 0 && errno != EOPNOTSUPP)
 				rc = -errno;
 		} else {
-			rc = sfs_img_zero_backing(im, s, e - s);
+			rc = image_zero_backing(im, s, e - s);
 		}
 		pthread_mutex_unlock(lk);
 	}
@@ -662,19 +662,19 @@ static int range_op(struct sfs_image *im, uint64_t off, uint64_t len, enum range
 }
 
 /* Discard and write-zeroes: the I/O rules and their counters, then the blocks. */
-int sfs_img_allocate_range(struct sfs_image *im, uint64_t off, uint64_t len)
+int image_allocate_range(struct sfs_image *im, uint64_t off, uint64_t len)
 {
 	return range_op(im, off, len, OP_ALLOCATE);
 }
 
 static int checked_range_op(struct sfs_image *im, uint64_t off, uint64_t len, enum range_op op)
 {
-	struct sfs_geom g = sfs_img_vis_geom(im);
+	struct sfs_geom g = image_vis_geom(im);
 	struct sfs_stats *st;
 	int rc = sfs_geom_check_write(&g, off, len);
 
 	sfs_stats_cell_enter(&im->stats);
-	if ((st = sfs_img_stats_of(im))) {
+	if ((st = image_stats_of(im))) {
 		if (rc == -EINVAL)
 			sfs_stats_misaligned(st, op == OP_DISCARD ? SFS_OP_DISCARD : SFS_OP_WRITE_ZEROES, off, len);
 		else if (rc == -ENOSPC)
@@ -691,7 +691,7 @@ static int checked_range_op(struct sfs_image *im, uint64_t off, uint64_t len, en
 
 int sfs_image_discard(struct sfs_image *im, uint64_t off, uint64_t len)
 {
-	struct sfs_geom g = sfs_img_vis_geom(im);
+	struct sfs_geom g = image_vis_geom(im);
 
 	/* a growing image: past what its writes reached nothing was written, as past the end of a
 	 * file being copied (cp --sparse=always punches its holes there): only the rest is discarded */
@@ -710,8 +710,8 @@ int sfs_image_write_zeroes(struct sfs_image *im, uint64_t off, uint64_t len)
 
 int sfs_image_allocate(struct sfs_image *im, uint64_t off, uint64_t len)
 {
-	struct sfs_geom g = sfs_img_vis_geom(im);
-	struct sfs_fail *f = sfs_img_fail(im);
+	struct sfs_geom g = image_vis_geom(im);
+	struct sfs_fail *f = image_fail(im);
 
 	if (off > g.size || len > g.size - off)
 		return -ENOSPC;

@@ -122,7 +122,7 @@ static int make_image(struct sfs_image *im, int store_fd, int state_fd, const ch
 	if (rc < 0 && linked && im->fd >= 0)
 		unlinkat(store_fd, name, 0);
 	if (rc < 0) {
-		sfs_img_res_drop(im);
+		image_res_drop(im);
 		return sfs_err(err, errlen, rc, "%s: cannot create image: %s", name, strerror(-rc));
 	}
 	return 0;
@@ -190,7 +190,7 @@ static int tie_map(struct sfs_image *im, const char *name, const struct sfs_file
 /* Mark the blocks of an existing raw file that hold data (SEEK_DATA/SEEK_HOLE). */
 static void import_extents(struct sfs_image *im, uint64_t file_size)
 {
-	struct sfs_geom g = sfs_img_cur_geom(im);
+	struct sfs_geom g = image_cur_geom(im);
 	uint64_t end = file_size < g.size ? file_size : g.size;
 	off_t pos = 0;
 
@@ -213,7 +213,7 @@ static int image_alloc(const char *name, const struct sfs_sidecar *sc, unsigned 
 {
 	struct sfs_image *im;
 
-	if (!sfs_img_zerobuf())
+	if (!image_zerobuf())
 		return -ENOMEM;
 	im = calloc(1, sizeof(*im));
 	if (!im)
@@ -225,7 +225,7 @@ static int image_alloc(const char *name, const struct sfs_sidecar *sc, unsigned 
 	im->geom = (struct sfs_geom){ sc->size, sc->lss, sc->pss, sc->block_size };
 	if (log)
 		im->log = *log;
-	im->zerolen = sc->block_size < SFS_IMG_ZEROBUF_MAX ? (size_t)sc->block_size : SFS_IMG_ZEROBUF_MAX;
+	im->zerolen = sc->block_size < IMAGE_ZEROBUF_MAX ? (size_t)sc->block_size : IMAGE_ZEROBUF_MAX;
 	sfs_stats_cell_init(&im->stats, (flags & SFS_IMAGE_STATS) != 0);
 	pthread_mutex_init(&im->zero_lk, NULL);
 	pthread_mutex_init(&im->fail_lk, NULL);
@@ -236,7 +236,7 @@ static int image_alloc(const char *name, const struct sfs_sidecar *sc, unsigned 
 
 static void image_free(struct sfs_image *im)
 {
-	sfs_img_res_drop(im);
+	image_res_drop(im);
 	pthread_mutex_destroy(&im->zero_lk);
 	pthread_mutex_destroy(&im->fail_lk);
 	sfs_stats_cell_destroy(&im->stats);
@@ -367,7 +367,7 @@ static int first_open(struct sfs_image *im, int store_fd, int state_fd, const ch
 			     !S_ISREG(st.st_mode) ? "not a regular file" : "hard-linked elsewhere");
 		goto fail;
 	}
-	if (!(flags & SFS_IMAGE_BUFFERED) && (rc = sfs_img_open_direct(im)) < 0) {
+	if (!(flags & SFS_IMAGE_BUFFERED) && (rc = image_open_direct(im)) < 0) {
 		sfs_err(err, errlen, rc, "%s: cannot open backing file for O_DIRECT: %s", name, strerror(-rc));
 		goto fail;
 	}
@@ -385,17 +385,17 @@ static int first_open(struct sfs_image *im, int store_fd, int state_fd, const ch
 		if (im->sc.prov != SFS_PROV_THIN)
 			fallocate(im->fd, 0, st.st_size, (off_t)(im->geom.size - (uint64_t)st.st_size));
 	}
-	if (sfs_img_locks_alloc(im) < 0) {
+	if (image_locks_alloc(im) < 0) {
 		rc = sfs_err(err, errlen, -ENOMEM, "%s: out of memory", name);
 		goto fail;
 	}
-	sfs_img_note_map(im);
+	image_note_map(im);
 	memcpy(im->id, sfs_map_ident(im->map)->id, sizeof(im->id));
-	sfs_img_note_direct(im);
+	image_note_direct(im);
 	return 0;
 
 fail:
-	sfs_img_res_drop(im);
+	image_res_drop(im);
 	return rc;
 }
 
@@ -438,7 +438,7 @@ int sfs_image_open_in(struct sfs_fdcache *fdc, int store_fd, int state_fd, const
 		return rc;
 	}
 	if (fdc) {
-		sfs_fdslot_init(&im->slot, fdc, sfs_img_slot_open, sfs_img_slot_close, (flags & SFS_IMAGE_BUFFERED) ? 2 : 3);
+		sfs_fdslot_init(&im->slot, fdc, image_slot_open, image_slot_close, (flags & SFS_IMAGE_BUFFERED) ? 2 : 3);
 		sfs_fdcache_make_room(fdc, im->slot.want);
 	}
 	for (;;) {
@@ -455,8 +455,8 @@ int sfs_image_open_in(struct sfs_fdcache *fdc, int store_fd, int state_fd, const
 		return rc;
 	}
 	if (fdc)
-		sfs_fdslot_adopt(&im->slot, sfs_img_res_nfds(im));
-	rc = sfs_img_probe_zero_range(im, (dev_t)im->bid.dev);
+		sfs_fdslot_adopt(&im->slot, image_res_nfds(im));
+	rc = image_probe_zero_range(im, (dev_t)im->bid.dev);
 	if (rc < 0) {
 		sfs_image_close(im);
 		return sfs_err(err, errlen, rc, "%s: cannot stat the store directory: %s", name, strerror(-rc));
@@ -471,7 +471,7 @@ int sfs_image_open_in(struct sfs_fdcache *fdc, int store_fd, int state_fd, const
 	}
 	im->sc.size = im->geom.size;
 	im->vsize = im->geom.size;
-	rc = sfs_img_fail_open(im, err, errlen);
+	rc = image_fail_open(im, err, errlen);
 	if (rc < 0) {
 		sfs_image_close(im);
 		return rc;
@@ -493,8 +493,8 @@ int sfs_image_close(struct sfs_image *im)
 
 	if (!im)
 		return 0;
-	sfs_img_zero_join(im);
-	sfs_img_fail_close(im);
+	image_zero_join(im);
+	image_fail_close(im);
 	if (im->fdc) {
 		rc = sfs_fdslot_detach(&im->slot);
 	} else {
@@ -529,14 +529,14 @@ bool sfs_image_resident(struct sfs_image *im)
 }
 
 /* Hold the resident part as it is (no eviction, no reopen): true when it is there. */
-bool sfs_img_hold(const struct sfs_image *cim)
+bool image_hold(const struct sfs_image *cim)
 {
 	struct sfs_image *im = (struct sfs_image *)cim;   /* the slot's lock is not the image's state */
 
 	return !im->fdc || sfs_fdslot_lock(&im->slot);
 }
 
-void sfs_img_unhold(const struct sfs_image *cim)
+void image_unhold(const struct sfs_image *cim)
 {
 	struct sfs_image *im = (struct sfs_image *)cim;
 
@@ -544,10 +544,10 @@ void sfs_img_unhold(const struct sfs_image *cim)
 		sfs_fdslot_unlock(&im->slot);
 }
 
-void sfs_img_map_state(const struct sfs_image *im, struct sfs_map_info *mi, uint64_t *count,
-		       uint64_t *nblocks)
+void image_map_state(const struct sfs_image *im, struct sfs_map_info *mi, uint64_t *count,
+		     uint64_t *nblocks)
 {
-	bool open = sfs_img_hold(im);
+	bool open = image_hold(im);
 
 	if (open && im->map) {
 		*mi = *sfs_map_info(im->map);
@@ -558,5 +558,5 @@ void sfs_img_map_state(const struct sfs_image *im, struct sfs_map_info *mi, uint
 		*count = im->map_count;
 		*nblocks = im->map_nblocks;
 	}
-	sfs_img_unhold(im);
+	image_unhold(im);
 }

@@ -35,12 +35,12 @@
 #include "util/fileid.h"
 #include "internal.h"
 
-#define STRIPES_LEN (SFS_IMG_NSTRIPES * sizeof(pthread_mutex_t))
+#define STRIPES_LEN (IMAGE_NSTRIPES * sizeof(pthread_mutex_t))
 
 /* Stripe locks and range lock: 0 or -ENOMEM.  The stripe locks (10 KiB) are a mapping of
  * their own, so that closing an idle image gives all of it back: in the heap, the small
  * allocations made meanwhile (libfuse's nodes) kept a page of each freed block. */
-int sfs_img_locks_alloc(struct sfs_image *im)
+int image_locks_alloc(struct sfs_image *im)
 {
 	void *p = mmap(NULL, STRIPES_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
@@ -54,13 +54,13 @@ int sfs_img_locks_alloc(struct sfs_image *im)
 		im->rl = NULL;
 		return -ENOMEM;
 	}
-	for (int i = 0; i < SFS_IMG_NSTRIPES; i++)
+	for (int i = 0; i < IMAGE_NSTRIPES; i++)
 		pthread_mutex_init(&im->stripe[i], NULL);
 	return 0;
 }
 
 /* Close and free the resident part (whatever of it is there), without flushing. */
-void sfs_img_res_drop(struct sfs_image *im)
+void image_res_drop(struct sfs_image *im)
 {
 	if (im->map)
 		sfs_map_close(im->map);
@@ -74,7 +74,7 @@ void sfs_img_res_drop(struct sfs_image *im)
 		close(im->dfd);
 	im->fd = im->dfd = -1;
 	if (im->stripe) {
-		for (int i = 0; i < SFS_IMG_NSTRIPES; i++)
+		for (int i = 0; i < IMAGE_NSTRIPES; i++)
 			pthread_mutex_destroy(&im->stripe[i]);
 		munmap(im->stripe, STRIPES_LEN);
 		im->stripe = NULL;
@@ -91,7 +91,7 @@ void sfs_img_res_drop(struct sfs_image *im)
  * replaced) and take its alignment from statx, 4096 where statx is silent.
  * 0 (with or without it), or -errno: -EMFILE/-ENFILE (out of descriptors),
  * or what a failed fstat of either descriptor said. */
-int sfs_img_open_direct(struct sfs_image *im)
+int image_open_direct(struct sfs_image *im)
 {
 	struct statx stx;
 	struct stat a, b;
@@ -121,7 +121,7 @@ int sfs_img_open_direct(struct sfs_image *im)
 		im->dio_mem = stx.stx_dio_mem_align;
 		im->dio_off = stx.stx_dio_offset_align;
 	}
-	if (im->dio_mem > SFS_IMG_BOUNCE_ALIGN || SFS_IMG_BOUNCE_LEN % im->dio_off) {
+	if (im->dio_mem > IMAGE_BOUNCE_ALIGN || IMAGE_BOUNCE_LEN % im->dio_off) {
 		close(fd);
 		return 0;
 	}
@@ -130,13 +130,13 @@ int sfs_img_open_direct(struct sfs_image *im)
 }
 
 /* Descriptors the resident part holds now. */
-unsigned sfs_img_res_nfds(const struct sfs_image *im)
+unsigned image_res_nfds(const struct sfs_image *im)
 {
 	return (im->fd >= 0) + (im->dfd >= 0) + (im->map != NULL);
 }
 
 /* Remember what identifies the map file and what its header says (resident). */
-void sfs_img_note_map(struct sfs_image *im)
+void image_note_map(struct sfs_image *im)
 {
 	im->mid = *sfs_map_fileid(im->map);
 	im->mi = *sfs_map_info(im->map);
@@ -145,7 +145,7 @@ void sfs_img_note_map(struct sfs_image *im)
 }
 
 /* Requests take a range when a transfer can go through the page cache (see io.c). */
-void sfs_img_note_direct(struct sfs_image *im)
+void image_note_direct(struct sfs_image *im)
 {
 	im->direct = im->dfd >= 0;
 	if (im->dfd < 0 || im->geom.lss % im->dio_off != 0)
@@ -159,7 +159,7 @@ static struct sfs_image *image_of_slot(struct sfs_fdslot *s)
 
 /* The slot's open: the resident part again, checked to be the same files.  Descriptors
  * opened, or -errno with nothing left open. */
-int sfs_img_slot_open(struct sfs_fdslot *s)
+int image_slot_open(struct sfs_fdslot *s)
 {
 	struct sfs_image *im = image_of_slot(s);
 	char mapname[300], err[512];
@@ -178,7 +178,7 @@ int sfs_img_slot_open(struct sfs_fdslot *s)
 		rc = -ENOENT;                /* replaced behind our back: not the image's file */
 		goto fail;
 	}
-	if (!(im->flags & SFS_IMAGE_BUFFERED) && (rc = sfs_img_open_direct(im)) < 0)
+	if (!(im->flags & SFS_IMAGE_BUFFERED) && (rc = image_open_direct(im)) < 0)
 		goto fail;
 	sfs_map_name(mapname, sizeof(mapname), im->name);
 	rc = sfs_map_open(im->state_fd, mapname, 0, &im->log, &m, err, sizeof(err));
@@ -200,20 +200,20 @@ int sfs_img_slot_open(struct sfs_fdslot *s)
 		rc = -EUCLEAN;
 		goto fail;
 	}
-	if (sfs_img_locks_alloc(im) < 0) {
+	if (image_locks_alloc(im) < 0) {
 		rc = -ENOMEM;
 		goto fail;
 	}
-	sfs_img_note_direct(im);
-	return (int)sfs_img_res_nfds(im);
+	image_note_direct(im);
+	return (int)image_res_nfds(im);
 
 fail:
-	sfs_img_res_drop(im);
+	image_res_drop(im);
 	return rc;
 }
 
 /* The slot's close: flush what was written, keep what the map says, drop the rest. */
-int sfs_img_slot_close(struct sfs_fdslot *s, bool force)
+int image_slot_close(struct sfs_fdslot *s, bool force)
 {
 	struct sfs_image *im = image_of_slot(s);
 	int rc = 0;
@@ -227,8 +227,8 @@ int sfs_img_slot_close(struct sfs_fdslot *s, bool force)
 				return rc;
 		}
 	}
-	sfs_img_note_map(im);
-	sfs_img_res_drop(im);
+	image_note_map(im);
+	image_res_drop(im);
 	return rc;
 }
 

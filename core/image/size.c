@@ -41,15 +41,15 @@ static void set_size_locked(struct sfs_image *im, uint64_t size, bool growing)
  * then the failure layer told of the new size when there is one.  rc. */
 static int resized(struct sfs_image *im, int rc)
 {
-	sfs_img_unlock_stripes(im);
+	image_unlock_stripes(im);
 	if (rc == 0)
-		sfs_img_fail_resize(im);
+		image_fail_resize(im);
 	return rc;
 }
 
 int sfs_image_grow_prepare(struct sfs_image *im, uint64_t new_size)
 {
-	struct sfs_geom g = sfs_img_cur_geom(im);
+	struct sfs_geom g = image_cur_geom(im);
 	uint64_t old = g.size;
 	struct stat st;
 	int rc = sfs_geom_grow_check(&g, new_size, NULL, 0);
@@ -68,7 +68,7 @@ int sfs_image_grow_prepare(struct sfs_image *im, uint64_t new_size)
 	if (rc == 0 && old % g.block_size && sfs_map_test(im->map, sfs_geom_nblocks(&g) - 1)) {
 		uint64_t tail_end = (old / g.block_size + 1) * g.block_size;
 
-		rc = sfs_img_zero_backing(im, old, (tail_end < new_size ? tail_end : new_size) - old);
+		rc = image_zero_backing(im, old, (tail_end < new_size ? tail_end : new_size) - old);
 	}
 	if (rc == 0 && im->sc.prov != SFS_PROV_THIN &&
 	    fallocate(im->fd, 0, (off_t)old, (off_t)(new_size - old)) < 0 && errno != EOPNOTSUPP)
@@ -82,7 +82,7 @@ int sfs_image_grow_prepare(struct sfs_image *im, uint64_t new_size)
 
 int sfs_image_grow_commit(struct sfs_image *im, uint64_t new_size)
 {
-	struct sfs_geom g = sfs_img_cur_geom(im);
+	struct sfs_geom g = image_cur_geom(im);
 	uint32_t flags = sfs_map_info(im->map)->flags;
 	int rc = sfs_geom_grow_check(&g, new_size, NULL, 0);
 
@@ -91,7 +91,7 @@ int sfs_image_grow_commit(struct sfs_image *im, uint64_t new_size)
 	/* An eagerzeroedthick image is not all zeroed again until its new blocks are. */
 	if (im->sc.prov == SFS_PROV_EAGERZEROEDTHICK)
 		flags &= ~SFS_MAP_F_ZEROED;
-	sfs_img_lock_stripes(im);
+	image_lock_stripes(im);
 	rc = sfs_map_grow_commit(im->map, new_size, flags);
 	/* a growing image shows what its writes reached; the new room is ahead of them */
 	if (rc == 0)
@@ -153,7 +153,7 @@ int sfs_image_show_size(struct sfs_image *im, uint64_t size)
 
 	if (!sfs_image_growing(im) || size % im->geom.lss || size > cap)
 		return -EINVAL;
-	sfs_img_extend_visible(im, size);
+	image_extend_visible(im, size);
 	return 0;
 }
 
@@ -165,7 +165,7 @@ int sfs_image_show_size(struct sfs_image *im, uint64_t size)
  * when one holds data (or there is too much to look at), or -errno. */
 static int forget_zero_blocks_past(struct sfs_image *im, uint64_t cap)
 {
-	struct sfs_geom g = sfs_img_cur_geom(im);
+	struct sfs_geom g = image_cur_geom(im);
 	uint64_t nb = sfs_map_nblocks(im->map), first = (cap + g.block_size - 1) / g.block_size, seen = 0;
 	char *buf;
 	int rc = 0;
@@ -205,7 +205,7 @@ int sfs_image_trim_commit(struct sfs_image *im, uint64_t cap)
 		return -EINVAL;
 	if (cap == sfs_image_capacity(im))
 		return 0;
-	sfs_img_lock_stripes(im);
+	image_lock_stripes(im);
 	/* under every stripe lock: no first write can set a bit past cap now */
 	rc = growing && cap < __atomic_load_n(&im->vsize, __ATOMIC_ACQUIRE) ? -EAGAIN : 0;
 	if (rc == 0 && !growing)
@@ -225,7 +225,7 @@ int sfs_image_reformat_check(const struct sfs_image *im, const struct sfs_sideca
 		return -EBUSY;
 	if (im->nretired == sizeof(im->retired) / sizeof(im->retired[0]))
 		return -EBUSY;
-	if (sfs_img_fail(im))          /* its failure state has the old sector format */
+	if (image_fail(im))          /* its failure state has the old sector format */
 		return -EBUSY;
 	return 0;
 }
@@ -242,7 +242,7 @@ void sfs_image_reformat_map_info(const struct sfs_image *im, const struct sfs_si
 void sfs_image_reformat(struct sfs_image *im, struct sfs_map *nm, const struct sfs_sidecar *sc)
 {
 	assert(sfs_image_reformat_check(im, sc) == 0);
-	sfs_img_lock_stripes(im);
+	image_lock_stripes(im);
 	/* the old map stays readable until close: a lock-free reader may hold it */
 	im->retired[im->nretired++] = im->map;
 	__atomic_store_n(&im->map, nm, __ATOMIC_RELEASE);
@@ -251,7 +251,7 @@ void sfs_image_reformat(struct sfs_image *im, struct sfs_map *nm, const struct s
 	__atomic_store_n(&im->vsize, 0, __ATOMIC_RELEASE);
 	if (im->dfd < 0 || im->geom.lss % im->dio_off != 0)
 		__atomic_store_n(&im->ranged, true, __ATOMIC_SEQ_CST);
-	sfs_img_unlock_stripes(im);
+	image_unlock_stripes(im);
 }
 
 int sfs_image_trim_backing(struct sfs_image *im)

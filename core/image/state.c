@@ -14,20 +14,20 @@
 
 /* The image's live stats, made (or unpacked) at need (stats/cell.h); NULL without stats (or out
  * of memory). */
-struct sfs_stats *sfs_img_stats_of(struct sfs_image *im)
+struct sfs_stats *image_stats_of(struct sfs_image *im)
 {
 	return sfs_stats_cell_get(&im->stats);
 }
 
 /* The backing file was written: the next flush (or the eviction) must sync it. */
-void sfs_img_mark_dirty(struct sfs_image *im)
+void image_mark_dirty(struct sfs_image *im)
 {
 	if (!__atomic_load_n(&im->dirty, __ATOMIC_RELAXED))
 		__atomic_store_n(&im->dirty, 1, __ATOMIC_RELEASE);
 }
 
 /* A write of a growing image reached end: the disk shows at least that much. */
-void sfs_img_extend_visible(struct sfs_image *im, uint64_t end)
+void image_extend_visible(struct sfs_image *im, uint64_t end)
 {
 	uint64_t cur = __atomic_load_n(&im->vsize, __ATOMIC_ACQUIRE);
 

@@ -57,7 +57,7 @@ static int mark_zeroed(struct sfs_image *im)
 
 	if (rc < 0)
 		return rc;
-	sfs_img_lock_stripes(im);
+	image_lock_stripes(im);
 	if (sfs_map_next_clear(im->map, 0) < sfs_map_nblocks(im->map))
 		rc = 1;
 	else
@@ -65,7 +65,7 @@ static int mark_zeroed(struct sfs_image *im)
 				      sfs_map_info(im->map)->flags | SFS_MAP_F_ZEROED);
 	if (rc == 0)
 		im->sc.prov = SFS_PROV_EAGERZEROEDTHICK;
-	sfs_img_unlock_stripes(im);
+	image_unlock_stripes(im);
 	return rc;
 }
 
@@ -83,7 +83,7 @@ static int stop_zeroing(struct sfs_image *im)
  * allocated), so it is not zeroed now: the close starts the zeroing of what is left. */
 static uint64_t growing_end(struct sfs_image *im, uint64_t nb)
 {
-	uint64_t bs = sfs_img_cur_geom(im).block_size, shown;
+	uint64_t bs = image_cur_geom(im).block_size, shown;
 
 	if (!__atomic_load_n(&im->growing, __ATOMIC_ACQUIRE))
 		return nb;
@@ -99,7 +99,7 @@ static uint64_t growing_end(struct sfs_image *im, uint64_t nb)
  * 0, or -errno with the progress made kept in memory. */
 static int zero_blocks(struct sfs_image *im, bool stoppable, sfs_progress_fn fn, void *ctx)
 {
-	struct sfs_geom g0 = sfs_img_cur_geom(im);
+	struct sfs_geom g0 = image_cur_geom(im);
 	uint64_t b = 0, since_flush = 0, done = 0, total;
 	int rc;
 
@@ -109,7 +109,7 @@ static int zero_blocks(struct sfs_image *im, bool stoppable, sfs_progress_fn fn,
 	if (fn && fn(ctx, 0, total))
 		return -ECANCELED;
 	for (;;) {
-		struct sfs_geom g = sfs_img_cur_geom(im);
+		struct sfs_geom g = image_cur_geom(im);
 		uint64_t nb = sfs_map_nblocks(im->map), per = ZERO_STEP / g.block_size, e, s0, e0, len;
 
 		b = sfs_map_next_clear(im->map, b);
@@ -134,7 +134,7 @@ static int zero_blocks(struct sfs_image *im, bool stoppable, sfs_progress_fn fn,
 			e = b + per;
 		sfs_geom_block_range(&g, b, &s0, &e0);
 		len = sfs_blocks_bytes(&g, b, e);
-		rc = sfs_img_allocate_range(im, s0, len);
+		rc = image_allocate_range(im, s0, len);
 		if (rc < 0)
 			return rc;
 		done += len;
@@ -187,7 +187,7 @@ int sfs_image_make_eager(struct sfs_image *im)
 /* Bytes of the disk zeroed (or written) so far, count blocks allocated, and the disk size. */
 static void zero_progress(const struct sfs_image *im, uint64_t count, uint64_t *done, uint64_t *total)
 {
-	struct sfs_geom g = sfs_img_cur_geom(im);
+	struct sfs_geom g = image_cur_geom(im);
 	uint64_t bytes = count * g.block_size;
 
 	*total = g.size;
@@ -306,7 +306,7 @@ void sfs_image_zero_cancel(struct sfs_image *im)
 }
 
 /* Stop the zeroing thread, if any, and wait for it (progress kept in the map). */
-void sfs_img_zero_join(struct sfs_image *im)
+void image_zero_join(struct sfs_image *im)
 {
 	bool joinable;
 
@@ -324,7 +324,7 @@ enum sfs_zeroing sfs_image_zeroing(const struct sfs_image *im, uint64_t *done, u
 	struct sfs_map_info mi;
 	uint64_t count, nblocks;
 
-	sfs_img_map_state(im, &mi, &count, &nblocks);
+	image_map_state(im, &mi, &count, &nblocks);
 	zero_progress(im, count, done, total);
 	*err = 0;
 	if (im->sc.prov != SFS_PROV_EAGERZEROEDTHICK)

@@ -43,7 +43,7 @@ int sfs_map_flush_begin(struct sfs_map *m)
 	m->nsnap = 0;
 	/* Take the dirty set in one sweep: a page dirtied after its word was
 	 * taken stays dirty for the next flush. */
-	taken = sfs_mapi_calloc(dwords, sizeof(*taken));
+	taken = map_calloc(dwords, sizeof(*taken));
 	if (!taken) {
 		pthread_mutex_unlock(&m->flush_lock);
 		return -ENOMEM;
@@ -53,7 +53,7 @@ int sfs_map_flush_begin(struct sfs_map *m)
 		ndirty += (uint64_t)__builtin_popcountll(taken[i]);
 	}
 	if (ndirty)
-		m->snap = sfs_mapi_calloc(ndirty, sizeof(*m->snap));
+		m->snap = map_calloc(ndirty, sizeof(*m->snap));
 	if (ndirty && !m->snap) {
 		for (uint64_t i = 0; i < dwords; i++)
 			__atomic_fetch_or(&m->dirty[i], taken[i], __ATOMIC_RELEASE);
@@ -98,7 +98,7 @@ int sfs_map_flush_end(struct sfs_map *m)
 	if (rc < 0) {
 		/* Nothing is known to be on disk: everything snapshotted is dirty again. */
 		for (size_t i = 0; i < m->nsnap; i++)
-			sfs_mapi_mark_page_dirty(m, m->snap[i].page);
+			map_mark_page_dirty(m, m->snap[i].page);
 	}
 	free(m->snap);
 	m->snap = NULL;
@@ -116,7 +116,7 @@ int sfs_map_flush(struct sfs_map *m, int data_fd)
 	if (data_fd >= 0 && fdatasync(data_fd) < 0) {
 		rc = -errno;
 		for (size_t i = 0; i < m->nsnap; i++)
-			sfs_mapi_mark_page_dirty(m, m->snap[i].page);
+			map_mark_page_dirty(m, m->snap[i].page);
 		m->nsnap = 0;
 		sfs_map_flush_end(m);
 		return rc;
@@ -141,13 +141,13 @@ int sfs_map_grow_prepare(struct sfs_map *m, uint64_t new_size)
 	g.size = new_size;
 	np = sfs_mapfile_pages(SFS_MAPFILE_VERSION, sfs_geom_nblocks(&g));
 	pthread_mutex_lock(&m->flush_lock);
-	sfs_mapi_drop_pending(m);
+	map_drop_pending(m);
 	if (np > m->cap_pages) {
 		uint64_t most = sfs_mapfile_pages(SFS_MAPFILE_VERSION, SFS_BLOCKS_MAX);
 
 		/* twice the room (see map.c): a long run of small grows keeps few arrays */
 		m->pend_cap = np > 2 * m->cap_pages ? np : 2 * m->cap_pages < most ? 2 * m->cap_pages : most;
-		rc = sfs_mapi_alloc_arrays(m->pend_cap, &m->pend_words, &m->pend_dirty);
+		rc = map_alloc_arrays(m->pend_cap, &m->pend_words, &m->pend_dirty);
 	}
 	if (np != m->npages) {
 		if (rc == 0)
@@ -160,7 +160,7 @@ int sfs_map_grow_prepare(struct sfs_map *m, uint64_t new_size)
 			int trc = ftruncate(m->fd, (off_t)(MAP_HDR + m->npages * MAP_PAGE));
 
 			(void)trc;
-			sfs_mapi_drop_pending(m);
+			map_drop_pending(m);
 			pthread_mutex_unlock(&m->flush_lock);
 			return rc;
 		}
@@ -185,7 +185,7 @@ int sfs_map_grow_commit(struct sfs_map *m, uint64_t new_size, uint32_t flags)
 		pthread_mutex_unlock(&m->flush_lock);
 		return -EINVAL;
 	}
-	if (m->pend_words && !(o = sfs_mapi_calloc(1, sizeof(*o)))) {
+	if (m->pend_words && !(o = map_calloc(1, sizeof(*o)))) {
 		pthread_mutex_unlock(&m->flush_lock);
 		return -ENOMEM;
 	}
@@ -216,7 +216,7 @@ int sfs_map_grow_commit(struct sfs_map *m, uint64_t new_size, uint32_t flags)
 	m->npages = m->pend_pages;
 	m->info = info;
 	__atomic_store_n(&m->nblocks, nb, __ATOMIC_RELEASE);
-	sfs_mapi_drop_pending(m);
+	map_drop_pending(m);
 	pthread_mutex_unlock(&m->flush_lock);
 	return 0;
 }
@@ -228,9 +228,9 @@ int sfs_map_grow_abort(struct sfs_map *m)
 	if (m->rdonly)
 		return -EROFS;
 	pthread_mutex_lock(&m->flush_lock);
-	sfs_mapi_drop_pending(m);
+	map_drop_pending(m);
 	/* a failed commit may have left the header in doubt: write the current one again */
-	rc = sfs_mapi_write_header(m);
+	rc = map_write_header(m);
 	if (ftruncate(m->fd, (off_t)(MAP_HDR + m->npages * MAP_PAGE)) < 0 && rc == 0)
 		rc = -errno;
 	if (rc == 0 && fdatasync(m->fd) < 0)
@@ -291,7 +291,7 @@ int sfs_map_set_ident(struct sfs_map *m, const struct sfs_map_ident *ident)
 	m->ident.present = true;
 	m->ident.self = m->file;
 	/* one sector with its CRCs, written in place, as sfs_map_set_prov */
-	rc = sfs_mapi_write_header(m);
+	rc = map_write_header(m);
 	if (rc < 0)
 		m->ident = was;
 	pthread_mutex_unlock(&m->flush_lock);
@@ -312,7 +312,7 @@ int sfs_map_set_prov(struct sfs_map *m, enum sfs_prov prov, uint32_t flags)
 	m->info.prov = prov;
 	m->info.flags = flags;
 	/* one sector with its CRC, written in place: a crash leaves the old header or the new */
-	rc = sfs_mapi_write_header(m);
+	rc = map_write_header(m);
 	if (rc < 0)
 		m->info = was;
 	pthread_mutex_unlock(&m->flush_lock);

@@ -55,19 +55,19 @@ struct sfs_map {
 	bool pending;                        /* a grow is prepared */
 };
 
-int sfs_mapi_write_header(struct sfs_map *m);
+int map_write_header(struct sfs_map *m);
 
 /* Memory for n objects of size bytes, zeroed, for everything the map holds (the map itself,
  * its arrays, a flush's snapshot, a grow's retired arrays): calloc, or the tests' hook.  NULL
  * when there is none (or n * size overflows). */
-void *sfs_mapi_calloc(size_t n, size_t size);
+void *map_calloc(size_t n, size_t size);
 
 /* The bitmap and dirty arrays of npages bitmap pages, zeroed.  0, or -ENOMEM with *words and
  * *dirty NULL (nothing left allocated). */
-int sfs_mapi_alloc_arrays(uint64_t npages, uint64_t **words, uint64_t **dirty);
+int map_alloc_arrays(uint64_t npages, uint64_t **words, uint64_t **dirty);
 
-void sfs_mapi_drop_pending(struct sfs_map *m);
+void map_drop_pending(struct sfs_map *m);
 
-void sfs_mapi_mark_page_dirty(struct sfs_map *m, uint64_t page);
+void map_mark_page_dirty(struct sfs_map *m, uint64_t page);
 
 #endif

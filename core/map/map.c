@@ -128,7 +128,7 @@
 
 /* ---- little helpers ---- */
 
-int sfs_mapi_write_header(struct sfs_map *m)
+int map_write_header(struct sfs_map *m)
 {
 	unsigned char h[MAP_HDR];
 	int rc;
@@ -142,17 +142,17 @@ int sfs_mapi_write_header(struct sfs_map *m)
 
 /* ---- in memory ---- */
 
-void *(*sfs_mapi_calloc_hook)(size_t n, size_t size);
+void *(*map_calloc_hook)(size_t n, size_t size);
 
-void *sfs_mapi_calloc(size_t n, size_t size)
+void *map_calloc(size_t n, size_t size)
 {
-	return sfs_mapi_calloc_hook ? sfs_mapi_calloc_hook(n, size) : calloc(n, size);
+	return map_calloc_hook ? map_calloc_hook(n, size) : calloc(n, size);
 }
 
-int sfs_mapi_alloc_arrays(uint64_t npages, uint64_t **words, uint64_t **dirty)
+int map_alloc_arrays(uint64_t npages, uint64_t **words, uint64_t **dirty)
 {
-	*words = sfs_mapi_calloc(npages ? npages : 1, npages ? PAGE_WORDS * sizeof(uint64_t) : 8);
-	*dirty = sfs_mapi_calloc(npages / 64 + 1, sizeof(uint64_t));
+	*words = map_calloc(npages ? npages : 1, npages ? PAGE_WORDS * sizeof(uint64_t) : 8);
+	*dirty = map_calloc(npages / 64 + 1, sizeof(uint64_t));
 	if (!*words || !*dirty) {
 		free(*words);
 		free(*dirty);
@@ -166,7 +166,7 @@ int sfs_mapi_alloc_arrays(uint64_t npages, uint64_t **words, uint64_t **dirty)
 static struct sfs_map *map_new(int fd, const struct sfs_fileid *file, const struct sfs_map_info *info,
 			       const struct sfs_map_ident *ident)
 {
-	struct sfs_map *m = sfs_mapi_calloc(1, sizeof(*m));
+	struct sfs_map *m = map_calloc(1, sizeof(*m));
 
 	if (!m)
 		return NULL;
@@ -177,7 +177,7 @@ static struct sfs_map *map_new(int fd, const struct sfs_fileid *file, const stru
 	m->info = *info;
 	m->nblocks = sfs_geom_nblocks(&info->geom);
 	m->npages = m->cap_pages = sfs_mapfile_pages(SFS_MAPFILE_VERSION, m->nblocks);
-	if (sfs_mapi_alloc_arrays(m->npages, &m->words, &m->dirty) < 0) {
+	if (map_alloc_arrays(m->npages, &m->words, &m->dirty) < 0) {
 		free(m);
 		return NULL;
 	}
@@ -185,7 +185,7 @@ static struct sfs_map *map_new(int fd, const struct sfs_fileid *file, const stru
 	return m;
 }
 
-void sfs_mapi_drop_pending(struct sfs_map *m)
+void map_drop_pending(struct sfs_map *m)
 {
 	free(m->pend_words);
 	free(m->pend_dirty);
@@ -194,7 +194,7 @@ void sfs_mapi_drop_pending(struct sfs_map *m)
 	m->pending = false;
 }
 
-void sfs_mapi_mark_page_dirty(struct sfs_map *m, uint64_t page)
+void map_mark_page_dirty(struct sfs_map *m, uint64_t page)
 {
 	sfs_bitmap_set(__atomic_load_n(&m->dirty, __ATOMIC_ACQUIRE), page);
 }
@@ -467,7 +467,7 @@ void sfs_map_close(struct sfs_map *m)
 		free(o->dirty);
 		free(o);
 	}
-	sfs_mapi_drop_pending(m);
+	map_drop_pending(m);
 	free(m->snap);
 	free(m->words);
 	free(m->dirty);
@@ -523,7 +523,7 @@ void sfs_map_set(struct sfs_map *m, uint64_t blk)
 {
 	if (sfs_bitmap_set(m->words, blk)) {
 		__atomic_fetch_add(&m->count, 1, __ATOMIC_RELAXED);
-		sfs_mapi_mark_page_dirty(m, blk / MAP_PAGE_BITS);
+		map_mark_page_dirty(m, blk / MAP_PAGE_BITS);
 	}
 }
 
@@ -531,7 +531,7 @@ void sfs_map_clear(struct sfs_map *m, uint64_t blk)
 {
 	if (sfs_bitmap_clear(m->words, blk)) {
 		__atomic_fetch_sub(&m->count, 1, __ATOMIC_RELAXED);
-		sfs_mapi_mark_page_dirty(m, blk / MAP_PAGE_BITS);
+		map_mark_page_dirty(m, blk / MAP_PAGE_BITS);
 	}
 }
 
@@ -546,7 +546,7 @@ void sfs_map_set_range(struct sfs_map *m, uint64_t first, uint64_t end)
 		n = sfs_bitmap_set_range(m->words, first, stop);
 		if (n) {
 			__atomic_fetch_add(&m->count, n, __ATOMIC_RELAXED);
-			sfs_mapi_mark_page_dirty(m, page);
+			map_mark_page_dirty(m, page);
 		}
 		first = stop;
 	}

@@ -14,8 +14,8 @@
 /* The map file's descriptor (do not close): test_faults aims its failures at it. */
 int sfs_map_fd(const struct sfs_map *m);
 
-/* What sfs_mapi_calloc calls instead of calloc when set: test_limits makes each allocation of a
+/* What map_calloc calls instead of calloc when set: test_limits makes each allocation of a
  * map's life fail in turn. */
-extern void *(*sfs_mapi_calloc_hook)(size_t n, size_t size);
+extern void *(*map_calloc_hook)(size_t n, size_t size);
 
 #endif

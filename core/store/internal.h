@@ -59,50 +59,50 @@ struct sfs_store {
 };
 
 /* The SFS_IMAGE_* flags the store opens its images with (its options). */
-unsigned sfs_st_image_flags(const struct sfs_store *s);
+unsigned store_image_flags(const struct sfs_store *s);
 
 /* The entry of name, NULL when none; *pos (when pos) where it is or would go. */
-struct entry *sfs_st_find(struct sfs_store *s, const char *name, size_t *pos);
+struct entry *store_find(struct sfs_store *s, const char *name, size_t *pos);
 
 /* Make *arr (*cap elements of elem bytes) hold at least need; 0 or -ENOMEM. */
-int sfs_st_grow_array(void **arr, size_t *cap, size_t need, size_t elem);
+int store_grow_array(void **arr, size_t *cap, size_t need, size_t elem);
 
 /* Put e into the table at its sorted place. */
-int sfs_st_put_in(struct sfs_store *s, const struct entry *e);
+int store_put_in(struct sfs_store *s, const struct entry *e);
 
 /* A new entry for im (refs references) with the sidecar it was loaded from; 0 or -ENOMEM. */
-int sfs_st_insert(struct sfs_store *s, const char *name, struct sfs_image *im, int refs,
-		  const struct sfs_sidecar *declared, const struct file_id *scid);
+int store_insert(struct sfs_store *s, const char *name, struct sfs_image *im, int refs,
+		 const struct sfs_sidecar *declared, const struct file_id *scid);
 
 /* The version of a sidecar file its stat says. */
-struct file_id sfs_st_file_id_of(const struct stat *st);
+struct file_id store_file_id_of(const struct stat *st);
 
 /* Are a and b the same version of a file? */
-bool sfs_st_same_file_id(const struct file_id *a, const struct file_id *b);
+bool store_same_file_id(const struct file_id *a, const struct file_id *b);
 
 /* Identify the current version of name's sidecar; 0 or -errno. */
-int sfs_st_sidecar_id(struct sfs_store *s, const char *name, struct file_id *id);
+int store_sidecar_id(struct sfs_store *s, const char *name, struct file_id *id);
 
 /* Describe how sidecar b differs from a ("size 1048576 -> 2097152, ..."); false when equal. */
-bool sfs_st_sidecar_diff(const struct sfs_sidecar *a, const struct sfs_sidecar *b, char *buf, size_t len);
+bool store_sidecar_diff(const struct sfs_sidecar *a, const struct sfs_sidecar *b, char *buf, size_t len);
 
 /* Take e out of the table and return it. */
-struct entry sfs_st_take_out(struct sfs_store *s, struct entry *e);
+struct entry store_take_out(struct sfs_store *s, struct entry *e);
 
 /* Take e out of the table; an image still held open moves to the orphans. */
-void sfs_st_remove_entry(struct sfs_store *s, struct entry *e);
+void store_remove_entry(struct sfs_store *s, struct entry *e);
 
 /* Report sidecar name (a file name) again when it next fails. */
-void sfs_st_forget_reported(struct sfs_store *s, const char *name);
+void store_forget_reported(struct sfs_store *s, const char *name);
 
 /* Is rc the daemon running out of descriptors (-EMFILE, -ENFILE)? */
-bool sfs_st_out_of_fds(int rc);
+bool store_out_of_fds(int rc);
 
 /* Load image name from its sidecar into the table (store lock held): 0, or why it cannot be
  * served, whole (-ENOENT without a sidecar, the -errno of what failed), err saying it (and
  * logged once per version of the sidecar). */
-int sfs_st_load_locked(struct sfs_store *s, const char *name, struct entry **out, char *err,
-		       size_t errlen);
+int store_load_locked(struct sfs_store *s, const char *name, struct entry **out, char *err,
+		      size_t errlen);
 
 /* Has e's image been removed from the store directory behind our back
  * (backing file unlinked, or another file put under its name, or its
@@ -111,19 +111,19 @@ int sfs_st_load_locked(struct sfs_store *s, const char *name, struct entry **out
  * the instance they have.  The backing file is looked at by name and must
  * be the inode first opened (no descriptor needed); *bst is its stat
  * (valid when false is returned and the fstatat worked). */
-bool sfs_st_prune_if_gone_stat(struct sfs_store *s, struct entry *e, struct stat *bst);
+bool store_prune_if_gone_stat(struct sfs_store *s, struct entry *e, struct stat *bst);
 
-/* sfs_st_prune_if_gone_stat without the stat. */
-bool sfs_st_prune_if_gone(struct sfs_store *s, struct entry *e);
+/* store_prune_if_gone_stat without the stat. */
+bool store_prune_if_gone(struct sfs_store *s, struct entry *e);
 
 /* The entry of name whose files are still there (one that has gone is pruned), or NULL (store
  * lock held). */
-struct entry *sfs_st_find_live(struct sfs_store *s, const char *name);
+struct entry *store_find_live(struct sfs_store *s, const char *name);
 
 /* Load every sidecar of the store not in the table yet.  The new names are loaded in sorted
  * order, so that each goes in at the end of a table filled from empty (a first scan of
  * thousands of images moves no entry). */
-int sfs_st_scan_locked(struct sfs_store *s);
+int store_scan_locked(struct sfs_store *s);
 
 /* Take the store dir whose directory s->dirfd is: lock it, open (making it) its state directory
  * into s->statefd, lock its lock file into s->lockfd and write our holder into it
@@ -133,6 +133,6 @@ int sfs_st_scan_locked(struct sfs_store *s);
  *   -ESTALE  the state directory or lock file kept being replaced while being locked
  *   -errno   what failed, err saying it
  * Precondition: s->statefd and s->lockfd are -1. */
-int sfs_st_take_lock(struct sfs_store *s, const char *dir, char *err, size_t errlen);
+int store_take_lock(struct sfs_store *s, const char *dir, char *err, size_t errlen);
 
 #endif

@@ -4,7 +4,7 @@
  * description.
  *
  * Whoever opens a store (the daemon, a changing sectorfs-img command:
- * both through sfs_store_open, so through sfs_st_take_lock alone) takes,
+ * both through sfs_store_open, so through store_take_lock alone) takes,
  * without waiting:
  *   1. an flock() on the store directory itself.  This is the lock that
  *      makes the store one holder's: a directory cannot be taken away
@@ -269,7 +269,7 @@ static int lock_state(struct sfs_store *s, const char *dir, char *err, size_t er
 	return 0;
 }
 
-int sfs_st_take_lock(struct sfs_store *s, const char *dir, char *err, size_t errlen)
+int store_take_lock(struct sfs_store *s, const char *dir, char *err, size_t errlen)
 {
 	int rc;
 

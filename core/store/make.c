@@ -116,7 +116,7 @@ static int make_files(struct sfs_store *s, const char *name, const struct sfs_si
 		rc = sfs_step("make", 1);
 	if (rc < 0)
 		return rc;
-	rc = sfs_image_open(s->dirfd, s->statefd, name, &osc, (sfs_st_image_flags(s) & SFS_IMAGE_BUFFERED) | SFS_IMAGE_CREATE,
+	rc = sfs_image_open(s->dirfd, s->statefd, name, &osc, (store_image_flags(s) & SFS_IMAGE_BUFFERED) | SFS_IMAGE_CREATE,
 			    &s->opts.log, out, err, errlen);
 	if (rc < 0)
 		return rc;
@@ -220,7 +220,7 @@ static int make_locked(struct sfs_store *s, const char *name, const struct sfs_s
 	if (sfs_intent_drop(s->statefd, name, SFS_CREATE_SUFFIX) < 0)
 		sfs_logf(&s->opts.log, SFS_LOG_WARN, "%s: cannot remove " SFS_STATE_DIR "/%s" SFS_CREATE_SUFFIX
 			 " (the image is whole; the next start removes it)", name, name);
-	sfs_st_forget_reported(s, scname);
+	store_forget_reported(s, scname);
 	return 0;
 }
 
@@ -234,7 +234,7 @@ int sfs_store_make_image(struct sfs_store *s, const char *name, const struct sfs
 	if (sfs_name_valid(name) < 0)
 		return sfs_err(err, errlen, -EINVAL, "'%s' is not a valid image name", name);
 	pthread_mutex_lock(&s->lock);
-	rc = sfs_st_find(s, name, NULL) ? sfs_err(err, errlen, -EEXIST, "image already exists") :
+	rc = store_find(s, name, NULL) ? sfs_err(err, errlen, -EEXIST, "image already exists") :
 	     refuse_existing(s, name, err, errlen);
 	if (rc == 0)
 		rc = make_locked(s, name, sc, src_fd, pr, err, errlen);
@@ -261,10 +261,10 @@ static int save_eager_sidecar(struct sfs_store *s, struct sfs_image *im, bool on
 	rc = sfs_sidecar_save(s->dirfd, scname, s->statefd, &sc);
 	if (rc < 0)
 		return sfs_err(err, errlen, rc, "cannot write sidecar %s: %s", scname, strerror(-rc));
-	e = sfs_st_find(s, name, NULL);
+	e = store_find(s, name, NULL);
 	if (e && e->im == im) {
 		e->declared = sc;
-		sfs_st_sidecar_id(s, name, &e->scid);
+		store_sidecar_id(s, name, &e->scid);
 	}
 	return 0;
 }

@@ -41,7 +41,7 @@ static int held_by_other(struct sfs_store *s, const char *name, const char *what
 	struct stat st;
 	bool sc, bk;
 
-	if (sfs_st_find(s, name, NULL))
+	if (store_find(s, name, NULL))
 		return 0;
 	char pending[SFS_FILE_NAME_LEN + 2 * SFS_NAME_MAX + 64];
 
@@ -77,7 +77,7 @@ int sfs_store_create(struct sfs_store *s, const char *name, struct sfs_image **o
 	sfs_sidecar_name(scname, sizeof(scname), name);
 	sfs_map_name(mapname, sizeof(mapname), name);
 	pthread_mutex_lock(&s->lock);
-	if (sfs_st_find(s, name, NULL)) {
+	if (store_find(s, name, NULL)) {
 		pthread_mutex_unlock(&s->lock);
 		return -EEXIST;
 	}
@@ -92,7 +92,7 @@ int sfs_store_create(struct sfs_store *s, const char *name, struct sfs_image **o
 		rc = sfs_step("create", 1);
 	/* 2: map and backing file */
 	if (rc == 0) {
-		rc = sfs_image_open_in(s->fdc, s->dirfd, s->statefd, name, &sc, sfs_st_image_flags(s) | SFS_IMAGE_CREATE,
+		rc = sfs_image_open_in(s->fdc, s->dirfd, s->statefd, name, &sc, store_image_flags(s) | SFS_IMAGE_CREATE,
 				       &s->opts.log, &im, err, sizeof(err));
 		if (rc < 0)
 			sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s", err);
@@ -100,9 +100,9 @@ int sfs_store_create(struct sfs_store *s, const char *name, struct sfs_image **o
 	if (rc == 0)
 		rc = sfs_step("create", 2);
 	if (rc == 0)
-		rc = sfs_st_sidecar_id(s, name, &id);
+		rc = store_sidecar_id(s, name, &id);
 	if (rc == 0)
-		rc = sfs_st_insert(s, name, im, 2, &sc, &id);   /* the table's reference and the caller's */
+		rc = store_insert(s, name, im, 2, &sc, &id);   /* the table's reference and the caller's */
 	if (rc < 0) {
 		/* undo, the sidecar last: a crash in between leaves a declared image */
 		if (im) {
@@ -132,7 +132,7 @@ int sfs_store_unlink(struct sfs_store *s, const char *name)
 	int rc = 0;
 
 	pthread_mutex_lock(&s->lock);
-	if (!(e = sfs_st_find_live(s, name))) {
+	if (!(e = store_find_live(s, name))) {
 		pthread_mutex_unlock(&s->lock);
 		return -ENOENT;
 	}
@@ -176,7 +176,7 @@ int sfs_store_unlink(struct sfs_store *s, const char *name)
 		sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s: unlinked, but its files are not all removed (%s); "
 			 "the next start of the store finishes it", name, strerror(-rc));
 	sfs_image_fail_resume(e->im, NULL, true);
-	sfs_st_remove_entry(s, e);
+	store_remove_entry(s, e);
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }
@@ -203,7 +203,7 @@ int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool
 	if (sfs_name_valid(to) < 0)
 		return -EINVAL;
 	pthread_mutex_lock(&s->lock);
-	if (!(e = sfs_st_find_live(s, from))) {
+	if (!(e = store_find_live(s, from))) {
 		pthread_mutex_unlock(&s->lock);
 		return -ENOENT;
 	}
@@ -211,7 +211,7 @@ int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool
 		pthread_mutex_unlock(&s->lock);
 		return 0;
 	}
-	t = sfs_st_find_live(s, to);
+	t = store_find_live(s, to);
 	if (t && noreplace) {
 		pthread_mutex_unlock(&s->lock);
 		return -EEXIST;
@@ -272,13 +272,13 @@ int sfs_store_rename(struct sfs_store *s, const char *from, const char *to, bool
 		s->renames_left = true;
 	if (t) {
 		sfs_image_fail_resume(t->im, NULL, true);
-		sfs_st_remove_entry(s, t);
+		store_remove_entry(s, t);
 	}
-	moved = sfs_st_take_out(s, sfs_st_find(s, from, NULL));
+	moved = store_take_out(s, store_find(s, from, NULL));
 	snprintf(moved.name, sizeof(moved.name), "%s", to);
 	sfs_image_set_name(moved.im, to);
 	sfs_image_fail_resume(moved.im, to, false);
-	if (sfs_st_put_in(s, &moved) < 0 && rc == 0)
+	if (store_put_in(s, &moved) < 0 && rc == 0)
 		rc = -ENOMEM;
 	pthread_mutex_unlock(&s->lock);
 	return rc;

@@ -23,19 +23,19 @@
 
 /* What of image name is the record's (its backing file and its map), into p: the rest is left
  * alone, and p says so (kind: "unlink", "create"). */
-static void plan_removal(const struct sfs_rec_env *e, struct sfs_rec_item *it, const char *doing)
+static void plan_removal(const struct rec_env *e, struct rec_item *it, const char *doing)
 {
-	struct sfs_rec_plan *p = &it->p;
+	struct sfs_recover_item *p = &it->p;
 	struct sfs_map_ident mid = { 0 };
 	struct sfs_fileid fid;
 	char err[256], mine[96];
-	int mrc = sfs_rec_map(e, p->name, NULL, &mid, err, sizeof(err));
-	bool map_ours = mrc == 0 && sfs_rec_map_ours(&it->in, &mid);
+	int mrc = rec_map(e, p->name, NULL, &mid, err, sizeof(err));
+	bool map_ours = mrc == 0 && rec_map_ours(&it->in, &mid);
 
 	p->goes = true;
-	if (sfs_rec_backing(e, p->name, &fid, NULL) == 0) {
+	if (rec_backing(e, p->name, &fid, NULL) == 0) {
 		/* without an identity of its own, a create's record is vouched for by its map */
-		bool ours = sfs_rec_backing_ours(&it->in, mrc == 0 ? &mid : NULL, &fid) ||
+		bool ours = rec_backing_ours(&it->in, mrc == 0 ? &mid : NULL, &fid) ||
 			    (it->in.kind == SFS_INTENT_CREATE && !it->in.img.has_backing && map_ours && mid.present &&
 			     sfs_fileid_same(&mid.backing, &fid, false));
 
@@ -43,23 +43,23 @@ static void plan_removal(const struct sfs_rec_env *e, struct sfs_rec_item *it, c
 		it->cut_want = fid;                  /* the file the applier removes, and no other */
 		if (!ours && !it->in.img.has_backing && it->in.has_devino && it->in.dev == fid.dev &&
 		    it->in.ino == fid.ino)
-			sfs_rec_alone(p, "%s: left alone (%s): a record of an older version names the backing "
-				      "file by device and inode only, which a file made since can have, and no map "
-				      "identity vouches for it; if it is the removed image's, remove it by hand",
-				      p->name, sfs_fileid_text(&fid, mine, sizeof(mine)));
+			rec_alone(p, "%s: left alone (%s): a record of an older version names the backing "
+				  "file by device and inode only, which a file made since can have, and no map "
+				  "identity vouches for it; if it is the removed image's, remove it by hand",
+				  p->name, sfs_fileid_text(&fid, mine, sizeof(mine)));
 		else if (!ours)
-			sfs_rec_alone(p, "%s: not the backing file an interrupted %s (%s: another file took the "
-				      "name, or no record names it); left alone", p->name, doing,
-				      sfs_fileid_text(&fid, mine, sizeof(mine)));
+			rec_alone(p, "%s: not the backing file an interrupted %s (%s: another file took the "
+				  "name, or no record names it); left alone", p->name, doing,
+				  sfs_fileid_text(&fid, mine, sizeof(mine)));
 	}
 	/* the map is the daemon's own file, in its own directory: it goes unless it is another image's */
 	p->keeps_map = mrc == 0 && !map_ours;
 	if (p->keeps_map)
-		sfs_rec_alone(p, "%s: " SFS_STATE_DIR "/%s" SFS_MAP_SUFFIX " is another image's map (not the "
-			      "one the record names); left alone", p->name, p->name);
+		rec_alone(p, "%s: " SFS_STATE_DIR "/%s" SFS_MAP_SUFFIX " is another image's map (not the "
+			  "one the record names); left alone", p->name, p->name);
 }
 
-int sfs_rec_apply_removal(const struct sfs_rec_env *e, const struct sfs_rec_item *it)
+int rec_apply_removal(const struct rec_env *e, const struct rec_item *it)
 {
 	char mapname[NAMEBUF];
 	struct sfs_fileid fid;
@@ -67,7 +67,7 @@ int sfs_rec_apply_removal(const struct sfs_rec_env *e, const struct sfs_rec_item
 
 	sfs_map_name(mapname, sizeof(mapname), it->p.name);
 	/* the backing file first, and only the one planned on (its map vouches for it) */
-	if (!it->p.keeps_backing && sfs_rec_backing(e, it->p.name, &fid, NULL) == 0 &&
+	if (!it->p.keeps_backing && rec_backing(e, it->p.name, &fid, NULL) == 0 &&
 	    sfs_fileid_same(&fid, &it->cut_want, true) && unlinkat(e->dirfd, it->p.name, 0) < 0 && errno != ENOENT)
 		rc = -errno;
 	if (rc == 0 && !it->p.keeps_map && unlinkat(e->statefd, mapname, 0) < 0 && errno != ENOENT)
@@ -79,89 +79,89 @@ int sfs_rec_apply_removal(const struct sfs_rec_env *e, const struct sfs_rec_item
 	return rc;
 }
 
-static bool sidecar_there(const struct sfs_rec_env *e, const char *name)
+static bool sidecar_there(const struct rec_env *e, const char *name)
 {
 	char scname[NAMEBUF];
 
 	sfs_sidecar_name(scname, sizeof(scname), name);
-	return sfs_rec_exists(e->dirfd, scname);
+	return rec_exists(e->dirfd, scname);
 }
 
-void sfs_rec_plan_unlink(const struct sfs_rec_env *e, struct sfs_rec_item *it)
+void rec_plan_unlink(const struct rec_env *e, struct rec_item *it)
 {
-	struct sfs_rec_plan *p = &it->p;
+	struct sfs_recover_item *p = &it->p;
 
 	if (sidecar_there(e, p->name)) {
-		p->verdict = SFS_REC_UNDO;
-		sfs_rec_say(p, "an interrupted unlink of %s that had not removed its sidecar: dropped, the "
-			    "image stays", p->name);
-		sfs_rec_done(p, "%s: an interrupted unlink had not removed the sidecar; the image stays", p->name);
+		p->verdict = SFS_RECOVER_UNDO;
+		rec_say(p, "an interrupted unlink of %s that had not removed its sidecar: dropped, the "
+			"image stays", p->name);
+		rec_done(p, "%s: an interrupted unlink had not removed the sidecar; the image stays", p->name);
 		return;
 	}
-	p->verdict = SFS_REC_FINISH;
-	sfs_rec_say(p, "an interrupted unlink of %s, past its commit (the sidecar is gone): its backing "
-		    "file and map are removed", p->name);
-	sfs_rec_done(p, "%s: finished an interrupted unlink", p->name);
+	p->verdict = SFS_RECOVER_FINISH;
+	rec_say(p, "an interrupted unlink of %s, past its commit (the sidecar is gone): its backing "
+		"file and map are removed", p->name);
+	rec_done(p, "%s: finished an interrupted unlink", p->name);
 	plan_removal(e, it, "unlink was removing");
 }
 
-void sfs_rec_plan_create(const struct sfs_rec_env *e, struct sfs_rec_item *it)
+void rec_plan_create(const struct rec_env *e, struct rec_item *it)
 {
-	struct sfs_rec_plan *p = &it->p;
+	struct sfs_recover_item *p = &it->p;
 
 	if (sidecar_there(e, p->name)) {
-		p->verdict = SFS_REC_FINISH;
-		sfs_rec_say(p, "an interrupted create of %s whose sidecar, its last step, was written: the "
-			    "record goes", p->name);
-		sfs_rec_done(p, "%s: finished an interrupted create", p->name);
+		p->verdict = SFS_RECOVER_FINISH;
+		rec_say(p, "an interrupted create of %s whose sidecar, its last step, was written: the "
+			"record goes", p->name);
+		rec_done(p, "%s: finished an interrupted create", p->name);
 		return;
 	}
-	p->verdict = SFS_REC_UNDO;
-	sfs_rec_say(p, "an interrupted create of %s by sectorfs-img, before its sidecar: its files are "
-		    "removed, the image is not made", p->name);
-	sfs_rec_done(p, "%s: undid an interrupted create", p->name);
+	p->verdict = SFS_RECOVER_UNDO;
+	rec_say(p, "an interrupted create of %s by sectorfs-img, before its sidecar: its files are "
+		"removed, the image is not made", p->name);
+	rec_done(p, "%s: undid an interrupted create", p->name);
 	plan_removal(e, it, "create made");
 }
 
 /* ---- inflate ---- */
 
-void sfs_rec_plan_inflate(const struct sfs_rec_env *e, struct sfs_rec_item *it)
+void rec_plan_inflate(const struct rec_env *e, struct rec_item *it)
 {
-	struct sfs_rec_plan *p = &it->p;
+	struct sfs_recover_item *p = &it->p;
 	struct sfs_map_ident mid;
 	struct sfs_map_info mi;
 	char err[512];
-	int rc = sfs_rec_map(e, p->name, &mi, &mid, err, sizeof(err));
+	int rc = rec_map(e, p->name, &mi, &mid, err, sizeof(err));
 
-	if (rc == -ENOENT || (rc == 0 && !sfs_rec_map_ours(&it->in, &mid))) {
-		p->verdict = SFS_REC_DROP;
-		sfs_rec_say(p, "an interrupted inflate of %s, whose image is gone (%s): dropped", p->name,
-			    rc ? "no map" : "its map is another image's");
-		sfs_rec_done(p, "%s: dropped an interrupted inflate: its image is gone", p->name);
+	if (rc == -ENOENT || (rc == 0 && !rec_map_ours(&it->in, &mid))) {
+		p->verdict = SFS_RECOVER_DROP;
+		rec_say(p, "an interrupted inflate of %s, whose image is gone (%s): dropped", p->name,
+			rc ? "no map" : "its map is another image's");
+		rec_done(p, "%s: dropped an interrupted inflate: its image is gone", p->name);
 	} else if (rc < 0) {
-		p->verdict = e->clear ? SFS_REC_DROP : SFS_REC_BLOCKED;
-		sfs_rec_say(p, "an interrupted inflate of %s, whose map cannot be read (%s)", p->name, err);
-		sfs_rec_done(p, "%s: dropped an interrupted inflate: its map cannot be read; the sidecar keeps "
-			     "its mode", p->name);
+		p->verdict = e->clear ? SFS_RECOVER_DROP : SFS_RECOVER_BLOCKED;
+		rec_say(p, "an interrupted inflate of %s, whose map cannot be read (%s)", p->name, err);
+		rec_done(p, "%s: dropped an interrupted inflate: its map cannot be read; the sidecar keeps "
+			 "its mode", p->name);
 		p->clearable = true;
 		snprintf(p->fix, sizeof(p->fix), "'sectorfs-img check --repair' drops the record and sees to "
 			 "the map");
 	} else if (mi.prov == SFS_PROV_EAGERZEROEDTHICK) {
-		p->verdict = SFS_REC_FINISH;
+		p->verdict = SFS_RECOVER_FINISH;
 		p->prov_set = true;
 		p->prov = mi.prov;
-		sfs_rec_say(p, "an interrupted inflate of %s, past its commit: the sidecar is made to say "
-			    "eagerzeroedthick, as the map does", p->name);
-		sfs_rec_done(p, "%s: finished an interrupted inflate", p->name);
+		rec_say(p, "an interrupted inflate of %s, past its commit: the sidecar is made to say "
+			"eagerzeroedthick, as the map does", p->name);
+		rec_done(p, "%s: finished an interrupted inflate", p->name);
 	} else {
-		p->verdict = SFS_REC_UNDO;
-		sfs_rec_say(p, "an interrupted inflate of %s before its commit: dropped, the image keeps its "
-			    "mode", p->name);
-		sfs_rec_done(p, "%s: dropped an interrupted inflate (the image keeps its mode)", p->name);
+		p->verdict = SFS_RECOVER_UNDO;
+		rec_say(p, "an interrupted inflate of %s before its commit: dropped, the image keeps its "
+			"mode", p->name);
+		rec_done(p, "%s: dropped an interrupted inflate (the image keeps its mode)", p->name);
 	}
 }
 
-int sfs_rec_apply_inflate(const struct sfs_rec_env *e, const struct sfs_rec_item *it)
+int rec_apply_inflate(const struct rec_env *e, const struct rec_item *it)
 {
 	char scname[NAMEBUF], err[512];
 	struct sfs_sidecar sc;

@@ -56,9 +56,9 @@
 #define NAMEBUF SFS_FILE_NAME_LEN
 
 struct walk {
-	struct sfs_rec_env e;
+	struct rec_env e;
 	bool apply;
-	void (*fn)(void *ctx, const struct sfs_rec_plan *p);
+	void (*fn)(void *ctx, const struct sfs_recover_item *p);
 	void *ctx;
 	int rc;
 };
@@ -69,7 +69,7 @@ static void note_rc(struct walk *w, int rc)
 		w->rc = rc;
 }
 
-void sfs_rec_say(struct sfs_rec_plan *p, const char *fmt, ...)
+void rec_say(struct sfs_recover_item *p, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -78,7 +78,7 @@ void sfs_rec_say(struct sfs_rec_plan *p, const char *fmt, ...)
 	va_end(ap);
 }
 
-void sfs_rec_done(struct sfs_rec_plan *p, const char *fmt, ...)
+void rec_done(struct sfs_recover_item *p, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -87,7 +87,7 @@ void sfs_rec_done(struct sfs_rec_plan *p, const char *fmt, ...)
 	va_end(ap);
 }
 
-void sfs_rec_alone(struct sfs_rec_plan *p, const char *fmt, ...)
+void rec_alone(struct sfs_recover_item *p, const char *fmt, ...)
 {
 	size_t n = strlen(p->alone);
 	va_list ap;
@@ -137,13 +137,13 @@ static bool ends_with(const char *s, const char *suffix)
 
 /* ---- shared with recgrow.c ---- */
 
-int sfs_rec_backing(const struct sfs_rec_env *e, const char *name, struct sfs_fileid *id, struct stat *st)
+int rec_backing(const struct rec_env *e, const char *name, struct sfs_fileid *id, struct stat *st)
 {
 	return sfs_fileid_at(e->dirfd, name, id, st);
 }
 
-int sfs_rec_map(const struct sfs_rec_env *e, const char *name, struct sfs_map_info *info,
-		struct sfs_map_ident *ident, char *err, size_t len)
+int rec_map(const struct rec_env *e, const char *name, struct sfs_map_info *info,
+	    struct sfs_map_ident *ident, char *err, size_t len)
 {
 	char fname[NAMEBUF];
 
@@ -151,8 +151,8 @@ int sfs_rec_map(const struct sfs_rec_env *e, const char *name, struct sfs_map_in
 	return sfs_map_peek(e->statefd, fname, info, ident, NULL, err, len);
 }
 
-bool sfs_rec_backing_ours(const struct sfs_intent *in, const struct sfs_map_ident *mid,
-			  const struct sfs_fileid *fid)
+bool rec_backing_ours(const struct sfs_intent *in, const struct sfs_map_ident *mid,
+		      const struct sfs_fileid *fid)
 {
 	if (in->img.has_backing)
 		return sfs_fileid_same(&in->img.backing, fid, false);
@@ -161,13 +161,13 @@ bool sfs_rec_backing_ours(const struct sfs_intent *in, const struct sfs_map_iden
 	       sfs_fileid_same(&mid->backing, fid, false);
 }
 
-bool sfs_rec_map_ours(const struct sfs_intent *in, const struct sfs_map_ident *mid)
+bool rec_map_ours(const struct sfs_intent *in, const struct sfs_map_ident *mid)
 {
 	return !mid->present || !in->img.has_id || memcmp(mid->id, in->img.id, SFS_IMAGE_ID_LEN) == 0;
 }
 
-int sfs_rec_cut_backing(const struct sfs_rec_env *e, const char *name, const struct sfs_fileid *want,
-			uint64_t len)
+int rec_cut_backing(const struct rec_env *e, const char *name, const struct sfs_fileid *want,
+		    uint64_t len)
 {
 	int fd = openat(e->dirfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC), rc = 0;
 	struct sfs_fileid id;
@@ -185,7 +185,7 @@ int sfs_rec_cut_backing(const struct sfs_rec_env *e, const char *name, const str
 	return rc;
 }
 
-int sfs_rec_sidecar_size(const struct sfs_rec_env *e, const char *name, uint64_t size)
+int rec_sidecar_size(const struct rec_env *e, const char *name, uint64_t size)
 {
 	char scname[NAMEBUF], err[512];
 	struct sfs_sidecar sc;
@@ -201,7 +201,7 @@ int sfs_rec_sidecar_size(const struct sfs_rec_env *e, const char *name, uint64_t
 	return sfs_sidecar_save(e->dirfd, scname, e->statefd, &sc);
 }
 
-bool sfs_rec_exists(int dirfd, const char *name)
+bool rec_exists(int dirfd, const char *name)
 {
 	struct stat st;
 
@@ -226,7 +226,7 @@ static bool legacy_tmp(const char *s, const char *what)
 }
 
 /* Is STORE/name a regular file holding a sidecar's text? */
-static bool is_sidecar(const struct sfs_rec_env *e, const char *name)
+static bool is_sidecar(const struct rec_env *e, const char *name)
 {
 	struct sfs_sidecar sc;
 	struct stat st;
@@ -238,7 +238,7 @@ static bool is_sidecar(const struct sfs_rec_env *e, const char *name)
 }
 
 /* A NAME.json.tmp.PID of an older version: a sidecar text, no image declared by that name. */
-static bool legacy_sidecar_tmp(const struct sfs_rec_env *e, const char *name)
+static bool legacy_sidecar_tmp(const struct rec_env *e, const char *name)
 {
 	char scname[NAME_MAX + 8];
 	struct stat st;
@@ -268,12 +268,12 @@ static DIR *open_dir(struct walk *w, int dirfd)
 /* Plan, and apply when asked, the removal of leftover in_state ? .sectorfs/name : name. */
 static void leftover(struct walk *w, bool in_state, const char *name, const char *what)
 {
-	struct sfs_rec_plan p = { .verdict = SFS_REC_REMOVE };
+	struct sfs_recover_item p = { .verdict = SFS_RECOVER_REMOVE };
 	int fd = in_state ? w->e.statefd : w->e.dirfd;
 
 	snprintf(p.file, sizeof(p.file), "%s%s", in_state ? SFS_STATE_DIR "/" : "", name);
-	sfs_rec_say(&p, "%s", what);
-	sfs_rec_done(&p, "removed %s: %s", p.file, what);
+	rec_say(&p, "%s", what);
+	rec_done(&p, "removed %s: %s", p.file, what);
 	if (w->fn)
 		w->fn(w->ctx, &p);
 	if (!w->apply)
@@ -321,9 +321,9 @@ static const char *kind_text(enum sfs_intent_kind k)
 
 /* Read record fname of kind into it; false (the item planned) when it cannot be: a damaged
  * record is dropped, one that is not a regular file or cannot be read blocks its image. */
-static bool read_record(struct walk *w, enum sfs_intent_kind kind, const char *fname, struct sfs_rec_item *it)
+static bool read_record(struct walk *w, enum sfs_intent_kind kind, const char *fname, struct rec_item *it)
 {
-	struct sfs_rec_plan *p = &it->p;
+	struct sfs_recover_item *p = &it->p;
 	int rc = sfs_intent_read(w->e.statefd, kind, fname, &it->in);
 	const char *dot = strrchr(fname, '.');
 	size_t k = !dot ? 0 : (size_t)(dot - fname);   /* NAME of NAME.grow; none in "rename" */
@@ -340,20 +340,20 @@ static bool read_record(struct walk *w, enum sfs_intent_kind kind, const char *f
 	if (k && k <= SFS_NAME_MAX)
 		snprintf(p->name, sizeof(p->name), "%.*s", (int)k, fname);
 	if (rc == -EUCLEAN) {
-		p->verdict = SFS_REC_DROP;
-		sfs_rec_say(p, "a damaged %s record (written atomically, so never half there): removed",
-			    kind_text(kind));
-		sfs_rec_done(p, "removed %s: a damaged %s record", p->file, kind_text(kind));
+		p->verdict = SFS_RECOVER_DROP;
+		rec_say(p, "a damaged %s record (written atomically, so never half there): removed",
+			kind_text(kind));
+		rec_done(p, "removed %s: a damaged %s record", p->file, kind_text(kind));
 	} else if (rc == -EPERM) {
-		p->verdict = w->e.clear ? SFS_REC_REMOVE : SFS_REC_BLOCKED;
-		sfs_rec_say(p, "%s record that is not a regular file, so none of sectorfs's (never opened)",
-			    kind_text(kind));
-		sfs_rec_done(p, "removed %s: not a regular file, so no record of sectorfs's", p->file);
+		p->verdict = w->e.clear ? SFS_RECOVER_REMOVE : SFS_RECOVER_BLOCKED;
+		rec_say(p, "%s record that is not a regular file, so none of sectorfs's (never opened)",
+			kind_text(kind));
+		rec_done(p, "removed %s: not a regular file, so no record of sectorfs's", p->file);
 		p->clearable = true;
 		snprintf(p->fix, sizeof(p->fix), "'sectorfs-img check --repair' removes it");
 	} else if (rc != -ENOENT) {
-		p->verdict = SFS_REC_BLOCKED;
-		sfs_rec_say(p, "%s record that cannot be read: %s", kind_text(kind), strerror(-rc));
+		p->verdict = SFS_RECOVER_BLOCKED;
+		rec_say(p, "%s record that cannot be read: %s", kind_text(kind), strerror(-rc));
 	}
 	return false;
 }
@@ -361,42 +361,42 @@ static bool read_record(struct walk *w, enum sfs_intent_kind kind, const char *f
 /* ---- the walk ---- */
 
 /* Apply item it (planned): its changes, then the record goes, unless it is blocked; logged. */
-static void apply(struct walk *w, struct sfs_rec_item *it)
+static void apply(struct walk *w, struct rec_item *it)
 {
-	const struct sfs_rec_env *e = &w->e;
-	struct sfs_rec_plan *p = &it->p;
+	const struct rec_env *e = &w->e;
+	struct sfs_recover_item *p = &it->p;
 	int rc = 0;
 
-	if (p->verdict == SFS_REC_BLOCKED) {
+	if (p->verdict == SFS_RECOVER_BLOCKED) {
 		sfs_logf(e->log, SFS_LOG_ERR, "%s: %s; the record is kept%s%s%s%s%s (%s)", p->file, p->what,
 			 p->name[0] ? ", and " : "", p->name, p->to[0] ? " and " : "", p->to,
 			 p->name[0] ? " not served until it is cleared" : "", p->fix[0] ? p->fix :
 			 "see 'sectorfs-img check'");
 		return;
 	}
-	if (p->verdict == SFS_REC_REMOVE) {
+	if (p->verdict == SFS_RECOVER_REMOVE) {
 		rc = unlinkat(e->statefd, p->file + sizeof(SFS_STATE_DIR), 0) < 0 && errno != ENOENT ? -errno : 0;
 		if (rc == -EISDIR || rc == -EPERM)
 			rc = unlinkat(e->statefd, p->file + sizeof(SFS_STATE_DIR), AT_REMOVEDIR) < 0 ? -errno : 0;
-	} else if (p->verdict != SFS_REC_DROP) {
+	} else if (p->verdict != SFS_RECOVER_DROP) {
 		switch (p->kind) {
 		case SFS_INTENT_RENAME:
-			rc = sfs_rec_apply_rename(e, it);
+			rc = rec_apply_rename(e, it);
 			break;
 		case SFS_INTENT_UNLINK:
 		case SFS_INTENT_CREATE:
-			rc = p->goes ? sfs_rec_apply_removal(e, it) : 0;
+			rc = p->goes ? rec_apply_removal(e, it) : 0;
 			break;
 		case SFS_INTENT_GROW:
 		case SFS_INTENT_TRIM:
-			rc = sfs_rec_apply_grow(e, it);
+			rc = rec_apply_grow(e, it);
 			break;
 		case SFS_INTENT_INFLATE:
-			rc = sfs_rec_apply_inflate(e, it);
+			rc = rec_apply_inflate(e, it);
 			break;
 		}
 	}
-	if (rc == 0 && p->verdict != SFS_REC_REMOVE)
+	if (rc == 0 && p->verdict != SFS_RECOVER_REMOVE)
 		rc = sfs_remove_durably(e->statefd, p->file + sizeof(SFS_STATE_DIR));
 	if (rc < 0) {
 		sfs_logf(e->log, SFS_LOG_ERR, "%s: %s; cannot be done: %s (the record is kept for the next "
@@ -413,26 +413,26 @@ static void apply(struct walk *w, struct sfs_rec_item *it)
 /* Plan record fname of kind, hand the plan on and apply it when asked. */
 static void record(struct walk *w, enum sfs_intent_kind kind, const char *fname)
 {
-	struct sfs_rec_item it;
+	struct rec_item it;
 
 	memset(&it, 0, sizeof(it));
 	if (read_record(w, kind, fname, &it)) {
 		switch (it.p.kind) {
 		case SFS_INTENT_RENAME:
-			sfs_rec_plan_rename(&w->e, &it);
+			rec_plan_rename(&w->e, &it);
 			break;
 		case SFS_INTENT_UNLINK:
-			sfs_rec_plan_unlink(&w->e, &it);
+			rec_plan_unlink(&w->e, &it);
 			break;
 		case SFS_INTENT_CREATE:
-			sfs_rec_plan_create(&w->e, &it);
+			rec_plan_create(&w->e, &it);
 			break;
 		case SFS_INTENT_GROW:
 		case SFS_INTENT_TRIM:
-			sfs_rec_plan_grow(&w->e, &it);
+			rec_plan_grow(&w->e, &it);
 			break;
 		case SFS_INTENT_INFLATE:
-			sfs_rec_plan_inflate(&w->e, &it);
+			rec_plan_inflate(&w->e, &it);
 			break;
 		}
 	} else if (!it.p.what[0]) {
@@ -478,7 +478,7 @@ static int walk(struct walk *w)
 {
 	sweep(w);
 	/* the rename record of an older version first (it is older than any FROM.rename) */
-	if (sfs_rec_exists(w->e.statefd, SFS_RENAME_JOURNAL))
+	if (rec_exists(w->e.statefd, SFS_RENAME_JOURNAL))
 		record(w, SFS_INTENT_RENAME, SFS_RENAME_JOURNAL);
 	each_record(w, SFS_RENAME_SUFFIX, SFS_INTENT_RENAME);
 	each_record(w, SFS_UNLINK_SUFFIX, SFS_INTENT_UNLINK);
@@ -488,7 +488,7 @@ static int walk(struct walk *w)
 	return w->rc;
 }
 
-int sfs_recover_plan(int dirfd, int statefd, void (*fn)(void *ctx, const struct sfs_rec_plan *p), void *ctx)
+int sfs_recover_plan(int dirfd, int statefd, void (*fn)(void *ctx, const struct sfs_recover_item *p), void *ctx)
 {
 	struct walk w = { { dirfd, statefd, NULL, false }, false, fn, ctx, 0 };
 
@@ -609,7 +609,7 @@ int sfs_recover_pending_known(int statefd, const char *name, bool renames_left, 
 
 	for (size_t i = 0; i < sizeof(recs) / sizeof(recs[0]); i++) {
 		snprintf(rec, sizeof(rec), "%s%s", name, recs[i].suffix);
-		if (sfs_rec_exists(statefd, rec)) {
+		if (rec_exists(statefd, rec)) {
 			snprintf(buf, len, "%s (%s/%s)", recs[i].what, SFS_STATE_DIR, rec);
 			return 1;
 		}

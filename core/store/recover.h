@@ -39,18 +39,18 @@
 #include "contract/names.h"
 
 /* What the next start does about one thing a crash left. */
-enum sfs_rec_verdict {
-	SFS_REC_FINISH,     /* the operation is completed */
-	SFS_REC_UNDO,       /* the operation is undone: all as before it */
-	SFS_REC_DROP,       /* the record goes, nothing else changes (damaged, or its image gone) */
-	SFS_REC_REMOVE,     /* a temporary file of the daemon's goes */
-	SFS_REC_BLOCKED,    /* cannot be applied: the record stays, its images are not served */
+enum sfs_recover_verdict {
+	SFS_RECOVER_FINISH,     /* the operation is completed */
+	SFS_RECOVER_UNDO,       /* the operation is undone: all as before it */
+	SFS_RECOVER_DROP,       /* the record goes, nothing else changes (damaged, or its image gone) */
+	SFS_RECOVER_REMOVE,     /* a temporary file of the daemon's goes */
+	SFS_RECOVER_BLOCKED,    /* cannot be applied: the record stays, its images are not served */
 };
 
-struct sfs_rec_plan {
+struct sfs_recover_item {
 	bool is_record;                 /* an intent record (kind says which); else a temporary file */
 	enum sfs_intent_kind kind;
-	enum sfs_rec_verdict verdict;
+	enum sfs_recover_verdict verdict;
 	char file[SFS_FILE_NAME_LEN + 16];   /* the record or temporary file: ".sectorfs/a.grow" */
 	char name[SFS_NAME_MAX + 1];    /* the image ("" when unknown); a rename's FROM */
 	char to[SFS_NAME_MAX + 1];      /* a rename's TO */
@@ -76,12 +76,13 @@ struct sfs_rec_plan {
 };
 
 /* The files of a rename, in the order it moves them (at_other's index). */
-enum { SFS_REC_MAP, SFS_REC_BACKING, SFS_REC_SIDECAR };
+enum { SFS_RECOVER_MAP, SFS_RECOVER_BACKING, SFS_RECOVER_SIDECAR };
 
 /* Plan the recovery of the store dirfd (state directory statefd), changing nothing: fn is
  * called with each item in the order sfs_recover applies them.  0, or -errno when the state
  * directory cannot be read. */
-int sfs_recover_plan(int dirfd, int statefd, void (*fn)(void *ctx, const struct sfs_rec_plan *p), void *ctx);
+int sfs_recover_plan(int dirfd, int statefd, void (*fn)(void *ctx, const struct sfs_recover_item *p),
+		     void *ctx);
 
 /* Put the store right after a crash (the store lock held): apply the plan, one log line each
  * (a blocked item an error naming what is kept and why).  0, or -errno only when the state

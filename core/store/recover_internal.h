@@ -19,15 +19,15 @@
 #include "recover.h"
 #include "contract/sidecar.h"
 
-struct sfs_rec_env {
+struct rec_env {
 	int dirfd, statefd;
 	const struct sfs_log *log;
 	bool clear;                      /* planning for sfs_recover_clear */
 };
 
 /* One item: the plan and the record it was made from. */
-struct sfs_rec_item {
-	struct sfs_rec_plan p;
+struct rec_item {
+	struct sfs_recover_item p;
 	struct sfs_intent in;
 	struct sfs_fileid cut_want;      /* the backing file a planned cut or removal was planned on */
 	bool replace[3];                 /* a rename: what is under TO goes (the replaced image's,
@@ -37,50 +37,50 @@ struct sfs_rec_item {
 /* The plan's texts (printf): what is pending and what the start does (p->what), its log line
  * once done (p->done), and a line added to what it leaves alone (p->alone). */
 __attribute__((format(printf, 2, 3)))
-void sfs_rec_say(struct sfs_rec_plan *p, const char *fmt, ...);
+void rec_say(struct sfs_recover_item *p, const char *fmt, ...);
 __attribute__((format(printf, 2, 3)))
-void sfs_rec_done(struct sfs_rec_plan *p, const char *fmt, ...);
+void rec_done(struct sfs_recover_item *p, const char *fmt, ...);
 __attribute__((format(printf, 2, 3)))
-void sfs_rec_alone(struct sfs_rec_plan *p, const char *fmt, ...);
+void rec_alone(struct sfs_recover_item *p, const char *fmt, ...);
 
 /* The identity of STORE/name (0, -ENOENT, -errno), and its stat. */
-int sfs_rec_backing(const struct sfs_rec_env *e, const char *name, struct sfs_fileid *id, struct stat *st);
+int rec_backing(const struct rec_env *e, const char *name, struct sfs_fileid *id, struct stat *st);
 
 /* The header of STORE/.sectorfs/name.map (sfs_map_peek): 0, -ENOENT, or -errno with err. */
-int sfs_rec_map(const struct sfs_rec_env *e, const char *name, struct sfs_map_info *info,
-		struct sfs_map_ident *ident, char *err, size_t len);
+int rec_map(const struct rec_env *e, const char *name, struct sfs_map_info *info,
+	    struct sfs_map_ident *ident, char *err, size_t len);
 
 /* Is the file fid at a backing name the one record in names (its identity, or, for a record
  * of an older version, the map's identity mid, NULL when there is no map, and the record's
  * device and inode when it has them)? */
-bool sfs_rec_backing_ours(const struct sfs_intent *in, const struct sfs_map_ident *mid,
-			  const struct sfs_fileid *fid);
+bool rec_backing_ours(const struct sfs_intent *in, const struct sfs_map_ident *mid,
+		      const struct sfs_fileid *fid);
 
 /* Is a map of identity mid (present or not) the one of the image record in names? */
-bool sfs_rec_map_ours(const struct sfs_intent *in, const struct sfs_map_ident *mid);
+bool rec_map_ours(const struct sfs_intent *in, const struct sfs_map_ident *mid);
 
 /* Cut STORE/name to len when it is longer and still the file want (a regular file of one
  * link) and sync it: 0 (also when it is not there), -ESTALE when another file is, or
  * -errno. */
-int sfs_rec_cut_backing(const struct sfs_rec_env *e, const char *name, const struct sfs_fileid *want,
-			uint64_t len);
+int rec_cut_backing(const struct rec_env *e, const char *name, const struct sfs_fileid *want,
+		    uint64_t len);
 
 /* Rewrite STORE/name.json to say size: 0 (also when there is no sidecar), or -errno. */
-int sfs_rec_sidecar_size(const struct sfs_rec_env *e, const char *name, uint64_t size);
+int rec_sidecar_size(const struct rec_env *e, const char *name, uint64_t size);
 
 /* Does dirfd/name exist (without following a link)? */
-bool sfs_rec_exists(int dirfd, const char *name);
+bool rec_exists(int dirfd, const char *name);
 
 /* The planners fill it->p from the record read into it->in (changing nothing); the appliers do
  * what the plan says, except removing the record: 0 or -errno. */
-void sfs_rec_plan_rename(const struct sfs_rec_env *e, struct sfs_rec_item *it);     /* recrename.c */
-int sfs_rec_apply_rename(const struct sfs_rec_env *e, const struct sfs_rec_item *it);
-void sfs_rec_plan_unlink(const struct sfs_rec_env *e, struct sfs_rec_item *it);     /* recimage.c */
-void sfs_rec_plan_create(const struct sfs_rec_env *e, struct sfs_rec_item *it);
-int sfs_rec_apply_removal(const struct sfs_rec_env *e, const struct sfs_rec_item *it);
-void sfs_rec_plan_inflate(const struct sfs_rec_env *e, struct sfs_rec_item *it);
-int sfs_rec_apply_inflate(const struct sfs_rec_env *e, const struct sfs_rec_item *it);
-void sfs_rec_plan_grow(const struct sfs_rec_env *e, struct sfs_rec_item *it);       /* recgrow.c */
-int sfs_rec_apply_grow(const struct sfs_rec_env *e, const struct sfs_rec_item *it);
+void rec_plan_rename(const struct rec_env *e, struct rec_item *it);    /* recrename.c */
+int rec_apply_rename(const struct rec_env *e, const struct rec_item *it);
+void rec_plan_unlink(const struct rec_env *e, struct rec_item *it);    /* recimage.c */
+void rec_plan_create(const struct rec_env *e, struct rec_item *it);
+int rec_apply_removal(const struct rec_env *e, const struct rec_item *it);
+void rec_plan_inflate(const struct rec_env *e, struct rec_item *it);
+int rec_apply_inflate(const struct rec_env *e, const struct rec_item *it);
+void rec_plan_grow(const struct rec_env *e, struct rec_item *it);      /* recgrow.c */
+int rec_apply_grow(const struct rec_env *e, const struct rec_item *it);
 
 #endif

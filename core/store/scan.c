@@ -45,7 +45,7 @@ static bool already_reported(struct sfs_store *s, const char *name, const struct
 			return same;
 		}
 	}
-	if (sfs_st_grow_array((void **)&s->bad, &s->capbad, s->nbad + 1, sizeof(*s->bad)) == 0) {
+	if (store_grow_array((void **)&s->bad, &s->capbad, s->nbad + 1, sizeof(*s->bad)) == 0) {
 		snprintf(s->bad[s->nbad].name, sizeof(s->bad[s->nbad].name), "%s", name);
 		s->bad[s->nbad].size = st->st_size;
 		s->bad[s->nbad].mtime = st->st_mtim;
@@ -54,7 +54,7 @@ static bool already_reported(struct sfs_store *s, const char *name, const struct
 	return false;
 }
 
-void sfs_st_forget_reported(struct sfs_store *s, const char *name)
+void store_forget_reported(struct sfs_store *s, const char *name)
 {
 	for (size_t i = 0; i < s->nbad; i++) {
 		if (strcmp(s->bad[i].name, name) == 0) {
@@ -64,7 +64,7 @@ void sfs_st_forget_reported(struct sfs_store *s, const char *name)
 	}
 }
 
-bool sfs_st_out_of_fds(int rc)
+bool store_out_of_fds(int rc)
 {
 	return rc == -EMFILE || rc == -ENFILE;
 }
@@ -93,7 +93,7 @@ static int revive_orphan(struct sfs_store *s, const char *name, const struct sfs
 		sfs_image_identity(e.im, &dev, &ino);
 		if (ino != want.st_ino || dev != want.st_dev)
 			continue;
-		if (sfs_st_sidecar_diff(&e.declared, sc, diff, sizeof(diff))) {
+		if (store_sidecar_diff(&e.declared, sc, diff, sizeof(diff))) {
 			char scname[SFS_NAME_MAX + 8];
 
 			sfs_sidecar_name(scname, sizeof(scname), name);
@@ -105,13 +105,13 @@ static int revive_orphan(struct sfs_store *s, const char *name, const struct sfs
 		}
 		snprintf(e.name, sizeof(e.name), "%s", name);
 		e.refs++;                    /* the table's reference again */
-		e.scid = sfs_st_file_id_of(scst);
-		if (sfs_image_set_name(e.im, name) < 0 || sfs_st_put_in(s, &e) < 0)
+		e.scid = store_file_id_of(scst);
+		if (sfs_image_set_name(e.im, name) < 0 || store_put_in(s, &e) < 0)
 			return -ENOMEM;
 		s->orphans[i] = s->orphans[--s->norphans];
 		sfs_logf(&s->opts.log, SFS_LOG_INFO, "%s: declared again; served by the instance still open", name);
 		if (out)
-			*out = sfs_st_find(s, name, NULL);
+			*out = store_find(s, name, NULL);
 		return 0;
 	}
 	return -ENOENT;
@@ -119,8 +119,8 @@ static int revive_orphan(struct sfs_store *s, const char *name, const struct sfs
 
 /* Load image name from its sidecar into the table (store lock held). -ENOENT when undeclared
  * or not served (the reason logged once). */
-int sfs_st_load_locked(struct sfs_store *s, const char *name, struct entry **out, char *err,
-		       size_t errlen)
+int store_load_locked(struct sfs_store *s, const char *name, struct entry **out, char *err,
+		      size_t errlen)
 {
 	char scname[SFS_NAME_MAX + 8], pend[SFS_FILE_NAME_LEN + 64];
 	struct sfs_sidecar sc;
@@ -135,10 +135,10 @@ int sfs_st_load_locked(struct sfs_store *s, const char *name, struct entry **out
 	sfs_sidecar_name(scname, sizeof(scname), name);
 	if (fstatat(s->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return sfs_err(err, errlen, -ENOENT, "%s: no such image (no sidecar %s)", name, scname);
-	id = sfs_st_file_id_of(&st);
+	id = store_file_id_of(&st);
 	rc = sfs_sidecar_load(s->dirfd, scname, &sc, err, errlen);
 	/* out of descriptors: an idle image gives its own back */
-	while (sfs_st_out_of_fds(rc) && s->fdc && sfs_fdcache_evict_one(s->fdc))
+	while (store_out_of_fds(rc) && s->fdc && sfs_fdcache_evict_one(s->fdc))
 		rc = sfs_sidecar_load(s->dirfd, scname, &sc, err, errlen);
 	if (rc == 0 && sfs_recover_pending_known(s->statefd, name, s->renames_left, pend, sizeof(pend)))
 		rc = sfs_err(err, errlen, -EUCLEAN, "%s: %s, which the store's start could not finish or "
@@ -153,7 +153,7 @@ int sfs_st_load_locked(struct sfs_store *s, const char *name, struct entry **out
 		rc = 0;
 	}
 	if (rc == 0)
-		rc = sfs_image_open_in(s->fdc, s->dirfd, s->statefd, name, &sc, sfs_st_image_flags(s), &s->opts.log,
+		rc = sfs_image_open_in(s->fdc, s->dirfd, s->statefd, name, &sc, store_image_flags(s), &s->opts.log,
 				       &im, err, errlen);
 	/* A sidecar that says more than the image has grows it (the user edited it). */
 	if (rc == 0 && sc.size > sfs_image_geom(im).size) {
@@ -169,8 +169,8 @@ int sfs_st_load_locked(struct sfs_store *s, const char *name, struct entry **out
 			sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s (image not served)", err);
 		return rc;
 	}
-	sfs_st_forget_reported(s, scname);
-	rc = sfs_st_insert(s, name, im, 1, &sc, &id);
+	store_forget_reported(s, scname);
+	rc = store_insert(s, name, im, 1, &sc, &id);
 	if (rc < 0) {
 		sfs_image_close(im);
 		return rc;
@@ -181,7 +181,7 @@ int sfs_st_load_locked(struct sfs_store *s, const char *name, struct entry **out
 	/* the open's pin: an image nobody uses keeps no descriptor (the zeroing thread has its own) */
 	sfs_image_release(im);
 	if (out)
-		*out = sfs_st_find(s, name, &pos);
+		*out = store_find(s, name, &pos);
 	return 0;
 }
 
@@ -192,7 +192,7 @@ int sfs_st_load_locked(struct sfs_store *s, const char *name, struct entry **out
  * the instance they have.  The backing file is looked at by name and must
  * be the inode first opened (no descriptor needed); *bst is its stat
  * (valid when false is returned and the fstatat worked). */
-bool sfs_st_prune_if_gone_stat(struct sfs_store *s, struct entry *e, struct stat *bst)
+bool store_prune_if_gone_stat(struct sfs_store *s, struct entry *e, struct stat *bst)
 {
 	char scname[SFS_NAME_MAX + 8], mapname[SFS_NAME_MAX + 8], err[512], diff[512];
 	struct sfs_sidecar sc;
@@ -200,15 +200,15 @@ bool sfs_st_prune_if_gone_stat(struct sfs_store *s, struct entry *e, struct stat
 	struct stat st;
 	int brc = sfs_image_backing_stat(e->im, bst);
 	bool backing_gone = brc == -ENOENT || brc == -ESTALE;
-	int rc = backing_gone ? -ENOENT : sfs_st_sidecar_id(s, e->name, &id);
+	int rc = backing_gone ? -ENOENT : store_sidecar_id(s, e->name, &id);
 
 	sfs_sidecar_name(scname, sizeof(scname), e->name);
-	if (rc == 0 && sfs_st_same_file_id(&id, &e->scid))
+	if (rc == 0 && store_same_file_id(&id, &e->scid))
 		return false;
 	if (rc == 0) {
 		/* The sidecar was written again: read it again. */
 		if (sfs_sidecar_load(s->dirfd, scname, &sc, err, sizeof(err)) == 0 &&
-		    !sfs_st_sidecar_diff(&e->declared, &sc, diff, sizeof(diff))) {
+		    !store_sidecar_diff(&e->declared, &sc, diff, sizeof(diff))) {
 			e->scid = id;
 			return false;
 		}
@@ -223,7 +223,7 @@ bool sfs_st_prune_if_gone_stat(struct sfs_store *s, struct entry *e, struct stat
 					 "with other values (%s); not served until its open files are closed",
 					 scname, diff);
 		}
-		sfs_st_remove_entry(s, e);
+		store_remove_entry(s, e);
 		return true;
 	}
 	/* The map described the removed file; a sidecar alone keeps it for its backing file. */
@@ -240,22 +240,22 @@ bool sfs_st_prune_if_gone_stat(struct sfs_store *s, struct entry *e, struct stat
 	else
 		sfs_logf(&s->opts.log, SFS_LOG_WARN, "%s: sidecar removed from the store while served; "
 			 "no longer served until it is declared again", e->name);
-	sfs_st_remove_entry(s, e);
+	store_remove_entry(s, e);
 	return true;
 }
 
-bool sfs_st_prune_if_gone(struct sfs_store *s, struct entry *e)
+bool store_prune_if_gone(struct sfs_store *s, struct entry *e)
 {
 	struct stat bst;
 
-	return sfs_st_prune_if_gone_stat(s, e, &bst);
+	return store_prune_if_gone_stat(s, e, &bst);
 }
 
-struct entry *sfs_st_find_live(struct sfs_store *s, const char *name)
+struct entry *store_find_live(struct sfs_store *s, const char *name)
 {
-	struct entry *e = sfs_st_find(s, name, NULL);
+	struct entry *e = store_find(s, name, NULL);
 
-	return e && !sfs_st_prune_if_gone(s, e) ? e : NULL;
+	return e && !store_prune_if_gone(s, e) ? e : NULL;
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -266,7 +266,7 @@ static int cmp_name(const void *a, const void *b)
 /* Load every sidecar of the store not in the table yet.  The new names are loaded in sorted
  * order, so that each goes in at the end of a table filled from empty (a first scan of
  * thousands of images moves no entry). */
-int sfs_st_scan_locked(struct sfs_store *s)
+int store_scan_locked(struct sfs_store *s)
 {
 	int fd = openat(s->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	char **names = NULL, err[512];
@@ -278,7 +278,7 @@ int sfs_st_scan_locked(struct sfs_store *s)
 	if (fd < 0)
 		return -errno;
 	for (size_t i = s->nents; i-- > 0;)
-		sfs_st_prune_if_gone(s, &s->ents[i]);
+		store_prune_if_gone(s, &s->ents[i]);
 	d = fdopendir(fd);
 	if (!d) {
 		close(fd);
@@ -298,12 +298,12 @@ int sfs_st_scan_locked(struct sfs_store *s)
 					 "image not served)", de->d_name, SFS_NAME_MAX);
 			continue;
 		}
-		if (sfs_st_grow_array((void **)&names, &cap, n + 1, sizeof(*names)) < 0 ||
+		if (store_grow_array((void **)&names, &cap, n + 1, sizeof(*names)) < 0 ||
 		    !(names[n] = strndup(de->d_name, len))) {
 			rc = -ENOMEM;
 			break;
 		}
-		if (sfs_st_find(s, names[n], NULL))
+		if (store_find(s, names[n], NULL))
 			free(names[n]);
 		else
 			n++;
@@ -314,7 +314,7 @@ int sfs_st_scan_locked(struct sfs_store *s)
 	/* the names are new to the table (checked as they were read) and each other */
 	for (size_t i = 0; i < n; i++) {
 		if (rc == 0)
-			sfs_st_load_locked(s, names[i], NULL, err, sizeof(err));
+			store_load_locked(s, names[i], NULL, err, sizeof(err));
 		free(names[i]);
 	}
 	free(names);

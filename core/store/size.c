@@ -111,7 +111,7 @@ static int grow_locked(struct sfs_store *s, struct entry *e, struct sfs_image *i
 	/* the sidecar is now the store's: remember what it says */
 	if (sfs_image_capacity(im) > cap) {
 		e->declared = sfs_image_sidecar(im);
-		sfs_st_sidecar_id(s, e->name, &e->scid);
+		store_sidecar_id(s, e->name, &e->scid);
 	}
 	return rc;
 }
@@ -119,7 +119,7 @@ static int grow_locked(struct sfs_store *s, struct entry *e, struct sfs_image *i
 /* The table's entry of im, when im is what its name serves (store lock held); else NULL. */
 static struct entry *entry_of(struct sfs_store *s, struct sfs_image *im)
 {
-	struct entry *e = sfs_st_find(s, sfs_image_name(im), NULL);
+	struct entry *e = store_find(s, sfs_image_name(im), NULL);
 
 	return e && e->im == im ? e : NULL;
 }
@@ -201,7 +201,7 @@ static int sfs_store_settle_pinned(struct sfs_store *s, struct sfs_image *im, bo
 		if (rc < 0 && done && sfs_image_capacity(im) > sfs_image_geom(im).size)
 			log_kept(s, im, rc);
 		e->declared = sfs_image_sidecar(im);
-		sfs_st_sidecar_id(s, e->name, &e->scid);
+		store_sidecar_id(s, e->name, &e->scid);
 	}
 	if (done)
 		sfs_image_set_growing(im, false);
@@ -322,7 +322,7 @@ static int sfs_store_set_format_pinned(struct sfs_store *s, struct sfs_image *im
 		rc = set_format_files(s, e, im, &sc);
 	if (rc == 0) {
 		e->declared = sc;
-		sfs_st_sidecar_id(s, e->name, &e->scid);
+		store_sidecar_id(s, e->name, &e->scid);
 	} else if (e && rc != -EBUSY && rc != -EINVAL && rc != -EPERM) {
 		sfs_logf(&s->opts.log, SFS_LOG_ERR, "%s: cannot set %s to %s: %s (nothing changed)", e->name,
 			 key, value, strerror(-rc));
@@ -355,7 +355,7 @@ static int sfs_store_resize_pinned(struct sfs_store *s, struct sfs_image *im, ui
 		rc = e ? sfs_trim(s->dirfd, s->statefd, im, new_size, &s->opts.log) : -EINVAL;
 		if (e && sfs_image_capacity(im) == new_size) {
 			e->declared = sfs_image_sidecar(im);
-			sfs_st_sidecar_id(s, e->name, &e->scid);
+			store_sidecar_id(s, e->name, &e->scid);
 		}
 		pthread_mutex_unlock(&s->lock);
 		return rc == -EBUSY ? -EINVAL : rc;
@@ -375,13 +375,13 @@ static int sfs_store_resize_pinned(struct sfs_store *s, struct sfs_image *im, ui
 		pthread_mutex_unlock(&s->lock);
 		return rc;
 	}
-	e = sfs_st_find(s, sfs_image_name(im), NULL);
+	e = store_find(s, sfs_image_name(im), NULL);
 	if (e && e->im == im) {
 		rc = sfs_grow(s->dirfd, s->statefd, im, new_size, true, &s->opts.log);
 		/* the sidecar is now the store's: remember what it says */
 		if (sfs_image_geom(im).size == new_size) {
 			e->declared = sfs_image_sidecar(im);
-			sfs_st_sidecar_id(s, e->name, &e->scid);
+			store_sidecar_id(s, e->name, &e->scid);
 		}
 	} else {
 		/* An unlinked or replaced image has no files in the store any more. */

@@ -94,7 +94,7 @@ int sfs_store_open(const char *dir, const struct sfs_store_opts *o, struct sfs_s
 		rc = sfs_err(err, errlen, -errno, "%s: cannot open store: %s", dir, strerror(errno));
 		goto fail;
 	}
-	rc = sfs_st_take_lock(s, dir, err, errlen);
+	rc = store_take_lock(s, dir, err, errlen);
 	if (rc < 0)
 		goto fail;
 	/* what recovery cannot do for one image keeps that image out, not the store */
@@ -105,7 +105,7 @@ int sfs_store_open(const char *dir, const struct sfs_store_opts *o, struct sfs_s
 		goto fail;
 	}
 	s->renames_left = sfs_recover_renames_left(s->statefd);
-	rc = s->opts.lazy ? 0 : sfs_st_scan_locked(s);
+	rc = s->opts.lazy ? 0 : store_scan_locked(s);
 	if (rc < 0) {
 		sfs_err(err, errlen, rc, "%s: cannot read store: %s", dir, strerror(-rc));
 		goto fail;
@@ -156,7 +156,7 @@ int sfs_store_close(struct sfs_store *s)
  * out is the daemon's (descriptors, memory), when the image itself may be fine. */
 static int namespace_errno(int rc)
 {
-	return rc >= 0 || sfs_st_out_of_fds(rc) || rc == -ENOMEM ? rc : -ENOENT;
+	return rc >= 0 || store_out_of_fds(rc) || rc == -ENOMEM ? rc : -ENOENT;
 }
 
 int sfs_store_lookup(struct sfs_store *s, const char *name, struct sfs_image **out, char *err,
@@ -168,11 +168,11 @@ int sfs_store_lookup(struct sfs_store *s, const char *name, struct sfs_image **o
 	if (errlen)
 		err[0] = '\0';
 	pthread_mutex_lock(&s->lock);
-	e = sfs_st_find(s, name, NULL);
-	if (e && sfs_st_prune_if_gone(s, e))
+	e = store_find(s, name, NULL);
+	if (e && store_prune_if_gone(s, e))
 		e = NULL;
 	if (!e)
-		rc = sfs_st_load_locked(s, name, &e, err, errlen);
+		rc = store_load_locked(s, name, &e, err, errlen);
 	if (rc == 0) {
 		e->refs++;
 		*out = e->im;
@@ -195,9 +195,9 @@ int sfs_store_stat(struct sfs_store *s, const char *name, struct stat *st)
 
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(&s->lock);
-	e = sfs_st_find(s, name, NULL);
+	e = store_find(s, name, NULL);
 	/* the name's backing file, already looked at by name for prune_if_gone */
-	if (e && sfs_st_prune_if_gone_stat(s, e, st))
+	if (e && store_prune_if_gone_stat(s, e, st))
 		e = NULL;
 	if (e) {
 		dev_t dev;
@@ -209,7 +209,7 @@ int sfs_store_stat(struct sfs_store *s, const char *name, struct stat *st)
 	} else {
 		char err[512];
 
-		rc = namespace_errno(sfs_st_load_locked(s, name, &e, err, sizeof(err)));
+		rc = namespace_errno(store_load_locked(s, name, &e, err, sizeof(err)));
 		if (rc == 0)
 			rc = sfs_image_backing_stat(e->im, st);
 	}
@@ -238,7 +238,7 @@ void sfs_store_put(struct sfs_store *s, struct sfs_image *im)
 
 				/* what was said about its name while it was open no longer holds */
 				sfs_sidecar_name(scname, sizeof(scname), s->orphans[i].name);
-				sfs_st_forget_reported(s, scname);
+				store_forget_reported(s, scname);
 				s->orphans[i] = s->orphans[--s->norphans];
 				pthread_mutex_unlock(&s->lock);
 				sfs_image_close(im);
@@ -299,7 +299,7 @@ int sfs_store_rescan(struct sfs_store *s)
 	int rc;
 
 	pthread_mutex_lock(&s->lock);
-	rc = sfs_st_scan_locked(s);
+	rc = store_scan_locked(s);
 	pthread_mutex_unlock(&s->lock);
 	return rc;
 }

@@ -16,13 +16,13 @@
 
 #include "internal.h"
 
-unsigned sfs_st_image_flags(const struct sfs_store *s)
+unsigned store_image_flags(const struct sfs_store *s)
 {
 	return (s->opts.stats ? SFS_IMAGE_STATS : 0) | (s->opts.buffered ? SFS_IMAGE_BUFFERED : 0) |
 	       (s->opts.zero_background ? SFS_IMAGE_ZERO_BG : 0);
 }
 
-struct entry *sfs_st_find(struct sfs_store *s, const char *name, size_t *pos)
+struct entry *store_find(struct sfs_store *s, const char *name, size_t *pos)
 {
 	size_t lo = 0, hi = s->nents;
 
@@ -45,7 +45,7 @@ struct entry *sfs_st_find(struct sfs_store *s, const char *name, size_t *pos)
 	return NULL;
 }
 
-int sfs_st_grow_array(void **arr, size_t *cap, size_t need, size_t elem)
+int store_grow_array(void **arr, size_t *cap, size_t need, size_t elem)
 {
 	void *p;
 	size_t ncap;
@@ -64,13 +64,13 @@ int sfs_st_grow_array(void **arr, size_t *cap, size_t need, size_t elem)
 }
 
 /* Put e into the table at its sorted place. */
-int sfs_st_put_in(struct sfs_store *s, const struct entry *e)
+int store_put_in(struct sfs_store *s, const struct entry *e)
 {
 	size_t pos;
 
-	if (sfs_st_find(s, e->name, &pos))
+	if (store_find(s, e->name, &pos))
 		return -EEXIST;
-	if (sfs_st_grow_array((void **)&s->ents, &s->capents, s->nents + 1, sizeof(*s->ents)) < 0)
+	if (store_grow_array((void **)&s->ents, &s->capents, s->nents + 1, sizeof(*s->ents)) < 0)
 		return -ENOMEM;
 	memmove(&s->ents[pos + 1], &s->ents[pos], (s->nents - pos) * sizeof(*s->ents));
 	s->ents[pos] = *e;
@@ -78,30 +78,30 @@ int sfs_st_put_in(struct sfs_store *s, const struct entry *e)
 	return 0;
 }
 
-int sfs_st_insert(struct sfs_store *s, const char *name, struct sfs_image *im, int refs,
-		  const struct sfs_sidecar *declared, const struct file_id *scid)
+int store_insert(struct sfs_store *s, const char *name, struct sfs_image *im, int refs,
+		 const struct sfs_sidecar *declared, const struct file_id *scid)
 {
 	struct entry e = { .im = im, .refs = refs, .declared = *declared, .scid = *scid };
 
 	snprintf(e.name, sizeof(e.name), "%s", name);
-	return sfs_st_put_in(s, &e);
+	return store_put_in(s, &e);
 }
 
-struct file_id sfs_st_file_id_of(const struct stat *st)
+struct file_id store_file_id_of(const struct stat *st)
 {
 	struct file_id id = { st->st_dev, st->st_ino, st->st_size, st->st_mtim };
 
 	return id;
 }
 
-bool sfs_st_same_file_id(const struct file_id *a, const struct file_id *b)
+bool store_same_file_id(const struct file_id *a, const struct file_id *b)
 {
 	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
 	       a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
 }
 
 /* Identify the current version of name's sidecar; 0 or -errno. */
-int sfs_st_sidecar_id(struct sfs_store *s, const char *name, struct file_id *id)
+int store_sidecar_id(struct sfs_store *s, const char *name, struct file_id *id)
 {
 	char scname[SFS_NAME_MAX + 8];
 	struct stat st;
@@ -109,12 +109,12 @@ int sfs_st_sidecar_id(struct sfs_store *s, const char *name, struct file_id *id)
 	sfs_sidecar_name(scname, sizeof(scname), name);
 	if (fstatat(s->dirfd, scname, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
-	*id = sfs_st_file_id_of(&st);
+	*id = store_file_id_of(&st);
 	return 0;
 }
 
 /* Describe how sidecar b differs from a ("size 1048576 -> 2097152, ..."); false when equal. */
-bool sfs_st_sidecar_diff(const struct sfs_sidecar *a, const struct sfs_sidecar *b, char *buf, size_t len)
+bool store_sidecar_diff(const struct sfs_sidecar *a, const struct sfs_sidecar *b, char *buf, size_t len)
 {
 	size_t n = 0;
 
@@ -139,7 +139,7 @@ bool sfs_st_sidecar_diff(const struct sfs_sidecar *a, const struct sfs_sidecar *
 }
 
 /* Take e out of the table and return it. */
-struct entry sfs_st_take_out(struct sfs_store *s, struct entry *e)
+struct entry store_take_out(struct sfs_store *s, struct entry *e)
 {
 	size_t pos = (size_t)(e - s->ents);
 	struct entry old = *e;
@@ -150,9 +150,9 @@ struct entry sfs_st_take_out(struct sfs_store *s, struct entry *e)
 }
 
 /* Take e out of the table; an image still held open moves to the orphans. */
-void sfs_st_remove_entry(struct sfs_store *s, struct entry *e)
+void store_remove_entry(struct sfs_store *s, struct entry *e)
 {
-	struct entry old = sfs_st_take_out(s, e);
+	struct entry old = store_take_out(s, e);
 
 	/* no use zeroing a backing file that is gone; its holders read zeros there anyway */
 	if (sfs_image_backing_gone(old.im))
@@ -161,7 +161,7 @@ void sfs_st_remove_entry(struct sfs_store *s, struct entry *e)
 		sfs_image_close(old.im);
 		return;
 	}
-	if (sfs_st_grow_array((void **)&s->orphans, &s->caporphans, s->norphans + 1, sizeof(old)) == 0)
+	if (store_grow_array((void **)&s->orphans, &s->caporphans, s->norphans + 1, sizeof(old)) == 0)
 		s->orphans[s->norphans++] = old;
 	/* else: leaked until exit rather than freed under its users */
 }

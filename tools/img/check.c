@@ -146,11 +146,11 @@ static int repair_and_recheck(struct img_view *v, const struct img_diag *d)
 
 struct find_plan {
 	const char *name;
-	struct sfs_rec_plan *out;
+	struct sfs_recover_item *out;
 	bool found;
 };
 
-static void find_plan(void *ctx, const struct sfs_rec_plan *p)
+static void find_plan(void *ctx, const struct sfs_recover_item *p)
 {
 	struct find_plan *f = ctx;
 
@@ -160,7 +160,7 @@ static void find_plan(void *ctx, const struct sfs_rec_plan *p)
 	}
 }
 
-bool img_check_pending(const char *store, const char *name, struct sfs_rec_plan *p)
+bool img_check_pending(const char *store, const char *name, struct sfs_recover_item *p)
 {
 	struct find_plan f = { name, p, false };
 	int dfd, sfd;
@@ -178,18 +178,18 @@ bool img_check_pending(const char *store, const char *name, struct sfs_rec_plan 
 
 /* Does the next start take the image out of the store (an unlink finished, a make undone, a
  * rename moving it to the other name)?  Then it is not checked: what stays is the plan's. */
-static bool leaves(const struct img_ref *ref, const struct sfs_rec_plan *p)
+static bool leaves(const struct img_ref *ref, const struct sfs_recover_item *p)
 {
-	if (!p || p->verdict == SFS_REC_BLOCKED || p->verdict == SFS_REC_DROP)
+	if (!p || p->verdict == SFS_RECOVER_BLOCKED || p->verdict == SFS_RECOVER_DROP)
 		return false;
 	if (p->kind == SFS_INTENT_RENAME)
-		return strcmp(ref->name, p->verdict == SFS_REC_UNDO ? p->to : p->name) == 0;
+		return strcmp(ref->name, p->verdict == SFS_RECOVER_UNDO ? p->to : p->name) == 0;
 	return p->goes && !p->keeps_map;
 }
 
 /* 'check [--repair] STORE/NAME' as pend says the next start leaves it, saying that the store is
  * served when note_served. */
-static int check_image(const struct img_ref *ref, bool repair, const struct sfs_rec_plan *pend,
+static int check_image(const struct img_ref *ref, bool repair, const struct sfs_recover_item *pend,
 		       bool note_served)
 {
 	struct img_diag d;
@@ -197,7 +197,7 @@ static int check_image(const struct img_ref *ref, bool repair, const struct sfs_
 
 	if (repair && (img_store_exists(ref->store) < 0 || img_refuse_if_served(ref) < 0))
 		return FSCK_OPER;
-	if (pend && pend->verdict != SFS_REC_BLOCKED) {
+	if (pend && pend->verdict != SFS_RECOVER_BLOCKED) {
 		printf("%s: pending: %s: completed at the next start%s\n", ref->path, pend->what,
 		       leaves(ref, pend) ? ", and the image is not there after it" : "");
 		if (pend->alone[0])
@@ -233,12 +233,12 @@ static int check_image(const struct img_ref *ref, bool repair, const struct sfs_
 	return d.n ? FSCK_LEFT : FSCK_CLEAN;
 }
 
-int img_check_image(const struct img_ref *ref, bool repair, const struct sfs_rec_plan *pend)
+int img_check_image(const struct img_ref *ref, bool repair, const struct sfs_recover_item *pend)
 {
 	return check_image(ref, repair, pend, true);
 }
 
-int img_check_store_image(const struct img_ref *ref, bool repair, const struct sfs_rec_plan *pend)
+int img_check_store_image(const struct img_ref *ref, bool repair, const struct sfs_recover_item *pend)
 {
 	return check_image(ref, repair, pend, false);
 }
@@ -253,7 +253,7 @@ static int exec_check(const struct tool_cmd *self, struct tool_item *item)
 {
 	const struct img_target *t = item->target;
 	bool repair = item->opt[CHECK_REPAIR].set;
-	struct sfs_rec_plan pend;
+	struct sfs_recover_item pend;
 
 	(void)self;
 	if (t->store_dir)

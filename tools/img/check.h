@@ -50,15 +50,16 @@ int img_check_repair(const struct img_view *v, const struct img_diag *d);
 /* 'check [--repair] STORE/NAME': the fsck exit code.  pend: what the next start's recovery
  * does to the image (recover.h; NULL: nothing), which check shows as pending and looks past:
  * the image is judged as the start will leave it. */
-int img_check_image(const struct img_ref *ref, bool repair, const struct sfs_rec_plan *pend);
+int img_check_image(const struct img_ref *ref, bool repair, const struct sfs_recover_item *pend);
 
 /* The item of the next start's recovery of store that concerns image name, into *p: true when
  * there is one (and no daemon serves the store). */
-bool img_check_pending(const char *store, const char *name, struct sfs_rec_plan *p);
+bool img_check_pending(const char *store, const char *name, struct sfs_recover_item *p);
 
 /* img_check_image for 'check STORE', which says once that the store is served: no note of it
  * per image. */
-int img_check_store_image(const struct img_ref *ref, bool repair, const struct sfs_rec_plan *pend);
+int img_check_store_image(const struct img_ref *ref, bool repair,
+			  const struct sfs_recover_item *pend);
 
 /* 'check [--repair] STORE': every image of store and what a crash left in it; the OR of the
  * fsck exit codes. */

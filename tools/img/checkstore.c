@@ -56,11 +56,11 @@ static void print_repaired(void *ctx, int level, const char *msg)
 
 /* The plan of the next start's recovery, item by item. */
 struct plans {
-	struct sfs_rec_plan *v;
+	struct sfs_recover_item *v;
 	size_t n, cap;
 };
 
-static void keep_plan(void *ctx, const struct sfs_rec_plan *p)
+static void keep_plan(void *ctx, const struct sfs_recover_item *p)
 {
 	struct plans *l = ctx;
 
@@ -75,9 +75,9 @@ static void keep_plan(void *ctx, const struct sfs_rec_plan *p)
 }
 
 /* The item that concerns image name, or NULL. */
-static const struct sfs_rec_plan *plan_of(const struct plans *l, const char *name)
+static const struct sfs_recover_item *plan_of(const struct plans *l, const char *name)
 {
-	const struct sfs_rec_plan *found = NULL;
+	const struct sfs_recover_item *found = NULL;
 
 	for (size_t i = 0; i < l->n; i++)
 		if (l->v[i].is_record && (strcmp(l->v[i].name, name) == 0 || strcmp(l->v[i].to, name) == 0))
@@ -189,12 +189,12 @@ static int check_recovery(const char *store, int dfd, bool repair, struct plans 
 	/* each item is shown with the image it concerns (part 2); here those with no image to show
 	 * them with: temporary files, and records whose images have no file left */
 	for (size_t i = 0; i < pl->n; i++) {
-		const struct sfs_rec_plan *p = &pl->v[i];
+		const struct sfs_recover_item *p = &pl->v[i];
 		bool alone = !p->is_record || (!any_file(dfd, sfd, p->name) && !(p->to[0] && any_file(dfd, sfd, p->to)));
 
-		if (p->verdict == SFS_REC_BLOCKED)
+		if (p->verdict == SFS_RECOVER_BLOCKED)
 			rc |= FSCK_LEFT;
-		if (p->verdict == SFS_REC_BLOCKED && alone)
+		if (p->verdict == SFS_RECOVER_BLOCKED && alone)
 			printf("%s/%s: %s: the next start cannot do it (%s)\n", store, p->file, p->what,
 			       p->fix[0] ? p->fix : "see the log");
 		else if (!p->is_record)

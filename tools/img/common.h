@@ -128,8 +128,9 @@ struct img_view {
 	bool bk_data;                  /* a regular file that holds data (SEEK_DATA finds some) */
 	bool served;
 	char holder[512];
-	const struct sfs_rec_plan *pend;   /* what the next start does to the image (recover.h), or
-					    * NULL: the view shows the image as it will leave it */
+	const struct sfs_recover_item *pend;   /* what the next start does to the image
+						* (recover.h), or NULL: the view shows
+						* the image as it will leave it */
 };
 
 /* Open the store directory and look at every file of the image; -1 (printed) only when the
@@ -139,7 +140,8 @@ int img_view_open(struct img_view *v, const struct img_ref *ref);
 /* As img_view_open, the image as the next start's recovery leaves it after pend (NULL: as
  * it is): a rename's files where they are now, a grow's or inflate's sidecar as it will be
  * rewritten, a backing file as it will be cut. */
-int img_view_open_as(struct img_view *v, const struct img_ref *ref, const struct sfs_rec_plan *pend);
+int img_view_open_as(struct img_view *v, const struct img_ref *ref,
+		     const struct sfs_recover_item *pend);
 
 void img_view_close(struct img_view *v);
 

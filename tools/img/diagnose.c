@@ -116,12 +116,12 @@ static void check_profile(const struct img_view *v, struct img_diag *d)
 int img_check_diagnose(const struct img_view *v, struct img_diag *d)
 {
 	const struct img_ref *r = v->ref;
-	const struct sfs_rec_plan *p = v->pend;
+	const struct sfs_recover_item *p = v->pend;
 
 	memset(d, 0, sizeof(*d));
 	/* A crash left a change of this image that the next start cannot put right: its files are
 	 * as that change left them, which is all there is to say until it is cleared. */
-	if (p && p->verdict == SFS_REC_BLOCKED) {
+	if (p && p->verdict == SFS_RECOVER_BLOCKED) {
 		add(d, P_PENDING, "%s: %s: the next start cannot do it and leaves the image out", p->file, p->what);
 		return 0;
 	}

@@ -55,14 +55,14 @@ const struct tool_opt img_json_opts[] = {
 	{ NULL },
 };
 
-/* The name the image's file f (SFS_REC_MAP, ...) is under now: its own, or, while a rename
+/* The name the image's file f (SFS_RECOVER_MAP, ...) is under now: its own, or, while a rename
  * is pending, the one the next start moves it from. */
 static const char *now_under(const struct img_view *v, int f)
 {
-	const struct sfs_rec_plan *p = v->pend;
+	const struct sfs_recover_item *p = v->pend;
 
 	if (!p || !p->is_record || p->kind != SFS_INTENT_RENAME || !p->at_other[f] ||
-	    (p->verdict != SFS_REC_FINISH && p->verdict != SFS_REC_UNDO))
+	    (p->verdict != SFS_RECOVER_FINISH && p->verdict != SFS_RECOVER_UNDO))
 		return v->ref->name;
 	return strcmp(v->ref->name, p->to) == 0 ? p->name : p->to;
 }
@@ -83,9 +83,9 @@ static bool holds_data(int dirfd, const char *name)
 /* What the next start changes of what the view shows (pend's sizes and mode). */
 static void overlay(struct img_view *v)
 {
-	const struct sfs_rec_plan *p = v->pend;
+	const struct sfs_recover_item *p = v->pend;
 
-	if (!p || p->verdict == SFS_REC_BLOCKED)
+	if (!p || p->verdict == SFS_RECOVER_BLOCKED)
 		return;
 	if (p->size_set && v->sc_rc == 0)
 		v->sc.size = p->size;
@@ -100,7 +100,7 @@ int img_view_open(struct img_view *v, const struct img_ref *ref)
 	return img_view_open_as(v, ref, NULL);
 }
 
-int img_view_open_as(struct img_view *v, const struct img_ref *ref, const struct sfs_rec_plan *pend)
+int img_view_open_as(struct img_view *v, const struct img_ref *ref, const struct sfs_recover_item *pend)
 {
 	char fname[SFS_NAME_MAX + 8];
 	struct stat st;
@@ -118,20 +118,21 @@ int img_view_open_as(struct img_view *v, const struct img_ref *ref, const struct
 	}
 	v->state_fd = openat(v->store_fd, SFS_STATE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-	sfs_sidecar_name(fname, sizeof(fname), now_under(v, SFS_REC_SIDECAR));
+	sfs_sidecar_name(fname, sizeof(fname), now_under(v, SFS_RECOVER_SIDECAR));
 	v->sc_present = fstatat(v->store_fd, fname, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	v->sc_rc = -ENOENT;
 	if (v->sc_present)
 		v->sc_rc = sfs_sidecar_load(v->store_fd, fname, &v->sc, v->sc_err, sizeof(v->sc_err));
 
 	v->served = img_served(ref->store, v->holder, sizeof(v->holder));
-	sfs_map_name(fname, sizeof(fname), now_under(v, SFS_REC_MAP));
+	sfs_map_name(fname, sizeof(fname), now_under(v, SFS_RECOVER_MAP));
 	v->map_rc = -ENOENT;
 	if (v->state_fd >= 0)
 		open_map(v, fname);
 
-	v->bk_rc = sfs_fileid_at(v->store_fd, now_under(v, SFS_REC_BACKING), &v->bk_id, &v->bk);
-	v->bk_data = v->bk_rc == 0 && S_ISREG(v->bk.st_mode) && holds_data(v->store_fd, now_under(v, SFS_REC_BACKING));
+	v->bk_rc = sfs_fileid_at(v->store_fd, now_under(v, SFS_RECOVER_BACKING), &v->bk_id, &v->bk);
+	v->bk_data = v->bk_rc == 0 && S_ISREG(v->bk.st_mode) &&
+		     holds_data(v->store_fd, now_under(v, SFS_RECOVER_BACKING));
 	overlay(v);
 	return 0;
 }

@@ -3,7 +3,7 @@
  * test_limits.c - what an allocation map can hold, and what happens when
  * memory for it runs out.
  *
- * Through the tests' hook of core/map/map_test.h (sfs_mapi_calloc_hook),
+ * Through the tests' hook of core/map/map_test.h (map_calloc_hook),
  * every allocation the map makes in a life of create, bits, flush, a grow
  * that needs a new bitmap page, another flush and close is made to fail
  * in turn (the 1st, the 2nd, ...): each failing call returns -ENOMEM and
@@ -35,12 +35,12 @@ static void hook_on(unsigned at)
 {
 	alloc_calls = 0;
 	fail_at = at;
-	sfs_mapi_calloc_hook = failing_calloc;
+	map_calloc_hook = failing_calloc;
 }
 
 static void hook_off(void)
 {
-	sfs_mapi_calloc_hook = NULL;
+	map_calloc_hook = NULL;
 }
 
 /* 4 KiB blocks: one bitmap page covers 32256 of them, so growing from 1000 to 40000 blocks
@@ -178,7 +178,7 @@ Test(map, many_small_grows_keep_few_arrays)
 	uint64_t final_words;
 
 	alloc_bytes = 0;
-	sfs_mapi_calloc_hook = counting_calloc;
+	map_calloc_hook = counting_calloc;
 	for (unsigned i = 1; i <= steps; i++) {
 		uint64_t size = (uint64_t)i * PAGE_BITS * 4096;
 

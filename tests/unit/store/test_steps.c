@@ -409,9 +409,9 @@ static const struct op ops[] = {
 	{ "inflate", 4, 3, 3, run_inflate, "a b", "a b", expect_inflate },
 };
 
-static void no_blocked(void *ctx, const struct sfs_rec_plan *p)
+static void no_blocked(void *ctx, const struct sfs_recover_item *p)
 {
-	cr_expect_neq(p->verdict, SFS_REC_BLOCKED, "%s: the start could not do %s: %s", (const char *)ctx,
+	cr_expect_neq(p->verdict, SFS_RECOVER_BLOCKED, "%s: the start could not do %s: %s", (const char *)ctx,
 		      p->file, p->what);
 }
 
