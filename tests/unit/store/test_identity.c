@@ -457,8 +457,7 @@ Test(identity, evicted_image_is_never_reopened_on_a_file_that_took_its_inode)
 
 	make_images("a b");
 	opts.fd_budget = 3;                           /* one image's descriptors at a time */
-	s = open_store();
-	a = get(s, "a");
+	a = open_get("a", &s);
 	cr_assert_eq(sfs_image_pin(a), 0);
 	sfs_image_unpin(a);
 	b = get(s, "b");

@@ -96,15 +96,7 @@ static void make_image(const char *name, int v)
 static struct sfs_image *made(const char *name, int v, struct sfs_store **s)
 {
 	make_image(name, v);
-	*s = open_store();
-	return get(*s, name);
-}
-
-/* Put im back into s and close s. */
-static void put_close(struct sfs_store *s, struct sfs_image *im)
-{
-	sfs_store_put(s, im);
-	cr_expect_eq(sfs_store_close(s), 0);
+	return open_get(name, s);
 }
 
 /* Expect the image name of s to hold what make_image(name, v) wrote (got and put back). */
@@ -456,9 +448,7 @@ Test(store, get_and_put)
 	struct sfs_store *s;
 	struct sfs_image *a1, *a2, *im = NULL;
 
-	tmp_write_sidecar(ts.fd, "a", GOOD);
-	s = open_store();
-	a1 = get(s, "a");
+	a1 = sidecar_get("a", GOOD, &s);
 	a2 = get(s, "a");
 	cr_expect_eq(a1, a2, "one image per name");
 	cr_expect_str_eq(sfs_image_name(a1), "a");
@@ -507,8 +497,7 @@ Test(store, unlink)
 
 	make_image("a", 0x11);
 	tmp_write_sidecar(ts.fd, "b", GOOD);
-	s = open_store();
-	im = get(s, "a");
+	im = open_get("a", &s);
 	cr_expect_eq(sfs_store_unlink(s, "a"), 0);
 	cr_expect(!tmp_exists(ts.fd, "a"));
 	cr_expect(!tmp_exists(ts.fd, "a.json"));
@@ -737,8 +726,7 @@ Test(store, resize_rewrites_the_sidecar)
 	cr_expect_eq(load_sidecar("a").size, 3 * MiB, "a refused resize leaves the sidecar alone");
 	put_close(s, im);
 
-	s = open_store();
-	im = get(s, "a");
+	im = open_get("a", &s);
 	cr_expect_eq(sfs_image_geom(im).size, 3 * MiB);
 	expect_bytes(im, 0, 0x71, "");
 	expect_bytes(im, 2 * MiB, 0x72, "");
@@ -781,8 +769,7 @@ Test(store, resize_of_a_replaced_image_leaves_the_new_sidecar_alone)
 
 	make_image("a", 0xaa);                                   /* 512e, 1M */
 	tmp_write_sidecar(ts.fd, "b", "{\"size\": \"1M\", \"sector\": \"4kn\", \"block_size\": \"64K\"}");
-	s = open_store();
-	old_b = get(s, "b");
+	old_b = open_get("b", &s);
 	cr_assert_eq(sfs_store_rename(s, "a", "b", false), 0);
 	sfs_store_resize(s, old_b, 2 * MiB);                     /* the replaced image, still open */
 	sc = load_sidecar("b");
@@ -844,8 +831,7 @@ Test(store, close_makes_every_map_durable)
 
 	tmp_write_sidecar(ts.fd, "a", GOOD);
 	tmp_write_sidecar(ts.fd, "b", GOOD);
-	s = open_store();
-	im = get(s, "a");
+	im = open_get("a", &s);
 	put_bytes(im, 3 * 64 * KiB, 1);
 	sfs_store_put(s, im);
 	im = get(s, "b");
@@ -868,13 +854,10 @@ Test(store, close_flushes)
 	struct sfs_store *s;
 	struct sfs_image *im;
 
-	tmp_write_sidecar(ts.fd, "a", GOOD);
-	s = open_store();
-	im = get(s, "a");
+	im = sidecar_get("a", GOOD, &s);
 	put_bytes(im, 64 * KiB, 0x7e);
 	put_close(s, im);
-	s = open_store();
-	im = get(s, "a");
+	im = open_get("a", &s);
 	expect_bytes(im, 64 * KiB, 0x7e, "");
 	cr_expect(sfs_map_test(sfs_image_map(im), 1));
 	put_close(s, im);
@@ -908,8 +891,7 @@ Test(store, sidecar_larger_than_image_grows_it)
 
 	make_image("a", 0x61);
 	tmp_write_sidecar(ts.fd, "a", "{\"size\": \"2M\", \"sector\": \"512e\", \"block_size\": \"64K\"}");
-	s = open_store();
-	im = get(s, "a");
+	im = open_get("a", &s);
 	cr_expect_eq(sfs_image_geom(im).size, 2 * MiB);
 	cr_expect_eq(sfs_map_nblocks(sfs_image_map(im)), 32);
 	expect_bytes(im, 0, 0x61, "");
@@ -1183,8 +1165,7 @@ Test(store, growing_image_follows_its_writes_and_settles_when_closed)
 	cr_expect(!state_exists("g.grow"));
 	st = tmp_stat(ts.fd, "g");
 	cr_expect_eq(st.st_size, (off_t)(3 * MiB + 4096));
-	s = open_store();
-	im = get(s, "g");
+	im = open_get("g", &s);
 	cr_expect_eq(sfs_image_geom(im).size, 3 * MiB + 4096);
 	expect_bytes(im, 3 * MiB, 0x68, "");
 	sfs_store_put(s, im);
@@ -1217,8 +1198,7 @@ Test(store, a_disk_holding_no_data_may_shrink)
 	unsigned char zeros[4096] = { 0 };
 
 	tmp_write_sidecar(ts.fd, "e", "{\"size\": \"16M\", \"sector\": \"4kn\", \"block_size\": \"64K\"}");
-	s = open_store();
-	im = get(s, "e");
+	im = open_get("e", &s);
 	cr_expect_eq(sfs_store_resize(s, im, 0), 0, "nothing written: nothing lost");
 	cr_expect_eq(sfs_image_geom(im).size, 0);
 	cr_expect_eq(load_sidecar("e").size, 0);
@@ -1237,8 +1217,7 @@ Test(store, a_disk_holding_no_data_may_shrink)
 	cr_expect_eq(load_sidecar("e").size, 6 * MiB);
 	sfs_store_put(s, im);
 	cr_assert_eq(sfs_store_close(s), 0);
-	s = open_store();
-	im = get(s, "e");
+	im = open_get("e", &s);
 	cr_expect_eq(sfs_image_geom(im).size, 6 * MiB);
 	expect_bytes(im, 4 * MiB, 0x65, "");
 	sfs_store_put(s, im);
