@@ -263,33 +263,23 @@ def cmd_report(runs_tsv, meta_json, out_dir):
                  "passthrough: a bare libfuse passthrough of the raw file (tests/bench/passthrough.c).")
     lines.append("sfs-X and sfs-X-uring: event loops (-o serve=loop, the default); "
                  "sfs-X-threads: a thread per request (-o serve=threads).")
-    if stats_cmp:
-        lines.append("")
-        lines.append("stats cost: IOPS of X-4kn (stats on) / X-4kn-nostats, median of per-repeat ratios")
-        for c in stats_cmp:
-            lines.append("  %-4s %-14s %.3f   (repeats: %s)" % (c["daemon"], c["workload"], c["stats_on_over_off"],
-                                                              ", ".join("%.3f" % x for x in c["per_repeat"])))
-    if xport_cmp:
-        lines.append("")
-        lines.append("transports: IOPS through io_uring (sfs-X-uring) / through /dev/fuse (sfs-X), "
-                     "median of per-repeat ratios")
-        for c in xport_cmp:
-            lines.append("  %-10s %-14s %.3f   (repeats: %s)" % (
-                c["target"], c["workload"], c["uring_over_dev"], ", ".join("%.3f" % x for x in c["per_repeat"])))
-    if design_cmp:
-        lines.append("")
-        lines.append("designs: IOPS with the event loop (sfs-X) / with a thread per request (sfs-X-threads), "
-                     "median of per-repeat ratios")
-        for c in design_cmp:
-            lines.append("  %-14s %-14s %.3f   (repeats: %s)" % (
-                c["target"], c["workload"], c["loop_over_threads"], ", ".join("%.3f" % x for x in c["per_repeat"])))
-    if base_cmp:
-        lines.append("")
-        lines.append("against the baseline %s (sha256 %s): IOPS sfs-X / base-X, median of per-repeat ratios"
-                     % (meta.get("baseline", "?"), (meta.get("baseline_sha256") or "?")[:12]))
-        for c in base_cmp:
-            lines.append("  %-18s %-14s %.3f   (repeats: %s)" % (
-                c["target"], c["workload"], c["over_base"], ", ".join("%.3f" % x for x in c["per_repeat"])))
+    # each comparison: its rows, heading, the key column and its width, the ratio's field
+    for cmp, head, key, width, ratio in (
+        (stats_cmp, "stats cost: IOPS of X-4kn (stats on) / X-4kn-nostats, median of per-repeat ratios",
+         "daemon", 4, "stats_on_over_off"),
+        (xport_cmp, "transports: IOPS through io_uring (sfs-X-uring) / through /dev/fuse (sfs-X), "
+         "median of per-repeat ratios", "target", 10, "uring_over_dev"),
+        (design_cmp, "designs: IOPS with the event loop (sfs-X) / with a thread per request (sfs-X-threads), "
+         "median of per-repeat ratios", "target", 14, "loop_over_threads"),
+        (base_cmp, "against the baseline %s (sha256 %s): IOPS sfs-X / base-X, median of per-repeat ratios"
+         % (meta.get("baseline", "?"), (meta.get("baseline_sha256") or "?")[:12]), "target", 18, "over_base"),
+    ):
+        if cmp:
+            lines.append("")
+            lines.append(head)
+            for c in cmp:
+                lines.append("  %-*s %-14s %.3f   (repeats: %s)" % (
+                    width, c[key], c["workload"], c[ratio], ", ".join("%.3f" % x for x in c["per_repeat"])))
     failed = [r for r in runs if not r["ok"]]
     if failed:
         lines.append("")

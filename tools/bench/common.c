@@ -73,9 +73,23 @@ int bench_interrupted(int rc, const char *fmt, ...)
 	return rc ? rc : BENCH_EXIT_INTERRUPTED;
 }
 
-void bench_progress_start(struct tool_progress *p)
+void bench_begin(struct tool_progress *p)
 {
+	tool_catch_signals();
 	tool_progress_start(p, stderr, BENCH_PROGRESS_AFTER_NS);
+}
+
+int bench_loop_end(struct tool_progress *p, int r, bool *interrupted)
+{
+	tool_progress_clear(p);
+	*interrupted = r == 1;
+	return r >= 0 ? 0 : 1;
+}
+
+int bench_report_end(int rc, bool interrupted, const char *cut)
+{
+	fflush(stdout);
+	return interrupted ? bench_interrupted(rc, "%s", cut) : rc;
 }
 
 /* ---- the disk under test ---- */

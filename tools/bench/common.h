@@ -24,7 +24,7 @@
  *   - latencies go into a log-linear histogram (hist.h);
  *   - a progress line is drawn on stderr, only when stderr is a terminal
  *     and only once the command has run for BENCH_PROGRESS_AFTER_NS
- *     (bench_progress_start).  stderr, not stdout as in sectorfs-img: a
+ *     (bench_begin).  stderr, not stdout as in sectorfs-img: a
  *     benchmark's results are often sent to a file while the person
  *     waiting watches the terminal.
  * Ctrl-C ends a run early: the command prints what it measured, marked
@@ -63,8 +63,18 @@ const char *bench_errno_name(int e, char *buf, size_t len);
  * already, else 130. */
 int bench_interrupted(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Start the command's progress line on stderr (after BENCH_PROGRESS_AFTER_NS). */
-void bench_progress_start(struct tool_progress *p);
+/* Catch SIGINT, SIGTERM and SIGHUP (tool_catch_signals), then start the command's progress
+ * line on stderr (after BENCH_PROGRESS_AFTER_NS). */
+void bench_begin(struct tool_progress *p);
+
+/* End an experiment's loop that returned r (0: done, 1: cut short by Ctrl-C, -1: failed):
+ * the progress line cleared, *interrupted set to r == 1.  The exit status so far: 0, or 1
+ * when the loop failed. */
+int bench_loop_end(struct tool_progress *p, int r, bool *interrupted);
+
+/* After the figures were printed with the exit status rc: stdout flushed.  The exit status:
+ * rc, or bench_interrupted(rc, "%s", cut) when the run was interrupted. */
+int bench_report_end(int rc, bool interrupted, const char *cut);
 
 /* ---- the disk under test ---- */
 

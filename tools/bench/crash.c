@@ -284,8 +284,7 @@ static int exec_crash(const struct tool_cmd *self, struct tool_item *item)
 	c->t0 = sfs_now_ns();
 	/* what the commands leave running is reparented to us, to be waited for */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
-	tool_catch_signals();
-	bench_progress_start(&c->prog);
+	bench_begin(&c->prog);
 	r = run(c, item->args[0]);
 	c->interrupted = r == 1 || tool_interrupted;
 	if (crash_round_end(c, false) < 0)

@@ -265,7 +265,7 @@ static int check_powercut(const struct tool_cmd *self, struct tool_item *item)
 /* Every repeat, then the figures; the exit status. */
 static int run_all(struct pcexp *x, struct testbed *tb, bool json, const char *svg)
 {
-	int r = 0, rc = 1;
+	int r = 0, rc;
 
 	for (unsigned rep = 0; rep < x->res.repeat && !r; rep++) {
 		if (declare(x, tb, rep) < 0) {
@@ -275,23 +275,16 @@ static int run_all(struct pcexp *x, struct testbed *tb, bool json, const char *s
 		x->res.nrep = rep + 1;
 		for (int j = 0; j < PC_NCONF && !r; j++)
 			r = run_conf(x, rep, (j + (int)rep) % PC_NCONF);
-		for (int i = 0; i < PC_NCONF && r >= 0; i++)
-			if (testbed_remove(tb, x->names[i]) < 0)
-				r = -1;
+		if (r >= 0 && testbed_remove_each(tb, (const char (*)[64])x->names, PC_NCONF) < 0)
+			r = -1;
 	}
-	tool_progress_clear(&x->prog);
-	x->res.interrupted = r == 1;
-	if (r >= 0)
-		rc = 0;
+	rc = bench_loop_end(&x->prog, r, &x->res.interrupted);
 	if (x->res.nrep) {
 		rc |= json ? powercut_print_json(&x->res) : (powercut_print_text(&x->res), 0);
 		if (svg)
 			rc |= powercut_svg(&x->res, svg);
 	}
-	fflush(stdout);
-	if (x->res.interrupted)
-		rc = bench_interrupted(rc, ": the figures cover the rounds done so far");
-	return rc;
+	return bench_report_end(rc, x->res.interrupted, ": the figures cover the rounds done so far");
 }
 
 static int exec_powercut(const struct tool_cmd *self, struct tool_item *item)
@@ -302,8 +295,7 @@ static int exec_powercut(const struct tool_cmd *self, struct tool_item *item)
 
 	(void)self;
 	x->res.tb = tb;
-	tool_catch_signals();
-	bench_progress_start(&x->prog);
+	bench_begin(&x->prog);
 	x->buf = bench_buf_alloc(4096, 4096);
 	x->rbuf = bench_buf_alloc(4096, 4096);
 	if (x->buf && x->rbuf)

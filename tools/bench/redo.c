@@ -422,8 +422,7 @@ static int exec_redo(const struct tool_cmd *self, struct tool_item *item)
 
 	(void)self;
 	s->res.d = &((struct bench_target *)item->target)->disk;
-	tool_catch_signals();
-	bench_progress_start(&s->prog);
+	bench_begin(&s->prog);
 	if (redo_prepare(s) == 0) {
 		pthread_mutex_init(&s->lock, NULL);
 		pthread_cond_init(&s->work, NULL);

@@ -410,10 +410,9 @@ static int exec_scale(const struct tool_cmd *self, struct tool_item *item)
 		tool_error("cannot make a directory %s: %s", sc->dir, strerror(errno));
 		return 1;
 	}
-	tool_catch_signals();
 	/* the steps that draw the line (compare, the load) begin past BENCH_PROGRESS_AFTER_NS: the
 	 * mounts and ls -l before them take over 4 s */
-	bench_progress_start(&sc->prog);
+	bench_begin(&sc->prog);
 	if (measure(sc) == 0) {
 		rc = sc->json ? scale_report_json(&sc->res) : (scale_report_text(&sc->res), 0);
 	} else if (tool_interrupted) {

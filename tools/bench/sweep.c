@@ -342,8 +342,7 @@ static int exec_sweep(const struct tool_cmd *self, struct tool_item *item)
 	int rc = 1;
 
 	(void)self;
-	tool_catch_signals();
-	bench_progress_start(&s->prog);
+	bench_begin(&s->prog);
 	s->res.d = d;
 	s->fd = d->fd;
 	if (!s->res.span || s->res.span > d->size)

@@ -255,6 +255,14 @@ int testbed_remove(struct testbed *tb, const char *name)
 	return 0;
 }
 
+int testbed_remove_each(struct testbed *tb, const char (*names)[64], size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (testbed_remove(tb, names[i]) < 0)
+			return -1;
+	return 0;
+}
+
 const char *testbed_path(const struct testbed *tb, const char *name, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/%s", tb->mnt, name);

@@ -57,6 +57,10 @@ int testbed_declare(struct testbed *tb, const char *name, const char *json);
  * map together).  0, or -1 (printed). */
 int testbed_remove(struct testbed *tb, const char *name);
 
+/* testbed_remove of the n images names[0..n-1], in order, stopping at the first that fails.
+ * 0, or -1 (printed). */
+int testbed_remove_each(struct testbed *tb, const char (*names)[64], size_t n);
+
 /* MNT/name into buf. */
 const char *testbed_path(const struct testbed *tb, const char *name, char *buf, size_t len);
 

@@ -322,7 +322,7 @@ static int declare(struct zexp *z, struct testbed *tb, int rep)
  * compared with them), then the figures; the exit status. */
 static int run_passes(struct zexp *z, struct testbed *tb, bool json, const char *svg)
 {
-	int r = 0, rc = 1;
+	int r = 0, rc;
 
 	for (unsigned rep = 0; rep < z->res.repeat && !r; rep++) {
 		if (declare(z, tb, (int)rep) < 0) {
@@ -335,23 +335,16 @@ static int run_passes(struct zexp *z, struct testbed *tb, bool json, const char 
 		for (int p = 0; p < 2 && !r; p++)
 			for (int k = 0; k < ZEROING_NIMG && !r; k++)
 				r = run_one(z, (int)rep, p, (k + 4 + (int)rep) % ZEROING_NIMG);
-		for (int i = 0; i < ZEROING_NIMG && r >= 0; i++)
-			if (testbed_remove(tb, z->res.names[rep][i]) < 0)
-				r = -1;
+		if (r >= 0 && testbed_remove_each(tb, (const char (*)[64])z->res.names[rep], ZEROING_NIMG) < 0)
+			r = -1;
 	}
-	tool_progress_clear(&z->prog);
-	z->res.interrupted = r == 1;
-	if (r >= 0)
-		rc = 0;
+	rc = bench_loop_end(&z->prog, r, &z->res.interrupted);
 	if (z->res.img[0][0][4].ran) {
 		rc |= json ? zeroing_print_json(&z->res) : (zeroing_print_text(&z->res), 0);
 		if (svg)
 			rc |= zeroing_svg(&z->res, svg);
 	}
-	fflush(stdout);
-	if (z->res.interrupted)
-		rc = bench_interrupted(rc, ": the figures cover the writes done so far");
-	return rc;
+	return bench_report_end(rc, z->res.interrupted, ": the figures cover the writes done so far");
 }
 
 static int exec_zeroing(const struct tool_cmd *self, struct tool_item *item)
@@ -363,8 +356,7 @@ static int exec_zeroing(const struct tool_cmd *self, struct tool_item *item)
 	(void)self;
 	z->res.tb = tb;
 	z->fd = -1;
-	tool_catch_signals();
-	bench_progress_start(&z->prog);
+	bench_begin(&z->prog);
 	if (!(z->buf = bench_buf_alloc(z->res.xfer, 4096)))
 		return 1;
 	if ((z->store_fd = open(tb->store, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)

@@ -81,63 +81,6 @@ TestSuite(identity, .init = setup, .fini = teardown, .timeout = 30);
 
 /* ---- helpers ---- */
 
-/* put_bytes with the image pinned, as the daemon writes. */
-static void put_pinned(struct sfs_image *im, uint64_t off, int v)
-{
-	cr_assert_eq(sfs_image_pin(im), 0);
-	put_bytes(im, off, v);
-	sfs_image_unpin(im);
-}
-
-/* Images named in names (space-separated), DISK, each holding its first letter at 0. */
-static void make_images(const char *names)
-{
-	char list[64], *save = NULL;
-	struct sfs_store *s;
-
-	snprintf(list, sizeof(list), "%s", names);
-	for (char *n = strtok_r(list, " ", &save); n; n = strtok_r(NULL, " ", &save))
-		tmp_write_sidecar(ts.fd, n, DISK);
-	s = open_store();
-	snprintf(list, sizeof(list), "%s", names);
-	for (char *n = strtok_r(list, " ", &save); n; n = strtok_r(NULL, " ", &save)) {
-		struct sfs_image *im = get(s, n);
-
-		put_pinned(im, 0, n[0]);
-		sfs_store_put(s, im);
-	}
-	cr_assert_eq(sfs_store_close(s), 0);
-}
-
-static const char *crash_op;
-static int crash_n;
-
-static int crash_hook(const char *op, int n)
-{
-	if (strcmp(op, crash_op) == 0 && n == crash_n)
-		_exit(0);
-	return 0;
-}
-
-/* Run fn(s) on the store in a child that dies after step n of op, as a power cut would. */
-static void crash_during(const char *op, int n, void (*fn)(struct sfs_store *s))
-{
-	pid_t pid = fork();
-	int st;
-
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		crash_op = op;
-		crash_n = n;
-		sfs_step_hook = crash_hook;
-		fn(open_store());
-		_exit(3);               /* the step was never reached */
-	}
-	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child did not stop at %s step %d (status %d)",
-		  op, n, st);
-}
-
 /* ---- an inode number given out again ----
  *
  * Where the filesystem under /tmp does not give the number out again soon enough (other
@@ -302,16 +245,16 @@ static void expect_user_file(const char *name, const char *text)
 
 /* ---- the next start and a file that took the inode of the daemon's ---- */
 
-static void unlink_a(struct sfs_store *s)
+static int unlink_a(struct sfs_store *s)
 {
-	sfs_store_unlink(s, "a");
+	return sfs_store_unlink(s, "a");
 }
 
 Test(identity, interrupted_unlink_leaves_a_user_file_on_the_inode)
 {
 	ino_t ino;
 
-	make_images("a b");
+	make_lettered("a b", DISK);
 	ino = tmp_stat(ts.fd, "a").st_ino;
 	crash_during("unlink", 2, unlink_a);          /* the sidecar gone: the commit */
 	cr_assert(state_exists("a.unlink") && !tmp_exists(ts.fd, "a.json"));
@@ -322,21 +265,21 @@ Test(identity, interrupted_unlink_leaves_a_user_file_on_the_inode)
 	cr_expect(strstr(cap.buf, "a: not the backing file"), "log: %s", cap.buf);
 }
 
-static void make_c(struct sfs_store *s)
+static int make_c(struct sfs_store *s)
 {
 	struct sfs_sidecar sc;
 	char err[512];
 
 	sfs_sidecar_defaults(&sc);
 	sc.size = 1024 * KiB;
-	sfs_store_make_image(s, "c", &sc, -1, NULL, err, sizeof(err));
+	return sfs_store_make_image(s, "c", &sc, -1, NULL, err, sizeof(err));
 }
 
 Test(identity, interrupted_make_leaves_a_user_file_on_the_inode)
 {
 	ino_t ino;
 
-	make_images("b");
+	make_lettered("b", DISK);
 	crash_during("make", 3, make_c);              /* backing file, map, the record naming them */
 	cr_assert(state_exists("c.create") && tmp_exists(ts.fd, "c") && !tmp_exists(ts.fd, "c.json"));
 	ino = tmp_stat(ts.fd, "c").st_ino;
@@ -346,9 +289,9 @@ Test(identity, interrupted_make_leaves_a_user_file_on_the_inode)
 	cr_expect(!state_exists("c.create") && !state_exists("c.map"), "the make was not undone");
 }
 
-static void rename_a_b(struct sfs_store *s)
+static int rename_a_b(struct sfs_store *s)
 {
-	sfs_store_rename(s, "a", "b", false);
+	return sfs_store_rename(s, "a", "b", false);
 }
 
 Test(identity, interrupted_rename_never_moves_onto_a_name_taken_since)
@@ -357,7 +300,7 @@ Test(identity, interrupted_rename_never_moves_onto_a_name_taken_since)
 	struct sfs_image *im;
 	unsigned char buf[4096];
 
-	make_images("a");
+	make_lettered("a", DISK);
 	crash_during("rename", 1, rename_a_b);        /* the record written, nothing moved */
 	cr_assert(state_exists("a.rename"));
 	tmp_write_file(ts.fd, "b", USER, strlen(USER));
@@ -373,11 +316,11 @@ Test(identity, interrupted_rename_never_moves_onto_a_name_taken_since)
 	cr_assert_eq(sfs_store_close(s), 0);
 }
 
-static void grow_a(struct sfs_store *s)
+static int grow_a(struct sfs_store *s)
 {
 	struct sfs_image *im = get(s, "a");
 
-	sfs_store_resize(s, im, 2048 * KiB);
+	return sfs_store_resize(s, im, 2048 * KiB);
 }
 
 Test(identity, interrupted_grow_never_cuts_a_user_file_on_the_inode)
@@ -385,7 +328,7 @@ Test(identity, interrupted_grow_never_cuts_a_user_file_on_the_inode)
 	char big[3 * 1024 * 1024 / 64];
 	ino_t ino;
 
-	make_images("a b");
+	make_lettered("a b", DISK);
 	crash_during("grow", 2, grow_a);              /* backing file extended, map header old */
 	cr_assert(state_exists("a.grow"));
 	ino = tmp_stat(ts.fd, "a").st_ino;
@@ -455,10 +398,9 @@ Test(identity, evicted_image_is_never_reopened_on_a_file_that_took_its_inode)
 	struct sfs_store *s;
 	ino_t ino;
 
-	make_images("a b");
+	make_lettered("a b", DISK);
 	opts.fd_budget = 3;                           /* one image's descriptors at a time */
-	s = open_store();
-	a = get(s, "a");
+	a = open_get("a", &s);
 	cr_assert_eq(sfs_image_pin(a), 0);
 	sfs_image_unpin(a);
 	b = get(s, "b");
@@ -498,7 +440,7 @@ Test(identity, grow_record_of_an_image_removed_by_hand_is_dropped)
 {
 	struct sfs_store *s;
 
-	make_images("a b");
+	make_lettered("a b", DISK);
 	crash_during("grow", 2, grow_a);
 	cr_assert(state_exists("a.grow"));
 	cr_assert_eq(unlinkat(ts.fd, "a", 0), 0);
@@ -514,7 +456,7 @@ Test(identity, a_record_that_cannot_be_applied_keeps_only_its_image_out)
 {
 	struct sfs_store *s;
 
-	make_images("a b");
+	make_lettered("a b", DISK);
 	crash_during("grow", 2, grow_a);
 	tmp_write_file(ts.statefd, "a.map", "not a map", 9);      /* the commit point unreadable */
 	s = open_store();
@@ -528,7 +470,7 @@ Test(identity, a_fifo_as_a_record_is_never_read_and_keeps_its_image_out, .timeou
 	struct sfs_store *s;
 	struct stat st;
 
-	make_images("a b");
+	make_lettered("a b", DISK);
 	cr_assert_eq(mkfifoat(ts.statefd, "a.grow", 0600), 0);
 	s = open_store();
 	cr_expect(fstatat(ts.statefd, "a.grow", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISFIFO(st.st_mode),
@@ -553,7 +495,7 @@ Test(identity, a_map_copied_from_another_image_is_refused)
 {
 	struct sfs_store *s;
 
-	make_images("a b");
+	make_lettered("a b", DISK);
 	copy_file(ts.statefd, "b.map", "a.map");      /* the same geometry, b's bits */
 	s = open_store();
 	expect_a_refused(s, "a served through b's map", "a copy of the map of image 'b'");
@@ -564,7 +506,7 @@ Test(identity, a_backing_file_replaced_while_stopped_is_not_served_through_the_o
 {
 	struct sfs_store *s;
 
-	make_images("a");
+	make_lettered("a", DISK);
 	copy_file(ts.fd, "a", "a");                    /* the same bytes, another file */
 	s = open_store();
 	expect_a_refused(s, "served through the old map", "made for a backing file that is no longer there");
@@ -614,7 +556,7 @@ Test(identity, a_backing_file_gone_whose_map_records_data_is_not_made_again_empt
 {
 	struct sfs_store *s;
 
-	make_images("a");
+	make_lettered("a", DISK);
 	cr_assert_eq(unlinkat(ts.fd, "a", 0), 0);
 	s = open_store();
 	expect_a_refused(s, "made again, empty", "backing file missing while its map records 1 block of data");
@@ -694,7 +636,7 @@ Test(identity, a_create_replaces_a_map_left_by_an_image_removed_by_hand)
 	struct sfs_image *im = NULL;
 	struct sfs_store *s;
 
-	make_images("a");
+	make_lettered("a", DISK);
 	cr_assert_eq(unlinkat(ts.fd, "a", 0), 0);     /* the user removed a, but not its map */
 	cr_assert_eq(unlinkat(ts.fd, "a.json", 0), 0);
 	s = open_store();
@@ -733,7 +675,7 @@ Test(identity, a_rename_replaces_a_map_left_by_an_image_removed_by_hand)
 {
 	struct sfs_store *s;
 
-	make_images("a b");
+	make_lettered("a b", DISK);
 	cr_assert_eq(unlinkat(ts.fd, "b", 0), 0);     /* the user removed b, but not its map */
 	cr_assert_eq(unlinkat(ts.fd, "b.json", 0), 0);
 	s = open_store();

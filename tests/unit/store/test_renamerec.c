@@ -39,41 +39,20 @@
 #include "store/intent.h"
 #include "store/recover.h"
 #include "store/store.h"
-#include "fixtures/tmpstore.h"
+#include "fixtures/store_fixture.h"
 
 #define KiB 1024ull
 #define DISK "{\"size\": \"1M\", \"sector\": \"4kn\", \"block_size\": \"64K\"}"
 #define USER "the user's own file, made after the crash\n"
 
-static struct tmpstore ts;
-static struct logcap cap;
-static struct sfs_store_opts opts;
-
 static void setup(void)
 {
-	tmpstore_make(&ts, "renamerec", true);
-	logcap_init(&cap);
-	tmpstore_opts(&opts, &cap, "test_renamerec");
+	store_setup("renamerec", true, "test_renamerec");
 }
 
-static void teardown(void)
-{
-	sfs_step_hook = NULL;
-	tmpstore_destroy(&ts);
-}
-
-TestSuite(renamerec, .init = setup, .fini = teardown, .timeout = 30);
+TestSuite(renamerec, .init = setup, .fini = store_teardown, .timeout = 30);
 
 /* ---- helpers ---- */
-
-static struct sfs_store *open_store(void)
-{
-	struct sfs_store *s = NULL;
-	char err[1024] = "";
-
-	cr_assert_eq(sfs_store_open(ts.path, &opts, &s, err, sizeof(err)), 0, "open: %s", err);
-	return s;
-}
 
 /* Image name holding byte v at 0 (its first byte when v is 0), served; or not served (v < 0). */
 static void expect_image(struct sfs_store *s, const char *name, int v)
@@ -96,65 +75,19 @@ static void expect_image(struct sfs_store *s, const char *name, int v)
 	sfs_store_put(s, im);
 }
 
-/* Images named in names (space-separated), DISK, each holding its first byte at 0. */
-static void make_images(const char *names)
+static const char *rename_from, *rename_to;
+
+static int rename_it(struct sfs_store *s)
 {
-	char list[512], *save = NULL;
-	unsigned char buf[4096];
-	struct sfs_store *s;
-
-	snprintf(list, sizeof(list), "%s", names);
-	for (char *n = strtok_r(list, " ", &save); n; n = strtok_r(NULL, " ", &save))
-		tmp_write_sidecar(ts.fd, n, DISK);
-	s = open_store();
-	snprintf(list, sizeof(list), "%s", names);
-	for (char *n = strtok_r(list, " ", &save); n; n = strtok_r(NULL, " ", &save)) {
-		struct sfs_image *im = NULL;
-
-		cr_assert_eq(sfs_store_get(s, n, &im), 0, "get %s", n);
-		memset(buf, n[0], sizeof(buf));
-		cr_assert_eq(sfs_image_pin(im), 0);
-		cr_assert_eq(sfs_image_write(im, buf, sizeof(buf), 0), (ssize_t)sizeof(buf));
-		sfs_image_unpin(im);
-		sfs_store_put(s, im);
-	}
-	cr_assert_eq(sfs_store_close(s), 0);
-}
-
-static const char *crash_op;
-static int crash_n;
-
-static int crash_hook(const char *op, int n)
-{
-	if (strcmp(op, crash_op) == 0 && n == crash_n)
-		_exit(0);
-	return 0;
+	return sfs_store_rename(s, rename_from, rename_to, false);
 }
 
 /* The rename of from to to, in a child that dies after its step n, as a power cut would. */
 static void crash_rename(const char *from, const char *to, int n)
 {
-	pid_t pid = fork();
-	int st;
-
-	cr_assert_geq(pid, 0);
-	if (pid == 0) {
-		struct sfs_store *s = open_store();
-
-		crash_op = "rename";
-		crash_n = n;
-		sfs_step_hook = crash_hook;
-		sfs_store_rename(s, from, to, false);
-		_exit(3);               /* the step was never reached */
-	}
-	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the rename of %s to %s did not stop at its step %d "
-		  "(status %d)", from, to, n, st);
-}
-
-static bool state_exists(const char *name)
-{
-	return tmp_exists(ts.statefd, name);
+	rename_from = from;
+	rename_to = to;
+	crash_during("rename", n, rename_it);
 }
 
 static void move_state(const char *from, const char *to)
@@ -168,7 +101,7 @@ Test(renamerec, a_rename_writes_a_record_named_for_its_image)
 {
 	struct sfs_store *s;
 
-	make_images("a");
+	make_lettered("a", DISK);
 	crash_rename("a", "b", 1);
 	cr_expect(state_exists("a.rename"), "no record a.rename");
 	cr_expect(!state_exists("rename"), "the record has the one name of older versions");
@@ -187,7 +120,7 @@ Test(renamerec, a_name_of_200_bytes_and_names_like_a_record_s)
 	memset(lng, 'l', SFS_NAME_MAX);
 	lng[SFS_NAME_MAX] = '\0';
 	snprintf(names, sizeof(names), "%s rename x.rename x", lng);
-	make_images(names);
+	make_lettered(names, DISK);
 	snprintf(rec, sizeof(rec), "%s.rename", lng);
 	crash_rename(lng, "m", 1);
 	cr_expect(state_exists(rec), "no record for the long name");
@@ -214,7 +147,7 @@ Test(renamerec, a_record_of_an_older_version_is_read_beside_this_one_s)
 {
 	struct sfs_store *s;
 
-	make_images("a c");
+	make_lettered("a c", DISK);
 	crash_rename("a", "b", 1);
 	move_state("a.rename", ".kept");        /* out of sight of the next start, which would apply it */
 	crash_rename("c", "d", 1);
@@ -234,7 +167,7 @@ Test(renamerec, a_record_of_an_older_version_never_moves_onto_a_file_of_the_user
 	struct sfs_store *s;
 	char buf[256];
 
-	make_images("a");
+	make_lettered("a", DISK);
 	crash_rename("a", "b", 1);
 	move_state("a.rename", "rename");
 	tmp_write_file(ts.fd, "b", USER, strlen(USER));
@@ -249,7 +182,7 @@ Test(renamerec, the_record_of_an_older_version_names_the_images_pending)
 {
 	char buf[512];
 
-	make_images("a");
+	make_lettered("a", DISK);
 	crash_rename("a", "b", 1);
 	move_state("a.rename", "rename");
 	cr_expect_eq(sfs_recover_pending(ts.statefd, "a", buf, sizeof(buf)), 1);
@@ -279,7 +212,7 @@ static void expect_only_its_names_out(const char *rec)
 	char buf[256];
 	struct sfs_store *s;
 
-	make_images("a c d");
+	make_lettered("a c d", DISK);
 	leave_a_to_b(rec);
 	s = open_store();
 	cr_expect(state_exists(rec), "the record was dropped");
@@ -317,7 +250,7 @@ Test(renamerec, a_fifo_a_directory_or_a_link_as_a_record_keeps_only_its_image_ou
 {
 	struct sfs_store *s;
 
-	make_images("a c g h");
+	make_lettered("a c g h", DISK);
 	cr_assert_eq(mkfifoat(ts.statefd, "a.rename", 0600), 0);
 	cr_assert_eq(mkfifoat(ts.statefd, "x.rename", 0600), 0);   /* x: no image yet */
 	cr_assert_eq(mkfifoat(ts.statefd, "rename", 0600), 0);     /* the older versions' name */
@@ -349,7 +282,7 @@ Test(renamerec, a_rename_that_fails_after_its_moves_holds_only_its_names)
 {
 	struct sfs_store *s;
 
-	make_images("a c");
+	make_lettered("a c", DISK);
 	s = open_store();
 	sfs_step_hook = fail_at_2;
 	cr_expect_eq(sfs_store_rename(s, "a", "b", false), -EIO);
@@ -372,7 +305,7 @@ Test(renamerec, a_record_that_names_another_image_is_dropped)
 	struct sfs_intent out;
 	struct sfs_store *s;
 
-	make_images("a");
+	make_lettered("a", DISK);
 	tmp_write_file(ts.statefd, "b.rename", "a\0c\0", 4);
 	cr_expect_eq(sfs_intent_read(ts.statefd, SFS_INTENT_RENAME, "b.rename", &out), -EUCLEAN);
 	s = open_store();

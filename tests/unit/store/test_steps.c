@@ -442,27 +442,12 @@ static void cut(const struct op *op, int n, enum mode mode, enum sfs_prov prov)
 	hook_n = n;
 	hook_mode = mode;
 	if (mode == FAIL) {
-		s = open_store();
-		sfs_step_hook = hook;
-		cr_expect_eq(op->run(s), -EIO, "%s: returns -EIO", what);
-		sfs_step_hook = NULL;
+		s = fail_at_step(op->run, hook, what);
 		expect_listing(s, after ? op->after : op->before, what);
 		op->expect(s, after, what);
 		cr_assert_eq(sfs_store_close(s), 0);
 	} else {
-		pid_t pid = fork();
-		int status;
-
-		cr_assert_geq(pid, 0);
-		if (pid == 0) {
-			s = open_store();
-			sfs_step_hook = hook;
-			op->run(s);
-			_exit(3);            /* the hook did not stop it: a step is missing */
-		}
-		cr_assert_eq(waitpid(pid, &status, 0), pid);
-		cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: the child did not stop at the step",
-			  what);
+		crash_at_step(op->run, hook, what);
 	}
 	/* what check shows before it: every item one the start can do */
 	expect_plan_applicable(what);

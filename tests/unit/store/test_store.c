@@ -92,6 +92,34 @@ static void make_image(const char *name, int v)
 	cr_assert_eq(sfs_store_close(s), 0);
 }
 
+/* make_image(name, v), then the store opened into *s: the image got from it. */
+static struct sfs_image *made(const char *name, int v, struct sfs_store **s)
+{
+	make_image(name, v);
+	return open_get(name, s);
+}
+
+/* Expect the image name of s to hold what make_image(name, v) wrote (got and put back). */
+static void expect_image(struct sfs_store *s, const char *name, int v)
+{
+	struct sfs_image *im = get(s, name);
+
+	expect_bytes(im, 0, v, name);
+	expect_bytes(im, 512 * KiB, v, name);
+	sfs_store_put(s, im);
+}
+
+/* Expect the store, closed, to list names (sorted, joined by spaces) and its image name to
+ * hold what make_image(name, v) wrote; close it again. */
+static void expect_reopened(const char *names, const char *name, int v)
+{
+	struct sfs_store *s = open_store();
+
+	cr_expect_str_eq(listing(s), names);
+	expect_image(s, name, v);
+	cr_expect_eq(sfs_store_close(s), 0);
+}
+
 /* ---- names ---- */
 
 Test(store, name_valid)
@@ -244,7 +272,6 @@ Test(store, ignores_what_is_not_a_sidecar)
 Test(store, changed_sector_size_is_refused_and_data_kept)
 {
 	struct sfs_store *s;
-	struct sfs_image *im;
 
 	make_image("s", 0x42);
 	tmp_write_sidecar(ts.fd, "a", GOOD);
@@ -255,17 +282,13 @@ Test(store, changed_sector_size_is_refused_and_data_kept)
 	tmp_write_sidecar(ts.fd, "s", GOOD);
 	cr_expect_eq(sfs_store_rescan(s), 0);
 	cr_expect_str_eq(listing(s), "a s");
-	im = get(s, "s");
-	expect_bytes(im, 0, 0x42, "");
-	expect_bytes(im, 512 * KiB, 0x42, "");
-	sfs_store_put(s, im);
+	expect_image(s, "s", 0x42);
 	cr_expect_eq(sfs_store_close(s), 0);
 }
 
 Test(store, corrupted_map_is_refused_with_a_message)
 {
 	struct sfs_store *s;
-	struct sfs_image *im;
 	unsigned char b;
 	int fd;
 
@@ -288,13 +311,7 @@ Test(store, corrupted_map_is_refused_with_a_message)
 	/* without its map the image is imported from the backing file: the data is kept */
 	cr_assert_eq(unlinkat(fd, "m.map", 0), 0);
 	close(fd);
-	s = open_store();
-	cr_expect_str_eq(listing(s), "a m");
-	im = get(s, "m");
-	expect_bytes(im, 0, 0x4d, "");
-	expect_bytes(im, 512 * KiB, 0x4d, "");
-	sfs_store_put(s, im);
-	cr_expect_eq(sfs_store_close(s), 0);
+	expect_reopened("a m", "m", 0x4d);
 }
 
 /* ---- the lock ---- */
@@ -374,16 +391,14 @@ Test(store, create)
 	im2 = get(s, "new");
 	cr_expect_eq(im2, im);
 	sfs_store_put(s, im2);
-	sfs_store_put(s, im);
-	cr_expect_eq(sfs_store_close(s), 0);
+	put_close(s, im);
 
 	s = open_store();
 	cr_expect_str_eq(listing(s), "new");
 	im = get(s, "new");
 	cr_expect_eq(sfs_image_geom(im).size, 0);
 	cr_expect_eq(sfs_image_geom(im).lss, 4096);
-	sfs_store_put(s, im);
-	cr_expect_eq(sfs_store_close(s), 0);
+	put_close(s, im);
 }
 
 Test(store, create_refuses_taken_names)
@@ -433,9 +448,7 @@ Test(store, get_and_put)
 	struct sfs_store *s;
 	struct sfs_image *a1, *a2, *im = NULL;
 
-	tmp_write_sidecar(ts.fd, "a", GOOD);
-	s = open_store();
-	a1 = get(s, "a");
+	a1 = sidecar_get("a", GOOD, &s);
 	a2 = get(s, "a");
 	cr_expect_eq(a1, a2, "one image per name");
 	cr_expect_str_eq(sfs_image_name(a1), "a");
@@ -484,8 +497,7 @@ Test(store, unlink)
 
 	make_image("a", 0x11);
 	tmp_write_sidecar(ts.fd, "b", GOOD);
-	s = open_store();
-	im = get(s, "a");
+	im = open_get("a", &s);
 	cr_expect_eq(sfs_store_unlink(s, "a"), 0);
 	cr_expect(!tmp_exists(ts.fd, "a"));
 	cr_expect(!tmp_exists(ts.fd, "a.json"));
@@ -508,8 +520,7 @@ Test(store, unlink)
 	sfs_store_put(s, im2);
 	im2 = get(s, "a");
 	expect_bytes(im2, 0, 0, "");
-	sfs_store_put(s, im2);
-	cr_expect_eq(sfs_store_close(s), 0);
+	put_close(s, im2);
 }
 
 Test(store, unlink_unreferenced)
@@ -534,9 +545,7 @@ Test(store, rename)
 	struct sfs_store *s;
 	struct sfs_image *held, *im, *none = NULL;
 
-	make_image("a", 0x33);
-	s = open_store();
-	held = get(s, "a");
+	held = made("a", 0x33, &s);
 	cr_expect_eq(sfs_store_rename(s, "a", "b", false), 0);
 	cr_expect(!tmp_exists(ts.fd, "a") && !tmp_exists(ts.fd, "a.json") && !state_exists("a.map"));
 	cr_expect(tmp_exists(ts.fd, "b") && tmp_exists(ts.fd, "b.json") && state_exists("b.map"));
@@ -559,8 +568,7 @@ Test(store, rename)
 	expect_bytes(im, 0, 0x33, "");
 	expect_bytes(im, 8192, 0x34, "");
 	expect_bytes(im, 512 * KiB, 0x33, "");
-	sfs_store_put(s, im);
-	cr_expect_eq(sfs_store_close(s), 0);
+	put_close(s, im);
 }
 
 Test(store, rename_replaces_the_target)
@@ -569,9 +577,7 @@ Test(store, rename_replaces_the_target)
 	struct sfs_image *old_b, *im;
 
 	make_image("a", 0xaa);
-	make_image("b", 0xbb);
-	s = open_store();
-	old_b = get(s, "b");
+	old_b = made("b", 0xbb, &s);
 	cr_expect_eq(sfs_store_rename(s, "a", "b", false), 0);
 	cr_expect_str_eq(listing(s), "b");
 	cr_expect(!tmp_exists(ts.fd, "a") && !tmp_exists(ts.fd, "a.json") && !state_exists("a.map"));
@@ -581,21 +587,14 @@ Test(store, rename_replaces_the_target)
 	sfs_store_put(s, im);
 	/* the replaced image stays usable for who holds it */
 	expect_bytes(old_b, 0, 0xbb, "");
-	sfs_store_put(s, old_b);
-	cr_expect_eq(sfs_store_close(s), 0);
+	put_close(s, old_b);
 
-	s = open_store();
-	im = get(s, "b");
-	expect_bytes(im, 0, 0xaa, "");
-	expect_bytes(im, 512 * KiB, 0xaa, "");
-	sfs_store_put(s, im);
-	cr_expect_eq(sfs_store_close(s), 0);
+	expect_reopened("b", "b", 0xaa);
 }
 
 Test(store, rename_noreplace)
 {
 	struct sfs_store *s;
-	struct sfs_image *im;
 
 	make_image("a", 0xaa);
 	make_image("b", 0xbb);
@@ -605,12 +604,8 @@ Test(store, rename_noreplace)
 	cr_expect_eq(sfs_store_rename(s, "a", "raw", true), -EEXIST, "a file without sidecar counts");
 	cr_expect_eq(tmp_stat(ts.fd, "raw").st_size, 4);
 	cr_expect_str_eq(listing(s), "a b");
-	im = get(s, "a");
-	expect_bytes(im, 0, 0xaa, "");
-	sfs_store_put(s, im);
-	im = get(s, "b");
-	expect_bytes(im, 0, 0xbb, "");
-	sfs_store_put(s, im);
+	expect_image(s, "a", 0xaa);
+	expect_image(s, "b", 0xbb);
 	cr_expect(!state_exists("a.rename"));
 	/* and with noreplace to a free name it just renames */
 	cr_expect_eq(sfs_store_rename(s, "a", "c", true), 0);
@@ -666,8 +661,7 @@ static void expect_renamed_to_new(void)
 	expect_bytes(im, 0, 0x5e, "");
 	expect_bytes(im, 512 * KiB, 0x5e, "");
 	cr_expect_eq(sfs_map_count(sfs_image_map(im)), 2, "the map moved with the data");
-	sfs_store_put(s, im);
-	cr_expect_eq(sfs_store_close(s), 0);
+	put_close(s, im);
 }
 
 Test(store, interrupted_rename_after_the_map)
@@ -697,7 +691,6 @@ Test(store, interrupted_rename_before_the_sidecar)
 Test(store, garbage_journal_is_dropped)
 {
 	struct sfs_store *s;
-	struct sfs_image *im;
 	int fd;
 
 	make_image("a", 0x61);
@@ -707,9 +700,7 @@ Test(store, garbage_journal_is_dropped)
 	s = open_store();
 	cr_expect(!state_exists("rename"));
 	cr_expect_str_eq(listing(s), "a");
-	im = get(s, "a");
-	expect_bytes(im, 0, 0x61, "");
-	sfs_store_put(s, im);
+	expect_image(s, "a", 0x61);
 	cr_expect_eq(sfs_store_close(s), 0);
 }
 
@@ -721,9 +712,7 @@ Test(store, resize_rewrites_the_sidecar)
 	struct sfs_image *im;
 	struct sfs_sidecar sc;
 
-	make_image("a", 0x71);
-	s = open_store();
-	im = get(s, "a");
+	im = made("a", 0x71, &s);
 	cr_expect_eq(sfs_store_resize(s, im, 3 * MiB), 0);
 	cr_expect_eq(sfs_image_geom(im).size, 3 * MiB);
 	sc = load_sidecar("a");
@@ -735,16 +724,13 @@ Test(store, resize_rewrites_the_sidecar)
 	cr_expect_eq(sfs_store_resize(s, im, 2 * MiB), -EINVAL, "shrinking is refused");
 	cr_expect_eq(sfs_store_resize(s, im, 3 * MiB + 100), -EINVAL);
 	cr_expect_eq(load_sidecar("a").size, 3 * MiB, "a refused resize leaves the sidecar alone");
-	sfs_store_put(s, im);
-	cr_expect_eq(sfs_store_close(s), 0);
+	put_close(s, im);
 
-	s = open_store();
-	im = get(s, "a");
+	im = open_get("a", &s);
 	cr_expect_eq(sfs_image_geom(im).size, 3 * MiB);
 	expect_bytes(im, 0, 0x71, "");
 	expect_bytes(im, 2 * MiB, 0x72, "");
-	sfs_store_put(s, im);
-	cr_expect_eq(sfs_store_close(s), 0);
+	put_close(s, im);
 }
 
 Test(store, resize_after_rename_writes_the_new_sidecar)
@@ -752,15 +738,12 @@ Test(store, resize_after_rename_writes_the_new_sidecar)
 	struct sfs_store *s;
 	struct sfs_image *im;
 
-	make_image("a", 0x71);
-	s = open_store();
-	im = get(s, "a");
+	im = made("a", 0x71, &s);
 	cr_expect_eq(sfs_store_rename(s, "a", "b", false), 0);
 	cr_expect_eq(sfs_store_resize(s, im, 2 * MiB), 0);
 	cr_expect_eq(load_sidecar("b").size, 2 * MiB);
 	cr_expect(!tmp_exists(ts.fd, "a.json"), "no sidecar for the old name");
-	sfs_store_put(s, im);
-	cr_expect_eq(sfs_store_close(s), 0);
+	put_close(s, im);
 }
 
 Test(store, resize_of_an_unlinked_image_does_not_bring_it_back)
@@ -769,16 +752,13 @@ Test(store, resize_of_an_unlinked_image_does_not_bring_it_back)
 	struct sfs_store *s;
 	struct sfs_image *im;
 
-	make_image("a", 0x71);
-	s = open_store();
-	im = get(s, "a");
+	im = made("a", 0x71, &s);
 	cr_assert_eq(sfs_store_unlink(s, "a"), 0);
 	sfs_store_resize(s, im, 2 * MiB);
 	cr_expect(!tmp_exists(ts.fd, "a.json"), "resizing an unlinked image must not write a sidecar for it");
 	cr_expect_eq(sfs_store_rescan(s), 0);
 	cr_expect_str_eq(listing(s), "", "the unlinked image must stay gone");
-	sfs_store_put(s, im);
-	cr_expect_eq(sfs_store_close(s), 0);
+	put_close(s, im);
 }
 
 Test(store, resize_of_a_replaced_image_leaves_the_new_sidecar_alone)
@@ -789,15 +769,13 @@ Test(store, resize_of_a_replaced_image_leaves_the_new_sidecar_alone)
 
 	make_image("a", 0xaa);                                   /* 512e, 1M */
 	tmp_write_sidecar(ts.fd, "b", "{\"size\": \"1M\", \"sector\": \"4kn\", \"block_size\": \"64K\"}");
-	s = open_store();
-	old_b = get(s, "b");
+	old_b = open_get("b", &s);
 	cr_assert_eq(sfs_store_rename(s, "a", "b", false), 0);
 	sfs_store_resize(s, old_b, 2 * MiB);                     /* the replaced image, still open */
 	sc = load_sidecar("b");
 	cr_expect_eq(sc.lss, 512, "b.json must still describe the image now called b (512e), not the replaced one");
 	cr_expect_eq(sc.size, MiB);
-	sfs_store_put(s, old_b);
-	cr_expect_eq(sfs_store_close(s), 0);
+	put_close(s, old_b);
 	s = open_store();
 	cr_expect_str_eq(listing(s), "b", "b must still be served after a restart: %s", cap.buf);
 	if (sfs_store_get(s, "b", &im) == 0) {
@@ -853,8 +831,7 @@ Test(store, close_makes_every_map_durable)
 
 	tmp_write_sidecar(ts.fd, "a", GOOD);
 	tmp_write_sidecar(ts.fd, "b", GOOD);
-	s = open_store();
-	im = get(s, "a");
+	im = open_get("a", &s);
 	put_bytes(im, 3 * 64 * KiB, 1);
 	sfs_store_put(s, im);
 	im = get(s, "b");
@@ -877,18 +854,13 @@ Test(store, close_flushes)
 	struct sfs_store *s;
 	struct sfs_image *im;
 
-	tmp_write_sidecar(ts.fd, "a", GOOD);
-	s = open_store();
-	im = get(s, "a");
+	im = sidecar_get("a", GOOD, &s);
 	put_bytes(im, 64 * KiB, 0x7e);
-	sfs_store_put(s, im);
-	cr_expect_eq(sfs_store_close(s), 0);
-	s = open_store();
-	im = get(s, "a");
+	put_close(s, im);
+	im = open_get("a", &s);
 	expect_bytes(im, 64 * KiB, 0x7e, "");
 	cr_expect(sfs_map_test(sfs_image_map(im), 1));
-	sfs_store_put(s, im);
-	cr_expect_eq(sfs_store_close(s), 0);
+	put_close(s, im);
 }
 
 Test(store, lazy_open_loads_only_what_is_asked_for)
@@ -907,8 +879,7 @@ Test(store, lazy_open_loads_only_what_is_asked_for)
 	cr_assert_eq(sfs_store_get(s, "b", &im), 0);
 	cr_expect(tmp_exists(ts.fd, "b") && !tmp_exists(ts.fd, "a"), "only the image asked for is made");
 	cr_expect_str_eq(listing(s), "b");
-	sfs_store_put(s, im);
-	cr_expect_eq(sfs_store_close(s), 0);
+	put_close(s, im);
 }
 
 /* ---- growing ---- */
@@ -920,8 +891,7 @@ Test(store, sidecar_larger_than_image_grows_it)
 
 	make_image("a", 0x61);
 	tmp_write_sidecar(ts.fd, "a", "{\"size\": \"2M\", \"sector\": \"512e\", \"block_size\": \"64K\"}");
-	s = open_store();
-	im = get(s, "a");
+	im = open_get("a", &s);
 	cr_expect_eq(sfs_image_geom(im).size, 2 * MiB);
 	cr_expect_eq(sfs_map_nblocks(sfs_image_map(im)), 32);
 	expect_bytes(im, 0, 0x61, "");
@@ -946,7 +916,6 @@ static void expect_file(const char *name, const char *want)
 Test(store, rename_never_replaces_a_users_file_or_a_refused_image)
 {
 	struct sfs_store *s;
-	struct sfs_image *im;
 
 	make_image("a", 0x61);
 	tmp_write_file(ts.fd, "notes", "notes\n", 6);
@@ -967,9 +936,7 @@ Test(store, rename_never_replaces_a_users_file_or_a_refused_image)
 	expect_file("lonely.json", "{\"size\": \"1M\", \"sector\": \"512x\"}");
 	cr_expect(!tmp_exists(ts.fd, "notes.json"));
 	cr_expect_str_eq(listing(s), "a");
-	im = get(s, "a");
-	expect_bytes(im, 0, 0x61, "");
-	sfs_store_put(s, im);
+	expect_image(s, "a", 0x61);
 	cr_expect_eq(sfs_store_close(s), 0);
 }
 
@@ -1072,9 +1039,7 @@ Test(store, readded_sidecar_that_matches_is_served_by_the_open_instance)
 	struct sfs_store *s;
 	struct sfs_image *held, *im;
 
-	make_image("a", 0x61);
-	s = open_store();
-	held = get(s, "a");
+	held = made("a", 0x61, &s);
 	cr_assert_eq(renameat(ts.fd, "a.json", ts.fd, "a.json.away"), 0);
 	sfs_store_rescan(s);
 	cr_expect_str_eq(listing(s), "");
@@ -1084,8 +1049,7 @@ Test(store, readded_sidecar_that_matches_is_served_by_the_open_instance)
 	im = get(s, "a");
 	cr_expect_eq(im, held, "the same instance");
 	sfs_store_put(s, im);
-	sfs_store_put(s, held);
-	cr_expect_eq(sfs_store_close(s), 0);
+	put_close(s, held);
 }
 
 Test(store, readded_sidecar_that_differs_is_refused_until_closed)
@@ -1093,9 +1057,7 @@ Test(store, readded_sidecar_that_differs_is_refused_until_closed)
 	struct sfs_store *s;
 	struct sfs_image *held, *im = NULL;
 
-	make_image("a", 0x61);
-	s = open_store();
-	held = get(s, "a");
+	held = made("a", 0x61, &s);
 	cr_assert_eq(unlinkat(ts.fd, "a.json", 0), 0);
 	sfs_store_rescan(s);
 	cr_expect_str_eq(listing(s), "");
@@ -1120,9 +1082,7 @@ Test(store, sidecar_rewritten_in_place_is_read_again)
 	struct sfs_store *s;
 	struct sfs_image *held, *im = NULL;
 
-	make_image("a", 0x61);
-	s = open_store();
-	held = get(s, "a");
+	held = made("a", 0x61, &s);
 	/* the same values, written again: still served by the open instance */
 	tmp_write_sidecar(ts.fd, "a", " " GOOD);
 	im = get(s, "a");
@@ -1140,8 +1100,7 @@ Test(store, sidecar_rewritten_in_place_is_read_again)
 	im = get(s, "a");
 	cr_expect_eq(sfs_image_geom(im).size, 2 * MiB);
 	expect_bytes(im, 0, 0x61, "");
-	sfs_store_put(s, im);
-	cr_expect_eq(sfs_store_close(s), 0);
+	put_close(s, im);
 }
 
 /* ---- images that grow while their creator writes ---- */
@@ -1206,8 +1165,7 @@ Test(store, growing_image_follows_its_writes_and_settles_when_closed)
 	cr_expect(!state_exists("g.grow"));
 	st = tmp_stat(ts.fd, "g");
 	cr_expect_eq(st.st_size, (off_t)(3 * MiB + 4096));
-	s = open_store();
-	im = get(s, "g");
+	im = open_get("g", &s);
 	cr_expect_eq(sfs_image_geom(im).size, 3 * MiB + 4096);
 	expect_bytes(im, 3 * MiB, 0x68, "");
 	sfs_store_put(s, im);
@@ -1240,8 +1198,7 @@ Test(store, a_disk_holding_no_data_may_shrink)
 	unsigned char zeros[4096] = { 0 };
 
 	tmp_write_sidecar(ts.fd, "e", "{\"size\": \"16M\", \"sector\": \"4kn\", \"block_size\": \"64K\"}");
-	s = open_store();
-	im = get(s, "e");
+	im = open_get("e", &s);
 	cr_expect_eq(sfs_store_resize(s, im, 0), 0, "nothing written: nothing lost");
 	cr_expect_eq(sfs_image_geom(im).size, 0);
 	cr_expect_eq(load_sidecar("e").size, 0);
@@ -1260,8 +1217,7 @@ Test(store, a_disk_holding_no_data_may_shrink)
 	cr_expect_eq(load_sidecar("e").size, 6 * MiB);
 	sfs_store_put(s, im);
 	cr_assert_eq(sfs_store_close(s), 0);
-	s = open_store();
-	im = get(s, "e");
+	im = open_get("e", &s);
 	cr_expect_eq(sfs_image_geom(im).size, 6 * MiB);
 	expect_bytes(im, 4 * MiB, 0x65, "");
 	sfs_store_put(s, im);

@@ -92,9 +92,7 @@ Test(storefail, rename_moves_the_state)
 	struct sfs_store *s;
 	struct sfs_image *im;
 
-	tmp_write_sidecar(ts.fd, "a", VOLATILE);
-	s = open_store();
-	im = get(s, "a");
+	im = sidecar_get("a", VOLATILE, &s);
 	put_bytes(im, 0, 1);
 	cr_assert_eq(attr(im, "bad_sectors", "+100"), 0);
 	cr_assert(state_exists("a.disk") && state_exists("a.undo"));
@@ -108,13 +106,10 @@ Test(storefail, rename_moves_the_state)
 	cr_expect_eq(read4k(im, 0, 0), 0, "the write before the rename was not rolled back");
 	cr_expect_eq(read4k(im, 8192, 0), 0, "the write after the rename was not rolled back");
 	cr_expect(!state_exists("a.disk") && !state_exists("a.undo"), "written under the old name after the rename");
-	sfs_store_put(s, im);
-	cr_expect_eq(sfs_store_close(s), 0);
-	s = open_store();
-	im = get(s, "b");
+	put_close(s, im);
+	im = open_get("b", &s);
 	expect_attr(im, "bad_sectors", "100-100\n200-200");
-	sfs_store_put(s, im);
-	cr_expect_eq(sfs_store_close(s), 0);
+	put_close(s, im);
 }
 
 Test(storefail, rename_over_replaces_the_state)
@@ -123,9 +118,7 @@ Test(storefail, rename_over_replaces_the_state)
 	struct sfs_image *a, *b;
 
 	tmp_write_sidecar(ts.fd, "a", GOOD);
-	tmp_write_sidecar(ts.fd, "b", VOLATILE);
-	s = open_store();
-	b = get(s, "b");
+	b = sidecar_get("b", VOLATILE, &s);
 	put_bytes(b, 0, 1);
 	cr_assert_eq(attr(b, "bad_sectors", "+8"), 0);
 	cr_assert_eq(attr(b, "power", "off"), 0);
@@ -136,15 +129,12 @@ Test(storefail, rename_over_replaces_the_state)
 	expect_attr(a, "power", "on");
 	expect_attr(a, "bad_sectors", "");
 	cr_expect_eq(read4k(a, 4096, 0), 0, "the image renamed over b reads");
-	sfs_store_put(s, a);
-	cr_expect_eq(sfs_store_close(s), 0);
-	s = open_store();
-	a = get(s, "b");
+	put_close(s, a);
+	a = open_get("b", &s);
 	expect_attr(a, "power", "on");
 	expect_attr(a, "bad_sectors", "");
 	cr_expect(!sfs_image_has_failures(a) || !state_exists("b.undo"), "the replaced image's log stays");
-	sfs_store_put(s, a);
-	cr_expect_eq(sfs_store_close(s), 0);
+	put_close(s, a);
 }
 
 Test(storefail, unlink_removes_the_state)
@@ -152,9 +142,7 @@ Test(storefail, unlink_removes_the_state)
 	struct sfs_store *s;
 	struct sfs_image *old, *im;
 
-	tmp_write_sidecar(ts.fd, "a", VOLATILE);
-	s = open_store();
-	old = get(s, "a");
+	old = sidecar_get("a", VOLATILE, &s);
 	put_bytes(old, 0, 1);
 	cr_assert_eq(attr(old, "bad_sectors", "+16-23"), 0);
 	cr_assert_eq(sfs_store_unlink(s, "a"), 0);
@@ -167,8 +155,7 @@ Test(storefail, unlink_removes_the_state)
 	cr_expect(!sfs_image_has_failures(im));
 	expect_attr(im, "bad_sectors", "");
 	sfs_store_put(s, im);
-	sfs_store_put(s, old);
-	cr_expect_eq(sfs_store_close(s), 0);
+	put_close(s, old);
 	cr_expect(!state_exists("a.disk") && !state_exists("a.undo"));
 }
 
@@ -177,9 +164,7 @@ Test(storefail, backing_removed_behind_our_back)
 	struct sfs_store *s;
 	struct sfs_image *im;
 
-	tmp_write_sidecar(ts.fd, "a", GOOD);
-	s = open_store();
-	im = get(s, "a");
+	im = sidecar_get("a", GOOD, &s);
 	cr_assert_eq(attr(im, "bad_sectors", "+1"), 0);
 	sfs_store_put(s, im);
 	cr_assert(state_exists("a.disk"));
@@ -198,8 +183,7 @@ Test(storefail, cut_of_an_image_the_cache_closed)
 	opts.fd_budget = 3;                      /* one image's descriptors at a time */
 	tmp_write_sidecar(ts.fd, "a", VOLATILE);
 	tmp_write_sidecar(ts.fd, "b", VOLATILE);
-	s = open_store();
-	a = get(s, "a");
+	a = open_get("a", &s);
 	cr_assert_eq(sfs_image_pin(a), 0);
 	put_bytes(a, 0, 1);
 	cr_assert_eq(sfs_image_flush(a), 0);
@@ -216,8 +200,7 @@ Test(storefail, cut_of_an_image_the_cache_closed)
 	cr_expect_eq(read4k(a, 0, 1), 0, "the unflushed write was not rolled back");
 	sfs_image_unpin(a);
 	sfs_store_put(s, a);
-	sfs_store_put(s, b);
-	cr_expect_eq(sfs_store_close(s), 0);
+	put_close(s, b);
 }
 
 /* ---- a crash or a failure at each step of a rename or an unlink (as test_steps.c) ---- */
@@ -244,8 +227,7 @@ static void make_pair(void)
 
 	tmp_write_sidecar(ts.fd, "a", VOLATILE);
 	tmp_write_sidecar(ts.fd, "b", GOOD);
-	s = open_store();
-	im = get(s, "a");
+	im = open_get("a", &s);
 	put_bytes(im, 0, 1);
 	cr_assert_eq(attr(im, "bad_sectors", "+5-6"), 0);
 	sfs_store_put(s, im);
@@ -342,23 +324,9 @@ Test(storefail, every_step_of_rename_and_unlink)
 				hook_n = n;
 				hook_crash = crash;
 				if (crash) {
-					pid_t pid = fork();
-					int st;
-
-					cr_assert_geq(pid, 0);
-					if (pid == 0) {
-						s = open_store();
-						sfs_step_hook = hook;
-						c->run(s);
-						_exit(3);
-					}
-					cr_assert_eq(waitpid(pid, &st, 0), pid);
-					cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s: no stop at the step", what);
+					crash_at_step(c->run, hook, what);
 				} else {
-					s = open_store();
-					sfs_step_hook = hook;
-					cr_expect_eq(c->run(s), -EIO, "%s", what);
-					sfs_step_hook = NULL;
+					s = fail_at_step(c->run, hook, what);
 					settled = false;   /* an unlink past its commit leaves its files to the next start */
 					c->expect(s, after, what);
 					cr_assert_eq(sfs_store_close(s), 0);
