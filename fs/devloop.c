@@ -65,6 +65,7 @@
 #include "devbuf.h"
 #include "devloop.h"
 #include "uring/uring.h"
+#include "util/thread.h"
 
 #define OP_READ_MULTISHOT 49           /* IORING_OP_READ_MULTISHOT: Linux 6.7, not in liburing 2.3 */
 #define BGID 0
@@ -419,7 +420,6 @@ static int setup(void)
 
 int sfs_devloop_start(const struct sfs_devloop_cfg *cfg)
 {
-	sigset_t all, old;
 	int rc = 0, fl;
 
 	L.fd = cfg->fd;
@@ -439,10 +439,7 @@ int sfs_devloop_start(const struct sfs_devloop_cfg *cfg)
 		goto fail;
 	}
 	L.setup_done = false;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);    /* signals are the main thread's */
-	rc = -pthread_create(&L.thr, NULL, loop_main, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = sfs_thread_start(&L.thr, NULL, loop_main, NULL);    /* signals are the main thread's */
 	if (rc < 0)
 		goto fail;
 	pthread_mutex_lock(&L.lock);

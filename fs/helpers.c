@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "util/thread.h"
 
 struct helper {
 	struct helper *next;
@@ -99,15 +100,11 @@ static void *helper_main(void *arg)
 static int start_one(void)
 {
 	struct helper *h = calloc(1, sizeof(*h));
-	sigset_t all, old;
 	int rc;
 
 	if (!h)
 		return -ENOMEM;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = -pthread_create(&h->thr, NULL, helper_main, h);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = sfs_thread_start(&h->thr, NULL, helper_main, h);
 	if (rc < 0) {
 		free(h);
 		sfs_logf(H.log, SFS_LOG_ERR, "cannot start a helper thread: %s", strerror(-rc));

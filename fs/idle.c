@@ -49,6 +49,7 @@
 #include "idle.h"
 #include "store/store.h"
 #include "xport.h"
+#include "util/thread.h"
 
 #define TICK_MS 250u
 
@@ -128,7 +129,6 @@ int sfs_idle_start(unsigned quiet_ms, struct sfs_store *store, struct sfs_idle *
 {
 	struct sfs_idle *id = calloc(1, sizeof(*id));
 	pthread_condattr_t ca;
-	sigset_t all, old;
 	int rc;
 
 	if (!id)
@@ -145,11 +145,7 @@ int sfs_idle_start(unsigned quiet_ms, struct sfs_store *store, struct sfs_idle *
 
 		id->every_ms = ms > 999 ? 999 : (unsigned)ms;    /* a test's period: under a second */
 	}
-	/* signals are for the daemon's own threads (libfuse's handlers end its loop) */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = -pthread_create(&id->thr, NULL, idle_thread, id);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = sfs_thread_start(&id->thr, NULL, idle_thread, id);   /* signals are the main thread's */
 	if (rc < 0) {
 		pthread_cond_destroy(&id->cv);
 		pthread_mutex_destroy(&id->mu);

@@ -71,6 +71,7 @@
 #include "uring/uring.h"
 #include "uring/proto.h"
 #include "xport.h"
+#include "util/thread.h"
 
 /* What a thread processes now: set around fuse_session_process_buf. */
 struct request {
@@ -492,7 +493,6 @@ void sfs_xport_trim_buffers(void)
 static int start_worker(void)
 {
 	struct worker *w = calloc(1, sizeof(*w));
-	sigset_t all, old;
 	int rc;
 
 	if (!w)
@@ -505,11 +505,7 @@ static int start_worker(void)
 		sfs_logf(X.log, SFS_LOG_ERR, "cannot start a worker: %s", strerror(-rc));
 		return rc;
 	}
-	/* Signals go to the main thread: the worker starts with all of them blocked. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = -pthread_create(&w->thr, NULL, worker_main, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = sfs_thread_start(&w->thr, NULL, worker_main, w);   /* signals go to the main thread */
 	if (rc < 0) {
 		munmap(w->buf, w->len);
 		free(w);

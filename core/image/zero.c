@@ -39,6 +39,7 @@
 #include "internal.h"
 #include "stripes.h"
 #include "util/units.h"
+#include "util/thread.h"
 
 /* Eager zeroing (zero_blocks) flushes the map after this many bytes, so a stop or a crash
  * loses at most that much progress and the next open resumes where it stopped. */
@@ -237,7 +238,6 @@ int sfs_image_zero_start(struct sfs_image *im)
 {
 	uint64_t done, total;
 	pthread_attr_t attr;
-	sigset_t all, old;
 	char a[32];
 	int rc = 0;
 
@@ -273,16 +273,12 @@ int sfs_image_zero_start(struct sfs_image *im)
 			 "zeroed on their first write", im->name, strerror(-rc));
 		goto out;
 	}
-	/* signals are for the daemon's own threads (libfuse's handlers end its loop) */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
 	rc = -pthread_attr_init(&attr);
 	if (rc == 0) {
 		pthread_attr_setstacksize(&attr, ZERO_STACK);
-		rc = -pthread_create(&im->zero_thr, &attr, zero_thread, im);
+		rc = sfs_thread_start(&im->zero_thr, &attr, zero_thread, im);   /* signals: the daemon's */
 		pthread_attr_destroy(&attr);
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc < 0) {
 		sfs_image_unpin(im);
 		__atomic_store_n(&im->zero_err, rc, __ATOMIC_RELAXED);
