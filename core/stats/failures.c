@@ -53,19 +53,6 @@ static json_t *json_ranges(const struct sfs_extents *e)
 	return a;
 }
 
-/* "YYYY-MM-DDTHH:MM:SS.uuuuuuZ" of ns since the epoch into buf. */
-static const char *iso(uint64_t ns, char *buf, size_t len)
-{
-	time_t t = (time_t)(ns / 1000000000u);
-	struct tm tm;
-	char sec[24];
-
-	if (!gmtime_r(&t, &tm) || strftime(sec, sizeof(sec), "%Y-%m-%dT%H:%M:%S", &tm) == 0)
-		snprintf(sec, sizeof(sec), "?");
-	snprintf(buf, len, "%s.%06uZ", sec, (unsigned)(ns % 1000000000u / 1000u));
-	return buf;
-}
-
 static json_t *json_last_cut(const struct sfs_fail_cutinfo *c)
 {
 	const struct sfs_wc_report *r = &c->rep;
@@ -75,7 +62,8 @@ static json_t *json_last_cut(const struct sfs_fail_cutinfo *c)
 		return json_null();
 	sfs_wc_format_policy(&c->cut, policy, sizeof(policy));
 	return json_pack("{s:I, s:s, s:I, s:s, s:I, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o, s:o}",
-			 "number", (json_int_t)c->number, "time", iso(c->time_ns, when, sizeof(when)),
+			 "number", (json_int_t)c->number,
+			 "time", sfs_stats_iso_time(c->time_ns, when, sizeof(when)),
 			 "time_ns", (json_int_t)c->time_ns, "trigger", c->trigger, "seed", (json_int_t)c->cut.seed,
 			 "policy", policy, "unflushed_writes", (json_int_t)r->unflushed,
 			 "kept_writes", (json_int_t)r->kept, "lost_writes", (json_int_t)r->lost,
@@ -174,7 +162,7 @@ void sfs_stats_fail_text(FILE *f, const struct sfs_stats_info *info)
 	if (!l || !l->number)
 		return;
 	sfs_wc_format_policy(&l->cut, policy, sizeof(policy));
-	iso(l->time_ns, when, sizeof(when));
+	sfs_stats_iso_time(l->time_ns, when, sizeof(when));
 	fprintf(f, "last cut      #%" PRIu64 " at %s (%s, %s, seed %" PRIu64 "): %" PRIu64 " unflushed writes, %"
 		PRIu64 " kept, %" PRIu64 " lost, %" PRIu64 " torn\n", l->number, when, l->trigger, policy, l->cut.seed,
 		l->rep.unflushed, l->rep.kept, l->rep.lost, l->rep.torn);

@@ -162,8 +162,7 @@ static json_t *json_latency(const struct sfs_stats_snap *s, enum sfs_lat_class c
 	return o;
 }
 
-/* The time of a recent entry as "YYYY-MM-DDTHH:MM:SS.uuuuuuZ" (ISO 8601, UTC) in buf. */
-static const char *iso_time(uint64_t ns, char *buf, size_t len)
+const char *sfs_stats_iso_time(uint64_t ns, char *buf, size_t len)
 {
 	time_t t = (time_t)(ns / 1000000000u);
 	struct tm tm;
@@ -194,7 +193,7 @@ static json_t *json_recent(const struct sfs_recent_io *v, size_t n, bool refused
 	for (size_t i = 0; !err && i < n; i++) {
 		char when[48];
 		json_t *e = json_pack("{s:s, s:I, s:s, s:I, s:I, s:i, s:o}",
-				      "time", iso_time(v[i].time_ns, when, sizeof(when)),
+				      "time", sfs_stats_iso_time(v[i].time_ns, when, sizeof(when)),
 				      "time_ns", (json_int_t)v[i].time_ns, "op", sfs_io_op_name(v[i].op),
 				      "offset", (json_int_t)v[i].off, "length", (json_int_t)v[i].len,
 				      "pid", (int)v[i].pid, "comm", json_name(v[i].comm));
@@ -515,7 +514,7 @@ static void text_recent(FILE *f, const char *title, const struct sfs_recent_io *
 		if (!v[i].comm[0] || sfs_escape_name(v[i].comm, false, comm, sizeof(comm)) < 0)
 			snprintf(comm, sizeof(comm), "-");
 		/* "YYYY-MM-DDTHH:MM:SS.uuuuuuZ": the time of day, to the microsecond */
-		iso_time(v[i].time_ns, when, sizeof(when));
+		sfs_stats_iso_time(v[i].time_ns, when, sizeof(when));
 		when[26] = '\0';
 		if (v[i].pid > 0)
 			snprintf(pid, sizeof(pid), "%d", (int)v[i].pid);

@@ -270,4 +270,8 @@ int sfs_stats_render_recent_json(const char *name, const struct sfs_stats_recent
 /* How the stats name the error of a refused I/O: "EINVAL", "ENOSPC", "EIO", "?" for any other. */
 const char *sfs_stats_refusal_name(int err);
 
+/* How the stats show a wall-clock time, ns since the epoch: "YYYY-MM-DDTHH:MM:SS.uuuuuuZ"
+ * (ISO 8601, UTC; "?.uuuuuuZ" when it cannot be told) into buf of len bytes; returns buf. */
+const char *sfs_stats_iso_time(uint64_t ns, char *buf, size_t len);
+
 #endif
