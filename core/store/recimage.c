@@ -87,40 +87,49 @@ static bool sidecar_there(const struct rec_env *e, const char *name)
 	return rec_exists(e->dirfd, scname);
 }
 
-void rec_plan_unlink(const struct rec_env *e, struct rec_item *it)
+/* What a record comes to when its image's sidecar is gone ([0]) or there ([1]): the verdict,
+ * what the plan says and what is logged once done (each given the name), and what the removal
+ * of its files names (NULL: nothing is removed). */
+struct outcome {
+	enum sfs_recover_verdict verdict;
+	const char *say, *done, *removal;
+};
+
+static void plan_by_sidecar(const struct rec_env *e, struct rec_item *it, const struct outcome o[2])
 {
 	struct sfs_recover_item *p = &it->p;
+	const struct outcome *w = &o[sidecar_there(e, p->name)];
 
-	if (sidecar_there(e, p->name)) {
-		p->verdict = SFS_RECOVER_UNDO;
-		rec_say(p, "an interrupted unlink of %s that had not removed its sidecar: dropped, the "
-			"image stays", p->name);
-		rec_done(p, "%s: an interrupted unlink had not removed the sidecar; the image stays", p->name);
-		return;
-	}
-	p->verdict = SFS_RECOVER_FINISH;
-	rec_say(p, "an interrupted unlink of %s, past its commit (the sidecar is gone): its backing "
-		"file and map are removed", p->name);
-	rec_done(p, "%s: finished an interrupted unlink", p->name);
-	plan_removal(e, it, "unlink was removing");
+	p->verdict = w->verdict;
+	rec_say(p, w->say, p->name);
+	rec_done(p, w->done, p->name);
+	if (w->removal)
+		plan_removal(e, it, w->removal);
+}
+
+/* The outcomes of an interrupted unlink and of an interrupted create by sectorfs-img. */
+enum { UNLINK, CREATE };
+static const struct outcome outcomes[2][2] = {
+	[UNLINK] = {
+		{ SFS_RECOVER_FINISH, "an interrupted unlink of %s, past its commit (the sidecar is gone): its "
+		  "backing file and map are removed", "%s: finished an interrupted unlink", "unlink was removing" },
+		{ SFS_RECOVER_UNDO, "an interrupted unlink of %s that had not removed its sidecar: dropped, the "
+		  "image stays", "%s: an interrupted unlink had not removed the sidecar; the image stays", NULL } },
+	[CREATE] = {
+		{ SFS_RECOVER_UNDO, "an interrupted create of %s by sectorfs-img, before its sidecar: its files "
+		  "are removed, the image is not made", "%s: undid an interrupted create", "create made" },
+		{ SFS_RECOVER_FINISH, "an interrupted create of %s whose sidecar, its last step, was written: the "
+		  "record goes", "%s: finished an interrupted create", NULL } },
+};
+
+void rec_plan_unlink(const struct rec_env *e, struct rec_item *it)
+{
+	plan_by_sidecar(e, it, outcomes[UNLINK]);
 }
 
 void rec_plan_create(const struct rec_env *e, struct rec_item *it)
 {
-	struct sfs_recover_item *p = &it->p;
-
-	if (sidecar_there(e, p->name)) {
-		p->verdict = SFS_RECOVER_FINISH;
-		rec_say(p, "an interrupted create of %s whose sidecar, its last step, was written: the "
-			"record goes", p->name);
-		rec_done(p, "%s: finished an interrupted create", p->name);
-		return;
-	}
-	p->verdict = SFS_RECOVER_UNDO;
-	rec_say(p, "an interrupted create of %s by sectorfs-img, before its sidecar: its files are "
-		"removed, the image is not made", p->name);
-	rec_done(p, "%s: undid an interrupted create", p->name);
-	plan_removal(e, it, "create made");
+	plan_by_sidecar(e, it, outcomes[CREATE]);
 }
 
 /* ---- inflate ---- */
