@@ -129,24 +129,27 @@ static enum sfs_fast plan_write(struct sfs_image *im, const void *buf, size_t le
 	return SFS_FAST_ISSUE;
 }
 
+/* A request may take the fast path: it enters the image's stats cell (planned leaves it). */
+static bool enter(struct sfs_image *im, size_t len, uint64_t off, bool direct)
+{
+	if (slow_image(im, len, off, direct))
+		return false;
+	sfs_stats_cell_enter(&im->stats);
+	return true;
+}
+
 enum sfs_fast sfs_image_fast_read(struct sfs_image *im, void *buf, size_t len, uint64_t off, bool direct,
 				  struct sfs_fast_io *io, ssize_t *res)
 {
 	assert(im && io && res);
-	if (slow_image(im, len, off, direct))
-		return SFS_FAST_SLOW;
-	sfs_stats_cell_enter(&im->stats);
-	return planned(im, plan_read(im, buf, len, off, io, res));
+	return enter(im, len, off, direct) ? planned(im, plan_read(im, buf, len, off, io, res)) : SFS_FAST_SLOW;
 }
 
 enum sfs_fast sfs_image_fast_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off, bool direct,
 				   struct sfs_fast_io *io, ssize_t *res)
 {
 	assert(im && io && res);
-	if (slow_image(im, len, off, direct))
-		return SFS_FAST_SLOW;
-	sfs_stats_cell_enter(&im->stats);
-	return planned(im, plan_write(im, buf, len, off, io, res));
+	return enter(im, len, off, direct) ? planned(im, plan_write(im, buf, len, off, io, res)) : SFS_FAST_SLOW;
 }
 
 enum sfs_fast sfs_image_fast_flush(struct sfs_image *im, struct sfs_fast_io *io)
