@@ -349,6 +349,26 @@ static void on_cqe(uint64_t ud, int res, unsigned flags, bool *stop)
 	}
 }
 
+/* The loop has ended: the backing transfers still in flight end in core as they complete
+ * (each request leaves its image's stats cell before the images are closed), unanswered: the
+ * session is ending. */
+static void drain(void)
+{
+	struct io_uring_cqe *cqe;
+	ssize_t out;
+
+	while (L.busy > 0 && io_uring_wait_cqe(&L.ring, &cqe) == 0) {
+		uint64_t ud = cqe->user_data;
+		int res = cqe->res;
+
+		io_uring_cqe_seen(&L.ring, cqe);
+		if ((ud & TAG_MASK) == TAG_IO && ud != UD_READ && ud != UD_STOP && ud != UD_KICK) {
+			L.busy--;
+			sfs_fast_end(&((dbuf_t *)(uintptr_t)(ud & ~TAG_MASK))->fr, res, &out);
+		}
+	}
+}
+
 static int setup(void);
 
 /* The loop's thread: its ring set up (SINGLE_ISSUER: on this thread), reported, then served. */
@@ -387,6 +407,7 @@ static void *loop_main(void *arg)
 			sfs_devbufs_trim(&L.bufs, min);
 	}
 	io_uring_submit(&L.ring);          /* the replies in hand */
+	drain();
 	return NULL;
 }
 

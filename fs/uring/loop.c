@@ -356,6 +356,32 @@ static void run_alone(struct sfs_uring_q *q)
 	on_io(le, sfs_fast_block(&le->fr));
 }
 
+/* The loop has ended: the backing transfers still in flight end in core as they complete
+ * (each request leaves its image's stats cell before the images are closed), uncommitted: the
+ * session is ending. */
+static void drain(struct sfs_uring_q *q)
+{
+	struct io_uring_cqe *cqe;
+	unsigned n = 0;
+	ssize_t out;
+
+	for (unsigned i = 0; i < q->n; i++)
+		n += q->ents[i].st == L_IO;
+	while (n > 0 && io_uring_wait_cqe(&q->ring, &cqe) == 0) {
+		uint64_t ud = cqe->user_data;
+		int res = cqe->res;
+
+		io_uring_cqe_seen(&q->ring, cqe);
+		if ((ud & TAG_MASK) == TAG_IO && ud >= 16) {
+			struct lent *le = (struct lent *)(uintptr_t)(ud & ~TAG_MASK);
+
+			sfs_fast_end(&le->fr, res, &out);
+			set_state(le, L_KERNEL);
+			n--;
+		}
+	}
+}
+
 static void q_loop(struct sfs_uring_q *q)
 {
 	bool stop = false, live = true;
@@ -383,6 +409,7 @@ static void q_loop(struct sfs_uring_q *q)
 	}
 	if (stop)
 		io_uring_submit(&q->ring);   /* the commits in hand */
+	drain(q);
 }
 
 /* A loop's thread: its ring, its entries registered and reported, then served until the end. */
