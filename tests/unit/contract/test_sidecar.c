@@ -144,101 +144,114 @@ Test(parse, text_need_not_be_nul_terminated)
 	cr_expect_eq(sc.size, 4096);
 }
 
-/* ---- bad sidecars: one key at fault ---- */
+/* ---- bad sidecars ---- */
 
 struct bad_case {
 	char json[128];
 	int rc;
 	char key[32];           /* the key the message must name ("" for none) */
 	char word[32];          /* a word of the reason */
+	bool whole;             /* a fault of the file as a whole, not of one key */
 };
 
-ParameterizedTestParameters(parse, bad_key)
+/*
+ * A case of one key at fault (the message starts by naming the key), and one
+ * of the file as a whole. Most key cases are refused with EINVAL and have a
+ * size of 4096: KEY4K takes the other keys' JSON, ONE a single other key and
+ * its JSON value, SECTORS the two sector sizes.
+ */
+#define KEY(json, rc, key, word) { json, rc, key, word, false }
+#define WHOLE(json, rc, key, word) { json, rc, key, word, true }
+#define KEY4K(keys, key, word) KEY("{\"size\": 4096, " keys "}", -EINVAL, key, word)
+#define ONE(key, value, word) KEY4K("\"" key "\": " value, key, word)
+#define SECTORS(lss, pss, key, word) \
+	KEY4K("\"logical_sector_size\": " #lss ", \"physical_sector_size\": " #pss, key, word)
+
+ParameterizedTestParameters(parse, bad)
 {
 	static struct bad_case cases[] = {
+		/* ---- one key at fault ---- */
 		/* size */
-		{ "{}", -EINVAL, "size", "missing" },
-		{ "{\"sector\": \"4kn\"}", -EINVAL, "size", "missing" },
-		{ "{\"size\": true}", -EINVAL, "size", "boolean" },
-		{ "{\"size\": null}", -EINVAL, "size", "null" },
-		{ "{\"size\": 1.5}", -EINVAL, "size", "real" },
-		{ "{\"size\": 4096.0}", -EINVAL, "size", "real" },
-		{ "{\"size\": 1e9}", -EINVAL, "size", "real" },
-		{ "{\"size\": [4096]}", -EINVAL, "size", "array" },
-		{ "{\"size\": -512}", -EINVAL, "size", "negative" },
-		{ "{\"size\": \"\"}", -EINVAL, "size", "valid size" },
-		{ "{\"size\": \"8X\"}", -EINVAL, "size", "valid size" },
-		{ "{\"size\": \"1.5G\"}", -EINVAL, "size", "valid size" },
-		{ "{\"size\": \"-1G\"}", -EINVAL, "size", "valid size" },
-		{ "{\"size\": \"+1G\"}", -EINVAL, "size", "valid size" },
-		{ "{\"size\": \" 8G\"}", -EINVAL, "size", "valid size" },
-		{ "{\"size\": \"8 G\"}", -EINVAL, "size", "valid size" },
-		{ "{\"size\": \"8P\"}", -EINVAL, "size", "valid size" },
-		{ "{\"size\": \"99999999999999999999\"}", -ERANGE, "size", "too large" },
-		{ "{\"size\": \"8388608T\"}", -ERANGE, "size", "too large" },
-		{ "{\"size\": \"4194305T\"}", -EFBIG, "size", "maximum" },
-		{ "{\"size\": 9223372036854775807}", -EFBIG, "size", "maximum" },
-		{ "{\"size\": 4611686018427387904}", -EFBIG, "size", "maximum" },
-		{ "{\"size\": \"65537T\", \"block_size\": \"64M\"}", -EFBIG, "size", "maximum 65536 TiB" },
-		{ "{\"size\": 1125899906843136}", -EFBIG, "size", "1024 TiB for a block size of 1 M" },
-		{ "{\"size\": \"4T\", \"block_size\": \"2K\"}", -EFBIG, "size",
-		  "2 TiB for a block size of 2 KiB" },
-		{ "{\"size\": 1000}", -EINVAL, "size", "multiple" },
-		{ "{\"size\": \"3K\", \"sector\": \"4kn\"}", -EINVAL, "size", "multiple" },
-		{ "{\"size\": 2048, \"logical_sector_size\": 4096, \"physical_sector_size\": 4096}",
-		  -EINVAL, "size", "multiple" },
+		KEY("{}", -EINVAL, "size", "missing"),
+		KEY("{\"sector\": \"4kn\"}", -EINVAL, "size", "missing"),
+		KEY("{\"size\": true}", -EINVAL, "size", "boolean"),
+		KEY("{\"size\": null}", -EINVAL, "size", "null"),
+		KEY("{\"size\": 1.5}", -EINVAL, "size", "real"),
+		KEY("{\"size\": 4096.0}", -EINVAL, "size", "real"),
+		KEY("{\"size\": 1e9}", -EINVAL, "size", "real"),
+		KEY("{\"size\": [4096]}", -EINVAL, "size", "array"),
+		KEY("{\"size\": -512}", -EINVAL, "size", "negative"),
+		KEY("{\"size\": \"\"}", -EINVAL, "size", "valid size"),
+		KEY("{\"size\": \"8X\"}", -EINVAL, "size", "valid size"),
+		KEY("{\"size\": \"1.5G\"}", -EINVAL, "size", "valid size"),
+		KEY("{\"size\": \"-1G\"}", -EINVAL, "size", "valid size"),
+		KEY("{\"size\": \"+1G\"}", -EINVAL, "size", "valid size"),
+		KEY("{\"size\": \" 8G\"}", -EINVAL, "size", "valid size"),
+		KEY("{\"size\": \"8 G\"}", -EINVAL, "size", "valid size"),
+		KEY("{\"size\": \"8P\"}", -EINVAL, "size", "valid size"),
+		KEY("{\"size\": \"99999999999999999999\"}", -ERANGE, "size", "too large"),
+		KEY("{\"size\": \"8388608T\"}", -ERANGE, "size", "too large"),
+		KEY("{\"size\": \"4194305T\"}", -EFBIG, "size", "maximum"),
+		KEY("{\"size\": 9223372036854775807}", -EFBIG, "size", "maximum"),
+		KEY("{\"size\": 4611686018427387904}", -EFBIG, "size", "maximum"),
+		KEY("{\"size\": \"65537T\", \"block_size\": \"64M\"}", -EFBIG, "size", "maximum 65536 TiB"),
+		KEY("{\"size\": 1125899906843136}", -EFBIG, "size", "1024 TiB for a block size of 1 M"),
+		KEY("{\"size\": \"4T\", \"block_size\": \"2K\"}", -EFBIG, "size",
+		    "2 TiB for a block size of 2 KiB"),
+		KEY("{\"size\": 1000}", -EINVAL, "size", "multiple"),
+		KEY("{\"size\": \"3K\", \"sector\": \"4kn\"}", -EINVAL, "size", "multiple"),
+		KEY("{\"size\": 2048, \"logical_sector_size\": 4096, \"physical_sector_size\": 4096}", -EINVAL, "size", "multiple"),
 		/* sector */
-		{ "{\"size\": 4096, \"sector\": \"520n\"}", -EINVAL, "sector", "unknown" },
-		{ "{\"size\": 4096, \"sector\": \"\"}", -EINVAL, "sector", "unknown" },
-		{ "{\"size\": 4096, \"sector\": 512}", -EINVAL, "sector", "string" },
-		{ "{\"size\": 4096, \"sector\": \"4kn\", \"logical_sector_size\": 4096}",
-		  -EINVAL, "sector", "combined" },
-		{ "{\"size\": 4096, \"physical_sector_size\": 4096, \"sector\": \"512e\"}",
-		  -EINVAL, "sector", "combined" },
+		ONE("sector", "\"520n\"", "unknown"),
+		ONE("sector", "\"\"", "unknown"),
+		ONE("sector", "512", "string"),
+		KEY4K("\"sector\": \"4kn\", \"logical_sector_size\": 4096", "sector", "combined"),
+		KEY4K("\"physical_sector_size\": 4096, \"sector\": \"512e\"", "sector", "combined"),
 		/* logical_sector_size, physical_sector_size */
-		{ "{\"size\": 4096, \"logical_sector_size\": 512}",
-		  -EINVAL, "physical_sector_size", "missing" },
-		{ "{\"size\": 4096, \"physical_sector_size\": 4096}",
-		  -EINVAL, "logical_sector_size", "missing" },
-		{ "{\"size\": 4096, \"logical_sector_size\": 1000, \"physical_sector_size\": 4096}",
-		  -EINVAL, "logical_sector_size", "power of two" },
-		{ "{\"size\": 4096, \"logical_sector_size\": 256, \"physical_sector_size\": 4096}",
-		  -EINVAL, "logical_sector_size", "512" },
-		{ "{\"size\": 4096, \"logical_sector_size\": 1099511627776, \"physical_sector_size\": 4096}",
-		  -EINVAL, "logical_sector_size", "65536" },
-		{ "{\"size\": 4096, \"logical_sector_size\": -4096, \"physical_sector_size\": 4096}",
-		  -EINVAL, "logical_sector_size", "negative" },
-		{ "{\"size\": 4096, \"logical_sector_size\": \"4K\", \"physical_sector_size\": 4096}",
-		  -EINVAL, "logical_sector_size", "integer" },
-		{ "{\"size\": 4096, \"logical_sector_size\": 512, \"physical_sector_size\": 131072}",
-		  -EINVAL, "physical_sector_size", "65536" },
-		{ "{\"size\": 4096, \"logical_sector_size\": 512, \"physical_sector_size\": 0}",
-		  -EINVAL, "physical_sector_size", "power of two" },
-		{ "{\"size\": 4096, \"logical_sector_size\": 4096, \"physical_sector_size\": 512}",
-		  -EINVAL, "physical_sector_size", "smaller" },
-		{ "{\"size\": 4096, \"logical_sector_size\": 512, \"physical_sector_size\": 4096.5}",
-		  -EINVAL, "physical_sector_size", "integer" },
+		KEY4K("\"logical_sector_size\": 512", "physical_sector_size", "missing"),
+		KEY4K("\"physical_sector_size\": 4096", "logical_sector_size", "missing"),
+		SECTORS(1000, 4096, "logical_sector_size", "power of two"),
+		SECTORS(256, 4096, "logical_sector_size", "512"),
+		SECTORS(1099511627776, 4096, "logical_sector_size", "65536"),
+		SECTORS(-4096, 4096, "logical_sector_size", "negative"),
+		SECTORS("4K", 4096, "logical_sector_size", "integer"),
+		SECTORS(512, 131072, "physical_sector_size", "65536"),
+		SECTORS(512, 0, "physical_sector_size", "power of two"),
+		SECTORS(4096, 512, "physical_sector_size", "smaller"),
+		SECTORS(512, 4096.5, "physical_sector_size", "integer"),
 		/* provisioning */
-		{ "{\"size\": 4096, \"provisioning\": \"thick\"}", -EINVAL, "provisioning", "unknown" },
-		{ "{\"size\": 4096, \"provisioning\": \"THIN\"}", -EINVAL, "provisioning", "unknown" },
-		{ "{\"size\": 4096, \"provisioning\": 0}", -EINVAL, "provisioning", "string" },
+		ONE("provisioning", "\"thick\"", "unknown"),
+		ONE("provisioning", "\"THIN\"", "unknown"),
+		ONE("provisioning", "0", "string"),
 		/* block_size */
-		{ "{\"size\": 4096, \"block_size\": 3000}", -EINVAL, "block_size", "power of two" },
-		{ "{\"size\": 4096, \"block_size\": 0}", -EINVAL, "block_size", "power of two" },
-		{ "{\"size\": 4096, \"block_size\": \"128M\"}", -EINVAL, "block_size", "maximum" },
-		{ "{\"size\": 4096, \"block_size\": \"2K\", \"sector\": \"4kn\"}",
-		  -EINVAL, "block_size", "smaller" },
-		{ "{\"size\": 4096, \"block_size\": 256}", -EINVAL, "block_size", "smaller" },
-		{ "{\"size\": 4096, \"block_size\": \"1 M\"}", -EINVAL, "block_size", "valid size" },
-		{ "{\"size\": 4096, \"block_size\": false}", -EINVAL, "block_size", "boolean" },
+		ONE("block_size", "3000", "power of two"),
+		ONE("block_size", "0", "power of two"),
+		ONE("block_size", "\"128M\"", "maximum"),
+		KEY4K("\"block_size\": \"2K\", \"sector\": \"4kn\"", "block_size", "smaller"),
+		ONE("block_size", "256", "smaller"),
+		ONE("block_size", "\"1 M\"", "valid size"),
+		ONE("block_size", "false", "boolean"),
 		/* zero_offload */
-		{ "{\"size\": 4096, \"zero_offload\": \"yes\"}", -EINVAL, "zero_offload", "true or false" },
-		{ "{\"size\": 4096, \"zero_offload\": 1}", -EINVAL, "zero_offload", "true or false" },
-		{ "{\"size\": 4096, \"zero_offload\": null}", -EINVAL, "zero_offload", "true or false" },
+		ONE("zero_offload", "\"yes\"", "true or false"),
+		ONE("zero_offload", "1", "true or false"),
+		ONE("zero_offload", "null", "true or false"),
 		/* unknown keys */
-		{ "{\"size\": 4096, \"sise\": 4096}", -EINVAL, "sise", "unknown key" },
-		{ "{\"Size\": 4096}", -EINVAL, "Size", "unknown key" },
-		{ "{\"size\": 4096, \"\": 1}", -EINVAL, "", "unknown key" },
+		ONE("sise", "4096", "unknown key"),
+		KEY("{\"Size\": 4096}", -EINVAL, "Size", "unknown key"),
+		ONE("", "1", "unknown key"),
+		/* ---- the file as a whole ---- */
+		WHOLE("", -EINVAL, "", "JSON error"),
+		WHOLE("{", -EINVAL, "", "line 1"),
+		WHOLE("{\"size\": 4096,}", -EINVAL, "", "JSON error"),
+		WHOLE("{\"size\": 4096} x", -EINVAL, "", "end of file expected"),
+		WHOLE("{\"size\": 4096}{}", -EINVAL, "", "end of file expected"),
+		WHOLE("{\"size\": 4096,\n \"size\": 8192}", -EINVAL, "size", "duplicate"),
+		WHOLE("{\"size\": 99999999999999999999}", -ERANGE, "", "too big"),
+		WHOLE("[{\"size\": 4096}]", -EINVAL, "", "not a JSON object"),
+		WHOLE("42", -EINVAL, "", "JSON error"),
+		WHOLE("\"8G\"", -EINVAL, "", "JSON error"),
+		WHOLE("{'size': 4096}", -EINVAL, "", "JSON error"),
+		WHOLE("{\"size\": \"\\u0000\"}", -EINVAL, "", "JSON error"),
 	};
 
 	return cr_make_param_array(struct bad_case, cases, sizeof(cases) / sizeof(cases[0]));
@@ -264,39 +277,15 @@ static void expect_refused(const struct bad_case *c, const char *head, bool head
 	cr_expect_eq(sc.size, 12345, "%s: output written on error", c->json);
 }
 
-ParameterizedTest(struct bad_case *c, parse, bad_key)
+ParameterizedTest(struct bad_case *c, parse, bad)
 {
 	char head[128];
 
-	snprintf(head, sizeof(head), FNAME ": key '%s': ", c->key);
-	expect_refused(c, head, true);
-}
-
-/* ---- bad sidecars: the file as a whole ---- */
-
-ParameterizedTestParameters(parse, bad_file)
-{
-	static struct bad_case cases[] = {
-		{ "", -EINVAL, "", "JSON error" },
-		{ "{", -EINVAL, "", "line 1" },
-		{ "{\"size\": 4096,}", -EINVAL, "", "JSON error" },
-		{ "{\"size\": 4096} x", -EINVAL, "", "end of file expected" },
-		{ "{\"size\": 4096}{}", -EINVAL, "", "end of file expected" },
-		{ "{\"size\": 4096,\n \"size\": 8192}", -EINVAL, "size", "duplicate" },
-		{ "{\"size\": 99999999999999999999}", -ERANGE, "", "too big" },
-		{ "[{\"size\": 4096}]", -EINVAL, "", "not a JSON object" },
-		{ "42", -EINVAL, "", "JSON error" },
-		{ "\"8G\"", -EINVAL, "", "JSON error" },
-		{ "{'size': 4096}", -EINVAL, "", "JSON error" },
-		{ "{\"size\": \"\\u0000\"}", -EINVAL, "", "JSON error" },
-	};
-
-	return cr_make_param_array(struct bad_case, cases, sizeof(cases) / sizeof(cases[0]));
-}
-
-ParameterizedTest(struct bad_case *c, parse, bad_file)
-{
-	expect_refused(c, FNAME ": ", false);
+	if (c->whole)
+		snprintf(head, sizeof(head), FNAME ": ");
+	else
+		snprintf(head, sizeof(head), FNAME ": key '%s': ", c->key);
+	expect_refused(c, head, !c->whole);
 }
 
 Test(parse, invalid_json_gives_line_and_column)

@@ -33,13 +33,6 @@
 #define LOG "d.undo"
 #define DISK (1u << 20)
 
-static void setup(void)
-{
-	wc_setup("wcache", DISK);
-}
-
-TestSuite(wcache, .init = setup, .fini = wc_teardown, .timeout = 60);
-
 static struct sfs_wc_config cfg(uint32_t lss, uint32_t pss, uint64_t size)
 {
 	struct sfs_wc_config c;
@@ -50,6 +43,17 @@ static struct sfs_wc_config cfg(uint32_t lss, uint32_t pss, uint64_t size)
 	return c;
 }
 
+/* The cache most tests use: 512n, 1 MiB. */
+static struct sfs_wc_config dflt;
+
+static void setup(void)
+{
+	wc_setup("wcache", DISK);
+	dflt = cfg(512, 512, 1 << 20);
+}
+
+TestSuite(wcache, .init = setup, .fini = wc_teardown, .timeout = 60);
+
 static struct sfs_wc *open_wc(const struct sfs_wc_config *c)
 {
 	struct sfs_wc_backing b = md_backing(&md);
@@ -58,6 +62,20 @@ static struct sfs_wc *open_wc(const struct sfs_wc_config *c)
 
 	cr_assert_eq(sfs_wc_open(c, &b, ts.statefd, LOG, &wc, err, sizeof(err)), 0, "open: %s", err);
 	return wc;
+}
+
+/* The error of an open of the log that must fail (its message in err); no
+ * cache is made. */
+static int open_refused(char *err, size_t errlen)
+{
+	struct sfs_wc_backing b = md_backing(&md);
+	struct sfs_wc *wc = NULL;
+	int rc = sfs_wc_open(&dflt, &b, ts.statefd, LOG, &wc, err, errlen);
+
+	cr_expect_null(wc);
+	if (wc)
+		sfs_wc_close(wc);
+	return rc;
 }
 
 /* A write of value v through the cache onto the disk. */
@@ -76,6 +94,37 @@ static struct sfs_wc_state state(struct sfs_wc *wc)
 	return st;
 }
 
+/* Expects the cache to hold writes unflushed writes of bytes bytes. */
+static void expect_cached(struct sfs_wc *wc, uint64_t writes, uint64_t bytes)
+{
+	struct sfs_wc_state st = state(wc);
+
+	cr_expect_eq(st.writes, writes, "%llu writes cached, want %llu", (unsigned long long)st.writes,
+		     (unsigned long long)writes);
+	cr_expect_eq(st.cached_bytes, bytes, "%llu bytes cached, want %llu", (unsigned long long)st.cached_bytes,
+		     (unsigned long long)bytes);
+}
+
+/* Opens the log with config c, expects n entries loaded from it, closes it. */
+static void expect_loaded(const struct sfs_wc_config *c, uint64_t n, const char *what)
+{
+	struct sfs_wc *wc = open_wc(c);
+
+	cr_expect_eq(state(wc).loaded, n, "%s: %llu entries loaded, want %llu", what,
+		     (unsigned long long)state(wc).loaded, (unsigned long long)n);
+	sfs_wc_close(wc);
+}
+
+/* Writes byte x at off in the log, behind the cache's back. */
+static void poke_log(off_t off, unsigned char x)
+{
+	int fd = openat(ts.statefd, LOG, O_RDWR);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pwrite(fd, &x, 1, off), 1);
+	close(fd);
+}
+
 static off_t log_size(void)
 {
 	struct stat st;
@@ -90,8 +139,7 @@ static off_t log_size(void)
 
 Test(wcache, a_write_saves_the_old_contents)
 {
-	struct sfs_wc_config c = cfg(512, 512, 1 << 20);
-	struct sfs_wc *wc = open_wc(&c);
+	struct sfs_wc *wc = open_wc(&dflt);
 	struct sfs_undo_hdr h;
 	struct sfs_undo_rec r = { .kind = SFS_UNDO_WRITE, .seq = 1, .off = 4096, .len = 1024,
 				  .at = SFS_UNDO_HDR_LEN + SFS_UNDO_HEAD_LEN + 4096 };
@@ -100,8 +148,7 @@ Test(wcache, a_write_saves_the_old_contents)
 
 	wr(wc, 4096, 4096, 0x11, 0);
 	wr(wc, 4096, 1024, 0x22, 0);
-	cr_expect_eq(state(wc).writes, 2);
-	cr_expect_eq(state(wc).cached_bytes, 5120);
+	expect_cached(wc, 2, 5120);
 	cr_expect_eq(log_size(), SFS_UNDO_HDR_LEN + 2 * SFS_UNDO_HEAD_LEN + 4096 + 1024);
 	/* the second entry holds what the first wrote */
 	fd = openat(ts.statefd, LOG, O_RDONLY);
@@ -118,8 +165,7 @@ Test(wcache, a_write_saves_the_old_contents)
 
 Test(wcache, flush_drops_what_came_before_its_mark)
 {
-	struct sfs_wc_config c = cfg(512, 512, 1 << 20);
-	struct sfs_wc *wc = open_wc(&c);
+	struct sfs_wc *wc = open_wc(&dflt);
 	uint64_t mark;
 
 	wr(wc, 0, 4096, 1, 0);
@@ -127,8 +173,7 @@ Test(wcache, flush_drops_what_came_before_its_mark)
 	mark = sfs_wc_flush_mark(wc);
 	wr(wc, 16384, 512, 3, 0);     /* during the flush: not covered by it */
 	cr_assert_eq(sfs_wc_flushed(wc, mark), 0);
-	cr_expect_eq(state(wc).writes, 1);
-	cr_expect_eq(state(wc).cached_bytes, 512);
+	expect_cached(wc, 1, 512);
 	cr_expect_eq(state(wc).destaged_bytes, 0, "a flush is not destaging");
 	cr_assert_eq(sfs_wc_flushed(wc, sfs_wc_flush_mark(wc)), 0);
 	cr_expect_eq(state(wc).entries, 0);
@@ -146,8 +191,7 @@ Test(wcache, destages_the_oldest_past_the_size)
 	cr_expect_eq(state(wc).destaged_bytes, 0);
 	wr(wc, 8192, 4096, 3, 0);
 	cr_expect_eq(state(wc).destaged_bytes, 4096);
-	cr_expect_eq(state(wc).cached_bytes, 8192);
-	cr_expect_eq(state(wc).writes, 2);
+	expect_cached(wc, 2, 8192);
 	wr(wc, 12288, 8192, 4, 0);   /* exactly the cache: both others go */
 	cr_expect_eq(state(wc).destaged_bytes, 12288);
 	cr_expect_eq(state(wc).writes, 1);
@@ -169,8 +213,7 @@ Test(wcache, durable_writes_save_nothing)
 	wr(wc, 0, 4096, 3, SFS_WC_FUA);
 	wr(wc, 4096, 16384, 4, 0);
 	cr_expect_eq(state(wc).entries, 3);
-	cr_expect_eq(state(wc).writes, 1);
-	cr_expect_eq(state(wc).cached_bytes, 512);
+	expect_cached(wc, 1, 512);
 	cr_expect_eq(md.reads, 1, "only the volatile write read its old contents");
 	cr_expect_eq(log_size(), SFS_UNDO_HDR_LEN + 3 * SFS_UNDO_HEAD_LEN + 512);
 	sfs_wc_close(wc);
@@ -178,8 +221,7 @@ Test(wcache, durable_writes_save_nothing)
 
 Test(wcache, a_failed_read_fails_the_write)
 {
-	struct sfs_wc_config c = cfg(512, 512, 1 << 20);
-	struct sfs_wc *wc = open_wc(&c);
+	struct sfs_wc *wc = open_wc(&dflt);
 
 	md.fail_read = 1;
 	cr_expect_eq(sfs_wc_write(wc, 0, 512, 0), -EIO);
@@ -195,33 +237,28 @@ Test(wcache, a_failed_read_fails_the_write)
 
 Test(wcache, a_crash_log_is_loaded_and_kept)
 {
-	struct sfs_wc_config c = cfg(512, 512, 1 << 20);
-	struct sfs_wc *wc = open_wc(&c);
+	struct sfs_wc *wc = open_wc(&dflt);
 
 	wr(wc, 0, 4096, 1, 0);
 	wr(wc, 4096, 512, 2, 0);
 	wr(wc, 0, 512, 3, SFS_WC_FUA);
 	wr(wc, 8192, 1024, 4, 0);
 	sfs_wc_close(wc);                       /* as a crash leaves it: nothing settled */
-	wc = open_wc(&c);
+	wc = open_wc(&dflt);
 	cr_expect_eq(state(wc).loaded, 4);
-	cr_expect_eq(state(wc).writes, 3);
-	cr_expect_eq(state(wc).cached_bytes, 4096 + 512 + 1024);
+	expect_cached(wc, 3, 4096 + 512 + 1024);
 	cr_assert_eq(sfs_wc_keep(wc), 0);
 	cr_expect_eq(md.syncs, 1, "keeping syncs the backing");
 	cr_expect_eq(state(wc).entries, 0);
 	cr_expect_eq(state(wc).loaded, 0);
 	cr_expect_eq(log_size(), SFS_UNDO_HDR_LEN);
 	sfs_wc_close(wc);
-	wc = open_wc(&c);
-	cr_expect_eq(state(wc).loaded, 0, "kept once, not again");
-	sfs_wc_close(wc);
+	expect_loaded(&dflt, 0, "kept once, not again");
 }
 
 Test(wcache, a_torn_last_entry_is_not_counted)
 {
-	struct sfs_wc_config c = cfg(512, 512, 1 << 20);
-	struct sfs_wc *wc = open_wc(&c);
+	struct sfs_wc *wc = open_wc(&dflt);
 	off_t full;
 
 	wr(wc, 0, 4096, 1, 0);
@@ -230,59 +267,40 @@ Test(wcache, a_torn_last_entry_is_not_counted)
 	full = log_size();
 	for (off_t cut = full - 1; cut > full - 4096 - (off_t)SFS_UNDO_HEAD_LEN; cut -= 997) {
 		int fd = openat(ts.statefd, LOG, O_RDWR);
+		char what[64];
 
 		cr_assert_eq(ftruncate(fd, cut), 0);
 		close(fd);
-		wc = open_wc(&c);
-		cr_expect_eq(state(wc).loaded, 1, "log cut at %lld of %lld", (long long)cut, (long long)full);
-		sfs_wc_close(wc);
+		snprintf(what, sizeof(what), "log cut at %lld of %lld", (long long)cut, (long long)full);
+		expect_loaded(&dflt, 1, what);
 	}
 	/* a flipped byte in the first entry's data ends the log before it */
-	{
-		int fd = openat(ts.statefd, LOG, O_RDWR);
-		unsigned char x = 0x5a;
-
-		cr_assert_eq(pwrite(fd, &x, 1, SFS_UNDO_HDR_LEN + SFS_UNDO_HEAD_LEN + 100), 1);
-		close(fd);
-	}
-	wc = open_wc(&c);
-	cr_expect_eq(state(wc).loaded, 0);
-	sfs_wc_close(wc);
+	poke_log(SFS_UNDO_HDR_LEN + SFS_UNDO_HEAD_LEN + 100, 0x5a);
+	expect_loaded(&dflt, 0, "a flipped byte");
 }
 
 Test(wcache, a_damaged_header_is_refused)
 {
-	struct sfs_wc_config c = cfg(512, 512, 1 << 20);
-	struct sfs_wc_backing b = md_backing(&md);
-	struct sfs_wc *wc = open_wc(&c);
+	struct sfs_wc *wc = open_wc(&dflt);
 	char err[256] = "";
-	int fd;
 
 	wr(wc, 0, 512, 1, 0);
 	sfs_wc_close(wc);
-	fd = openat(ts.statefd, LOG, O_RDWR);
-	cr_assert_eq(pwrite(fd, "X", 1, 40), 1);
-	close(fd);
-	wc = NULL;
-	cr_expect_eq(sfs_wc_open(&c, &b, ts.statefd, LOG, &wc, err, sizeof(err)), -EUCLEAN);
-	cr_expect_null(wc);
+	poke_log(40, 'X');
+	cr_expect_eq(open_refused(err, sizeof(err)), -EUCLEAN);
 	cr_expect_str_eq(err, LOG ": not an undo log (its header is damaged)");
 }
 
 Test(wcache, a_fifo_or_symlink_is_refused)
 {
-	struct sfs_wc_config c = cfg(512, 512, 1 << 20);
-	struct sfs_wc_backing b = md_backing(&md);
-	struct sfs_wc *wc = NULL;
 	char err[256] = "";
 
 	cr_assert_eq(mkfifoat(ts.statefd, LOG, 0600), 0);
-	cr_expect_eq(sfs_wc_open(&c, &b, ts.statefd, LOG, &wc, err, sizeof(err)), -EPERM);
+	cr_expect_eq(open_refused(err, sizeof(err)), -EPERM);
 	cr_expect_str_eq(err, LOG ": not a regular file of one link");
 	cr_assert_eq(unlinkat(ts.statefd, LOG, 0), 0);
 	cr_assert_eq(symlinkat("/etc/passwd", ts.statefd, LOG), 0);
-	cr_expect_eq(sfs_wc_open(&c, &b, ts.statefd, LOG, &wc, err, sizeof(err)), -EPERM);
-	cr_expect_null(wc);
+	cr_expect_eq(open_refused(err, sizeof(err)), -EPERM);
 }
 
 /* ---- the log's size ---- */
@@ -323,8 +341,7 @@ Test(wcache, the_log_stays_bounded)
  * checksum: the log ends before it. */
 Test(wcache, a_misaligned_entry_ends_the_log)
 {
-	struct sfs_wc_config c = cfg(512, 512, 1 << 20);
-	struct sfs_wc *wc = open_wc(&c);
+	struct sfs_wc *wc = open_wc(&dflt);
 	struct sfs_undo_hdr h;
 	struct sfs_undo_rec r;
 	char data[1024];
@@ -339,7 +356,5 @@ Test(wcache, a_misaligned_entry_ends_the_log)
 				   .at = SFS_UNDO_HDR_LEN + SFS_UNDO_HEAD_LEN + 512 };
 	cr_assert_eq(sfs_undo_append(fd, h.gen, &r, data), 0);
 	close(fd);
-	wc = open_wc(&c);
-	cr_expect_eq(state(wc).loaded, 1, "the aligned entry only");
-	sfs_wc_close(wc);
+	expect_loaded(&dflt, 1, "the aligned entry only");
 }

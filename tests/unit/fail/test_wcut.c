@@ -40,6 +40,9 @@
 
 static uint64_t cache_size = 1 << 20;   /* the next rig's write_cache_size */
 
+/* The two cuts without draws. */
+static const struct sfs_wc_cut lose = { .policy = SFS_WC_LOSE_ALL }, keep = { .policy = SFS_WC_KEEP_ALL };
+
 static void setup(void)
 {
 	wc_setup("wcut", DISK);
@@ -91,6 +94,29 @@ static void flush(struct rig *r)
 	oracle_flush(&r->o);
 }
 
+/* One step of a script: a write of v over off..off+len with flags, or, of
+ * length 0 (FLUSH), a flush; STEPS lists them for play, which takes them in
+ * order. */
+struct step {
+	uint64_t off, len;
+	int v;
+	unsigned flags;
+};
+
+#define FLUSH { 0, 0, 0, 0 }
+#define STEPS(...) (const struct step[]){ __VA_ARGS__ }, \
+	sizeof((const struct step[]){ __VA_ARGS__ }) / sizeof(struct step)
+
+static void play(struct rig *r, const struct step *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (s[i].len == 0)
+			flush(r);
+		else
+			wr(r, s[i].off, s[i].len, s[i].v, s[i].flags);
+	}
+}
+
 static void cut(struct rig *r, const struct sfs_wc_cut *c, struct sfs_wc_report *rep)
 {
 	cr_assert_eq(sfs_wc_resolve(r->wc, c, rep), 0);
@@ -118,6 +144,20 @@ static void expect_ranges(const struct sfs_extents *e, const char *want, const c
 		n += (size_t)snprintf(got + n, sizeof(got) - n, "%s%llu-%llu", i ? " " : "",
 				      (unsigned long long)e->v[i].start, (unsigned long long)e->v[i].end - 1);
 	cr_expect_str_eq(got, want, "%s", what);
+}
+
+/* A rig of that geometry and log plays the steps, is cut under c, then
+ * closed; *rep is the cut's report (the caller frees it) and md what the disk
+ * holds after it. */
+static void cut_script(struct sfs_wc_report *rep, const struct sfs_wc_cut *c, uint32_t lss, uint32_t pss,
+		       uint32_t awu, uint32_t awb, bool rmw_safe, const char *log, const struct step *s, size_t n)
+{
+	struct rig r;
+
+	rig_open(&r, &md, lss, pss, awu, awb, rmw_safe, log);
+	play(&r, s, n);
+	cut(&r, c, rep);
+	rig_close(&r);
 }
 
 /* ---- determinism ---- */
@@ -234,16 +274,12 @@ Test(wcut, the_rule_against_a_model_of_it)
 
 Test(wcut, lose_all_and_keep_all)
 {
-	struct sfs_wc_cut lose = { .policy = SFS_WC_LOSE_ALL }, keep = { .policy = SFS_WC_KEEP_ALL };
 	struct sfs_wc_report rep;
 	struct rig r;
 
 	rig_open(&r, &md, 4096, 4096, 4096, 0, true, LOG);
-	wr(&r, 0, 8192, 1, 0);
-	flush(&r);
-	wr(&r, 4096, 8192, 2, 0);
-	wr(&r, 16384, 4096, 3, 0);
-	wr(&r, 16384, 4096, 4, 0);
+	play(&r, STEPS({ 0, 8192, 1, 0 }, FLUSH, { 4096, 8192, 2, 0 }, { 16384, 4096, 3, 0 },
+		       { 16384, 4096, 4, 0 }));
 	cut(&r, &keep, &rep);
 	cr_expect(rep.unflushed == 3 && rep.kept == 3 && rep.lost == 0 && rep.torn == 0);
 	expect_oracle(&r, &keep, "keep-all");
@@ -262,20 +298,19 @@ Test(wcut, lose_all_and_keep_all)
 
 Test(wcut, destaged_and_durable_writes_stay)
 {
-	struct sfs_wc_cut lose = { .policy = SFS_WC_LOSE_ALL };
 	struct sfs_wc_report rep;
 	struct rig r;
 
 	cache_size = 8192;
 	rig_open(&r, &md, 512, 512, 512, 0, true, LOG);
 	cache_size = 1 << 20;
-	wr(&r, 0, 4096, 1, 0);
-	wr(&r, 4096, 4096, 2, 0);
-	wr(&r, 8192, 4096, 3, 0);           /* destages write 1 */
-	wr(&r, 0, 512, 4, 0);               /* destages write 2 */
-	wr(&r, 0, 512, 5, SFS_WC_FUA);      /* over write 4 */
-	wr(&r, 4096, 512, 6, 0);
-	wr(&r, 4096, 1024, 0, SFS_WC_ZERO); /* a discard over write 6 */
+	play(&r, STEPS({ 0, 4096, 1, 0 },
+		       { 4096, 4096, 2, 0 },
+		       { 8192, 4096, 3, 0 },            /* destages write 1 */
+		       { 0, 512, 4, 0 },                /* destages write 2 */
+		       { 0, 512, 5, SFS_WC_FUA },       /* over write 4 */
+		       { 4096, 512, 6, 0 },
+		       { 4096, 1024, 0, SFS_WC_ZERO })); /* a discard over write 6 */
 	cut(&r, &lose, &rep);
 	cr_expect_eq(rep.unflushed, 3, "writes 3, 4 and 6");
 	cr_expect_eq(rep.lost, 3);
@@ -302,99 +337,74 @@ Test(wcut, torn_by_unit)
 {
 	struct sfs_wc_cut c = { .policy = SFS_WC_RANDOM, .p = 0.5, .seed = seed_tearing(0) };
 	struct sfs_wc_report rep;
-	struct rig r;
 
-	rig_open(&r, &md, 512, 4096, 16384, 0, true, LOG);
-	wr(&r, 8192, 24576, 9, 0);           /* 8K..32K: units 8-16K and 16-32K */
-	cut(&r, &c, &rep);
+	/* 8K..32K: units 8-16K and 16-32K */
+	cut_script(&rep, &c, 512, 4096, 16384, 0, true, LOG, STEPS({ 8192, 24576, 9, 0 }));
 	cr_expect_eq(rep.torn, 1);
 	expect_ranges(&rep.torn_lba, "32-63", "the second unit lost");
 	cr_expect_eq(md_differs(&md, 8192, 8192, 9), -1, "unit 0 kept whole");
 	cr_expect_eq(md_differs(&md, 16384, 16384, 0), -1, "unit 1 lost whole");
 	sfs_wc_report_free(&rep);
-	rig_close(&r);
 }
 
 Test(wcut, whole_unless_it_crosses_the_boundary)
 {
 	struct sfs_wc_cut c = { .policy = SFS_WC_RANDOM, .p = 0.5, .seed = seed_tearing(0) };
 	struct sfs_wc_report rep;
-	struct rig r;
 
 	/* no boundary: 16 KiB at 8K is one unit, kept (unit 0 of the draws) */
-	rig_open(&r, &md, 512, 4096, 16384, 0, true, LOG);
-	wr(&r, 8192, 16384, 9, 0);
-	wr(&r, 0, 4096, 9, 0);
-	cut(&r, &c, &rep);
+	cut_script(&rep, &c, 512, 4096, 16384, 0, true, LOG, STEPS({ 8192, 16384, 9, 0 }, { 0, 4096, 9, 0 }));
 	cr_expect(rep.torn == 0 && rep.kept >= 1);
 	cr_expect_eq(md_differs(&md, 8192, 16384, 9), -1, "one atomic unit: kept whole");
 	sfs_wc_report_free(&rep);
-	rig_close(&r);
 	/* boundary 16K: the same write crosses it, cut there */
 	memset(md.data, 0, md.size);
-	rig_open(&r, &md, 512, 4096, 16384, 16384, true, "e.undo");
-	wr(&r, 8192, 16384, 9, 0);
-	cut(&r, &c, &rep);
+	cut_script(&rep, &c, 512, 4096, 16384, 16384, true, "e.undo", STEPS({ 8192, 16384, 9, 0 }));
 	cr_expect_eq(rep.torn, 1);
 	expect_ranges(&rep.torn_lba, "32-47", "cut at the boundary");
 	sfs_wc_report_free(&rep);
-	rig_close(&r);
 	/* a write of the unit that does not cross the boundary stays whole */
 	memset(md.data, 0, md.size);
-	rig_open(&r, &md, 512, 4096, 16384, 65536, true, "f.undo");
-	wr(&r, 8192, 16384, 9, 0);
-	cut(&r, &c, &rep);
+	cut_script(&rep, &c, 512, 4096, 16384, 65536, true, "f.undo", STEPS({ 8192, 16384, 9, 0 }));
 	cr_expect_eq(rep.torn, 0);
 	cr_expect_eq(md_differs(&md, 8192, 16384, 9), -1);
 	sfs_wc_report_free(&rep);
-	rig_close(&r);
 }
 
 /* ---- read-modify-write ---- */
 
 Test(wcut, a_lost_partial_write_damages_its_physical_sector)
 {
-	struct sfs_wc_cut lose = { .policy = SFS_WC_LOSE_ALL };
 	struct sfs_wc_report rep;
-	struct rig r;
 
-	rig_open(&r, &md, 512, 4096, 4096, 0, false, LOG);
-	wr(&r, 0, 16384, 1, 0);
-	flush(&r);                             /* the redo log's earlier blocks, flushed */
-	wr(&r, 4096 + 1024, 512, 2, 0);        /* one 512-byte block of physical sector 1 */
-	wr(&r, 8192, 8192 + 512, 3, 0);        /* sectors 2, 3 whole and a part of 4 */
-	cut(&r, &lose, &rep);
+	cut_script(&rep, &lose, 512, 4096, 4096, 0, false, LOG,
+		   STEPS({ 0, 16384, 1, 0 },
+			 FLUSH,                          /* the redo log's earlier blocks, flushed */
+			 { 4096 + 1024, 512, 2, 0 },     /* one 512-byte block of physical sector 1 */
+			 { 8192, 8192 + 512, 3, 0 }));   /* sectors 2, 3 whole and a part of 4 */
 	expect_ranges(&rep.damaged_lba, "8-15 32-39", "physical sectors 1 and 4");
 	expect_ranges(&rep.lost_lba, "10-10 16-32", "lost");
 	sfs_wc_report_free(&rep);
-	rig_close(&r);
 	/* rmw_power_safe: old or new, never damaged */
-	rig_open(&r, &md, 512, 4096, 4096, 0, true, "e.undo");
-	wr(&r, 4096 + 1024, 512, 2, 0);
-	cut(&r, &lose, &rep);
-	cr_expect_eq(rep.damaged_lba.n, 0);
+	cut_script(&rep, &lose, 512, 4096, 4096, 0, true, "e.undo", STEPS({ 4096 + 1024, 512, 2, 0 }));
+	cr_expect_eq(rep.damaged_lba.n, 0, "rmw_power_safe");
 	sfs_wc_report_free(&rep);
-	rig_close(&r);
 	/* 4kn: every write covers its physical sectors whole */
-	rig_open(&r, &md, 4096, 4096, 4096, 0, false, "f.undo");
-	wr(&r, 4096, 4096, 2, 0);
-	cut(&r, &lose, &rep);
-	cr_expect_eq(rep.damaged_lba.n, 0);
+	cut_script(&rep, &lose, 4096, 4096, 4096, 0, false, "f.undo", STEPS({ 4096, 4096, 2, 0 }));
+	cr_expect_eq(rep.damaged_lba.n, 0, "4kn");
 	sfs_wc_report_free(&rep);
-	rig_close(&r);
 }
 
 Test(wcut, a_later_whole_write_prevents_the_damage)
 {
-	struct sfs_wc_cut lose = { .policy = SFS_WC_LOSE_ALL }, keep = { .policy = SFS_WC_KEEP_ALL };
 	struct sfs_wc_report rep;
 	struct rig r;
 
 	rig_open(&r, &md, 512, 4096, 4096, 0, false, LOG);
-	wr(&r, 512, 512, 2, 0);
-	wr(&r, 0, 4096, 3, SFS_WC_FUA);        /* the whole physical sector, durable */
-	wr(&r, 8192 + 512, 512, 4, 0);
-	wr(&r, 8192, 4096, 5, 0);              /* whole, but lost too under lose-all */
+	play(&r, STEPS({ 512, 512, 2, 0 },
+		       { 0, 4096, 3, SFS_WC_FUA },      /* the whole physical sector, durable */
+		       { 8192 + 512, 512, 4, 0 },
+		       { 8192, 4096, 5, 0 }));          /* whole, but lost too under lose-all */
 	cut(&r, &lose, &rep);
 	expect_ranges(&rep.damaged_lba, "16-23", "only the one no kept write rewrote");
 	sfs_wc_report_free(&rep);

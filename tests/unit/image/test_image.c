@@ -24,7 +24,6 @@ FMT_TEST(open_creates_backing, all_provs, offload_on)
 	struct stat st = tmp_stat(ts.fd, NAME), ist;
 	struct sfs_geom g = sfs_image_geom(im);
 	struct sfs_stats_info info;
-	const char *d = fmt_str(f);
 
 	cr_expect(S_ISREG(st.st_mode), "%s", d);
 	cr_expect_eq(st.st_size, (off_t)SIZE, "%s", d);
@@ -84,19 +83,21 @@ FMT_TEST(write_read_round_trip, all_provs, offload_on)
 	struct sfs_image *im = open_fmt(f);
 	unsigned char *model = new_model(SIZE);
 	uint32_t l = f->lss;
-	const char *d = fmt_str(f);
 
-	put(im, model, 0, l, 1);                          /* first sector */
-	put(im, model, BS - l, 2 * l, 2);                 /* across blocks 0 and 1 */
-	put(im, model, 5 * BS + l, 3 * BS, 3);            /* over three blocks, unaligned to them */
-	put(im, model, SIZE - l, l, 4);                   /* last sector, in the partial block */
-	put(im, model, 5 * BS + 2 * l, l, 5);             /* overwrite inside written data */
-	put(im, model, 12 * BS, BS, 6);                   /* one whole block */
-	expect_model(im, model, 0, SIZE, d);
-	/* reads of other shapes see the same bytes */
-	expect_model(im, model, BS - l, 2 * l, d);
-	expect_model(im, model, 6 * BS, l, d);
-	expect_model(im, model, 4 * BS, 5 * BS, d);
+	/* writes (each of its own pattern), then reads of other shapes */
+	const struct { uint64_t off, len; } w[] = {
+		{ 0, l },                                 /* first sector */
+		{ BS - l, 2 * l },                        /* across blocks 0 and 1 */
+		{ 5 * BS + l, 3 * BS },                   /* over three blocks, unaligned to them */
+		{ SIZE - l, l },                          /* last sector, in the partial block */
+		{ 5 * BS + 2 * l, l },                    /* overwrite inside written data */
+		{ 12 * BS, BS },                          /* one whole block */
+	}, r[] = { { 0, SIZE }, { BS - l, 2 * l }, { 6 * BS, l }, { 4 * BS, 5 * BS } };
+
+	for (unsigned i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		put(im, model, w[i].off, w[i].len, i + 1);
+	for (unsigned i = 0; i < sizeof(r) / sizeof(r[0]); i++)
+		expect_model(im, model, r[i].off, r[i].len, d);
 	cr_expect_eq(sfs_image_write(im, model, 0, 0), 0, "%s: zero-length write", d);
 	close_model(im, model);
 }
@@ -107,7 +108,6 @@ FMT_TEST(misaligned_is_einval, all_provs, offload_on)
 	unsigned char *model = new_model(SIZE), buf[3 * 4096];
 	uint32_t l = f->lss;
 	uint64_t before = count_of(im);
-	const char *d = fmt_str(f);
 
 	memset(buf, 0x77, sizeof(buf));
 	cr_expect_eq(sfs_image_write(im, buf, l, l / 2), -EINVAL, "%s", d);
@@ -132,7 +132,6 @@ FMT_TEST(write_past_end_changes_nothing, all_provs, offload_on)
 	unsigned char *model = new_model(SIZE), *buf = malloc(2 * BS);
 	uint32_t l = f->lss;
 	uint64_t before = count_of(im);
-	const char *d = fmt_str(f);
 
 	cr_assert_not_null(buf);
 	memset(buf, 0x77, 2 * BS);
@@ -155,7 +154,6 @@ FMT_TEST(reads_at_and_past_end, all_provs, offload_on)
 	struct sfs_image *im = open_fmt(f);
 	unsigned char *model = new_model(SIZE), buf[4 * 4096];
 	uint32_t l = f->lss;
-	const char *d = fmt_str(f);
 
 	put(im, model, SIZE - l, l, 9);
 	cr_expect_eq(sfs_image_read(im, buf, l, SIZE), 0, "%s", d);
@@ -173,7 +171,6 @@ FMT_TEST(never_written_reads_zero_over_junk, lazy_provs, offload_on)
 {
 	struct sfs_image *im = open_fmt(f);
 	unsigned char *model = new_model(SIZE);
-	const char *d = fmt_str(f);
 
 	plant_junk(sfs_image_fd(im), 0, SIZE);
 	expect_model(im, model, 0, SIZE, d);
@@ -188,11 +185,8 @@ Test(image, never_written_reads_zero_through_the_path_too)
 	/* junk planted by opening STORE/NAME directly, as another program would */
 	struct sfs_sidecar sc = sidecar(SFS_PROV_ZEROEDTHICK, 512, 4096, SIZE, BS, true);
 	struct sfs_image *im = open_as(NAME, &sc, true);
-	int fd = openat(ts.fd, NAME, O_RDWR | O_CLOEXEC);
 
-	cr_assert_geq(fd, 0);
-	plant_junk(fd, 3 * BS, BS);
-	close(fd);
+	plant_junk_in_file(3 * BS, BS);
 	expect_zero(im, 3 * BS, BS, "zeroedthick/512e");
 	cr_expect_eq(sfs_image_close(im), 0);
 }
@@ -202,7 +196,6 @@ FMT_TEST(partial_first_write_zeroes_the_block, lazy_provs, offload_both)
 	struct sfs_image *im = open_fmt(f);
 	unsigned char *model = new_model(SIZE);
 	uint32_t l = f->lss;
-	const char *d = fmt_str(f);
 
 	plant_junk(sfs_image_fd(im), 3 * BS, BS);         /* a whole block of junk */
 	plant_junk(sfs_image_fd(im), 16 * BS, SIZE - 16 * BS);
@@ -238,7 +231,6 @@ FMT_TEST(one_write_over_mixed_blocks, lazy_provs, offload_both)
 	struct sfs_image *im = open_fmt(f);
 	unsigned char *model = new_model(SIZE);
 	uint32_t l = f->lss;
-	const char *d = fmt_str(f);
 
 	put(im, model, 8 * BS, BS, 1);
 	put(im, model, 10 * BS + l, l, 2);
@@ -351,7 +343,6 @@ FMT_TEST(discard_frees_thin_blocks, thin_only, offload_both)
 	unsigned char *model = new_model(SIZE);
 	uint32_t l = f->lss;
 	blkcnt_t before;
-	const char *d = fmt_str(f);
 
 	put(im, model, BS, 4 * BS, 1);                    /* blocks 1..4 */
 	put(im, model, 16 * BS, SIZE - 16 * BS, 2);       /* the partial last block */
@@ -386,10 +377,7 @@ FMT_TEST(discard_frees_thin_blocks, thin_only, offload_both)
 	expect_model(im, model, 0, SIZE, d);
 
 	/* and it all survives close and reopen */
-	cr_expect_eq(sfs_image_close(im), 0);
-	im = open_fmt(f);
-	cr_expect_eq(count_of(im), 2, "%s", d);
-	expect_model(im, model, 0, SIZE, d);
+	im = reopen_expect(im, f, model, 2, d);
 	close_model(im, model);
 }
 
@@ -399,7 +387,6 @@ FMT_TEST(discard_zeroes_thick_blocks, thick_provs, offload_both)
 	unsigned char *model = new_model(SIZE);
 	uint64_t cnt;
 	blkcnt_t before;
-	const char *d = fmt_str(f);
 
 	put(im, model, BS, 3 * BS, 1);
 	cr_assert_eq(sfs_image_flush(im), 0);
@@ -421,7 +408,6 @@ FMT_TEST(write_zeroes, all_provs, offload_both)
 	unsigned char *model = new_model(SIZE);
 	uint32_t l = f->lss;
 	uint64_t cnt;
-	const char *d = fmt_str(f);
 
 	put(im, model, 0, 3 * BS, 1);
 	cnt = count_of(im);
@@ -445,7 +431,6 @@ FMT_TEST(allocate, all_provs, offload_both)
 	unsigned char *model = new_model(SIZE);
 	uint32_t l = f->lss;
 	blkcnt_t before = backing_blocks(NAME);
-	const char *d = fmt_str(f);
 
 	put(im, model, 2 * BS, BS, 1);
 	if (f->prov != SFS_PROV_EAGERZEROEDTHICK)

@@ -21,7 +21,6 @@ FMT_TEST(grow, all_provs, offload_both)
 	uint64_t nnb = NB + 2;                      /* 18 whole blocks and 36K */
 	unsigned char *model = new_model(nsize);
 	struct sfs_sidecar sc;
-	const char *d = fmt_str(f);
 
 	put(im, model, 0, l, 1);
 	put(im, model, SIZE - l, l, 2);            /* the partial last block is allocated */
@@ -69,16 +68,12 @@ FMT_TEST(reopen_keeps_data_and_map, all_provs, offload_on)
 	struct sfs_image *im = open_fmt(f);
 	unsigned char *model = new_model(SIZE);
 	uint64_t cnt;
-	const char *d = fmt_str(f);
 
 	put(im, model, BS + f->lss, 2 * BS, 1);
 	put(im, model, 9 * BS, f->lss, 2);
 	cnt = count_of(im);
-	cr_expect_eq(sfs_image_close(im), 0);
-	im = open_fmt(f);
-	cr_expect_eq(count_of(im), cnt, "%s", d);
+	im = reopen_expect(im, f, model, cnt, d);
 	cr_expect(bit(im, 1) && bit(im, 2) && bit(im, 3) && bit(im, 9), "%s", d);
-	expect_model(im, model, 0, SIZE, d);
 	cr_expect_eq(logcap_level_lines(&cap, SFS_LOG_WARN), 0, "%s: no warning on a plain reopen: %s", d, cap.buf);
 	close_model(im, model);
 }
@@ -237,6 +232,19 @@ static unsigned char *make_raw(const char *name, uint64_t size)
 	return model;
 }
 
+/* Opens NAME, a raw file, as an image of sc: count blocks mapped and the
+ * model's data. */
+static struct sfs_image *import_expect(const struct sfs_sidecar *sc, const unsigned char *model, uint64_t count,
+				       const char *what)
+{
+	struct sfs_image *im = open_as(NAME, sc, true);
+
+	cr_expect_eq(count_of(im), count, "%s: %llu blocks mapped, want %llu", what,
+		     (unsigned long long)count_of(im), (unsigned long long)count);
+	expect_model(im, model, 0, SIZE, what);
+	return im;
+}
+
 Test(image, import_raw_file_with_holes)
 {
 	struct sfs_sidecar sc = sidecar(SFS_PROV_THIN, 512, 512, SIZE, BS, true);
@@ -244,24 +252,14 @@ Test(image, import_raw_file_with_holes)
 	struct sfs_image *im;
 
 	model = make_raw(NAME, SIZE);
-	im = open_as(NAME, &sc, true);
-	cr_expect_eq(count_of(im), 3, "data blocks 0, 5, 16 and nothing else");
+	im = import_expect(&sc, model, 3, "import: data blocks 0, 5, 16 and nothing else");
 	cr_expect(bit(im, 0) && bit(im, 5) && bit(im, 16));
 	cr_expect_eq(sfs_map_next_set(sfs_image_map(im), 1), 5);
-	expect_model(im, model, 0, SIZE, "import");
 	cr_expect_geq(logcap_lines(&cap, "import", NULL, NULL), 1, "%s", cap.buf);
 	cr_expect_eq(sfs_image_close(im), 0);
 	/* holes are unallocated: junk there does not show; the map persisted */
-	{
-		int fd = openat(ts.fd, NAME, O_RDWR | O_CLOEXEC);
-
-		cr_assert_geq(fd, 0);
-		plant_junk(fd, 2 * BS, BS);
-		close(fd);
-	}
-	im = open_as(NAME, &sc, true);
-	cr_expect_eq(count_of(im), 3);
-	expect_model(im, model, 0, SIZE, "import, reopened");
+	plant_junk_in_file(2 * BS, BS);
+	im = import_expect(&sc, model, 3, "import, reopened");
 	close_model(im, model);
 }
 
@@ -272,10 +270,8 @@ Test(image, import_shorter_raw_file_is_extended)
 	struct sfs_image *im;
 
 	model = make_raw(NAME, 8 * BS);
-	im = open_as(NAME, &sc, true);
-	cr_expect_eq(count_of(im), 2);
+	im = import_expect(&sc, model, 2, "short import");
 	cr_expect_eq(tmp_stat(ts.fd, NAME).st_size, (off_t)SIZE);
-	expect_model(im, model, 0, SIZE, "short import");
 	close_model(im, model);
 }
 
@@ -287,10 +283,8 @@ Test(image, import_thick_reserves_the_holes)
 
 	model = make_raw(NAME, SIZE);
 	cr_assert_lt((uint64_t)backing_blocks(NAME) * 512, SIZE, "the raw file has holes");
-	im = open_as(NAME, &sc, true);
+	im = import_expect(&sc, model, 3, "thick import");
 	cr_expect_geq((uint64_t)backing_blocks(NAME) * 512, SIZE, "a zeroedthick image reserves all its space");
-	cr_expect_eq(count_of(im), 3);
-	expect_model(im, model, 0, SIZE, "thick import");
 	close_model(im, model);
 }
 
@@ -314,10 +308,8 @@ Test(image, import_eagerzeroedthick_keeps_data)
 	struct sfs_image *im;
 
 	model = make_raw(NAME, SIZE);
-	im = open_as(NAME, &sc, true);
-	cr_expect_eq(count_of(im), NB);
+	im = import_expect(&sc, model, NB, "eager import");
 	cr_expect(sfs_map_info(sfs_image_map(im))->flags & SFS_MAP_F_ZEROED);
-	expect_model(im, model, 0, SIZE, "eager import");
 	expect_backing(im, model, 0, SIZE, "eager import");
 	close_model(im, model);
 }
@@ -329,7 +321,6 @@ Test(image, interrupted_eager_zeroing_resumes)
 	struct sfs_image *im = open_as(NAME, &sc, true);
 	struct sfs_map *m = NULL;
 	char err[256] = "";
-	int fd;
 
 	put(im, model, 0, 4096, 1);
 	cr_expect_eq(sfs_image_close(im), 0);
@@ -340,10 +331,7 @@ Test(image, interrupted_eager_zeroing_resumes)
 	cr_assert_eq(sfs_map_flush(m, -1), 0);
 	cr_assert_eq(sfs_map_set_prov(m, sfs_map_info(m)->prov, 0), 0);
 	sfs_map_close(m);
-	fd = openat(ts.fd, NAME, O_RDWR | O_CLOEXEC);
-	cr_assert_geq(fd, 0);
-	plant_junk(fd, 2 * BS, SIZE - 2 * BS);
-	close(fd);
+	plant_junk_in_file(2 * BS, SIZE - 2 * BS);
 
 	im = open_as(NAME, &sc, true);
 	cr_expect_eq(count_of(im), NB);

@@ -18,6 +18,53 @@
  */
 #include "fixtures/map_fixture.h"
 
+/* A list of block numbers and its length, for the three helpers below. */
+#define BLOCKS(...) (const uint64_t[]){ __VA_ARGS__ }, \
+	sizeof((const uint64_t[]){ __VA_ARGS__ }) / sizeof(uint64_t)
+
+static void set_blocks(struct sfs_map *m, const uint64_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sfs_map_set(m, b[i]);
+}
+
+/* Expects each listed block set; a failure names the block. */
+static void expect_set(struct sfs_map *m, const uint64_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cr_expect(sfs_map_test(m, b[i]), "block %llu should be set", (unsigned long long)b[i]);
+}
+
+/* Expects each listed block clear; a failure names the block. */
+static void expect_clear(struct sfs_map *m, const uint64_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cr_expect(!sfs_map_test(m, b[i]), "block %llu should be clear", (unsigned long long)b[i]);
+}
+
+/* One question to next_set ('S') or next_clear ('C'): from block from, the
+ * answer want; NEXTS lists them as BLOCKS lists blocks. */
+struct next_case {
+	char which;
+	uint64_t from, want;
+};
+
+#define NEXTS(...) (const struct next_case[]){ __VA_ARGS__ }, \
+	sizeof((const struct next_case[]){ __VA_ARGS__ }) / sizeof(struct next_case)
+
+/* Asks each question; a failure names it. */
+static void expect_next(struct sfs_map *m, const struct next_case *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t got = c[i].which == 'S' ? sfs_map_next_set(m, c[i].from)
+						 : sfs_map_next_clear(m, c[i].from);
+
+		cr_expect_eq(got, c[i].want, "next_%s(%llu) = %llu, want %llu",
+			     c[i].which == 'S' ? "set" : "clear", (unsigned long long)c[i].from,
+			     (unsigned long long)got, (unsigned long long)c[i].want);
+	}
+}
+
 /* ---- create / open ---- */
 
 Test(map, crc_reference_vector)
@@ -185,21 +232,12 @@ Test(map, set_test_clear_count)
 	struct sfs_map *m = create(&mi);
 
 	cr_assert_eq(sfs_map_nblocks(m), 200);
-	sfs_map_set(m, 0);
-	sfs_map_set(m, 63);
-	sfs_map_set(m, 64);
-	sfs_map_set(m, 199);
+	set_blocks(m, BLOCKS(0, 63, 64, 199));
 	cr_expect_eq(sfs_map_count(m), 4);
 	sfs_map_set(m, 64);                       /* again: counted once */
 	cr_expect_eq(sfs_map_count(m), 4);
-	cr_expect(sfs_map_test(m, 0));
-	cr_expect(sfs_map_test(m, 63));
-	cr_expect(sfs_map_test(m, 64));
-	cr_expect(sfs_map_test(m, 199));
-	cr_expect(!sfs_map_test(m, 1));
-	cr_expect(!sfs_map_test(m, 62));
-	cr_expect(!sfs_map_test(m, 65));
-	cr_expect(!sfs_map_test(m, 198));
+	expect_set(m, BLOCKS(0, 63, 64, 199));
+	expect_clear(m, BLOCKS(1, 62, 65, 198));
 	sfs_map_clear(m, 63);
 	cr_expect(!sfs_map_test(m, 63));
 	cr_expect(sfs_map_test(m, 64));
@@ -215,22 +253,11 @@ Test(map, next_set_and_next_clear)
 	struct sfs_map_info mi = info_of(200, 4096, false);
 	struct sfs_map *m = create(&mi);
 
-	cr_expect_eq(sfs_map_next_set(m, 0), 200);
-	cr_expect_eq(sfs_map_next_clear(m, 0), 0);
-	cr_expect_eq(sfs_map_next_clear(m, 199), 199);
-	sfs_map_set(m, 5);
-	sfs_map_set(m, 64);
-	sfs_map_set(m, 130);
-	cr_expect_eq(sfs_map_next_set(m, 0), 5);
-	cr_expect_eq(sfs_map_next_set(m, 5), 5);
-	cr_expect_eq(sfs_map_next_set(m, 6), 64);
-	cr_expect_eq(sfs_map_next_set(m, 65), 130);
-	cr_expect_eq(sfs_map_next_set(m, 131), 200);
-	cr_expect_eq(sfs_map_next_set(m, 200), 200);
-	cr_expect_eq(sfs_map_next_set(m, 5000), 200);
-	cr_expect_eq(sfs_map_next_clear(m, 5), 6);
-	cr_expect_eq(sfs_map_next_clear(m, 64), 65);
-	cr_expect_eq(sfs_map_next_clear(m, 200), 200);
+	expect_next(m, NEXTS({ 'S', 0, 200 }, { 'C', 0, 0 }, { 'C', 199, 199 }));
+	set_blocks(m, BLOCKS(5, 64, 130));
+	expect_next(m, NEXTS({ 'S', 0, 5 }, { 'S', 5, 5 }, { 'S', 6, 64 }, { 'S', 65, 130 },
+			     { 'S', 131, 200 }, { 'S', 200, 200 }, { 'S', 5000, 200 },
+			     { 'C', 5, 6 }, { 'C', 64, 65 }, { 'C', 200, 200 }));
 	sfs_map_close(m);
 }
 
@@ -243,11 +270,9 @@ Test(map, next_clear_on_a_full_map_ignores_bits_past_the_end)
 	for (uint64_t b = 0; b < 70; b++)
 		sfs_map_set(m, b);
 	cr_expect_eq(sfs_map_count(m), 70);
-	cr_expect_eq(sfs_map_next_clear(m, 0), 70);
-	cr_expect_eq(sfs_map_next_clear(m, 64), 70);
+	expect_next(m, NEXTS({ 'C', 0, 70 }, { 'C', 64, 70 }));
 	sfs_map_clear(m, 69);
-	cr_expect_eq(sfs_map_next_clear(m, 0), 69);
-	cr_expect_eq(sfs_map_next_set(m, 69), 70);
+	expect_next(m, NEXTS({ 'C', 0, 69 }, { 'S', 69, 70 }));
 	sfs_map_close(m);
 }
 
@@ -259,11 +284,7 @@ Test(map, set_range)
 	sfs_map_set_range(m, 3, 200);            /* head, two whole words, tail */
 	cr_expect_eq(sfs_map_count(m), 197);
 	cr_expect(!sfs_map_test(m, 2));
-	cr_expect(sfs_map_test(m, 3));
-	cr_expect(sfs_map_test(m, 63));
-	cr_expect(sfs_map_test(m, 64));
-	cr_expect(sfs_map_test(m, 128));
-	cr_expect(sfs_map_test(m, 199));
+	expect_set(m, BLOCKS(3, 63, 64, 128, 199));
 	cr_expect(!sfs_map_test(m, 200));
 	cr_expect_eq(sfs_map_next_clear(m, 3), 200);
 
@@ -314,18 +335,12 @@ Test(map, flushed_bits_persist)
 	struct sfs_map_info mi = info_of(100000, 512, false);   /* 4 bitmap pages */
 	struct sfs_map *m = create(&mi);
 
-	sfs_map_set(m, 1);
-	sfs_map_set(m, PAGE_BITS + 7);
-	sfs_map_set(m, 3 * PAGE_BITS + 1);
-	sfs_map_set(m, 99999);
+	set_blocks(m, BLOCKS(1, PAGE_BITS + 7, 3 * PAGE_BITS + 1, 99999));
 	cr_assert_eq(sfs_map_flush(m, -1), 0);
 	sfs_map_close(m);
 	m = reopen();
 	cr_expect_eq(sfs_map_count(m), 4);
-	cr_expect(sfs_map_test(m, 1));
-	cr_expect(sfs_map_test(m, PAGE_BITS + 7));
-	cr_expect(sfs_map_test(m, 3 * PAGE_BITS + 1));
-	cr_expect(sfs_map_test(m, 99999));
+	expect_set(m, BLOCKS(1, PAGE_BITS + 7, 3 * PAGE_BITS + 1, 99999));
 	cr_expect_eq(sfs_map_next_set(m, 2), PAGE_BITS + 7);
 	sfs_map_close(m);
 }
@@ -464,6 +479,35 @@ Test(map, failed_data_sync_keeps_bits_dirty)
 
 /* ---- grow and flags ---- */
 
+/* Expects the map file's header to hold nblocks blocks and flags, under a
+ * valid CRC; a failure says when. */
+static void expect_header(uint64_t nblocks, uint32_t flags, const char *when)
+{
+	unsigned char h[64];
+
+	peek(0, h, sizeof(h));
+	cr_expect_eq(le64(h + 40), nblocks, "%s: header nblocks %llu, want %llu", when,
+		     (unsigned long long)le64(h + 40), (unsigned long long)nblocks);
+	cr_expect_eq(le32(h + 52), flags, "%s: header flags %u, want %u", when, le32(h + 52), flags);
+	cr_expect_eq(le32(h + 56), crc32c_ref(h, 56), "%s: header CRC", when);
+}
+
+/* The grow tests' start: a thin map of 100 blocks of 512 bytes (one page)
+ * with block 3 set, and flushed when flush; they grow it to GROW_NB blocks,
+ * three pages. */
+#define GROW_NB (2 * PAGE_BITS + 100)
+
+static struct sfs_map *one_page_with_3(bool flush)
+{
+	struct sfs_map_info mi = info_of(100, 512, false);
+	struct sfs_map *m = create(&mi);
+
+	sfs_map_set(m, 3);
+	if (flush)
+		cr_assert_eq(sfs_map_flush(m, -1), 0);
+	return m;
+}
+
 Test(map, grow_within_a_page)
 {
 	struct sfs_map_info mi = info_of(100, 4096, true);
@@ -491,20 +535,17 @@ Test(map, grow_within_a_page)
 
 Test(map, grow_across_pages)
 {
-	struct sfs_map_info mi = info_of(100, 512, false);
-	struct sfs_map *m = create(&mi);
-	uint64_t nb = 2 * PAGE_BITS + 100;
+	struct sfs_map *m;
+	uint64_t nb = GROW_NB;
 
-	sfs_map_set(m, 3);
+	m = one_page_with_3(false);
 	sfs_map_set(m, 99);
 	cr_assert_eq(sfs_map_flush(m, -1), 0);
 	sfs_map_set(m, 50);                        /* dirty across the grow */
 	cr_expect_eq(tmp_map_grow(m, nb * 512), 0);
 	cr_expect_eq(sfs_map_nblocks(m), nb);
 	cr_expect_eq(file_size(), HDR + 3 * 4096);
-	cr_expect(sfs_map_test(m, 3));
-	cr_expect(sfs_map_test(m, 50));
-	cr_expect(sfs_map_test(m, 99));
+	expect_set(m, BLOCKS(3, 50, 99));
 	cr_expect_eq(sfs_map_next_set(m, 100), nb, "new blocks must be clear");
 	cr_expect_eq(sfs_map_count(m), 3);
 	sfs_map_set(m, nb - 1);
@@ -539,15 +580,12 @@ Test(map, set_flags_persists)
 {
 	struct sfs_map_info mi = info_of(10, 4096, false);
 	struct sfs_map *m = create(&mi);
-	unsigned char h[64];
 
 	sfs_map_set(m, 4);
 	cr_expect_eq(sfs_map_set_prov(m, sfs_map_info(m)->prov, SFS_MAP_F_ZEROED), 0);
 	cr_expect_eq(sfs_map_info(m)->flags, SFS_MAP_F_ZEROED);
 	sfs_map_close(m);                           /* no flush: flags are durable by themselves */
-	peek(0, h, sizeof(h));
-	cr_expect_eq(le32(h + 52), SFS_MAP_F_ZEROED);
-	cr_expect_eq(le32(h + 56), crc32c_ref(h, 56));
+	expect_header(10, SFS_MAP_F_ZEROED, "after set_prov");
 	m = reopen();
 	cr_expect_eq(sfs_map_info(m)->flags, SFS_MAP_F_ZEROED);
 	cr_expect(!sfs_map_test(m, 4), "setting flags must not flush bits");
@@ -560,21 +598,16 @@ Test(map, set_flags_persists)
 
 Test(map, grow_prepare_writes_empty_chunks_and_changes_nothing_else)
 {
-	struct sfs_map_info mi = info_of(100, 512, false);
-	struct sfs_map *m = create(&mi);
-	uint64_t nb = 2 * PAGE_BITS + 100;           /* 3 pages */
-	unsigned char h[64];
+	struct sfs_map *m = one_page_with_3(true);
+	uint64_t nb = GROW_NB;
 
-	sfs_map_set(m, 3);
-	cr_assert_eq(sfs_map_flush(m, -1), 0);
 	cr_assert_eq(sfs_map_grow_prepare(m, nb * 512), 0);
 	cr_expect_eq(file_size(), HDR + 3 * PAGE, "prepare extends the file");
 	for (uint64_t c = 0; c < 24; c++)
 		cr_expect(chunk_checks(c), "chunk %llu", (unsigned long long)c);
 	for (uint64_t b = 100; b < nb; b += 131)
 		cr_expect(!file_bit(b), "new block %llu must be clear", (unsigned long long)b);
-	peek(0, h, sizeof(h));
-	cr_expect_eq(le64(h + 40), 100, "the header is the commit's");
+	expect_header(100, 0, "after prepare: the header is the commit's");
 	cr_expect_eq(sfs_map_nblocks(m), 100);
 	cr_expect(sfs_map_test(m, 3));
 	sfs_map_close(m);                            /* a crash between prepare and commit */
@@ -588,21 +621,15 @@ Test(map, grow_prepare_writes_empty_chunks_and_changes_nothing_else)
 
 Test(map, grow_commit_writes_the_header_and_switches_memory)
 {
-	struct sfs_map_info mi = info_of(100, 512, false);
-	struct sfs_map *m = create(&mi);
-	uint64_t nb = 2 * PAGE_BITS + 100;
-	unsigned char h[64];
+	struct sfs_map *m = one_page_with_3(false);
+	uint64_t nb = GROW_NB;
 
-	sfs_map_set(m, 3);
 	cr_assert_eq(sfs_map_grow_prepare(m, nb * 512), 0);
 	cr_assert_eq(sfs_map_grow_commit(m, nb * 512, SFS_MAP_F_ZEROED), 0);
 	cr_expect_eq(sfs_map_nblocks(m), nb);
 	cr_expect_eq(sfs_map_info(m)->geom.size, nb * 512);
 	cr_expect_eq(sfs_map_info(m)->flags, SFS_MAP_F_ZEROED);
-	peek(0, h, sizeof(h));
-	cr_expect_eq(le64(h + 40), nb);
-	cr_expect_eq(le32(h + 52), SFS_MAP_F_ZEROED);
-	cr_expect_eq(le32(h + 56), crc32c_ref(h, 56));
+	expect_header(nb, SFS_MAP_F_ZEROED, "after commit");
 	cr_expect_eq(sfs_map_next_set(m, 4), nb);
 	sfs_map_set(m, nb - 1);
 	cr_assert_eq(sfs_map_flush(m, -1), 0);
@@ -617,12 +644,9 @@ Test(map, grow_commit_writes_the_header_and_switches_memory)
 
 Test(map, grow_abort_after_prepare_leaves_the_old_size)
 {
-	struct sfs_map_info mi = info_of(100, 512, false);
-	struct sfs_map *m = create(&mi);
-	uint64_t nb = 2 * PAGE_BITS + 100;
+	struct sfs_map *m = one_page_with_3(true);
+	uint64_t nb = GROW_NB;
 
-	sfs_map_set(m, 3);
-	cr_assert_eq(sfs_map_flush(m, -1), 0);
 	cr_assert_eq(sfs_map_grow_prepare(m, nb * 512), 0);
 	cr_expect_eq(sfs_map_grow_abort(m), 0);
 	cr_expect_eq(file_size(), HDR + PAGE, "abort cuts the file back");

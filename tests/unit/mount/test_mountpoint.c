@@ -22,19 +22,7 @@
 #include "mount/mountpoint.h"
 #include "fixtures/tmpstore.h"
 
-static struct tmpstore ts;
-
-static void setup(void)
-{
-	tmpstore_make(&ts, "mnt", false);
-}
-
-static void teardown(void)
-{
-	tmpstore_destroy(&ts);
-}
-
-TestSuite(mountpoint, .init = setup, .fini = teardown, .timeout = 30);
+TMPSTORE_SUITE(mountpoint, "mnt", false, 30);
 
 /* Check path and expect want, with every needle (up to 2, NULL for none) in the message. */
 static void expect(const char *path, int want, const char *n1, const char *n2)

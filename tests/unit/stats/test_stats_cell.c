@@ -39,36 +39,26 @@ static struct sfs_stats_info info(const struct sfs_stats_recent *recent)
 	return i;
 }
 
-/* The JSON file of stats in this snapshot and these lists, the elapsed time set to 0. */
-static char *render(struct sfs_stats_snap *snap, const struct sfs_stats_recent *rec)
+/* The JSON file of the stats of st or, when st is NULL, of the packed pk,
+ * the elapsed time set to 0. */
+static char *render(const struct sfs_stats *st, const struct sfs_stats_packed *pk)
 {
-	struct sfs_stats_info i = info(rec);
+	static struct sfs_stats_snap snap;
+	static struct sfs_stats_recent rec;
+	struct sfs_stats_info i = info(&rec);
 	char *out = NULL;
 	size_t len;
 
-	snap->elapsed_ns = 0;
-	cr_assert_eq(sfs_stats_render_json(snap, &i, &out, &len), 0);
+	if (st) {
+		sfs_stats_snapshot(st, &snap);
+		sfs_stats_recent(st, &rec);
+	} else {
+		sfs_stats_packed_snapshot(pk, &snap);
+		sfs_stats_packed_recent(pk, &rec);
+	}
+	snap.elapsed_ns = 0;
+	cr_assert_eq(sfs_stats_render_json(&snap, &i, &out, &len), 0);
 	return out;
-}
-
-static char *render_live(const struct sfs_stats *st)
-{
-	static struct sfs_stats_snap snap;
-	static struct sfs_stats_recent rec;
-
-	sfs_stats_snapshot(st, &snap);
-	sfs_stats_recent(st, &rec);
-	return render(&snap, &rec);
-}
-
-static char *render_packed(const struct sfs_stats_packed *pk)
-{
-	static struct sfs_stats_snap snap;
-	static struct sfs_stats_recent rec;
-
-	sfs_stats_packed_snapshot(pk, &snap);
-	sfs_stats_packed_recent(pk, &rec);
-	return render(&snap, &rec);
 }
 
 /* Some of every kind of value. */
@@ -102,12 +92,12 @@ Test(stats_cell, values_survive_pack_and_unpack_exactly)
 	record_all(st, 40);
 	sfs_stats_reset(st);                       /* a generation past a reset */
 	record_all(st, 150);                       /* the recent lists overflow their 64 */
-	live = render_live(st);
+	live = render(st, NULL);
 	cr_assert_eq(sfs_stats_pack(st, &pk), 0);
-	packed = render_packed(pk);
+	packed = render(NULL, pk);
 	cr_assert_str_eq(packed, live);
 	cr_assert_eq(sfs_stats_unpack(pk, &back), 0);
-	again = render_live(back);
+	again = render(back, NULL);
 	cr_assert_str_eq(again, live);
 	/* and the elapsed time runs from the same start */
 	cr_assert_eq(sfs_stats_start(back), sfs_stats_start(st));
@@ -152,6 +142,17 @@ static void one_read(struct sfs_stats_cell *c)
 	sfs_stats_cell_leave(c);
 }
 
+/* The cell's snapshot, which must count reads reads. */
+static struct sfs_stats_snap snap_reads(struct sfs_stats_cell *c, uint64_t reads)
+{
+	struct sfs_stats_snap s;
+
+	sfs_stats_cell_snapshot(c, &s);
+	cr_assert_eq(s.reads, reads, "%llu reads counted, want %llu", (unsigned long long)s.reads,
+		     (unsigned long long)reads);
+	return s;
+}
+
 Test(stats_cell, packs_only_after_a_quiet_look)
 {
 	static struct sfs_stats_cell c;
@@ -181,15 +182,13 @@ Test(stats_cell, packs_only_after_a_quiet_look)
 	cr_assert_eq(sfs_stats_cell_idle(&c), 1);
 	cr_assert_eq(sfs_stats_cell_state(&c), SFS_STATS_PACKED);
 	cr_assert_eq(sfs_stats_cell_idle(&c), 0);   /* packed already */
-	sfs_stats_cell_snapshot(&c, &s);
-	cr_assert_eq(s.reads, 3);
+	s = snap_reads(&c, 3);
 	cr_assert_eq(s.reset_generation, before.reset_generation);
 	cr_assert_eq(s.lat[SFS_LAT_READ].count, 3);
 	/* the next request unpacks and goes on */
 	one_read(&c);
 	cr_assert_eq(sfs_stats_cell_state(&c), SFS_STATS_LIVE);
-	sfs_stats_cell_snapshot(&c, &s);
-	cr_assert_eq(s.reads, 4);
+	s = snap_reads(&c, 4);
 	cr_assert_eq(s.reset_generation, before.reset_generation);
 	sfs_stats_cell_destroy(&c);
 }
@@ -210,19 +209,16 @@ Test(stats_cell, reset_of_packed_or_none_makes_nothing)
 	one_read(&c);
 	sfs_stats_cell_idle(&c);
 	cr_assert_eq(sfs_stats_cell_idle(&c), 1);
-	sfs_stats_cell_snapshot(&c, &before);
-	cr_assert_eq(before.reads, 1);
+	before = snap_reads(&c, 1);
 	cr_assert_eq(sfs_stats_cell_command(&c, "zap", 3), -EINVAL);
 	cr_assert_eq(sfs_stats_cell_state(&c), SFS_STATS_PACKED);
 	cr_assert_eq(sfs_stats_cell_command(&c, "reset", 5), 0);
 	cr_assert_eq(sfs_stats_cell_state(&c), SFS_STATS_NONE);
-	sfs_stats_cell_snapshot(&c, &s);
-	cr_assert_eq(s.reads, 0);
+	s = snap_reads(&c, 0);
 	cr_assert_gt(s.reset_generation, before.reset_generation);
 	/* a request after it counts from zero in that generation */
 	one_read(&c);
-	sfs_stats_cell_snapshot(&c, &before);
-	cr_assert_eq(before.reads, 1);
+	before = snap_reads(&c, 1);
 	cr_assert_eq(before.reset_generation, s.reset_generation);
 	sfs_stats_cell_destroy(&c);
 }
@@ -230,7 +226,6 @@ Test(stats_cell, reset_of_packed_or_none_makes_nothing)
 Test(stats_cell, off_records_nothing)
 {
 	static struct sfs_stats_cell c;
-	struct sfs_stats_snap s;
 
 	sfs_stats_cell_init(&c, false);
 	sfs_stats_cell_enter(&c);
@@ -238,8 +233,7 @@ Test(stats_cell, off_records_nothing)
 	sfs_stats_cell_leave(&c);
 	cr_assert_eq(sfs_stats_cell_idle(&c), 0);
 	cr_assert_eq(sfs_stats_cell_state(&c), SFS_STATS_NONE);
-	sfs_stats_cell_snapshot(&c, &s);
-	cr_assert_eq(s.reads, 0);
+	snap_reads(&c, 0);
 	sfs_stats_cell_destroy(&c);
 }
 

@@ -429,10 +429,10 @@ static void expect_a_refused(struct sfs_store *s, const char *what, const char *
 		cr_expect(strstr(err, why), "why: %s", err);
 }
 
-/* Image b is served by s, and s closes. */
-static void expect_b_served_and_close(struct sfs_store *s)
+/* Image name is served by s, and s closes. */
+static void expect_served_and_close(struct sfs_store *s, const char *name)
 {
-	sfs_store_put(s, get(s, "b"));
+	sfs_store_put(s, get(s, name));
 	cr_assert_eq(sfs_store_close(s), 0);
 }
 
@@ -449,7 +449,7 @@ Test(identity, grow_record_of_an_image_removed_by_hand_is_dropped)
 	s = open_store();                              /* not "cannot put the store right" */
 	cr_expect(!state_exists("a.grow"), "the record of the image gone stays");
 	cr_expect(strstr(cap.buf, "a: dropped an interrupted grow: its image is gone"), "log: %s", cap.buf);
-	expect_b_served_and_close(s);
+	expect_served_and_close(s, "b");
 }
 
 Test(identity, a_record_that_cannot_be_applied_keeps_only_its_image_out)
@@ -462,7 +462,7 @@ Test(identity, a_record_that_cannot_be_applied_keeps_only_its_image_out)
 	s = open_store();
 	cr_expect(state_exists("a.grow"), "the record was dropped without being applied");
 	expect_a_refused(s, "a served", "a: an interrupted grow (.sectorfs/a.grow)");
-	expect_b_served_and_close(s);
+	expect_served_and_close(s, "b");
 }
 
 Test(identity, a_fifo_as_a_record_is_never_read_and_keeps_its_image_out, .timeout = 10)
@@ -476,7 +476,7 @@ Test(identity, a_fifo_as_a_record_is_never_read_and_keeps_its_image_out, .timeou
 	cr_expect(fstatat(ts.statefd, "a.grow", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISFIFO(st.st_mode),
 		  "the FIFO was removed as a damaged record");
 	expect_a_refused(s, "a served", NULL);
-	expect_b_served_and_close(s);
+	expect_served_and_close(s, "b");
 }
 
 /* ---- maps that are not the image's ---- */
@@ -499,7 +499,7 @@ Test(identity, a_map_copied_from_another_image_is_refused)
 	copy_file(ts.statefd, "b.map", "a.map");      /* the same geometry, b's bits */
 	s = open_store();
 	expect_a_refused(s, "a served through b's map", "a copy of the map of image 'b'");
-	expect_b_served_and_close(s);
+	expect_served_and_close(s, "b");
 }
 
 Test(identity, a_backing_file_replaced_while_stopped_is_not_served_through_the_old_map)
@@ -516,7 +516,6 @@ Test(identity, a_backing_file_replaced_while_stopped_is_not_served_through_the_o
 Test(identity, a_map_of_an_older_version_gets_an_identity)
 {
 	struct sfs_map_info mi = { { 1024 * KiB, 4096, 4096, 64 * KiB }, SFS_PROV_THIN, 0 };
-	struct sfs_store *s;
 	struct sfs_map *m;
 
 	tmp_write_sidecar(ts.fd, "a", DISK);
@@ -524,9 +523,7 @@ Test(identity, a_map_of_an_older_version_gets_an_identity)
 	cr_assert_eq(sfs_map_create(ts.statefd, "a.map", &mi, &m), 0);
 	cr_expect_not(sfs_map_ident(m)->present);
 	sfs_map_close(m);
-	s = open_store();
-	sfs_store_put(s, get(s, "a"));
-	cr_assert_eq(sfs_store_close(s), 0);
+	expect_served_and_close(open_store(), "a");
 	m = tmp_map_open_ro(ts.statefd, "a.map");
 	cr_expect(sfs_map_ident(m)->present, "no identity recorded");
 	cr_expect_str_eq(sfs_map_ident(m)->name, "a");
@@ -538,15 +535,11 @@ Test(identity, a_map_of_an_older_version_gets_an_identity)
 
 Test(identity, a_create_cut_before_its_backing_file_is_finished_and_logged)
 {
-	struct sfs_store *s;
-
 	tmp_write_sidecar(ts.fd, "a", DISK);
 	sfs_store_close(open_store());
 	cr_assert_eq(unlinkat(ts.fd, "a", 0), 0);     /* sidecar and a map of no data left */
 	logcap_clear(&cap);
-	s = open_store();
-	sfs_store_put(s, get(s, "a"));
-	cr_assert_eq(sfs_store_close(s), 0);
+	expect_served_and_close(open_store(), "a");
 	cr_expect(tmp_exists(ts.fd, "a"));
 	cr_expect(strstr(cap.buf, "a: backing file missing, and its map records no data: made now"), "log: %s",
 		  cap.buf);
@@ -651,14 +644,11 @@ Test(identity, a_create_replaces_a_map_left_by_an_image_removed_by_hand)
 
 Test(identity, images_are_made_where_the_filesystem_has_no_o_tmpfile)
 {
-	struct sfs_store *s;
 	struct sfs_map *m;
 
 	tmp_write_sidecar(ts.fd, "a", DISK);
 	no_tmpfile = true;
-	s = open_store();
-	sfs_store_put(s, get(s, "a"));
-	cr_assert_eq(sfs_store_close(s), 0);
+	expect_served_and_close(open_store(), "a");
 	no_tmpfile = false;
 	cr_expect_gt(tmpfile_refused, 0, "O_TMPFILE was never asked for");
 	cr_assert(tmp_exists(ts.fd, "a"), "no backing file made");
@@ -666,9 +656,7 @@ Test(identity, images_are_made_where_the_filesystem_has_no_o_tmpfile)
 	cr_expect(sfs_map_ident(m)->present);
 	cr_expect_eq(sfs_map_ident(m)->backing.ino, (uint64_t)tmp_stat(ts.fd, "a").st_ino, "the map names another file");
 	sfs_map_close(m);
-	s = open_store();                              /* and it is served again, tied */
-	sfs_store_put(s, get(s, "a"));
-	cr_assert_eq(sfs_store_close(s), 0);
+	expect_served_and_close(open_store(), "a"); /* and it is served again, tied */
 }
 
 Test(identity, a_rename_replaces_a_map_left_by_an_image_removed_by_hand)

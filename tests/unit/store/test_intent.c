@@ -31,19 +31,7 @@
 #include "map/ident.h"
 #include "fixtures/tmpstore.h"
 
-static struct tmpstore ts;
-
-static void setup(void)
-{
-	tmpstore_make(&ts, "intent", true);
-}
-
-static void teardown(void)
-{
-	tmpstore_destroy(&ts);
-}
-
-TestSuite(intent, .init = setup, .fini = teardown, .timeout = 30);
+TMPSTORE_SUITE(intent, "intent", true, 30);
 
 static struct sfs_fileid fid(uint64_t dev, uint64_t ino, uint32_t has, int64_t sec, uint32_t nsec, uint64_t gen)
 {

@@ -114,19 +114,25 @@ static unsigned used(void)
 
 TestSuite(fdcache, .fini = teardown, .timeout = 60);
 
+/* Slots from to to - 1 pinned and unpinned in turn: open, idle, the first
+ * the least recently used. */
+static void open_idle(int from, int to)
+{
+	for (int i = from; i < to; i++) {
+		cr_assert_eq(sfs_fdslot_pin(&slots[i].slot), 0, "pin slot %d", i);
+		sfs_fdslot_unpin(&slots[i].slot, false);
+	}
+}
+
 Test(fdcache, idle_slots_evicted_least_recently_used_first)
 {
 	setup_budget(6);             /* three pipes */
-	for (int i = 0; i < 3; i++) {
-		cr_assert_eq(sfs_fdslot_pin(&slots[i].slot), 0);
-		sfs_fdslot_unpin(&slots[i].slot, false);
-	}
+	open_idle(0, 3);
 	cr_expect_eq(used(), 6);
 	for (int i = 0; i < 3; i++)
 		cr_expect(intact(&slots[i]), "slot %d closed while the budget had room", i);
 	/* slot 0 used again: now slot 1 is the least recently used */
-	cr_assert_eq(sfs_fdslot_pin(&slots[0].slot), 0);
-	sfs_fdslot_unpin(&slots[0].slot, false);
+	open_idle(0, 1);
 	cr_assert_eq(sfs_fdslot_pin(&slots[3].slot), 0);
 	cr_expect_eq(slots[1].closes, 1, "slot 1, used longest ago, is the one closed");
 	cr_expect_eq(slots[0].closes, 0);
@@ -170,10 +176,7 @@ Test(fdcache, pinned_slot_never_closed)
 Test(fdcache, emfile_answered_by_evicting)
 {
 	setup_budget(100);
-	for (int i = 0; i < 3; i++) {
-		cr_assert_eq(sfs_fdslot_pin(&slots[i].slot), 0);
-		sfs_fdslot_unpin(&slots[i].slot, false);
-	}
+	open_idle(0, 3);
 	/* room by the budget, but the system says EMFILE twice: two idle slots go */
 	slots[5].fail_open = 2;
 	cr_assert_eq(sfs_fdslot_pin(&slots[5].slot), 0);
@@ -194,8 +197,7 @@ Test(fdcache, emfile_answered_by_evicting)
 Test(fdcache, refused_close_keeps_slot_open)
 {
 	setup_budget(2);
-	cr_assert_eq(sfs_fdslot_pin(&slots[0].slot), 0);
-	sfs_fdslot_unpin(&slots[0].slot, false);
+	open_idle(0, 1);
 	slots[0].refuse_close = true;
 	cr_assert_eq(sfs_fdslot_pin(&slots[1].slot), 0);
 	cr_expect(intact(&slots[0]), "a slot whose close failed was closed anyway");
@@ -213,18 +215,12 @@ Test(fdcache, close_idle_closes_only_what_was_idle_long_enough)
 	uint64_t mid;
 
 	setup_budget(100);
-	for (int i = 0; i < 4; i++) {
-		cr_assert_eq(sfs_fdslot_pin(&slots[i].slot), 0);
-		sfs_fdslot_unpin(&slots[i].slot, false);
-	}
+	open_idle(0, 4);
 	cr_assert_eq(sfs_fdslot_pin(&slots[4].slot), 0);     /* pinned since before */
 	usleep(2000);
 	mid = sfs_now_ns();
 	usleep(2000);
-	for (int i = 5; i < 7; i++) {                         /* idle, but only since after mid */
-		cr_assert_eq(sfs_fdslot_pin(&slots[i].slot), 0);
-		sfs_fdslot_unpin(&slots[i].slot, false);
-	}
+	open_idle(5, 7);                                     /* idle, but only since after mid */
 	slots[1].refuse_close = true;                         /* a failed flush */
 	cr_assert(sfs_fdslot_lock(&slots[2].slot));           /* busy: its mutex held */
 	cr_expect_eq(sfs_fdcache_close_idle(cache, mid), 2);
@@ -263,8 +259,7 @@ Test(fdcache, release_closes_at_once_and_lock_holds)
 	/* a locked idle slot is skipped by an evictor */
 	teardown();
 	setup_budget(2);
-	cr_assert_eq(sfs_fdslot_pin(&slots[0].slot), 0);
-	sfs_fdslot_unpin(&slots[0].slot, false);
+	open_idle(0, 1);
 	cr_assert(sfs_fdslot_lock(&slots[0].slot));
 	cr_expect_eq(sfs_fdcache_make_room(cache, 2), -EMFILE);
 	cr_expect(intact(&slots[0]));
