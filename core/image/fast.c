@@ -141,20 +141,20 @@ static bool enter(struct sfs_image *im, size_t len, uint64_t off, bool direct)
 enum sfs_fast sfs_image_fast_read(struct sfs_image *im, void *buf, size_t len, uint64_t off, bool direct,
 				  struct sfs_fast_io *io, ssize_t *res)
 {
-	assert(im && io && res);
+	assert(im && io && res && im->fd >= 0);   /* pinned: its files are open */
 	return enter(im, len, off, direct) ? planned(im, plan_read(im, buf, len, off, io, res)) : SFS_FAST_SLOW;
 }
 
 enum sfs_fast sfs_image_fast_write(struct sfs_image *im, const void *buf, size_t len, uint64_t off, bool direct,
 				   struct sfs_fast_io *io, ssize_t *res)
 {
-	assert(im && io && res);
+	assert(im && io && res && im->fd >= 0);
 	return enter(im, len, off, direct) ? planned(im, plan_write(im, buf, len, off, io, res)) : SFS_FAST_SLOW;
 }
 
 enum sfs_fast sfs_image_fast_flush(struct sfs_image *im, struct sfs_fast_io *io)
 {
-	assert(im && io);
+	assert(im && io && im->fd >= 0);
 	if (im->model || image_fail(im) || __atomic_load_n(&im->growing, __ATOMIC_ACQUIRE) ||
 	    __atomic_load_n(&im->ranged, __ATOMIC_ACQUIRE) || !sfs_map_flushed(im->map))
 		return SFS_FAST_SLOW;
