@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * common.c - figures for people, the progress line and the disk under
- * test, for every sectorfs-bench command.
+ * common.c - the options several commands take, figures for people,
+ * the progress line and the disk under test, for every sectorfs-bench
+ * command.
  *
  * The disk's logical sector decides what a database or a file system
  * would do with it, so it is found the way such software finds it: the
@@ -31,6 +32,42 @@
 #include "common.h"
 #include "contract/names.h"
 #include "util/units.h"
+
+/* ---- options several commands take ---- */
+
+const struct tool_opt bench_opts_testbed[] = {
+	{ .name = "store", .type = TOOL_STRING },
+	{ .name = "mount", .type = TOOL_STRING },
+	{ NULL },
+};
+const struct tool_opt bench_opts_daemon[] = { { .name = "daemon", .type = TOOL_STRING }, { NULL } };
+const struct tool_opt bench_opts_json[] = { { .name = "json", .type = TOOL_FLAG }, { NULL } };
+const struct tool_opt bench_opts_svg[] = { { .name = "svg", .type = TOOL_STRING }, { NULL } };
+
+int bench_check_testbed(const struct tool_cmd *self, const struct tool_item *item)
+{
+	if (tool_opt_set(item, "store") && tool_opt_set(item, "mount"))
+		return tool_usage_error(self, "--store and --mount exclude each other");
+	return 0;
+}
+
+int bench_parse_seed(const struct tool_cmd *self, const char *arg, uint64_t *seed)
+{
+	char *end;
+
+	errno = 0;
+	*seed = strtoull(arg, &end, 0);
+	if (errno || end == arg || *end || *arg == '-')
+		return tool_usage_error(self, "--seed must be a number from 0 to 2^64-1, not '%s'", arg);
+	return 0;
+}
+
+int bench_check_policy(const struct tool_cmd *self, const char *p)
+{
+	if (strcmp(p, "lose-all") && strcmp(p, "keep-all") && strncmp(p, "random", 6))
+		return tool_usage_error(self, "--policy must be lose-all, keep-all, random or random:P, not '%s'", p);
+	return 0;
+}
 
 /* ---- for people ---- */
 

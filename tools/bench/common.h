@@ -13,6 +13,9 @@
  *     device, else 512;
  *   - BENCH_TARGET_TESTBED: a store served at a mount (testbed.h), from
  *     the command's --store, --mount and --daemon.
+ * The options more than one command takes (--json, --svg, the testbed's)
+ * are defined once here and named in each entry's .shared; so are the
+ * checks of --seed and --policy.
  * The rest of the shape:
  *   - messages are "sectorfs-bench: ..." on stderr (tool_error); usage
  *     errors add the usage line and a pointer to --help; exit 1 on any
@@ -49,6 +52,27 @@
 
 extern const struct tool_cmd bench_cmd_sweep, bench_cmd_zeroing, bench_cmd_redo, bench_cmd_scale,
 	bench_cmd_crash, bench_cmd_powercut;
+
+/* ---- options several commands take (toolutil.h: a command's .shared) ---- */
+
+/* --store DIR and --mount MNT: the store of a BENCH_TARGET_TESTBED command; --daemon PATH: the
+ * sectorfs it runs (testbed_find_daemon). */
+extern const struct tool_opt bench_opts_testbed[], bench_opts_daemon[];
+
+/* --json: the figures as one JSON object; --svg FILE: a chart of them too. */
+extern const struct tool_opt bench_opts_json[], bench_opts_svg[];
+
+/* A check of the testbed's options: 0, or the usage status (printed) when --store and --mount
+ * are both given. */
+int bench_check_testbed(const struct tool_cmd *self, const struct tool_item *item);
+
+/* --seed's argument arg into *seed: 0, or the usage status (printed) when it is not a number
+ * from 0 to 2^64-1 (decimal, 0x hex or 0 octal). */
+int bench_parse_seed(const struct tool_cmd *self, const char *arg, uint64_t *seed);
+
+/* 0 when p is a power-cut policy (lose-all, keep-all, random, random:P); else the usage status
+ * (printed). */
+int bench_check_policy(const struct tool_cmd *self, const char *p);
 
 /* ---- for people ---- */
 

@@ -242,21 +242,15 @@ static int run_one(struct zexp *z, int rep, int pass, int i)
 }
 
 enum {
-	ZEROING_STORE, ZEROING_MOUNT, ZEROING_XFER, ZEROING_BLOCK, ZEROING_SIZE, ZEROING_SECTOR,
-	ZEROING_DAEMON, ZEROING_JSON, ZEROING_REPEAT, ZEROING_PROFILE, ZEROING_SVG,
+	ZEROING_XFER, ZEROING_BLOCK, ZEROING_SIZE, ZEROING_SECTOR, ZEROING_REPEAT, ZEROING_PROFILE,
 };
 static const struct tool_opt zeroing_opts[] = {
-	[ZEROING_STORE] = { "store", 0, TOOL_STRING },      /* the target's, with mount, daemon */
-	[ZEROING_MOUNT] = { "mount", 0, TOOL_STRING },
 	[ZEROING_XFER] = { "xfer", 0, TOOL_SIZE, .min = 1, .def = "32K" },
 	[ZEROING_BLOCK] = { "block-size", 0, TOOL_SIZE, .min = 1, .def = "1M" },
 	[ZEROING_SIZE] = { "size", 0, TOOL_SIZE, .min = 1, .def = "256M" },
 	[ZEROING_SECTOR] = { "sector", 0, TOOL_STRING, .def = "512n" },
-	[ZEROING_DAEMON] = { "daemon", 0, TOOL_STRING },
-	[ZEROING_JSON] = { "json", 0, TOOL_FLAG },
 	[ZEROING_REPEAT] = { "repeat", 0, TOOL_UINT, 1, ZEROING_MAX_REPEAT, .def = "5" },
 	[ZEROING_PROFILE] = { "profile", 0, TOOL_STRING },
-	[ZEROING_SVG] = { "svg", 0, TOOL_STRING },
 	{ NULL },
 };
 
@@ -265,6 +259,7 @@ static int check_zeroing(const struct tool_cmd *self, struct tool_item *item)
 {
 	const struct tool_value *o = item->opt;
 	struct zeroing_result *z = &((struct zexp *)item->data)->res;
+	int rc;
 
 	z->xfer = o[ZEROING_XFER].n;
 	z->block = o[ZEROING_BLOCK].n;
@@ -274,8 +269,8 @@ static int check_zeroing(const struct tool_cmd *self, struct tool_item *item)
 	z->profile = o[ZEROING_PROFILE].set ? o[ZEROING_PROFILE].arg : NULL;
 	if (z->profile && (strchr(z->profile, '"') || strchr(z->profile, '\\') || strlen(z->profile) > 200))
 		return tool_usage_error(self, "--profile: a profile name or a path without quotes");
-	if (o[ZEROING_STORE].set && o[ZEROING_MOUNT].set)
-		return tool_usage_error(self, "--store and --mount exclude each other");
+	if ((rc = bench_check_testbed(self, item)))
+		return rc;
 	if (strcmp(z->sector, "512n") && strcmp(z->sector, "512e") && strcmp(z->sector, "4kn"))
 		return tool_usage_error(self, "--sector must be 512n, 512e or 4kn");
 	if (z->xfer % 512 || (strcmp(z->sector, "4kn") == 0 && z->xfer % 4096))
@@ -362,8 +357,7 @@ static int exec_zeroing(const struct tool_cmd *self, struct tool_item *item)
 	if ((z->store_fd = open(tb->store, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		tool_error("%s: %s", tb->store, strerror(errno));
 	else
-		rc = run_passes(z, tb, item->opt[ZEROING_JSON].set,
-				item->opt[ZEROING_SVG].set ? item->opt[ZEROING_SVG].arg : NULL);
+		rc = run_passes(z, tb, tool_opt_set(item, "json"), tool_opt_arg(item, "svg"));
 	if (z->store_fd >= 0)
 		close(z->store_fd);
 	for (unsigned r = 0; r < ZEROING_MAX_REPEAT; r++)
@@ -380,4 +374,5 @@ static int exec_zeroing(const struct tool_cmd *self, struct tool_item *item)
 TOOL_CMD(bench_cmd_zeroing, "zeroing", "[--store DIR | --mount MNT] [options]",
 	 "first-write cost of thin / zeroedthick / eagerzeroedthick, zero offload on and off",
 	 .help = zeroing_help, .opts = zeroing_opts, .target = BENCH_TARGET_TESTBED,
+	 .shared = { bench_opts_testbed, bench_opts_daemon, bench_opts_json, bench_opts_svg },
 	 .data_size = sizeof(struct zexp), .check = check_zeroing, .exec = exec_zeroing);
