@@ -31,6 +31,7 @@
 
 #include "common.h"
 #include "contract/names.h"
+#include "svg.h"
 #include "util/units.h"
 
 /* ---- options several commands take ---- */
@@ -67,6 +68,24 @@ int bench_check_policy(const struct tool_cmd *self, const char *p)
 	if (strcmp(p, "lose-all") && strcmp(p, "keep-all") && strncmp(p, "random", 6))
 		return tool_usage_error(self, "--policy must be lose-all, keep-all, random or random:P, not '%s'", p);
 	return 0;
+}
+
+/* ---- the figures ---- */
+
+int bench_figures(const struct bench_figures *f, const void *res, const struct tool_item *item)
+{
+	const char *svg = tool_opt_arg(item, "svg");
+	int rc = tool_opt_set(item, "json") ? f->json(res) : (f->text(res), 0);
+
+	return svg ? rc | bench_chart(f->chart, res, svg) : rc;
+}
+
+int bench_chart(bench_chart_fn *draw, const void *res, const char *path)
+{
+	static struct svg_chart c;   /* large: not on the stack */
+
+	draw(res, &c);
+	return svg_write(&c, path) < 0 ? 1 : 0;
 }
 
 /* ---- for people ---- */

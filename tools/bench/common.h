@@ -74,6 +74,29 @@ int bench_parse_seed(const struct tool_cmd *self, const char *arg, uint64_t *see
  * (printed). */
 int bench_check_policy(const struct tool_cmd *self, const char *p);
 
+/* ---- the figures ---- */
+
+struct svg_chart;
+
+/* Draw the chart of res, a command's result, into c (svg_chart_init first). */
+typedef void bench_chart_fn(const void *res, struct svg_chart *c);
+
+/* How a command gives its figures (CMD_report.c), each handed the command's result: for people
+ * on stdout, as one JSON object on stdout (0, or 1 when it cannot be made or written), as an
+ * SVG chart. */
+struct bench_figures {
+	void (*text)(const void *res);
+	int (*json)(const void *res);
+	bench_chart_fn *chart;
+};
+
+/* The chart draw makes of res written to path: 0, or 1 (printed). */
+int bench_chart(bench_chart_fn *draw, const void *res, const char *path);
+
+/* The figures of res as item's --json and --svg ask: JSON or text, then the chart when --svg
+ * names a file.  The exit status, 0 or 1. */
+int bench_figures(const struct bench_figures *f, const void *res, const struct tool_item *item);
+
 /* ---- for people ---- */
 
 /* A latency given in microseconds for people: "87.3 us", "2.41 ms", "1.20 s". */

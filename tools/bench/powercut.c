@@ -203,9 +203,11 @@ static int run_conf(struct pcexp *x, unsigned rep, int i)
 	return rc;
 }
 
-/* Declare the four images of repeat rep; -1 (printed). */
-static int declare(struct pcexp *x, struct testbed *tb, unsigned rep)
+/* Declare the four images of repeat rep (testbed_repeats); -1 (printed). */
+static int declare(struct testbed *tb, void *arg, unsigned rep)
 {
+	struct pcexp *x = arg;
+
 	for (int i = 0; i < PC_NCONF; i++) {
 		const struct pc_conf *cf = &pc_confs[i];
 		uint64_t stride = ((uint64_t)x->res.max_writes * cf->block + 4096 + 65535) / 65536 * 65536;
@@ -250,28 +252,25 @@ static int check_powercut(const struct tool_cmd *self, struct tool_item *item)
 	return bench_check_testbed(self, item);
 }
 
-/* Every repeat, then the figures; the exit status. */
-static int run_all(struct pcexp *x, struct testbed *tb, bool json, const char *svg)
+/* The configurations of repeat rep (testbed_repeats), in an order that turns by one each
+ * repeat; 0, 1 interrupted, -1 (printed). */
+static int run_repeat(void *arg, unsigned rep)
 {
-	int r = 0, rc;
+	int r = 0;
 
-	for (unsigned rep = 0; rep < x->res.repeat && !r; rep++) {
-		if (declare(x, tb, rep) < 0) {
-			r = -1;
-			break;
-		}
-		x->res.nrep = rep + 1;
-		for (int j = 0; j < PC_NCONF && !r; j++)
-			r = run_conf(x, rep, (j + (int)rep) % PC_NCONF);
-		if (r >= 0 && testbed_remove_each(tb, (const char (*)[64])x->names, PC_NCONF) < 0)
-			r = -1;
-	}
-	rc = bench_loop_end(&x->prog, r, &x->res.interrupted);
-	if (x->res.nrep) {
-		rc |= json ? powercut_print_json(&x->res) : (powercut_print_text(&x->res), 0);
-		if (svg)
-			rc |= powercut_svg(&x->res, svg);
-	}
+	for (int j = 0; j < PC_NCONF && !r; j++)
+		r = run_conf(arg, rep, (j + (int)rep) % PC_NCONF);
+	return r;
+}
+
+/* Every repeat, then the figures; the exit status. */
+static int run_all(struct pcexp *x, struct testbed *tb, const struct tool_item *item)
+{
+	int rc = bench_loop_end(&x->prog, testbed_repeats(tb, x->res.repeat, &x->res.nrep, declare, run_repeat, x),
+				&x->res.interrupted);
+
+	if (x->res.nrep)
+		rc |= bench_figures(&powercut_figures, &x->res, item);
 	return bench_report_end(rc, x->res.interrupted, ": the figures cover the rounds done so far");
 }
 
@@ -287,7 +286,7 @@ static int exec_powercut(const struct tool_cmd *self, struct tool_item *item)
 	x->buf = bench_buf_alloc(4096, 4096);
 	x->rbuf = bench_buf_alloc(4096, 4096);
 	if (x->buf && x->rbuf)
-		rc = run_all(x, tb, tool_opt_set(item, "json"), tool_opt_arg(item, "svg"));
+		rc = run_all(x, tb, item);
 	free(x->buf);
 	free(x->rbuf);
 	return rc;

@@ -385,7 +385,7 @@ static int run_once(struct redo *s, unsigned block, struct redo_result *out, boo
 }
 
 /* Every repeat of every block, interleaved, then print; the exit status. */
-static int run_log(struct redo *s, bool json, const char *svg)
+static int run_log(struct redo *s, const struct tool_item *item)
 {
 	bool interrupted = false;
 	int rc;
@@ -400,9 +400,7 @@ static int run_log(struct redo *s, bool json, const char *svg)
 		}
 	}
 	tool_progress_clear(&s->prog);
-	rc = json ? redo_print_json(&s->set) : (redo_print_text(&s->set), 0);
-	if (svg)
-		rc |= redo_svg(&s->set, svg);
+	rc = bench_figures(&redo_figures, &s->set, item);
 	fflush(stdout);
 	if (s->failed) {
 		tool_error("%s: the log write failed: %s", s->res.d->path, strerror(s->failed));
@@ -425,7 +423,7 @@ static int exec_redo(const struct tool_cmd *self, struct tool_item *item)
 		pthread_mutex_init(&s->lock, NULL);
 		pthread_cond_init(&s->work, NULL);
 		pthread_cond_init(&s->done, NULL);
-		rc = run_log(s, tool_opt_set(item, "json"), tool_opt_arg(item, "svg"));
+		rc = run_log(s, item);
 		pthread_cond_destroy(&s->done);
 		pthread_cond_destroy(&s->work);
 		pthread_mutex_destroy(&s->lock);

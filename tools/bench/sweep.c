@@ -317,7 +317,7 @@ static int report(const struct sweep *s, const struct tool_item *item, int rc)
 		sweep_print_text(res);
 	fflush(stdout);
 	if (tool_opt_set(item, "svg"))
-		rc |= sweep_svg(res, tool_opt_arg(item, "svg"));
+		rc |= bench_chart(sweep_chart, res, tool_opt_arg(item, "svg"));
 	for (unsigned i = 0; i < res->ntests; i++) {
 		const struct sweep_test *t = &res->tests[i];
 

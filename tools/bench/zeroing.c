@@ -282,10 +282,11 @@ static int check_zeroing(const struct tool_cmd *self, struct tool_item *item)
 	return 0;
 }
 
-/* Declare the six images of repeat rep in the store (a path profile made absolute: the daemon
- * reads it from the store); -1 (printed). */
-static int declare(struct zexp *z, struct testbed *tb, int rep)
+/* Declare the six images of repeat rep in the store (testbed_repeats; a path profile made
+ * absolute: the daemon reads it from the store); -1 (printed). */
+static int declare(struct testbed *tb, void *arg, unsigned rep)
 {
+	struct zexp *z = arg;
 	char sc[600], size[32], block[32], prof[400] = "";
 
 	sfs_format_size(z->res.size, size, sizeof(size));
@@ -302,7 +303,7 @@ static int declare(struct zexp *z, struct testbed *tb, int rep)
 		if (z->res.repeat == 1)
 			snprintf(name, 64, "bench-%s-%s", zeroing_prov(i), zeroing_offload(i) ? "on" : "off");
 		else
-			snprintf(name, 64, "bench-%s-%s-%d", zeroing_prov(i), zeroing_offload(i) ? "on" : "off",
+			snprintf(name, 64, "bench-%s-%s-%u", zeroing_prov(i), zeroing_offload(i) ? "on" : "off",
 				 rep + 1);
 		snprintf(sc, sizeof(sc), "{ \"size\": \"%s\", \"sector\": \"%s\", \"provisioning\": \"%s\", "
 			 "\"block_size\": \"%s\", \"zero_offload\": %s%s }\n", size, z->res.sector,
@@ -313,32 +314,27 @@ static int declare(struct zexp *z, struct testbed *tb, int rep)
 	return 0;
 }
 
-/* Both passes over every image, the baselines first (cut short by Ctrl-C, what ran can still be
- * compared with them), then the figures; the exit status. */
-static int run_passes(struct zexp *z, struct testbed *tb, bool json, const char *svg)
+/* Both passes over every image of repeat rep (testbed_repeats): the baselines first in the first
+ * repeat (cut short, what ran compares with them), then the order turns by one each repeat;
+ * 0, 1 when interrupted, -1 (printed). */
+static int run_repeat(void *arg, unsigned rep)
 {
-	int r = 0, rc;
+	int r = 0;
 
-	for (unsigned rep = 0; rep < z->res.repeat && !r; rep++) {
-		if (declare(z, tb, (int)rep) < 0) {
-			r = -1;
-			break;
-		}
-		z->res.nrep = rep + 1;
-		/* the baselines first in the first repeat (cut short, what ran compares with them);
-		 * then the order turns by one each repeat */
-		for (int p = 0; p < 2 && !r; p++)
-			for (int k = 0; k < ZEROING_NIMG && !r; k++)
-				r = run_one(z, (int)rep, p, (k + 4 + (int)rep) % ZEROING_NIMG);
-		if (r >= 0 && testbed_remove_each(tb, (const char (*)[64])z->res.names[rep], ZEROING_NIMG) < 0)
-			r = -1;
-	}
-	rc = bench_loop_end(&z->prog, r, &z->res.interrupted);
-	if (z->res.img[0][0][4].ran) {
-		rc |= json ? zeroing_print_json(&z->res) : (zeroing_print_text(&z->res), 0);
-		if (svg)
-			rc |= zeroing_svg(&z->res, svg);
-	}
+	for (int p = 0; p < 2 && !r; p++)
+		for (int k = 0; k < ZEROING_NIMG && !r; k++)
+			r = run_one(arg, (int)rep, p, (k + 4 + (int)rep) % ZEROING_NIMG);
+	return r;
+}
+
+/* Every repeat, then the figures; the exit status. */
+static int run_passes(struct zexp *z, struct testbed *tb, const struct tool_item *item)
+{
+	int rc = bench_loop_end(&z->prog, testbed_repeats(tb, z->res.repeat, &z->res.nrep, declare, run_repeat, z),
+				&z->res.interrupted);
+
+	if (z->res.img[0][0][4].ran)
+		rc |= bench_figures(&zeroing_figures, &z->res, item);
 	return bench_report_end(rc, z->res.interrupted, ": the figures cover the writes done so far");
 }
 
@@ -357,7 +353,7 @@ static int exec_zeroing(const struct tool_cmd *self, struct tool_item *item)
 	if ((z->store_fd = open(tb->store, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		tool_error("%s: %s", tb->store, strerror(errno));
 	else
-		rc = run_passes(z, tb, tool_opt_set(item, "json"), tool_opt_arg(item, "svg"));
+		rc = run_passes(z, tb, item);
 	if (z->store_fd >= 0)
 		close(z->store_fd);
 	for (unsigned r = 0; r < ZEROING_MAX_REPEAT; r++)
