@@ -135,6 +135,15 @@ struct tool {
 /* Run the command argv[1] names (also -h/--help, -V/--version, "help CMD"); the exit status. */
 int tool_main(const struct tool *t, int argc, char **argv);
 
+/* Define the program's main(): tool_main of the tool whose fields follow, as designated
+ * initializers. */
+#define TOOL_MAIN(...) \
+	static const struct tool tool_main_tool = { __VA_ARGS__ }; \
+	int main(int argc, char **argv) \
+	{ \
+		return tool_main(&tool_main_tool, argc, argv); \
+	}
+
 /* What the command line gave the option of item's command with the long name name; NULL
  * when the command has no such option (a target's options are found by name, as tmux finds
  * a target by its flag). */
