@@ -135,17 +135,17 @@ void bench_begin(struct tool_progress *p)
 	tool_progress_start(p, stderr, BENCH_PROGRESS_AFTER_NS);
 }
 
-int bench_loop_end(struct tool_progress *p, int r, bool *interrupted)
+int bench_end(struct tool_progress *p, int r, bool *interrupted, const struct bench_figures *f,
+	      const void *res, const struct tool_item *item)
 {
+	int rc = r >= 0 ? 0 : 1;
+
 	tool_progress_clear(p);
 	*interrupted = r == 1;
-	return r >= 0 ? 0 : 1;
-}
-
-int bench_report_end(int rc, bool interrupted, const char *cut)
-{
+	if (!f->any || f->any(res))
+		rc |= bench_figures(f, res, item);
 	fflush(stdout);
-	return interrupted ? bench_interrupted(rc, "%s", cut) : rc;
+	return *interrupted ? bench_interrupted(rc, "%s", f->cut) : rc;
 }
 
 /* ---- the disk under test ---- */

@@ -88,6 +88,8 @@ struct bench_figures {
 	void (*text)(const void *res);
 	int (*json)(const void *res);
 	bench_chart_fn *chart;
+	bool (*any)(const void *res);   /* bench_end: whether a cut short run has some (NULL: yes) */
+	const char *cut;                /* bench_end: after "interrupted", what they cover */
 };
 
 /* The chart draw makes of res written to path: 0, or 1 (printed). */
@@ -114,14 +116,13 @@ int bench_interrupted(int rc, const char *fmt, ...) __attribute__((format(printf
  * line on stderr (after BENCH_PROGRESS_AFTER_NS). */
 void bench_begin(struct tool_progress *p);
 
-/* End an experiment's loop that returned r (0: done, 1: cut short by Ctrl-C, -1: failed):
- * the progress line cleared, *interrupted set to r == 1.  The exit status so far: 0, or 1
- * when the loop failed. */
-int bench_loop_end(struct tool_progress *p, int r, bool *interrupted);
-
-/* After the figures were printed with the exit status rc: stdout flushed.  The exit status:
- * rc, or bench_interrupted(rc, "%s", cut) when the run was interrupted. */
-int bench_report_end(int rc, bool interrupted, const char *cut);
+/* End an experiment whose loop returned r (0: done, 1: cut short by Ctrl-C, -1: failed): the
+ * progress line cleared, *interrupted (in res) set to r == 1, the figures of res given as item
+ * asks when f->any says there are some, stdout flushed, and a cut short run said to be
+ * interrupted, with f->cut.  The exit status: 0, 1 when the loop or the figures failed, else
+ * 130 when interrupted. */
+int bench_end(struct tool_progress *p, int r, bool *interrupted, const struct bench_figures *f,
+	      const void *res, const struct tool_item *item);
 
 /* ---- the disk under test ---- */
 

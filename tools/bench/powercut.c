@@ -266,12 +266,9 @@ static int run_repeat(void *arg, unsigned rep)
 /* Every repeat, then the figures; the exit status. */
 static int run_all(struct pcexp *x, struct testbed *tb, const struct tool_item *item)
 {
-	int rc = bench_loop_end(&x->prog, testbed_repeats(tb, x->res.repeat, &x->res.nrep, declare, run_repeat, x),
-				&x->res.interrupted);
+	int r = testbed_repeats(tb, x->res.repeat, &x->res.nrep, declare, run_repeat, x);
 
-	if (x->res.nrep)
-		rc |= bench_figures(&powercut_figures, &x->res, item);
-	return bench_report_end(rc, x->res.interrupted, ": the figures cover the rounds done so far");
+	return bench_end(&x->prog, r, &x->res.interrupted, &powercut_figures, &x->res, item);
 }
 
 static int exec_powercut(const struct tool_cmd *self, struct tool_item *item)

@@ -162,4 +162,13 @@ static void chart(const void *res, struct svg_chart *c)
 	}
 }
 
-const struct bench_figures powercut_figures = { .text = print_text, .json = print_json, .chart = chart };
+/* Some repeat ran. */
+static bool any(const void *res)
+{
+	return ((const struct pc_result *)res)->nrep > 0;
+}
+
+const struct bench_figures powercut_figures = {
+	.text = print_text, .json = print_json, .chart = chart, .any = any,
+	.cut = ": the figures cover the rounds done so far",
+};

@@ -330,12 +330,9 @@ static int run_repeat(void *arg, unsigned rep)
 /* Every repeat, then the figures; the exit status. */
 static int run_passes(struct zexp *z, struct testbed *tb, const struct tool_item *item)
 {
-	int rc = bench_loop_end(&z->prog, testbed_repeats(tb, z->res.repeat, &z->res.nrep, declare, run_repeat, z),
-				&z->res.interrupted);
+	int r = testbed_repeats(tb, z->res.repeat, &z->res.nrep, declare, run_repeat, z);
 
-	if (z->res.img[0][0][4].ran)
-		rc |= bench_figures(&zeroing_figures, &z->res, item);
-	return bench_report_end(rc, z->res.interrupted, ": the figures cover the writes done so far");
+	return bench_end(&z->prog, r, &z->res.interrupted, &zeroing_figures, &z->res, item);
 }
 
 static int exec_zeroing(const struct tool_cmd *self, struct tool_item *item)
