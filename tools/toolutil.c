@@ -6,7 +6,8 @@
  * tool_main() runs one command in this order, each step ending the run
  * with its exit status when it fails:
  *
- *   1. the options, read against the command's template with getopt_long
+ *   1. the options, read against the command's template (its own, then
+ *      the shared ones, made one table) with getopt_long
  *      (opterr off: every message is ours); each value is typed and
  *      range-checked as it is read, so the first bad option is the one
  *      reported, and an option not given has the template's default;
@@ -246,22 +247,54 @@ const struct tool_value *tool_opt(const struct tool_item *item, const char *name
 	return NULL;
 }
 
+const char *tool_opt_arg(const struct tool_item *item, const char *name)
+{
+	const struct tool_value *v = tool_opt(item, name);
+
+	return v && v->set ? v->arg : NULL;
+}
+
+bool tool_opt_set(const struct tool_item *item, const char *name)
+{
+	const struct tool_value *v = tool_opt(item, name);
+
+	return v && v->set;
+}
+
 static void print_cmd_help(const struct tool_cmd *cmd)
 {
 	printf("usage: %s %s %s\n\n%s", prog(), cmd->name, cmd->usage, cmd->help);
 }
 
-/* The defaults of cmd's template into item, as if given but not set; -1 (printed) when the
- * template itself is wrong: too long, or a default that does not parse. */
+/* cmd as *flat, its template and its shared ones one table in opts (TOOL_MAX_OPTS + 1
+ * entries); -1 (printed) when they are more than TOOL_MAX_OPTS options. */
+static int flatten(const struct tool_cmd *cmd, struct tool_cmd *flat, struct tool_opt *opts)
+{
+	const struct tool_opt *tables[1 + TOOL_MAX_SHARED] = { cmd->opts };
+	int n = 0;
+
+	memcpy(tables + 1, cmd->shared, sizeof(cmd->shared));
+	for (size_t k = 0; k < sizeof(tables) / sizeof(tables[0]); k++)
+		for (const struct tool_opt *o = tables[k]; o && o->name; o++) {
+			if (n == TOOL_MAX_OPTS) {
+				tool_cmd_error(cmd, "more than %d options in the template", TOOL_MAX_OPTS);
+				return -1;
+			}
+			opts[n++] = *o;
+		}
+	opts[n] = (struct tool_opt){ NULL };
+	*flat = *cmd;
+	flat->opts = opts;
+	return 0;
+}
+
+/* The defaults of cmd's template into item, as if given but not set; -1 (printed) when a
+ * default does not parse. */
 static int set_defaults(const struct tool_cmd *cmd, struct tool_item *item)
 {
 	int i = 0;
 
 	for (const struct tool_opt *o = cmd->opts; o && o->name; o++, i++) {
-		if (i == TOOL_MAX_OPTS) {
-			tool_cmd_error(cmd, "more than %d options in the template", TOOL_MAX_OPTS);
-			return -1;
-		}
 		if (o->def && parse_value(cmd, o, o->def, &item->opt[i]) < 0)
 			return -1;
 		item->opt[i].set = false;
@@ -331,13 +364,16 @@ static int open_target(const struct tool *t, struct tool_item *item)
 	return t->open_target(item);
 }
 
-/* Steps 1 to 5 of the header comment, for cmd with argv[0] its name. */
-static int run(const struct tool *t, const struct tool_cmd *cmd, int argc, char **argv)
+/* Steps 1 to 5 of the header comment, for the command whole with argv[0] its name. */
+static int run(const struct tool *t, const struct tool_cmd *whole, int argc, char **argv)
 {
+	struct tool_opt opts[TOOL_MAX_OPTS + 1];
+	struct tool_cmd flat;
+	const struct tool_cmd *cmd = &flat;
 	struct tool_item item = { .cmd = cmd };
 	int rc = 0;
 
-	if (set_defaults(cmd, &item) < 0)
+	if (flatten(whole, &flat, opts) < 0 || set_defaults(cmd, &item) < 0)
 		return 1;
 	if (!parse_options(cmd, argc, argv, &item, &rc) || (rc = take_args(cmd, argc, argv, &item)))
 		return rc;

@@ -13,6 +13,9 @@
  *   opts                           the option template: long name, short
  *                                  letter, type (flag, string, size,
  *                                  integer, seconds) and range
+ *   shared                         templates several commands take (a
+ *                                  tool's --json, its target's options),
+ *                                  defined once, read after opts
  *   args                           the names of its positional arguments
  *   target                         what the tool opens before exec: an
  *                                  image, a locked store, a disk, a mount
@@ -42,6 +45,7 @@
 #include "util/clock.h"
 
 #define TOOL_MAX_OPTS 16        /* options a command takes, --help not counted */
+#define TOOL_MAX_SHARED 4       /* shared templates a command takes */
 #define TOOL_MAX_ARGS 4         /* positional arguments a command takes */
 
 /* ---- the command table ---- */
@@ -76,7 +80,8 @@ struct tool_cmd;
 /* One run of a command: what tool_main made of its command line. */
 struct tool_item {
 	const struct tool_cmd *cmd;
-	struct tool_value opt[TOOL_MAX_OPTS];   /* by the option's index in cmd->opts */
+	struct tool_value opt[TOOL_MAX_OPTS];   /* by the option's index in cmd->opts, then
+						 * in each of cmd->shared after them */
 	char **args;                            /* the positional arguments, in order */
 	int nargs;
 	void *data;                             /* cmd->data_size bytes, zeroed: what check
@@ -91,6 +96,9 @@ struct tool_cmd {
 	const char *summary;               /* one line for the tool's help */
 	const char *help;                  /* after the usage line of --help */
 	const struct tool_opt *opts;       /* the option template (NULL: none but --help) */
+	/* Templates shared with other commands, read as if opts went on with them (NULL: none;
+	 * their values are found by name, tool_opt). */
+	const struct tool_opt *shared[TOOL_MAX_SHARED];
 	const char *args[TOOL_MAX_ARGS];   /* the names of the arguments, all required */
 	int target;                        /* the tool's kind of target (0: none) */
 	int usage_status;                  /* exit status of usage errors (0: 1) */
@@ -127,10 +135,26 @@ struct tool {
 /* Run the command argv[1] names (also -h/--help, -V/--version, "help CMD"); the exit status. */
 int tool_main(const struct tool *t, int argc, char **argv);
 
+/* Define the program's main(): tool_main of the tool whose fields follow, as designated
+ * initializers. */
+#define TOOL_MAIN(...) \
+	static const struct tool tool_main_tool = { __VA_ARGS__ }; \
+	int main(int argc, char **argv) \
+	{ \
+		return tool_main(&tool_main_tool, argc, argv); \
+	}
+
 /* What the command line gave the option of item's command with the long name name; NULL
  * when the command has no such option (a target's options are found by name, as tmux finds
  * a target by its flag). */
 const struct tool_value *tool_opt(const struct tool_item *item, const char *name);
+
+/* The argument the command line gave the option name, or NULL when it gave none (or the
+ * command has no such option). */
+const char *tool_opt_arg(const struct tool_item *item, const char *name);
+
+/* Whether the command line gave the option name. */
+bool tool_opt_set(const struct tool_item *item, const char *name);
 
 /* ---- messages (the tool is the one tool_main runs, or the one tool_set_prog names) ---- */
 

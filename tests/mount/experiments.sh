@@ -31,19 +31,9 @@ PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) || PY=python3
 
 # 128 KiB writes 4 ms, the rest of a 1 MiB block zeroed in 15.2 ms by writing, 3.8 ms offloaded:
 # a block's 8 writes take 32 ms, +47.6% without offload, +11.8% with it
-cat > "$T/zslow.json" <<'EOF'
-{ "name": "zslow", "source": "experiments.sh", "channels": 1,
-  "read": [{"size": "4K", "us": 500}],
-  "write": [{"size": "128K", "us": 4000}, {"size": "1M", "us": 16000}],
-  "flush_us": 500, "zero_offload_mb_s": 250, "zero_offload_us": 100 }
-EOF
+device_profile "$T/zslow.json" zslow 1 4K:500 '128K:4000 1M:16000' 500 '"zero_offload_mb_s": 250, "zero_offload_us": 100'
 # a 512e drive: a physical-sector read (the RMW) costs 600 us, a write 300..450 us, a flush 1 ms
-cat > "$T/rslow.json" <<'EOF'
-{ "name": "rslow", "source": "experiments.sh", "channels": 1,
-  "read": [{"size": "4K", "us": 20000}],
-  "write": [{"size": "512", "us": 10000}, {"size": "64K", "us": 20000}],
-  "flush_us": 5000 }
-EOF
+device_profile "$T/rslow.json" rslow 1 4K:20000 '512:10000 64K:20000' 5000
 
 # the stores on a tmpfs: the host's disk (shared, busy) stays out of the figures
 mount -t tmpfs -o size=256m tmpfs "$STORE" || skip "cannot mount a tmpfs"

@@ -152,6 +152,35 @@ round_intact() {
 	[ "$R_FSCK" = 0 ] || fail "$1: e2fsck -fn exit $R_FSCK: $(cat "$T/e2fsck.$seed.out")"
 }
 
+# sqlite_rounds SYNC BASE CUT CHECK: the rounds of a SQLite test, after ext4_rounds_start sqlite:
+# round R seeded BASE+R (round_seed), its cut drawn from $RANDOM after that (so the seed
+# reproduces the round): CUT "writes", after 20 to 619 writes; "time", 0.1 to 1.9 s after the
+# writer starts; ext4_round of sqlite_writer.py committing with PRAGMA synchronous=SYNC, checked
+# by sqlite_check.py; the round's row of the table; then CHECK, the test's function, given the
+# round and its cut.  Sets ROWS: the committed rows of every round.
+sqlite_rounds() {
+	local r trig fmt head
+	case $3 in
+	writes) fmt='%-6s %-22s %-10s %9s %9s %5s %9s\n' head=trigger ;;
+	time) fmt='%-6s %-10s %-10s %9s %9s %6s %9s\n' head=cut ;;
+	esac
+	ROWS=0
+	# shellcheck disable=SC2059 # the format is one of the two above
+	printf "$fmt" round "$head" policy unflushed committed lost integrity
+	for ((r = 1; r <= ROUNDS; r++)); do
+		round_seed "$r" "$2"
+		case $3 in
+		writes) trig="cut-after-writes:$((RANDOM % 600 + 20))" ;;
+		time) trig="off@$((RANDOM % 2)).$((RANDOM % 9 + 1))" ;;
+		esac
+		ext4_round d "barrier=1" "$seed" "$trig" "$policy" sqlite_writer.py sqlite_check.py "$1"
+		# shellcheck disable=SC2059
+		printf "$fmt" "$r" "$trig" "$policy" "$R_UNFLUSHED" "$R_FSYNCED" "$R_LOST" "$R_CHECK"
+		ROWS=$((ROWS + R_FSYNCED))
+		"$4" "$r" "$trig"
+	done
+}
+
 # rounds_tested: fail when no cut of the rounds found a write in the cache (ROUNDS_UNFLUSHED).
 rounds_tested() {
 	[ "${ROUNDS_UNFLUSHED:-0}" -gt 0 ] || fail "no cut found a write in the cache: the rounds tested nothing"

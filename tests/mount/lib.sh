@@ -128,6 +128,21 @@ sidecar() {
 		"$2" "$3" "$4" "$extra" > "$STORE/$1.json"
 }
 
+# device_profile FILE NAME CHANNELS 'SIZE:US ...' 'SIZE:US ...' FLUSH_US [MORE]: a device profile
+# (doc/profiles.md) in FILE, its source this test: the service time of a read, then of a write,
+# of each size, the flush's, and MORE, its other keys ('"zero_offload_mb_s": 60, ...').
+device_profile() {
+	local kind list p sep keys=
+	for kind in read write; do
+		if [ "$kind" = read ]; then list=$4; else list=$5; fi
+		keys+=", \"$kind\": [" sep=
+		for p in $list; do keys+="$sep{\"size\": \"${p%%:*}\", \"us\": ${p#*:}}" sep=", "; done
+		keys+="]"
+	done
+	printf '{ "name": "%s", "source": "%s.sh", "channels": %s%s, "flush_us": %s%s }\n' \
+		"$2" "$TEST_NAME" "$3" "$keys" "$6" "${7:+, $7}" > "$1"
+}
+
 # run_alone: the rest of this test runs while no other shell test runs, in
 # this tree or another on the machine: the shared flock on
 # /tmp/sectorfs-tests.alone.lock that tests/run-test.sh took for it (make

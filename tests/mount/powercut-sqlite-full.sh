@@ -20,18 +20,13 @@
 . "$(dirname "$0")/lib-power.sh"
 ext4_rounds_start sqlite
 
-rows=0
-printf '%-6s %-22s %-10s %9s %9s %5s %9s\n' round trigger policy unflushed committed lost integrity
-for ((r = 1; r <= ROUNDS; r++)); do
-	round_seed "$r" 6000
-	trig="cut-after-writes:$((RANDOM % 600 + 20))"
-	ext4_round d "barrier=1" "$seed" "$trig" "$policy" sqlite_writer.py sqlite_check.py FULL
-	printf '%-6s %-22s %-10s %9s %9s %5s %9s\n' "$r" "$trig" "$policy" "$R_UNFLUSHED" "$R_FSYNCED" "$R_LOST" "$R_CHECK"
-	what="round $r (seed $seed, $trig, $policy)"
+# check_round R TRIGGER: every committed row kept, the database sound
+check_round() {
+	local what="round $1 (seed $seed, $2, $policy)"
 	round_intact "$what" "committed rows lost or wrong"
 	[ "$R_CHECK" = ok ] || [ "$R_CHECK/$R_FSYNCED" = empty/0 ] || fail "$what: PRAGMA integrity_check: $R_CHECK"
-	rows=$((rows + R_FSYNCED))
-done
+}
+sqlite_rounds FULL 6000 writes check_round
 rounds_tested
-pass "$ROUNDS cuts ($ROUNDS_UNFLUSHED unflushed writes): all $rows committed rows kept, integrity_check ok"
+pass "$ROUNDS cuts ($ROUNDS_UNFLUSHED unflushed writes): all $ROWS committed rows kept, integrity_check ok"
 loops_gone

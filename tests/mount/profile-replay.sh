@@ -32,12 +32,7 @@ requires_built "$SECTORFS_BENCH"
 mount -t tmpfs -o size=512m tmpfs "$STORE" || skip "cannot mount a tmpfs"
 on_exit unmount_store
 
-cat > "$T/src.json" <<'EOF'
-{ "name": "src", "source": "profile-replay.sh", "channels": 4,
-  "read": [{"size": "512", "us": 5000}, {"size": "1M", "us": 10000}],
-  "write": [{"size": "512", "us": 6000}, {"size": "1M", "us": 12000}],
-  "flush_us": 2000 }
-EOF
+device_profile "$T/src.json" src 4 '512:5000 1M:10000' '512:6000 1M:12000' 2000
 decl() { printf '{ "size": "32M", "sector": "512n", "provisioning": "eagerzeroedthick"%s }\n' \
 	"${2:+, \"profile\": \"$2\"}" > "$STORE/$1.json"; }
 

@@ -44,12 +44,7 @@ command -v ldd >/dev/null 2>&1 && ldd "$SECTORFS" 2>/dev/null | grep -q 'libasan
 mount -t tmpfs -o size=512m tmpfs "$STORE" || skip "cannot mount a tmpfs"
 on_exit unmount_store
 
-cat > "$T/t2ms.json" <<'EOF'
-{ "name": "t2ms", "source": "profile.sh: 2 ms per 4 KiB write, 4 channels", "channels": 4,
-  "read": [{"size": "4K", "us": 1000}],
-  "write": [{"size": "4K", "us": 2000}, {"size": "1M", "us": 4000}],
-  "flush_us": 0, "zero_offload_mb_s": 60, "zero_offload_us": 0 }
-EOF
+device_profile "$T/t2ms.json" t2ms 4 4K:1000 '4K:2000 1M:4000' 0 '"zero_offload_mb_s": 60, "zero_offload_us": 0'
 prof() { printf '{ "size": "64M", "sector": "%s", "provisioning": "%s", "block_size": "64K", "zero_offload": %s%s }\n' \
 	"$2" "$3" "$4" "${5:+, \"profile\": \"$5\"}" > "$STORE/$1.json"; }
 prof plain 512n eagerzeroedthick true

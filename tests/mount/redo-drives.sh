@@ -40,10 +40,7 @@ decl() {   # decl NAME [PROFILE]
 }
 decl ssd sata-ssd
 decl nvme nvme-slow-small-writes
-cat > "$T/hold.json" <<'EOF'
-{ "name": "hold", "source": "redo-drives.sh", "channels": 1,
-  "read": [{"size": "512", "us": 10}], "write": [{"size": "512", "us": 10}], "flush_us": 10 }
-EOF
+device_profile "$T/hold.json" hold 1 512:10 512:10 10
 decl floor "$T/hold.json"
 start_daemon -o buffered
 for img in ssd nvme floor; do

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * common.c - figures for people, the progress line and the disk under
- * test, for every sectorfs-bench command.
+ * common.c - the options several commands take, figures for people,
+ * the progress line and the disk under test, for every sectorfs-bench
+ * command.
  *
  * The disk's logical sector decides what a database or a file system
  * would do with it, so it is found the way such software finds it: the
@@ -30,7 +31,62 @@
 
 #include "common.h"
 #include "contract/names.h"
+#include "svg.h"
 #include "util/units.h"
+
+/* ---- options several commands take ---- */
+
+const struct tool_opt bench_opts_testbed[] = {
+	{ .name = "store", .type = TOOL_STRING },
+	{ .name = "mount", .type = TOOL_STRING },
+	{ NULL },
+};
+const struct tool_opt bench_opts_daemon[] = { { .name = "daemon", .type = TOOL_STRING }, { NULL } };
+const struct tool_opt bench_opts_json[] = { { .name = "json", .type = TOOL_FLAG }, { NULL } };
+const struct tool_opt bench_opts_svg[] = { { .name = "svg", .type = TOOL_STRING }, { NULL } };
+
+int bench_check_testbed(const struct tool_cmd *self, const struct tool_item *item)
+{
+	if (tool_opt_set(item, "store") && tool_opt_set(item, "mount"))
+		return tool_usage_error(self, "--store and --mount exclude each other");
+	return 0;
+}
+
+int bench_parse_seed(const struct tool_cmd *self, const char *arg, uint64_t *seed)
+{
+	char *end;
+
+	errno = 0;
+	*seed = strtoull(arg, &end, 0);
+	if (errno || end == arg || *end || *arg == '-')
+		return tool_usage_error(self, "--seed must be a number from 0 to 2^64-1, not '%s'", arg);
+	return 0;
+}
+
+int bench_check_policy(const struct tool_cmd *self, const char *p)
+{
+	if (strcmp(p, "lose-all") && strcmp(p, "keep-all") && strncmp(p, "random", 6))
+		return tool_usage_error(self, "--policy must be lose-all, keep-all, random or random:P, not '%s'", p);
+	return 0;
+}
+
+/* ---- the figures ---- */
+
+int bench_figures(const struct bench_figures *f, const void *res, const struct tool_item *item)
+{
+	const char *svg = tool_opt_arg(item, "svg");
+	int rc = tool_opt_set(item, "json") ? f->json(res) : (f->text(res), 0);
+
+	return svg ? rc | bench_chart(f->chart, res, svg) : rc;
+}
+
+int bench_chart(bench_chart_fn *draw, const void *res, const char *path)
+{
+	static struct svg_chart c;   /* large: not on the stack */
+
+	draw(res, &c);
+	return svg_write(&c, path) < 0 ? 1 : 0;
+}
 
 /* ---- for people ---- */
 
@@ -79,17 +135,17 @@ void bench_begin(struct tool_progress *p)
 	tool_progress_start(p, stderr, BENCH_PROGRESS_AFTER_NS);
 }
 
-int bench_loop_end(struct tool_progress *p, int r, bool *interrupted)
+int bench_end(struct tool_progress *p, int r, bool *interrupted, const struct bench_figures *f,
+	      const void *res, const struct tool_item *item)
 {
+	int rc = r >= 0 ? 0 : 1;
+
 	tool_progress_clear(p);
 	*interrupted = r == 1;
-	return r >= 0 ? 0 : 1;
-}
-
-int bench_report_end(int rc, bool interrupted, const char *cut)
-{
+	if (!f->any || f->any(res))
+		rc |= bench_figures(f, res, item);
 	fflush(stdout);
-	return interrupted ? bench_interrupted(rc, "%s", cut) : rc;
+	return *interrupted ? bench_interrupted(rc, "%s", f->cut) : rc;
 }
 
 /* ---- the disk under test ---- */

@@ -13,6 +13,9 @@
  *     device, else 512;
  *   - BENCH_TARGET_TESTBED: a store served at a mount (testbed.h), from
  *     the command's --store, --mount and --daemon.
+ * The options more than one command takes (--json, --svg, the testbed's)
+ * are defined once here and named in each entry's .shared; so are the
+ * checks of --seed and --policy.
  * The rest of the shape:
  *   - messages are "sectorfs-bench: ..." on stderr (tool_error); usage
  *     errors add the usage line and a pointer to --help; exit 1 on any
@@ -50,6 +53,52 @@
 extern const struct tool_cmd bench_cmd_sweep, bench_cmd_zeroing, bench_cmd_redo, bench_cmd_scale,
 	bench_cmd_crash, bench_cmd_powercut;
 
+/* ---- options several commands take (toolutil.h: a command's .shared) ---- */
+
+/* --store DIR and --mount MNT: the store of a BENCH_TARGET_TESTBED command; --daemon PATH: the
+ * sectorfs it runs (testbed_find_daemon). */
+extern const struct tool_opt bench_opts_testbed[], bench_opts_daemon[];
+
+/* --json: the figures as one JSON object; --svg FILE: a chart of them too. */
+extern const struct tool_opt bench_opts_json[], bench_opts_svg[];
+
+/* A check of the testbed's options: 0, or the usage status (printed) when --store and --mount
+ * are both given. */
+int bench_check_testbed(const struct tool_cmd *self, const struct tool_item *item);
+
+/* --seed's argument arg into *seed: 0, or the usage status (printed) when it is not a number
+ * from 0 to 2^64-1 (decimal, 0x hex or 0 octal). */
+int bench_parse_seed(const struct tool_cmd *self, const char *arg, uint64_t *seed);
+
+/* 0 when p is a power-cut policy (lose-all, keep-all, random, random:P); else the usage status
+ * (printed). */
+int bench_check_policy(const struct tool_cmd *self, const char *p);
+
+/* ---- the figures ---- */
+
+struct svg_chart;
+
+/* Draw the chart of res, a command's result, into c (svg_chart_init first). */
+typedef void bench_chart_fn(const void *res, struct svg_chart *c);
+
+/* How a command gives its figures (CMD_report.c), each handed the command's result: for people
+ * on stdout, as one JSON object on stdout (0, or 1 when it cannot be made or written), as an
+ * SVG chart. */
+struct bench_figures {
+	void (*text)(const void *res);
+	int (*json)(const void *res);
+	bench_chart_fn *chart;
+	bool (*any)(const void *res);   /* bench_end: whether a cut short run has some (NULL: yes) */
+	const char *cut;                /* bench_end: after "interrupted", what they cover */
+};
+
+/* The chart draw makes of res written to path: 0, or 1 (printed). */
+int bench_chart(bench_chart_fn *draw, const void *res, const char *path);
+
+/* The figures of res as item's --json and --svg ask: JSON or text, then the chart when --svg
+ * names a file.  The exit status, 0 or 1. */
+int bench_figures(const struct bench_figures *f, const void *res, const struct tool_item *item);
+
 /* ---- for people ---- */
 
 /* A latency given in microseconds for people: "87.3 us", "2.41 ms", "1.20 s". */
@@ -67,14 +116,13 @@ int bench_interrupted(int rc, const char *fmt, ...) __attribute__((format(printf
  * line on stderr (after BENCH_PROGRESS_AFTER_NS). */
 void bench_begin(struct tool_progress *p);
 
-/* End an experiment's loop that returned r (0: done, 1: cut short by Ctrl-C, -1: failed):
- * the progress line cleared, *interrupted set to r == 1.  The exit status so far: 0, or 1
- * when the loop failed. */
-int bench_loop_end(struct tool_progress *p, int r, bool *interrupted);
-
-/* After the figures were printed with the exit status rc: stdout flushed.  The exit status:
- * rc, or bench_interrupted(rc, "%s", cut) when the run was interrupted. */
-int bench_report_end(int rc, bool interrupted, const char *cut);
+/* End an experiment whose loop returned r (0: done, 1: cut short by Ctrl-C, -1: failed): the
+ * progress line cleared, *interrupted (in res) set to r == 1, the figures of res given as item
+ * asks when f->any says there are some, stdout flushed, and a cut short run said to be
+ * interrupted, with f->cut.  The exit status: 0, 1 when the loop or the figures failed, else
+ * 130 when interrupted. */
+int bench_end(struct tool_progress *p, int r, bool *interrupted, const struct bench_figures *f,
+	      const void *res, const struct tool_item *item);
 
 /* ---- the disk under test ---- */
 

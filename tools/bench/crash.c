@@ -78,7 +78,7 @@ static const char crash_help[] =
 
 enum {
 	CR_WORKLOAD, CR_CHECK, CR_LOOP, CR_POINTS, CR_ON, CR_SEED, CR_POLICY, CR_REPLAY, CR_TIMEOUT,
-	CR_TIME_LIMIT, CR_JSON, CR_KEEP,
+	CR_TIME_LIMIT, CR_KEEP,
 };
 static const struct tool_opt crash_opts[] = {
 	[CR_WORKLOAD] = { "workload", 0, TOOL_STRING },
@@ -91,7 +91,6 @@ static const struct tool_opt crash_opts[] = {
 	[CR_REPLAY] = { "replay", 0, TOOL_STRING },
 	[CR_TIMEOUT] = { "timeout", 0, TOOL_SECONDS, .def = "300" },
 	[CR_TIME_LIMIT] = { "time-limit", 0, TOOL_SECONDS },
-	[CR_JSON] = { "json", 0, TOOL_FLAG },
 	[CR_KEEP] = { "keep-failing", 0, TOOL_FLAG },
 	{ NULL },
 };
@@ -101,7 +100,8 @@ static int check_crash(const struct tool_cmd *self, struct tool_item *item)
 {
 	const struct tool_value *o = item->opt;
 	struct crash *c = item->data;
-	char list[128], *tok, *save = NULL, *end;
+	char list[128], *tok, *save = NULL;
+	int rc;
 
 	if (!o[CR_WORKLOAD].set || !o[CR_CHECK].set)
 		return tool_usage_error(self, "--workload CMD and --check CMD are both required");
@@ -110,20 +110,15 @@ static int check_crash(const struct tool_cmd *self, struct tool_item *item)
 	c->workload = o[CR_WORKLOAD].arg;
 	c->check = o[CR_CHECK].arg;
 	c->loop = o[CR_LOOP].set;
-	c->json = o[CR_JSON].set;
+	c->json = tool_opt_set(item, "json");
 	c->keep_failing = o[CR_KEEP].set;
 	c->npoints = (unsigned)o[CR_POINTS].n;
 	c->timeout = o[CR_TIMEOUT].secs;
 	c->time_limit = o[CR_TIME_LIMIT].set ? o[CR_TIME_LIMIT].secs : 0;
 	c->policy = o[CR_POLICY].set ? o[CR_POLICY].arg : NULL;
-	errno = 0;
-	c->seed = strtoull(o[CR_SEED].arg, &end, 0);
-	if (errno || end == o[CR_SEED].arg || *end || *o[CR_SEED].arg == '-')
-		return tool_usage_error(self, "--seed must be a number from 0 to 2^64-1, not '%s'", o[CR_SEED].arg);
-	if (c->policy && strcmp(c->policy, "lose-all") && strcmp(c->policy, "keep-all") &&
-	    strncmp(c->policy, "random", 6))
-		return tool_usage_error(self, "--policy must be lose-all, keep-all, random or random:P, not '%s'",
-					c->policy);
+	if ((rc = bench_parse_seed(self, o[CR_SEED].arg, &c->seed)) ||
+	    (c->policy && (rc = bench_check_policy(self, c->policy))))
+		return rc;
 	if (strlen(o[CR_ON].arg) >= sizeof(list))
 		return tool_usage_error(self, "--on: too long");
 	snprintf(list, sizeof(list), "%s", o[CR_ON].arg);
@@ -316,5 +311,5 @@ static int exec_crash(const struct tool_cmd *self, struct tool_item *item)
 
 TOOL_CMD(bench_cmd_crash, "crash", "--workload CMD --check CMD [options] IMAGE",
 	 "crash explorer: cut the power at sampled points of a workload, check the disk after each",
-	 .help = crash_help, .opts = crash_opts, .args = { "IMAGE" }, .data_size = sizeof(struct crash),
-	 .check = check_crash, .exec = exec_crash);
+	 .help = crash_help, .opts = crash_opts, .shared = { bench_opts_json }, .args = { "IMAGE" },
+	 .data_size = sizeof(struct crash), .check = check_crash, .exec = exec_crash);

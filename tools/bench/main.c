@@ -24,7 +24,7 @@ static const struct tool_cmd *const commands[] = {
 	&bench_cmd_powercut, NULL,
 };
 
-static const struct tool sectorfs_bench = {
+TOOL_MAIN(
 	.prog = BENCH_PROG,
 	.intro = "usage: " BENCH_PROG " COMMAND [options] ...\n\n"
 		"Workloads that show what sector size, alignment and provisioning cost: run them\n"
@@ -37,10 +37,4 @@ static const struct tool sectorfs_bench = {
 	.size_example = "32K",
 	.cmds = commands,
 	.target_size = sizeof(struct bench_target),
-	.open_target = bench_target_open, .close_target = bench_target_close,
-};
-
-int main(int argc, char **argv)
-{
-	return tool_main(&sectorfs_bench, argc, argv);
-}
+	.open_target = bench_target_open, .close_target = bench_target_close)

@@ -203,9 +203,11 @@ static int run_conf(struct pcexp *x, unsigned rep, int i)
 	return rc;
 }
 
-/* Declare the four images of repeat rep; -1 (printed). */
-static int declare(struct pcexp *x, struct testbed *tb, unsigned rep)
+/* Declare the four images of repeat rep (testbed_repeats); -1 (printed). */
+static int declare(struct testbed *tb, void *arg, unsigned rep)
 {
+	struct pcexp *x = arg;
+
 	for (int i = 0; i < PC_NCONF; i++) {
 		const struct pc_conf *cf = &pc_confs[i];
 		uint64_t stride = ((uint64_t)x->res.max_writes * cf->block + 4096 + 65535) / 65536 * 65536;
@@ -224,7 +226,7 @@ static int declare(struct pcexp *x, struct testbed *tb, unsigned rep)
 }
 
 enum {
-	PC_ROUNDS, PC_REPEAT, PC_SEED, PC_POLICY, PC_MAXW, PC_STORE, PC_MOUNT, PC_DAEMON, PC_SVG, PC_JSON,
+	PC_ROUNDS, PC_REPEAT, PC_SEED, PC_POLICY, PC_MAXW,
 };
 static const struct tool_opt powercut_opts[] = {
 	[PC_ROUNDS] = { "rounds", 0, TOOL_UINT, 1, PC_MAX_ROUNDS, .def = "20" },
@@ -232,11 +234,6 @@ static const struct tool_opt powercut_opts[] = {
 	[PC_SEED] = { "seed", 0, TOOL_STRING, .def = "9000" },
 	[PC_POLICY] = { "policy", 0, TOOL_STRING, .def = "random:0.5" },
 	[PC_MAXW] = { "max-writes", 0, TOOL_UINT, 1, PC_MAX_WRITES, .def = "48" },
-	[PC_STORE] = { "store", 0, TOOL_STRING },          /* the target's, with mount, daemon */
-	[PC_MOUNT] = { "mount", 0, TOOL_STRING },
-	[PC_DAEMON] = { "daemon", 0, TOOL_STRING },
-	[PC_SVG] = { "svg", 0, TOOL_STRING },
-	[PC_JSON] = { "json", 0, TOOL_FLAG },
 	{ NULL },
 };
 
@@ -244,47 +241,34 @@ static int check_powercut(const struct tool_cmd *self, struct tool_item *item)
 {
 	const struct tool_value *o = item->opt;
 	struct pc_result *r = &((struct pcexp *)item->data)->res;
-	const char *p = o[PC_POLICY].arg;
-	char *end;
+	int rc;
 
 	r->rounds = (unsigned)o[PC_ROUNDS].n;
 	r->repeat = (unsigned)o[PC_REPEAT].n;
 	r->max_writes = (unsigned)o[PC_MAXW].n;
-	r->policy = p;
-	errno = 0;
-	r->seed = strtoull(o[PC_SEED].arg, &end, 0);
-	if (errno || end == o[PC_SEED].arg || *end || *o[PC_SEED].arg == '-')
-		return tool_usage_error(self, "--seed must be a number from 0 to 2^64-1, not '%s'", o[PC_SEED].arg);
-	if (strcmp(p, "lose-all") && strcmp(p, "keep-all") && strncmp(p, "random", 6))
-		return tool_usage_error(self, "--policy must be lose-all, keep-all, random or random:P, not '%s'", p);
-	if (o[PC_STORE].set && o[PC_MOUNT].set)
-		return tool_usage_error(self, "--store and --mount exclude each other");
-	return 0;
+	r->policy = o[PC_POLICY].arg;
+	if ((rc = bench_parse_seed(self, o[PC_SEED].arg, &r->seed)) || (rc = bench_check_policy(self, r->policy)))
+		return rc;
+	return bench_check_testbed(self, item);
+}
+
+/* The configurations of repeat rep (testbed_repeats), in an order that turns by one each
+ * repeat; 0, 1 interrupted, -1 (printed). */
+static int run_repeat(void *arg, unsigned rep)
+{
+	int r = 0;
+
+	for (int j = 0; j < PC_NCONF && !r; j++)
+		r = run_conf(arg, rep, (j + (int)rep) % PC_NCONF);
+	return r;
 }
 
 /* Every repeat, then the figures; the exit status. */
-static int run_all(struct pcexp *x, struct testbed *tb, bool json, const char *svg)
+static int run_all(struct pcexp *x, struct testbed *tb, const struct tool_item *item)
 {
-	int r = 0, rc;
+	int r = testbed_repeats(tb, x->res.repeat, &x->res.nrep, declare, run_repeat, x);
 
-	for (unsigned rep = 0; rep < x->res.repeat && !r; rep++) {
-		if (declare(x, tb, rep) < 0) {
-			r = -1;
-			break;
-		}
-		x->res.nrep = rep + 1;
-		for (int j = 0; j < PC_NCONF && !r; j++)
-			r = run_conf(x, rep, (j + (int)rep) % PC_NCONF);
-		if (r >= 0 && testbed_remove_each(tb, (const char (*)[64])x->names, PC_NCONF) < 0)
-			r = -1;
-	}
-	rc = bench_loop_end(&x->prog, r, &x->res.interrupted);
-	if (x->res.nrep) {
-		rc |= json ? powercut_print_json(&x->res) : (powercut_print_text(&x->res), 0);
-		if (svg)
-			rc |= powercut_svg(&x->res, svg);
-	}
-	return bench_report_end(rc, x->res.interrupted, ": the figures cover the rounds done so far");
+	return bench_end(&x->prog, r, &x->res.interrupted, &powercut_figures, &x->res, item);
 }
 
 static int exec_powercut(const struct tool_cmd *self, struct tool_item *item)
@@ -299,7 +283,7 @@ static int exec_powercut(const struct tool_cmd *self, struct tool_item *item)
 	x->buf = bench_buf_alloc(4096, 4096);
 	x->rbuf = bench_buf_alloc(4096, 4096);
 	if (x->buf && x->rbuf)
-		rc = run_all(x, tb, item->opt[PC_JSON].set, item->opt[PC_SVG].set ? item->opt[PC_SVG].arg : NULL);
+		rc = run_all(x, tb, item);
 	free(x->buf);
 	free(x->rbuf);
 	return rc;
@@ -308,4 +292,5 @@ static int exec_powercut(const struct tool_cmd *self, struct tool_item *item)
 TOOL_CMD(bench_cmd_powercut, "powercut", "[--store DIR | --mount MNT] [options]",
 	 "the seed case: flushed redo blocks a power cut loses or damages, 512e against 4kn",
 	 .help = powercut_help, .opts = powercut_opts, .target = BENCH_TARGET_TESTBED,
+	 .shared = { bench_opts_testbed, bench_opts_daemon, bench_opts_svg, bench_opts_json },
 	 .data_size = sizeof(struct pcexp), .check = check_powercut, .exec = exec_powercut);

@@ -54,12 +54,8 @@ enum pc_fig { PC_DAMAGED_ROUNDS, PC_FLUSHED, PC_LOST, PC_UNREADABLE, PC_HURT, PC
 /* Figure f of configuration i over the repeats that ran: its median, min and max. */
 double pc_median(const struct pc_result *r, int i, enum pc_fig f, double *min, double *max);
 
-/* Print the table, or the JSON object (0 or 1). */
-void powercut_print_text(const struct pc_result *r);
-int powercut_print_json(const struct pc_result *r);
-
-/* Write the chart to path: per configuration, the median flushed blocks lost or unreadable and
- * sectors damaged (0 or 1, printed). */
-int powercut_svg(const struct pc_result *r, const char *path);
+/* The figures of a struct pc_result: the table, the JSON object, the chart (per configuration,
+ * the median flushed blocks lost or unreadable and sectors damaged). */
+extern const struct bench_figures powercut_figures;
 
 #endif

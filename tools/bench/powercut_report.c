@@ -68,8 +68,9 @@ static const char *cell(const struct pc_result *r, int i, enum pc_fig f, char *b
 	return buf;
 }
 
-void powercut_print_text(const struct pc_result *r)
+static void print_text(const void *res)
 {
+	const struct pc_result *r = res;
 	char a[80], b[80], c[80], d[80], e[80];
 
 	printf("powercut: redo blocks written with O_DIRECT, an fdatasync after each; the power cut\n"
@@ -90,8 +91,9 @@ void powercut_print_text(const struct pc_result *r)
 		printf("(interrupted: the figures cover the repeats that ran every round)\n");
 }
 
-int powercut_print_json(const struct pc_result *r)
+static int print_json(const void *res)
 {
+	const struct pc_result *r = res;
 	json_t *o = json_object(), *confs = json_array();
 
 	json_object_set_new(o, "command", json_string("powercut"));
@@ -139,28 +141,34 @@ int powercut_print_json(const struct pc_result *r)
 	return bench_json_print(o);
 }
 
-int powercut_svg(const struct pc_result *r, const char *path)
+static void chart(const void *res, struct svg_chart *c)
 {
-	static struct svg_chart c;
-	char sub[256], yl[96];
+	const struct pc_result *r = res;
 
-	snprintf(sub, sizeof(sub), "redo writes, fdatasync after each, a cut after 1 to %u writes, policy %s; "
+	svg_chart_init(c, "sectorfs-bench powercut: what a power cut does to flushed redo blocks", NULL,
+		       "flushed blocks lost or unreadable", "sectors damaged", NULL);
+	SVG_TEXT(c->subtitle, "redo writes, fdatasync after each, a cut after 1 to %u writes, policy %s; "
 		 "seed %" PRIu64 "; medians of %u repeat%s", r->max_writes, r->policy, r->seed, r->nrep,
 		 r->nrep == 1 ? "" : "s");
-	snprintf(yl, sizeof(yl), "per %u rounds (median)", r->rounds);
-	svg_chart_init(&c, "sectorfs-bench powercut: what a power cut does to flushed redo blocks", sub, yl,
-		       "flushed blocks lost or unreadable", "sectors damaged", NULL);
-	for (int i = 0; i < PC_NCONF; i++, c.ncats++) {
-		snprintf(c.cats[i], sizeof(c.cats[0]), "%s", pc_confs[i].chart);
+	SVG_TEXT(c->ylabel, "per %u rounds (median)", r->rounds);
+	for (int i = 0; i < PC_NCONF; i++, c->ncats++) {
+		SVG_TEXT(c->cats[i], "%s", pc_confs[i].chart);
 		for (int s = 0; s < 2; s++) {
 			double lo, hi, m = pc_median(r, i, s ? PC_SECTORS : PC_HURT, &lo, &hi);
 
-			if (m != m)
-				continue;
-			c.v[i][s] = m;
-			c.shown[i][s] = true;
-			snprintf(c.label[i][s], sizeof(c.label[0][0]), "%g", m);
+			if (m == m)
+				svg_bar(c, i, s, m, "%g", m);
 		}
 	}
-	return svg_write(&c, path) < 0 ? 1 : 0;
 }
+
+/* Some repeat ran. */
+static bool any(const void *res)
+{
+	return ((const struct pc_result *)res)->nrep > 0;
+}
+
+const struct bench_figures powercut_figures = {
+	.text = print_text, .json = print_json, .chart = chart, .any = any,
+	.cut = ": the figures cover the rounds done so far",
+};

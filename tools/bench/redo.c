@@ -313,16 +313,14 @@ static int redo_prepare(struct redo *s)
 	return s->pend && s->spare && s->pattern && s->commit_lat ? 0 : -1;
 }
 
-enum { REDO_BLOCK, REDO_CLIENTS, REDO_TIME, REDO_DIST, REDO_LOG_SIZE, REDO_JSON, REDO_REPEAT, REDO_SVG };
+enum { REDO_BLOCK, REDO_CLIENTS, REDO_TIME, REDO_DIST, REDO_LOG_SIZE, REDO_REPEAT };
 static const struct tool_opt redo_opts[] = {
 	[REDO_BLOCK] = { "redo-block", 0, TOOL_STRING },
 	[REDO_CLIENTS] = { "clients", 0, TOOL_UINT, 1, 1024, .def = "4" },
 	[REDO_TIME] = { "time", 0, TOOL_SECONDS, .def = "2" },
 	[REDO_DIST] = { "record-dist", 0, TOOL_STRING, .def = "uniform:100-2000" },
 	[REDO_LOG_SIZE] = { "log-size", 0, TOOL_SIZE, .min = 1 },
-	[REDO_JSON] = { "json", 0, TOOL_FLAG },
 	[REDO_REPEAT] = { "repeat", 0, TOOL_UINT, 1, REDO_MAX_REPEAT, .def = "5" },
-	[REDO_SVG] = { "svg", 0, TOOL_STRING },
 	{ NULL },
 };
 
@@ -387,7 +385,7 @@ static int run_once(struct redo *s, unsigned block, struct redo_result *out, boo
 }
 
 /* Every repeat of every block, interleaved, then print; the exit status. */
-static int run_log(struct redo *s, bool json, const char *svg)
+static int run_log(struct redo *s, const struct tool_item *item)
 {
 	bool interrupted = false;
 	int rc;
@@ -402,9 +400,7 @@ static int run_log(struct redo *s, bool json, const char *svg)
 		}
 	}
 	tool_progress_clear(&s->prog);
-	rc = json ? redo_print_json(&s->set) : (redo_print_text(&s->set), 0);
-	if (svg)
-		rc |= redo_svg(&s->set, svg);
+	rc = bench_figures(&redo_figures, &s->set, item);
 	fflush(stdout);
 	if (s->failed) {
 		tool_error("%s: the log write failed: %s", s->res.d->path, strerror(s->failed));
@@ -427,7 +423,7 @@ static int exec_redo(const struct tool_cmd *self, struct tool_item *item)
 		pthread_mutex_init(&s->lock, NULL);
 		pthread_cond_init(&s->work, NULL);
 		pthread_cond_init(&s->done, NULL);
-		rc = run_log(s, item->opt[REDO_JSON].set, item->opt[REDO_SVG].set ? item->opt[REDO_SVG].arg : NULL);
+		rc = run_log(s, item);
 		pthread_cond_destroy(&s->done);
 		pthread_cond_destroy(&s->work);
 		pthread_mutex_destroy(&s->lock);
@@ -441,5 +437,5 @@ static int exec_redo(const struct tool_cmd *self, struct tool_item *item)
 
 TOOL_CMD(bench_cmd_redo, "redo", "--redo-block 512|4096[,...] [options] IMAGE",
 	 "redo-log writer: group commit, fdatasync per log write, wastage",
-	 .help = redo_help, .opts = redo_opts, .args = { "IMAGE" }, .target = BENCH_TARGET_DISK,
-	 .data_size = sizeof(struct redo), .check = check_redo, .exec = exec_redo);
+	 .help = redo_help, .opts = redo_opts, .shared = { bench_opts_json, bench_opts_svg }, .args = { "IMAGE" },
+	 .target = BENCH_TARGET_DISK, .data_size = sizeof(struct redo), .check = check_redo, .exec = exec_redo);

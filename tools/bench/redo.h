@@ -38,13 +38,9 @@ struct redo_set {
  * even number), its commits/s spread (range over median, %), and its runs' commits/s. */
 const struct redo_result *redo_median(const struct redo_set *set, unsigned b, double *spread_pct);
 
-/* Print the figures for people, or as one JSON object (0 or 1): the median run of each redo
- * block with the spread over the repeats, and with several blocks their comparison. */
-void redo_print_text(const struct redo_set *set);
-
-/* Write the figures as an SVG chart to path: commits/s of each redo block's median run, labelled
- * with the median wastage (0 or 1, printed). */
-int redo_svg(const struct redo_set *set, const char *path);
-int redo_print_json(const struct redo_set *set);
+/* The figures of a struct redo_set, for people or as one JSON object: the median run of each
+ * redo block with the spread over the repeats, and with several blocks their comparison; the
+ * chart: commits/s of each redo block's median run, labelled with the median wastage. */
+extern const struct bench_figures redo_figures;
 
 #endif

@@ -159,8 +159,9 @@ static double wastage_median(const struct redo_set *set, unsigned b)
 	return n ? bench_median(v, n) : 0;
 }
 
-void redo_print_text(const struct redo_set *set)
+static void print_text(const void *res)
 {
+	const struct redo_set *set = res;
 	const struct redo_result *m, *first = NULL;
 	double spread;
 	char a[32];
@@ -197,8 +198,9 @@ void redo_print_text(const struct redo_set *set)
 	}
 }
 
-int redo_print_json(const struct redo_set *set)
+static int print_json(const void *res)
 {
+	const struct redo_set *set = res;
 	json_t *blocks = json_array(), *o = NULL;
 
 	for (unsigned b = 0; b < set->nblocks; b++) {
@@ -231,14 +233,14 @@ int redo_print_json(const struct redo_set *set)
 	return bench_json_print(o);
 }
 
-int redo_svg(const struct redo_set *set, const char *path)
+static void chart(const void *res, struct svg_chart *c)
 {
-	static struct svg_chart c;
+	const struct redo_set *set = res;
 	const struct redo_result *m = NULL;
-	char sub[256], a[32];
+	char a[32];
 	double spread;
 
-	svg_chart_init(&c, "sectorfs-bench redo: commits per second by redo block", NULL,
+	svg_chart_init(c, "sectorfs-bench redo: commits per second by redo block",
 		       "commits/s (median run)", "commits/s, label: wastage", NULL);
 	for (unsigned b = 0; b < set->nblocks; b++) {
 		const struct redo_result *r = redo_median(set, b, &spread);
@@ -246,16 +248,13 @@ int redo_svg(const struct redo_set *set, const char *path)
 		if (!r)
 			continue;
 		m = r;
-		snprintf(c.cats[c.ncats], sizeof(c.cats[0]), "%s redo block", tool_fmt_size(r->block, TOOL_SIZE_IEC, a, sizeof(a)));
-		c.v[c.ncats][0] = commits_per_s(r);
-		c.shown[c.ncats][0] = true;
-		snprintf(c.label[c.ncats][0], sizeof(c.label[0][0]), "wastage %.1f%%", wastage_median(set, b) * 100);
-		c.ncats++;
+		SVG_TEXT(c->cats[c->ncats], "%s redo block", tool_fmt_size(r->block, TOOL_SIZE_IEC, a, sizeof(a)));
+		svg_bar(c, c->ncats++, 0, commits_per_s(r), "wastage %.1f%%", wastage_median(set, b) * 100);
 	}
 	if (m)
-		snprintf(sub, sizeof(sub), "%s: logical sector %u, physical %u; %u clients, records %s; %u repeat%s",
+		SVG_TEXT(c->subtitle, "%s: logical sector %u, physical %u; %u clients, records %s; %u repeat%s",
 			 m->d->path, m->d->logical, m->d->physical, m->clients, m->dist_spec, set->nrep,
 			 set->nrep == 1 ? "" : "s");
-	c.subtitle = m ? sub : NULL;
-	return svg_write(&c, path) < 0 ? 1 : 0;
 }
+
+const struct bench_figures redo_figures = { .text = print_text, .json = print_json, .chart = chart };

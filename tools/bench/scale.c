@@ -351,8 +351,8 @@ static int parse_phase_seconds(const struct tool_cmd *self, const char *what, co
 	return 0;
 }
 
-enum { SC_IMAGES, SC_SIZE, SC_NOFILE, SC_DIR, SC_LOAD, SC_AFTER, SC_TOUCH_IDLE, SC_REPEAT, SC_COMPARE, SC_DAEMON,
-       SC_KEEP, SC_JSON };
+enum { SC_IMAGES, SC_SIZE, SC_NOFILE, SC_DIR, SC_LOAD, SC_AFTER, SC_TOUCH_IDLE, SC_REPEAT, SC_COMPARE,
+       SC_KEEP };
 static const struct tool_opt scale_opts[] = {
 	[SC_IMAGES] = { "images", 0, TOOL_UINT, 1, 99999, "1000" },
 	[SC_SIZE] = { "size", 0, TOOL_SIZE, 1, 0, "1G" },
@@ -363,9 +363,7 @@ static const struct tool_opt scale_opts[] = {
 	[SC_TOUCH_IDLE] = { "touch-idle-seconds", 0, TOOL_STRING, 0, 0, "10" },
 	[SC_REPEAT] = { "repeat", 0, TOOL_UINT, 0, MAX_REPEAT, "5" },
 	[SC_COMPARE] = { "compare-seconds", 0, TOOL_SECONDS, 0, 0, "5" },
-	[SC_DAEMON] = { "daemon", 0, TOOL_STRING },
 	[SC_KEEP] = { "keep", 0, TOOL_FLAG },
-	[SC_JSON] = { "json", 0, TOOL_FLAG },
 	{ NULL },
 };
 
@@ -380,7 +378,7 @@ static int check_scale(const struct tool_cmd *self, struct tool_item *item)
 	sc->repeat = (unsigned long)o[SC_REPEAT].n;
 	sc->cmp_s = o[SC_COMPARE].secs;
 	sc->keep = o[SC_KEEP].set;
-	sc->json = o[SC_JSON].set;
+	sc->json = tool_opt_set(item, "json");
 	if (parse_phase_seconds(self, "--load-seconds", o[SC_LOAD].arg, &sc->res.load_s) < 0 ||
 	    parse_phase_seconds(self, "--after-seconds", o[SC_AFTER].arg, &sc->res.after_s) < 0 ||
 	    parse_phase_seconds(self, "--touch-idle-seconds", o[SC_TOUCH_IDLE].arg, &sc->res.touch_idle_s) < 0)
@@ -401,7 +399,7 @@ static int exec_scale(const struct tool_cmd *self, struct tool_item *item)
 		dir = getenv("TMPDIR");
 	if (!dir || !*dir)
 		dir = "/var/tmp";
-	testbed_find_daemon(sc->daemon, sizeof(sc->daemon), item->opt[SC_DAEMON].arg);
+	testbed_find_daemon(sc->daemon, sizeof(sc->daemon), tool_opt_arg(item, "daemon"));
 	sc->have_fio = have("fio");
 	if (!sc->have_fio && (sc->res.load_s > 0 || sc->repeat))
 		tool_error("fio not found: no load and no per-I/O comparison");
@@ -425,5 +423,5 @@ static int exec_scale(const struct tool_cmd *self, struct tool_item *item)
 
 TOOL_CMD(bench_cmd_scale, "scale", "[--images N] [options]",
 	 "start-up time, memory and descriptors of a store of many images, idle and under load",
-	 .help = help, .opts = scale_opts, .data_size = sizeof(struct scale), .check = check_scale,
+	 .help = help, .opts = scale_opts, .shared = { bench_opts_daemon, bench_opts_json }, .data_size = sizeof(struct scale), .check = check_scale,
 	 .exec = exec_scale);

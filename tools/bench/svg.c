@@ -58,20 +58,32 @@ static double nice_top(double v)
 	return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
 }
 
-void svg_chart_init(struct svg_chart *c, const char *title, const char *subtitle,
-		    const char *ylabel, ...)
+void svg_chart_init(struct svg_chart *c, const char *title, const char *ylabel, ...)
 {
 	const char *s;
 	va_list ap;
 
 	memset(c, 0, sizeof(*c));
 	c->title = title;
-	c->subtitle = subtitle;
-	c->ylabel = ylabel;
+	if (ylabel)
+		SVG_TEXT(c->ylabel, "%s", ylabel);
 	va_start(ap, ylabel);
 	while ((s = va_arg(ap, const char *)) && c->nseries < SVG_MAX_SERIES)
 		c->series[c->nseries++] = s;
 	va_end(ap);
+}
+
+void svg_bar(struct svg_chart *c, unsigned cat, unsigned s, double v, const char *fmt, ...)
+{
+	va_list ap;
+
+	c->v[cat][s] = v;
+	c->shown[cat][s] = true;
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(c->label[cat][s], sizeof(c->label[0][0]), fmt, ap);
+		va_end(ap);
+	}
 }
 
 /* The text of an element opened by the caller, escaped, and its end tag. */
@@ -110,7 +122,7 @@ static void draw_head(FILE *f, const struct svg_chart *c)
 		"<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H, W, H, W, H);
 	fprintf(f, "<text x=\"%d\" y=\"24\" font-size=\"16\" font-weight=\"bold\">", ML);
 	put_text_end(f, c->title);
-	if (c->subtitle) {
+	if (c->subtitle[0]) {
 		fprintf(f, "<text x=\"%d\" y=\"44\" fill=\"#555\">", ML);
 		put_text_end(f, c->subtitle);
 	}

@@ -178,7 +178,7 @@ static int run_test(struct sweep *s, struct sweep_test *t)
 
 enum {
 	SWEEP_MIN, SWEEP_MAX, SWEEP_QD, SWEEP_TIME, SWEEP_SPAN, SWEEP_READ_ONLY, SWEEP_WRITE_ONLY,
-	SWEEP_JSON, SWEEP_CSV, SWEEP_PROFILE_OUT, SWEEP_COMPARE, SWEEP_FLOOR, SWEEP_SVG,
+	SWEEP_CSV, SWEEP_PROFILE_OUT, SWEEP_COMPARE, SWEEP_FLOOR,
 };
 static const struct tool_opt sweep_opts[] = {
 	[SWEEP_MIN] = { "min", 0, TOOL_SIZE, .min = 1, .def = "512" },
@@ -188,12 +188,10 @@ static const struct tool_opt sweep_opts[] = {
 	[SWEEP_SPAN] = { "span", 0, TOOL_SIZE, .min = 1 },
 	[SWEEP_READ_ONLY] = { "read-only", 0, TOOL_FLAG },
 	[SWEEP_WRITE_ONLY] = { "write-only", 0, TOOL_FLAG },
-	[SWEEP_JSON] = { "json", 0, TOOL_FLAG },
 	[SWEEP_CSV] = { "csv", 0, TOOL_FLAG },
 	[SWEEP_PROFILE_OUT] = { "profile-out", 0, TOOL_STRING },
 	[SWEEP_COMPARE] = { "compare", 0, TOOL_STRING },
 	[SWEEP_FLOOR] = { "floor", 0, TOOL_STRING },
-	[SWEEP_SVG] = { "svg", 0, TOOL_STRING },
 	{ NULL },
 };
 
@@ -211,14 +209,14 @@ static int check_sweep(const struct tool_cmd *self, struct tool_item *item)
 	p->span = o[SWEEP_SPAN].n;
 	if (o[SWEEP_READ_ONLY].set && o[SWEEP_WRITE_ONLY].set)
 		return tool_usage_error(self, "--read-only and --write-only exclude each other");
-	if (o[SWEEP_JSON].set && o[SWEEP_CSV].set)
+	if (tool_opt_set(item, "json") && o[SWEEP_CSV].set)
 		return tool_usage_error(self, "--json and --csv exclude each other");
 	if (!sfs_is_pow2(p->min) || !sfs_is_pow2(p->max) || p->min < 512 || p->max > MAX_XFER ||
 	    p->min > p->max)
 		return tool_usage_error(self, "--min and --max must be powers of two, 512 <= min <= max <= 64M");
 	if (o[SWEEP_PROFILE_OUT].set && p->qd != 1)
 		return tool_usage_error(self, "--profile-out measures the size curve at QD1: no --qd");
-	if (o[SWEEP_COMPARE].set && (o[SWEEP_JSON].set || o[SWEEP_CSV].set))
+	if (o[SWEEP_COMPARE].set && (tool_opt_set(item, "json") || o[SWEEP_CSV].set))
 		return tool_usage_error(self, "--compare prints a table: not with --json or --csv");
 	if (o[SWEEP_FLOOR].set && !o[SWEEP_COMPARE].set)
 		return tool_usage_error(self, "--floor goes with --compare");
@@ -311,15 +309,15 @@ static int report(const struct sweep *s, const struct tool_item *item, int rc)
 	const struct sweep_result *res = &s->res;
 	char a[32];
 
-	if (item->opt[SWEEP_JSON].set)
+	if (tool_opt_set(item, "json"))
 		rc |= sweep_print_json(res);
 	else if (item->opt[SWEEP_CSV].set)
 		sweep_print_csv(res);
 	else
 		sweep_print_text(res);
 	fflush(stdout);
-	if (item->opt[SWEEP_SVG].set)
-		rc |= sweep_svg(res, item->opt[SWEEP_SVG].arg);
+	if (tool_opt_set(item, "svg"))
+		rc |= bench_chart(sweep_chart, res, tool_opt_arg(item, "svg"));
 	for (unsigned i = 0; i < res->ntests; i++) {
 		const struct sweep_test *t = &res->tests[i];
 
@@ -378,5 +376,5 @@ static int exec_sweep(const struct tool_cmd *self, struct tool_item *item)
 
 TOOL_CMD(bench_cmd_sweep, "sweep", "[options] IMAGE",
 	 "read and write throughput for transfer sizes 512 B .. 8 MiB (ATTO-style)",
-	 .help = sweep_help, .opts = sweep_opts, .args = { "IMAGE" }, .target = BENCH_TARGET_DISK,
-	 .data_size = sizeof(struct sweep), .check = check_sweep, .exec = exec_sweep);
+	 .help = sweep_help, .opts = sweep_opts, .shared = { bench_opts_json, bench_opts_svg }, .args = { "IMAGE" },
+	 .target = BENCH_TARGET_DISK, .data_size = sizeof(struct sweep), .check = check_sweep, .exec = exec_sweep);

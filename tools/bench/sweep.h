@@ -60,9 +60,9 @@ int sweep_profile_write(const struct sweep_result *s, const struct sweep_chan *c
  * 10%), else 1. */
 int sweep_compare(const struct sweep_result *s, const char *src, const char *floor, double tol);
 
-/* Write the sweep as an SVG chart to path: paired write/read bars of MB/s per size, refused and
- * skipped sizes marked (0 or 1, printed). */
-int sweep_svg(const struct sweep_result *s, const char *path);
+/* The chart of a struct sweep_result (bench_chart_fn): paired write/read bars of MB/s per size,
+ * refused and skipped sizes marked. */
+bench_chart_fn sweep_chart;
 
 /* Print the table and the bar chart, the CSV rows, or the JSON object (0 or 1). */
 void sweep_print_text(const struct sweep_result *s);

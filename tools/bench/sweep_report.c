@@ -214,31 +214,28 @@ int sweep_print_json(const struct sweep_result *s)
 	return bench_json_print(o);
 }
 
-int sweep_svg(const struct sweep_result *s, const char *path)
+void sweep_chart(const void *res, struct svg_chart *c)
 {
-	static struct svg_chart c;
+	const struct sweep_result *s = res;
 	const struct sweep_test *w, *r;
-	char sub[256], a[32];
+	char a[32];
 
-	snprintf(sub, sizeof(sub), "%s: logical sector %u, physical %u; QD %u, %.3g s per test, sequential O_DIRECT",
-		 s->d->path, s->d->logical, s->d->physical, s->qd, s->seconds);
-	svg_chart_init(&c, "sectorfs-bench sweep: throughput by transfer size", sub,
+	svg_chart_init(c, "sectorfs-bench sweep: throughput by transfer size",
 		       "MB/s (10^6 bytes per second)", "write", "read", NULL);
-	for (uint64_t x = s->min; x <= s->max && c.ncats < SVG_MAX_CATS; x *= 2, c.ncats++) {
+	SVG_TEXT(c->subtitle, "%s: logical sector %u, physical %u; QD %u, %.3g s per test, sequential O_DIRECT",
+		 s->d->path, s->d->logical, s->d->physical, s->qd, s->seconds);
+	for (uint64_t x = s->min; x <= s->max && c->ncats < SVG_MAX_CATS; x *= 2, c->ncats++) {
 		find_pair(s, x, &w, &r);
-		snprintf(c.cats[c.ncats], sizeof(c.cats[0]), "%s", tool_fmt_size(x, TOOL_SIZE_IEC, a, sizeof(a)));
+		SVG_TEXT(c->cats[c->ncats], "%s", tool_fmt_size(x, TOOL_SIZE_IEC, a, sizeof(a)));
 		for (int j = 0; j < 2; j++) {
 			const struct sweep_test *t = j ? r : w;
 
 			if (!t || t->st == ST_NOT_RUN)
 				continue;
-			if (t->st == ST_OK) {
-				c.v[c.ncats][j] = test_mbps(t);
-				c.shown[c.ncats][j] = true;
-			} else {
-				snprintf(c.mark[c.ncats][j], sizeof(c.mark[0][0]), "%s", status_names[t->st]);
-			}
+			if (t->st == ST_OK)
+				svg_bar(c, c->ncats, j, test_mbps(t), NULL);
+			else
+				SVG_TEXT(c->mark[c->ncats][j], "%s", status_names[t->st]);
 		}
 	}
-	return svg_write(&c, path) < 0 ? 1 : 0;
 }

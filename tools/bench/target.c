@@ -16,28 +16,19 @@
 
 #include "common.h"
 
-/* The argument of option name of the command, or NULL when not given. */
-static const char *opt_arg(const struct tool_item *item, const char *name)
-{
-	const struct tool_value *v = tool_opt(item, name);
-
-	return v && v->set ? v->arg : NULL;
-}
-
 int bench_target_open(struct tool_item *item)
 {
 	struct bench_target *t = item->target;
-	const struct tool_value *ro;
 
 	t->disk.fd = -1;
 	switch (item->cmd->target) {
 	case BENCH_TARGET_DISK:
-		ro = tool_opt(item, "read-only");
-		return bench_disk_open(&t->disk, item->args[0], ro && ro->set ? O_RDONLY : O_RDWR) < 0;
+		return bench_disk_open(&t->disk, item->args[0],
+				       tool_opt_set(item, "read-only") ? O_RDONLY : O_RDWR) < 0;
 	case BENCH_TARGET_TESTBED:
 		t->tb_open = true;
-		return testbed_open(&t->tb, opt_arg(item, "store"), opt_arg(item, "mount"),
-				    opt_arg(item, "daemon"), opt_arg(item, "profile") != NULL) < 0;
+		return testbed_open(&t->tb, tool_opt_arg(item, "store"), tool_opt_arg(item, "mount"),
+				    tool_opt_arg(item, "daemon"), tool_opt_arg(item, "profile") != NULL) < 0;
 	default:
 		return 0;
 	}

@@ -255,12 +255,27 @@ int testbed_remove(struct testbed *tb, const char *name)
 	return 0;
 }
 
-int testbed_remove_each(struct testbed *tb, const char (*names)[64], size_t n)
+int testbed_repeats(struct testbed *tb, unsigned repeat, unsigned *nrep,
+		    int (*declare)(struct testbed *tb, void *arg, unsigned rep), int (*run)(void *arg, unsigned rep), void *arg)
 {
-	for (size_t i = 0; i < n; i++)
-		if (testbed_remove(tb, names[i]) < 0)
+	int r = 0;
+
+	for (unsigned rep = 0; rep < repeat && !r; rep++) {
+		unsigned first = tb->nimages;
+
+		if (declare(tb, arg, rep) < 0)
 			return -1;
-	return 0;
+		*nrep = rep + 1;
+		r = run(arg, rep);
+		while (r >= 0 && tb->nimages > first) {
+			char name[sizeof(tb->names[0])];
+
+			memcpy(name, tb->names[first], sizeof(name));   /* testbed_remove moves the list */
+			if (testbed_remove(tb, name) < 0)
+				r = -1;
+		}
+	}
+	return r;
 }
 
 const char *testbed_path(const struct testbed *tb, const char *name, char *buf, size_t len)

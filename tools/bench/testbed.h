@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * testbed.h - a sectorfs store served at a mount, for experiments that
- * need images of their own (sectorfs-bench zeroing).
+ * need images of their own (sectorfs-bench zeroing, powercut), and the
+ * loop of their repeats.
  *
  * Three ways to get one:
  *   - nothing given: a temporary directory with a new store and a mount
@@ -57,9 +58,13 @@ int testbed_declare(struct testbed *tb, const char *name, const char *json);
  * map together).  0, or -1 (printed). */
 int testbed_remove(struct testbed *tb, const char *name);
 
-/* testbed_remove of the n images names[0..n-1], in order, stopping at the first that fails.
- * 0, or -1 (printed). */
-int testbed_remove_each(struct testbed *tb, const char (*names)[64], size_t n);
+/* The loop of an experiment over repeat repeats, each on images of its own (powercut,
+ * zeroing): for each, declare(tb, arg, rep) declares its images (0, or -1 printed), *nrep is set to
+ * rep + 1, run(arg, rep) runs it (0; 1 when Ctrl-C cut it short; -1 failed, printed), then the
+ * images declared for it are removed, in order; until a repeat fails or is cut short.  0, 1
+ * when cut short, -1 when a step failed (the images it left are testbed_close's). */
+int testbed_repeats(struct testbed *tb, unsigned repeat, unsigned *nrep,
+		    int (*declare)(struct testbed *tb, void *arg, unsigned rep), int (*run)(void *arg, unsigned rep), void *arg);
 
 /* MNT/name into buf. */
 const char *testbed_path(const struct testbed *tb, const char *name, char *buf, size_t len);

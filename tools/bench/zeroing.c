@@ -242,21 +242,15 @@ static int run_one(struct zexp *z, int rep, int pass, int i)
 }
 
 enum {
-	ZEROING_STORE, ZEROING_MOUNT, ZEROING_XFER, ZEROING_BLOCK, ZEROING_SIZE, ZEROING_SECTOR,
-	ZEROING_DAEMON, ZEROING_JSON, ZEROING_REPEAT, ZEROING_PROFILE, ZEROING_SVG,
+	ZEROING_XFER, ZEROING_BLOCK, ZEROING_SIZE, ZEROING_SECTOR, ZEROING_REPEAT, ZEROING_PROFILE,
 };
 static const struct tool_opt zeroing_opts[] = {
-	[ZEROING_STORE] = { "store", 0, TOOL_STRING },      /* the target's, with mount, daemon */
-	[ZEROING_MOUNT] = { "mount", 0, TOOL_STRING },
 	[ZEROING_XFER] = { "xfer", 0, TOOL_SIZE, .min = 1, .def = "32K" },
 	[ZEROING_BLOCK] = { "block-size", 0, TOOL_SIZE, .min = 1, .def = "1M" },
 	[ZEROING_SIZE] = { "size", 0, TOOL_SIZE, .min = 1, .def = "256M" },
 	[ZEROING_SECTOR] = { "sector", 0, TOOL_STRING, .def = "512n" },
-	[ZEROING_DAEMON] = { "daemon", 0, TOOL_STRING },
-	[ZEROING_JSON] = { "json", 0, TOOL_FLAG },
 	[ZEROING_REPEAT] = { "repeat", 0, TOOL_UINT, 1, ZEROING_MAX_REPEAT, .def = "5" },
 	[ZEROING_PROFILE] = { "profile", 0, TOOL_STRING },
-	[ZEROING_SVG] = { "svg", 0, TOOL_STRING },
 	{ NULL },
 };
 
@@ -265,6 +259,7 @@ static int check_zeroing(const struct tool_cmd *self, struct tool_item *item)
 {
 	const struct tool_value *o = item->opt;
 	struct zeroing_result *z = &((struct zexp *)item->data)->res;
+	int rc;
 
 	z->xfer = o[ZEROING_XFER].n;
 	z->block = o[ZEROING_BLOCK].n;
@@ -274,8 +269,8 @@ static int check_zeroing(const struct tool_cmd *self, struct tool_item *item)
 	z->profile = o[ZEROING_PROFILE].set ? o[ZEROING_PROFILE].arg : NULL;
 	if (z->profile && (strchr(z->profile, '"') || strchr(z->profile, '\\') || strlen(z->profile) > 200))
 		return tool_usage_error(self, "--profile: a profile name or a path without quotes");
-	if (o[ZEROING_STORE].set && o[ZEROING_MOUNT].set)
-		return tool_usage_error(self, "--store and --mount exclude each other");
+	if ((rc = bench_check_testbed(self, item)))
+		return rc;
 	if (strcmp(z->sector, "512n") && strcmp(z->sector, "512e") && strcmp(z->sector, "4kn"))
 		return tool_usage_error(self, "--sector must be 512n, 512e or 4kn");
 	if (z->xfer % 512 || (strcmp(z->sector, "4kn") == 0 && z->xfer % 4096))
@@ -287,10 +282,11 @@ static int check_zeroing(const struct tool_cmd *self, struct tool_item *item)
 	return 0;
 }
 
-/* Declare the six images of repeat rep in the store (a path profile made absolute: the daemon
- * reads it from the store); -1 (printed). */
-static int declare(struct zexp *z, struct testbed *tb, int rep)
+/* Declare the six images of repeat rep in the store (testbed_repeats; a path profile made
+ * absolute: the daemon reads it from the store); -1 (printed). */
+static int declare(struct testbed *tb, void *arg, unsigned rep)
 {
+	struct zexp *z = arg;
 	char sc[600], size[32], block[32], prof[400] = "";
 
 	sfs_format_size(z->res.size, size, sizeof(size));
@@ -307,7 +303,7 @@ static int declare(struct zexp *z, struct testbed *tb, int rep)
 		if (z->res.repeat == 1)
 			snprintf(name, 64, "bench-%s-%s", zeroing_prov(i), zeroing_offload(i) ? "on" : "off");
 		else
-			snprintf(name, 64, "bench-%s-%s-%d", zeroing_prov(i), zeroing_offload(i) ? "on" : "off",
+			snprintf(name, 64, "bench-%s-%s-%u", zeroing_prov(i), zeroing_offload(i) ? "on" : "off",
 				 rep + 1);
 		snprintf(sc, sizeof(sc), "{ \"size\": \"%s\", \"sector\": \"%s\", \"provisioning\": \"%s\", "
 			 "\"block_size\": \"%s\", \"zero_offload\": %s%s }\n", size, z->res.sector,
@@ -318,33 +314,25 @@ static int declare(struct zexp *z, struct testbed *tb, int rep)
 	return 0;
 }
 
-/* Both passes over every image, the baselines first (cut short by Ctrl-C, what ran can still be
- * compared with them), then the figures; the exit status. */
-static int run_passes(struct zexp *z, struct testbed *tb, bool json, const char *svg)
+/* Both passes over every image of repeat rep (testbed_repeats): the baselines first in the first
+ * repeat (cut short, what ran compares with them), then the order turns by one each repeat;
+ * 0, 1 when interrupted, -1 (printed). */
+static int run_repeat(void *arg, unsigned rep)
 {
-	int r = 0, rc;
+	int r = 0;
 
-	for (unsigned rep = 0; rep < z->res.repeat && !r; rep++) {
-		if (declare(z, tb, (int)rep) < 0) {
-			r = -1;
-			break;
-		}
-		z->res.nrep = rep + 1;
-		/* the baselines first in the first repeat (cut short, what ran compares with them);
-		 * then the order turns by one each repeat */
-		for (int p = 0; p < 2 && !r; p++)
-			for (int k = 0; k < ZEROING_NIMG && !r; k++)
-				r = run_one(z, (int)rep, p, (k + 4 + (int)rep) % ZEROING_NIMG);
-		if (r >= 0 && testbed_remove_each(tb, (const char (*)[64])z->res.names[rep], ZEROING_NIMG) < 0)
-			r = -1;
-	}
-	rc = bench_loop_end(&z->prog, r, &z->res.interrupted);
-	if (z->res.img[0][0][4].ran) {
-		rc |= json ? zeroing_print_json(&z->res) : (zeroing_print_text(&z->res), 0);
-		if (svg)
-			rc |= zeroing_svg(&z->res, svg);
-	}
-	return bench_report_end(rc, z->res.interrupted, ": the figures cover the writes done so far");
+	for (int p = 0; p < 2 && !r; p++)
+		for (int k = 0; k < ZEROING_NIMG && !r; k++)
+			r = run_one(arg, (int)rep, p, (k + 4 + (int)rep) % ZEROING_NIMG);
+	return r;
+}
+
+/* Every repeat, then the figures; the exit status. */
+static int run_passes(struct zexp *z, struct testbed *tb, const struct tool_item *item)
+{
+	int r = testbed_repeats(tb, z->res.repeat, &z->res.nrep, declare, run_repeat, z);
+
+	return bench_end(&z->prog, r, &z->res.interrupted, &zeroing_figures, &z->res, item);
 }
 
 static int exec_zeroing(const struct tool_cmd *self, struct tool_item *item)
@@ -362,8 +350,7 @@ static int exec_zeroing(const struct tool_cmd *self, struct tool_item *item)
 	if ((z->store_fd = open(tb->store, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		tool_error("%s: %s", tb->store, strerror(errno));
 	else
-		rc = run_passes(z, tb, item->opt[ZEROING_JSON].set,
-				item->opt[ZEROING_SVG].set ? item->opt[ZEROING_SVG].arg : NULL);
+		rc = run_passes(z, tb, item);
 	if (z->store_fd >= 0)
 		close(z->store_fd);
 	for (unsigned r = 0; r < ZEROING_MAX_REPEAT; r++)
@@ -380,4 +367,5 @@ static int exec_zeroing(const struct tool_cmd *self, struct tool_item *item)
 TOOL_CMD(bench_cmd_zeroing, "zeroing", "[--store DIR | --mount MNT] [options]",
 	 "first-write cost of thin / zeroedthick / eagerzeroedthick, zero offload on and off",
 	 .help = zeroing_help, .opts = zeroing_opts, .target = BENCH_TARGET_TESTBED,
+	 .shared = { bench_opts_testbed, bench_opts_daemon, bench_opts_json, bench_opts_svg },
 	 .data_size = sizeof(struct zexp), .check = check_zeroing, .exec = exec_zeroing);

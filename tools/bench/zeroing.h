@@ -58,13 +58,9 @@ struct zeroing_result {
 	bool interrupted;
 };
 
-/* Write the figures as an SVG chart to path: the IOPS of each configuration in each pass from
- * its typical time per write (what the overhead compares), grouped, each bar labelled with its
- * overhead (0 or 1, printed). */
-int zeroing_svg(const struct zeroing_result *z, const char *path);
-
-/* Print the two tables, or the JSON object (0 or 1). */
-void zeroing_print_text(const struct zeroing_result *z);
-int zeroing_print_json(const struct zeroing_result *z);
+/* The figures of a struct zeroing_result: the two tables, the JSON object, the chart (the IOPS
+ * of each configuration in each pass from its typical time per write, what the overhead
+ * compares, grouped, each bar labelled with its overhead). */
+extern const struct bench_figures zeroing_figures;
 
 #endif

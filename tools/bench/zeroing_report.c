@@ -180,8 +180,9 @@ static void print_row(const struct zeroing_result *z, int p, int i)
 	printf(" %7lld %10s\n", (long long)r->st_first, a);
 }
 
-void zeroing_print_text(const struct zeroing_result *z)
+static void print_text(const void *res)
 {
+	const struct zeroing_result *z = res;
 	static const char *const title[2] = {
 		"pass 1: fresh space (each block's first write zeroes the rest of the block)",
 		"pass 2: the same space again (every write is an overwrite)",
@@ -269,8 +270,9 @@ static json_t *image_json(const struct zeroing_result *z, int p, int i)
 	return o;
 }
 
-int zeroing_print_json(const struct zeroing_result *z)
+static int print_json(const void *res)
 {
+	const struct zeroing_result *z = res;
 	json_t *o = json_object(), *passes = json_array();
 
 	json_object_set_new(o, "command", json_string("zeroing"));
@@ -301,31 +303,38 @@ int zeroing_print_json(const struct zeroing_result *z)
 	return bench_json_print(o);
 }
 
-int zeroing_svg(const struct zeroing_result *z, const char *path)
+static void chart(const void *res, struct svg_chart *c)
 {
-	static struct svg_chart c;
-	char sub[256], a[32], b[32];
+	const struct zeroing_result *z = res;
+	char a[32], b[32];
 
-	snprintf(sub, sizeof(sub), "%s, block %s, %s writes, QD 1; medians of %u repeat%s; profile %s; label: overhead",
+	svg_chart_init(c, "sectorfs-bench zeroing: zero on new write",
+		       "write IOPS (from the typical time per write)", "pass 1: fresh space",
+		       "pass 2: written space", NULL);
+	SVG_TEXT(c->subtitle, "%s, block %s, %s writes, QD 1; medians of %u repeat%s; profile %s; label: overhead",
 		 z->sector, tool_fmt_size(z->block, TOOL_SIZE_IEC, a, sizeof(a)),
 		 tool_fmt_size(z->xfer, TOOL_SIZE_IEC, b, sizeof(b)), z->nrep, z->nrep == 1 ? "" : "s",
 		 z->profile ? z->profile : "none");
-	svg_chart_init(&c, "sectorfs-bench zeroing: zero on new write", sub,
-		       "write IOPS (from the typical time per write)", "pass 1: fresh space",
-		       "pass 2: written space", NULL);
-	for (int i = 0; i < ZEROING_NIMG; i++, c.ncats++) {
-		snprintf(c.cats[i], sizeof(c.cats[0]), "%s %s", zeroing_prov(i), zeroing_offload(i) ? "on" : "off");
+	for (int i = 0; i < ZEROING_NIMG; i++, c->ncats++) {
+		SVG_TEXT(c->cats[i], "%s %s", zeroing_prov(i), zeroing_offload(i) ? "on" : "off");
 		for (int p = 0; p < 2; p++) {
 			double o;
 
 			if (!any_done(z, p, i))
 				continue;
-			c.v[i][p] = 1e6 / typical_of(z, p, i, i);
-			c.shown[i][p] = true;
 			o = overhead(z, p, i);
-			if (o == o)
-				snprintf(c.label[i][p], sizeof(c.label[0][0]), "%+.1f%%", o);
+			svg_bar(c, i, p, 1e6 / typical_of(z, p, i, i), o == o ? "%+.1f%%" : NULL, o);
 		}
 	}
-	return svg_write(&c, path) < 0 ? 1 : 0;
 }
+
+/* The first repeat's first baseline ran: what the rest compares with. */
+static bool any(const void *res)
+{
+	return ((const struct zeroing_result *)res)->img[0][0][4].ran;
+}
+
+const struct bench_figures zeroing_figures = {
+	.text = print_text, .json = print_json, .chart = chart, .any = any,
+	.cut = ": the figures cover the writes done so far",
+};

@@ -16,7 +16,7 @@ static const struct tool_cmd *const commands[] = {
 	&img_cmd_resize, &img_cmd_inflate, &img_cmd_map, NULL,
 };
 
-static const struct tool sectorfs_img = {
+TOOL_MAIN(
 	.prog = IMG_PROG,
 	.intro = "usage: " IMG_PROG " COMMAND [options] STORE/NAME ...\n\n"
 		"Create, inspect, check, grow and convert the disk images of a sectorfs store:\n"
@@ -27,10 +27,4 @@ static const struct tool sectorfs_img = {
 	.size_example = "8G",
 	.cmds = commands,
 	.target_size = sizeof(struct img_target),
-	.open_target = img_target_open, .close_target = img_target_close,
-};
-
-int main(int argc, char **argv)
-{
-	return tool_main(&sectorfs_img, argc, argv);
-}
+	.open_target = img_target_open, .close_target = img_target_close)
