@@ -89,6 +89,7 @@ static struct {
 	struct sfs_devbufs bufs;
 	bool armed;                    /* the multishot read is in the kernel */
 	unsigned busy;                 /* buffers in backing I/O or with a helper */
+	unsigned on_ring;              /* buffers whose backing transfer is on the ring */
 	dbuf_t *alone;            /* a write or flush that may block the loop */
 	pthread_t thr;
 	bool thr_ok;
@@ -206,6 +207,7 @@ static void issue(dbuf_t *b)
 	sfs_fast_prep(sqe, &b->fr);
 	sqe->user_data = (uint64_t)(uintptr_t)b | TAG_IO;
 	L.busy++;
+	L.on_ring++;
 }
 
 /* b's backing transfer ended with res (it was counted in busy). */
@@ -339,8 +341,10 @@ static void on_cqe(uint64_t ud, int res, unsigned flags, bool *stop)
 		*stop = true;
 	else if (ud == UD_KICK)
 		on_kick();
-	else if ((ud & TAG_MASK) == TAG_IO)
+	else if ((ud & TAG_MASK) == TAG_IO) {
+		L.on_ring--;
 		on_io(b, res);
+	}
 	else if ((ud & TAG_MASK) == TAG_REPLY) {
 		/* ENOENT: the request was interrupted and answered already, or aborted */
 		if (res < 0 && res != -ENOENT && res != -ENODEV && res != -ECONNABORTED)
@@ -349,7 +353,7 @@ static void on_cqe(uint64_t ud, int res, unsigned flags, bool *stop)
 	}
 }
 
-/* The loop has ended: the backing transfers still in flight end in core as they complete
+/* The loop has ended: the backing transfers still on the ring end in core as they complete
  * (each request leaves its image's stats cell before the images are closed), unanswered: the
  * session is ending. */
 static void drain(void)
@@ -357,12 +361,13 @@ static void drain(void)
 	struct io_uring_cqe *cqe;
 	ssize_t out;
 
-	while (L.busy > 0 && io_uring_wait_cqe(&L.ring, &cqe) == 0) {
+	while (L.on_ring > 0 && io_uring_wait_cqe(&L.ring, &cqe) == 0) {
 		uint64_t ud = cqe->user_data;
 		int res = cqe->res;
 
 		io_uring_cqe_seen(&L.ring, cqe);
 		if ((ud & TAG_MASK) == TAG_IO && ud != UD_READ && ud != UD_STOP && ud != UD_KICK) {
+			L.on_ring--;
 			L.busy--;
 			sfs_fast_end(&((dbuf_t *)(uintptr_t)(ud & ~TAG_MASK))->fr, res, &out);
 		}
@@ -434,7 +439,7 @@ static int setup(void)
 	io_uring_prep_poll_add(sqe, L.stop_efd, POLLIN);
 	sqe->user_data = UD_STOP;
 	on_kick();                     /* arms the kick's read */
-	L.busy = 0;
+	L.busy = L.on_ring = 0;
 	rc = io_uring_submit(&L.ring);
 	return rc < 0 ? rc : 0;
 }
