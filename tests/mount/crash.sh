@@ -183,7 +183,7 @@ round() {
 	# over 2 fresh blocks (even rounds) or 2 blocks of fsynced data (odd).
 	dd if="$T/src" of="$T/$img.new" bs="$l" count=$((2 * BS / l)) seek=$((ifb * BS / l)) conv=notrunc status=none
 	dd if="$T/src" of="$MNT/$img" bs="$l" count=$((2 * BS / l)) seek=$((ifb * BS / l)) \
-		oflag=direct conv=notrunc status=none 2>/dev/null &
+		oflag=direct conv=notrunc,nocreat status=none 2>/dev/null &   # nocreat: never a file in the bare mount point
 	bg=$!
 	sleep 0.0$((RANDOM % 3))$((RANDOM % 9 + 1))
 	kill9_daemon
