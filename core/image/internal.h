@@ -162,6 +162,49 @@ void image_fail_resize(struct sfs_image *im);
 bool image_count_unranged(struct sfs_image *im);
 void image_uncount_unranged(struct sfs_image *im);
 
+/* The stripe lock of block blk (first writes, discards: one block at a time). */
+static inline pthread_mutex_t *image_stripe_of(struct sfs_image *im, uint64_t blk)
+{
+	return &im->stripe[(blk * 0x9e3779b97f4a7c15ull) >> 56];
+}
+
+/* A request's hold on its byte range: a lock in rl when the image takes ranges, else a place in
+ * the count of requests in flight without one (sfs_image_need_ranges waits for those); none
+ * when the caller holds the range already (a read-modify-write). */
+struct image_hold {
+	struct sfs_range r;
+	enum { HOLD_NONE, HOLD_COUNTED, HOLD_LOCKED } mode;
+};
+
+/* Take [off, off+len) for a request when the image needs it (io.c's note).  0 or the range
+ * lock's -errno. */
+static inline int image_range_lock(struct sfs_image *im, struct image_hold *h, uint64_t off, uint64_t len,
+				   bool excl, bool caller_holds)
+{
+	int rc;
+
+	h->mode = HOLD_NONE;
+	if (caller_holds)
+		return 0;
+	if (image_count_unranged(im)) {
+		h->mode = HOLD_COUNTED;
+		return 0;
+	}
+	rc = sfs_rangelock_lock(im->rl, &h->r, off, len, excl);
+	if (rc == 0)
+		h->mode = HOLD_LOCKED;
+	return rc;
+}
+
+/* Give back what image_range_lock took. */
+static inline void image_range_unlock(struct sfs_image *im, struct image_hold *h)
+{
+	if (h->mode == HOLD_LOCKED)
+		sfs_rangelock_unlock(im->rl, &h->r);
+	else if (h->mode == HOLD_COUNTED)
+		image_uncount_unranged(im);
+}
+
 /* A write of a growing image reached end: the disk shows at least that much. */
 void image_extend_visible(struct sfs_image *im, uint64_t end);
 

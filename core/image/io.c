@@ -20,7 +20,8 @@
  * (see map/map.c for the ordering of the flush).  Writes to allocated
  * blocks and all reads take no stripe lock.
  *
- * Backing I/O (O_DIRECT or buffered, bounce buffers, zeroing) is backing.c.
+ * Backing I/O (O_DIRECT or buffered, bounce buffers, zeroing) is backing.c;
+ * discard, write-zeroes and allocate are ranges.c.
  *
  * A drive writes a sector whole: a read racing a write of it returns the
  * old sector or the new one (databases' torn-page detection counts on
@@ -109,19 +110,6 @@ void sfs_image_fua_next(bool fua)
 	fua_next = fua;
 }
 
-static pthread_mutex_t *stripe_of(struct sfs_image *im, uint64_t blk)
-{
-	return &im->stripe[(blk * 0x9e3779b97f4a7c15ull) >> 56];
-}
-
-/* A request's hold on its byte range: a lock in rl when the image takes ranges, else a place in
- * the count of requests in flight without one (sfs_image_need_ranges waits for those); none
- * when the caller holds the range already (a read-modify-write). */
-struct hold {
-	struct sfs_range r;
-	enum { HOLD_NONE, HOLD_COUNTED, HOLD_LOCKED } mode;
-};
-
 bool image_count_unranged(struct sfs_image *im)
 {
 	/* seq_cst on both sides (here and in sfs_image_need_ranges): a request either sees
@@ -138,33 +126,6 @@ bool image_count_unranged(struct sfs_image *im)
 void image_uncount_unranged(struct sfs_image *im)
 {
 	__atomic_sub_fetch(&im->unranged, 1, __ATOMIC_SEQ_CST);
-}
-
-/* Take [off, off+len) for a request when the image needs it (top of file). */
-static int range_lock(struct sfs_image *im, struct hold *h, uint64_t off, uint64_t len, bool excl,
-		      bool caller_holds)
-{
-	int rc;
-
-	h->mode = HOLD_NONE;
-	if (caller_holds)
-		return 0;
-	if (image_count_unranged(im)) {
-		h->mode = HOLD_COUNTED;
-		return 0;
-	}
-	rc = sfs_rangelock_lock(im->rl, &h->r, off, len, excl);
-	if (rc == 0)
-		h->mode = HOLD_LOCKED;
-	return rc;
-}
-
-static void range_unlock(struct sfs_image *im, struct hold *h)
-{
-	if (h->mode == HOLD_LOCKED)
-		sfs_rangelock_unlock(im->rl, &h->r);
-	else if (h->mode == HOLD_COUNTED)
-		image_uncount_unranged(im);
 }
 
 void sfs_image_need_ranges(struct sfs_image *im)
@@ -229,7 +190,7 @@ static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 	struct sfs_stats *st;
 	struct sfs_fail *f;
 	struct sfs_fail_io fio;
-	struct hold r;
+	struct image_hold r;
 	size_t n;
 	int rc = sfs_geom_check_read(&g, off, len, &n);
 
@@ -240,13 +201,13 @@ static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 	}
 	if (n == 0)
 		return 0;
-	rc = range_lock(im, &r, off, n, false, caller_holds);
+	rc = image_range_lock(im, &r, off, n, false, caller_holds);
 	if (rc < 0)
 		return rc;
 	if ((f = image_fail(im))) {
 		fio = (struct sfs_fail_io){ .op = SFS_FAIL_READ, .off = off, .len = n };
 		if ((rc = sfs_fail_begin(f, &fio)) < 0) {
-			range_unlock(im, &r);
+			image_range_unlock(im, &r);
 			media_error(im, &fio);
 			return rc;
 		}
@@ -254,7 +215,7 @@ static ssize_t do_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 	rc = read_blocks(im, &g, buf, off, n);
 	if (f)
 		sfs_fail_end(f, &fio, rc);
-	range_unlock(im, &r);
+	image_range_unlock(im, &r);
 	if (rc < 0)
 		return rc;
 	rc = model_done(im, SFS_LAT_READ, &(struct sfs_model_req){ .op = SFS_MODEL_READ, .off = off, .len = n }, t0);
@@ -279,7 +240,7 @@ ssize_t sfs_image_read(struct sfs_image *im, void *buf, size_t len, uint64_t off
 static int first_write(struct sfs_image *im, const struct sfs_geom *g, uint64_t b,
 		       const char *data, uint64_t s, uint64_t e, bool *was_first, uint64_t *zeroed)
 {
-	pthread_mutex_t *lk = stripe_of(im, b);
+	pthread_mutex_t *lk = image_stripe_of(im, b);
 	uint64_t bs, be;
 	int rc;
 
@@ -350,7 +311,7 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	struct sfs_stats *st;
 	struct sfs_fail *f;
 	struct sfs_fail_io fio;
-	struct hold r;
+	struct image_hold r;
 	bool was_first = false;
 	int rc = sfs_geom_check_write(&g, off, len);
 
@@ -365,14 +326,14 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 	}
 	if (len == 0)
 		return 0;
-	rc = range_lock(im, &r, off, len, true, caller_holds);
+	rc = image_range_lock(im, &r, off, len, true, caller_holds);
 	if (rc < 0)
 		return rc;
 	if ((f = image_fail(im))) {
 		fio = (struct sfs_fail_io){ .op = SFS_FAIL_WRITE, .off = off, .len = len,
 					    .flags = fua_next ? SFS_WC_FUA : 0 };
 		if ((rc = sfs_fail_begin(f, &fio)) < 0) {
-			range_unlock(im, &r);
+			image_range_unlock(im, &r);
 			return rc;
 		}
 	}
@@ -381,7 +342,7 @@ static ssize_t do_write(struct sfs_image *im, const void *buf, size_t len, uint6
 		image_extend_visible(im, end);
 	if (f)
 		sfs_fail_end(f, &fio, rc);
-	range_unlock(im, &r);
+	image_range_unlock(im, &r);
 	if (rc < 0)
 		return rc;
 	rc = model_done(im, was_first ? SFS_LAT_WRITE_FIRST : SFS_LAT_WRITE_OVERWRITE,
@@ -502,7 +463,7 @@ static ssize_t write_any(struct sfs_image *im, const void *buf, size_t len, uint
 	struct sfs_geom g = image_vis_geom(im);
 	uint64_t s, e, head_end, tail_start;
 	struct sfs_stats *st;
-	struct hold r;
+	struct image_hold r;
 	ssize_t n = 0;
 	char *tmp;
 	int rc;
@@ -530,7 +491,7 @@ static ssize_t write_any(struct sfs_image *im, const void *buf, size_t len, uint
 		return -ENOMEM;
 	/* the merge must not race another write of these sectors */
 	sfs_image_need_ranges(im);
-	rc = range_lock(im, &r, s, e - s, true, false);
+	rc = image_range_lock(im, &r, s, e - s, true, false);
 	if (rc < 0) {
 		span_free(tmp, e - s);
 		return rc;
@@ -545,7 +506,7 @@ static ssize_t write_any(struct sfs_image *im, const void *buf, size_t len, uint
 		memcpy(tmp + (off - s), buf, len);
 		n = do_write(im, tmp, e - s, s, true);
 	}
-	range_unlock(im, &r);
+	image_range_unlock(im, &r);
 	span_free(tmp, e - s);
 	return n < 0 ? n : (ssize_t)len;
 }
@@ -596,126 +557,4 @@ int sfs_image_flush(struct sfs_image *im)
 int sfs_image_sync(struct sfs_image *im)
 {
 	return do_flush(im, true);
-}
-
-enum range_op { OP_DISCARD, OP_ZERO, OP_ALLOCATE };
-
-/* Apply op to every block touching [off, off+len), each under its stripe lock. */
-static int range_op(struct sfs_image *im, uint64_t off, uint64_t len, enum range_op op)
-{
-	struct sfs_geom g = image_cur_geom(im);
-	uint64_t first, last;
-	struct sfs_fail *f;
-	struct sfs_fail_io fio;
-	struct hold r;
-	int rc;
-
-	if (len == 0)
-		return 0;
-	rc = range_lock(im, &r, off, len, true, false);
-	if (rc < 0)
-		return rc;
-	/* an allocation changes no byte a read sees (sfs_image_allocate checks the power) */
-	f = op == OP_ALLOCATE ? NULL : image_fail(im);
-	fio = (struct sfs_fail_io){ .op = op == OP_DISCARD ? SFS_FAIL_DISCARD : SFS_FAIL_ZERO, .off = off, .len = len };
-	if (f && (rc = sfs_fail_begin(f, &fio)) < 0) {
-		range_unlock(im, &r);
-		return rc;
-	}
-	sfs_geom_block_span(&g, off, len, &first, &last);
-	for (uint64_t b = first; b <= last && rc == 0; b++) {
-		pthread_mutex_t *lk = stripe_of(im, b);
-		uint64_t bs, be, s, e;
-
-		sfs_geom_block_range(&g, b, &bs, &be);
-		s = bs < off ? off : bs;
-		e = be > off + len ? off + len : be;
-		pthread_mutex_lock(lk);
-		if (b >= sfs_map_nblocks(im->map)) {
-			/* a growing image gave back the room this range was in (trim) */
-			pthread_mutex_unlock(lk);
-			break;
-		}
-		if (op == OP_ALLOCATE) {
-			if (!sfs_map_test(im->map, b)) {
-				rc = image_zero_backing(im, bs, be - bs);
-				if (rc == 0)
-					sfs_map_set(im->map, b);
-			}
-		} else if (!sfs_map_test(im->map, b)) {
-			/* never written: reads as zeros already */
-		} else if (op == OP_DISCARD && im->sc.prov == SFS_PROV_THIN && s == bs && e == be) {
-			sfs_map_clear(im->map, b);
-			image_mark_dirty(im);
-			if (fallocate(im->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-				      (off_t)bs, (off_t)(be - bs)) < 0 && errno != EOPNOTSUPP)
-				rc = -errno;
-		} else {
-			rc = image_zero_backing(im, s, e - s);
-		}
-		pthread_mutex_unlock(lk);
-	}
-	if (f)
-		sfs_fail_end(f, &fio, rc);
-	range_unlock(im, &r);
-	return rc;
-}
-
-/* Discard and write-zeroes: the I/O rules and their counters, then the blocks. */
-int image_allocate_range(struct sfs_image *im, uint64_t off, uint64_t len)
-{
-	return range_op(im, off, len, OP_ALLOCATE);
-}
-
-static int checked_range_op(struct sfs_image *im, uint64_t off, uint64_t len, enum range_op op)
-{
-	struct sfs_geom g = image_vis_geom(im);
-	struct sfs_stats *st;
-	int rc = sfs_geom_check_write(&g, off, len);
-
-	sfs_stats_cell_enter(&im->stats);
-	if ((st = image_stats_of(im))) {
-		if (rc == -EINVAL)
-			sfs_stats_misaligned(st, op == OP_DISCARD ? SFS_OP_DISCARD : SFS_OP_WRITE_ZEROES, off, len);
-		else if (rc == -ENOSPC)
-			sfs_stats_out_of_range(st, op == OP_DISCARD ? SFS_OP_DISCARD : SFS_OP_WRITE_ZEROES,
-					       off, len);
-		else if (op == OP_DISCARD)
-			sfs_stats_discard(st, len);
-		else
-			sfs_stats_write_zeroes(st, len);
-	}
-	sfs_stats_cell_leave(&im->stats);
-	return rc < 0 ? rc : range_op(im, off, len, op);
-}
-
-int sfs_image_discard(struct sfs_image *im, uint64_t off, uint64_t len)
-{
-	struct sfs_geom g = image_vis_geom(im);
-
-	/* a growing image: past what its writes reached nothing was written, as past the end of a
-	 * file being copied (cp --sparse=always punches its holes there): only the rest is discarded */
-	if (sfs_image_growing(im) && sfs_geom_check_write(&g, off, len) == -ENOSPC) {
-		if (off >= g.size)
-			return 0;
-		len = g.size - off;
-	}
-	return checked_range_op(im, off, len, OP_DISCARD);
-}
-
-int sfs_image_write_zeroes(struct sfs_image *im, uint64_t off, uint64_t len)
-{
-	return checked_range_op(im, off, len, OP_ZERO);
-}
-
-int sfs_image_allocate(struct sfs_image *im, uint64_t off, uint64_t len)
-{
-	struct sfs_geom g = image_vis_geom(im);
-	struct sfs_fail *f = image_fail(im);
-
-	if (off > g.size || len > g.size - off)
-		return -ENOSPC;
-	if (f && strcmp(sfs_fail_power(f), "off") == 0)
-		return -EIO;
-	return range_op(im, off, len, OP_ALLOCATE);
 }
